@@ -1,0 +1,1 @@
+"""toolsift: many MCP servers, one agent, only the tools that matter this turn."""

@@ -1,0 +1,127 @@
+"""Audit events for every call, allowed or denied, with secrets kept out."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["AuditEvent", "AuditKind", "AuditLog", "redact"]
+
+logger = logging.getLogger("toolsift.audit")
+AuditKind = Literal["tool.executed", "tool.failed", "tool.denied"]
+AuditSubscriber = Callable[["AuditEvent"], None]
+
+REDACTED = "[redacted]"
+_SECRET_KEY = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key|auth|credential|private[_-]?key|cookie|session",
+                         re.IGNORECASE)
+# Shapes of credentials seen in the wild: bearer headers, provider key prefixes, JWTs, long hex/base64 blobs.
+_SECRET_VALUE = re.compile(
+    r"^(bearer\s+\S+|sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-\S+|AKIA[0-9A-Z]{16}"
+    r"|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|[A-Fa-f0-9]{32,}|[A-Za-z0-9+/_-]{40,}={0,2})$",
+    re.IGNORECASE,
+)
+_MAX_VALUE_CHARS = 200
+
+
+def redact(value: Any, key: str | None = None) -> Any:
+    """Return ``value`` with secret-looking entries replaced and long strings cut.
+
+    A value is secret when its key looks like a credential name or the string
+    itself looks like a credential.
+    """
+    if key is not None and _SECRET_KEY.search(key):
+        return REDACTED
+    if isinstance(value, Mapping):
+        return {str(k): redact(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(v) for v in value]
+    if isinstance(value, str):
+        if _SECRET_VALUE.match(value.strip()):
+            return REDACTED
+        if len(value) > _MAX_VALUE_CHARS:
+            return value[:_MAX_VALUE_CHARS] + f"...[{len(value)} chars]"
+    return value
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One call's record.
+
+    Attributes:
+        kind: ``tool.executed`` (ran, result ok), ``tool.failed`` (ran and failed,
+            or arguments invalid), ``tool.denied`` (refused by a layer).
+        tool: The name the caller used, resolved to the canonical name when known.
+        server: The tool's MCP server, if any.
+        skill: The active skill of the scope.
+        agent: The agent profile of the scope.
+        layer: The refusing layer for denials.
+        reason: Why it was denied or failed.
+        duration_ms: Time spent in the registry and the tool.
+        outcome: ``ok``, ``error`` or ``denied``.
+        call_id: Unique per call.
+        arguments: The arguments with secret-looking values redacted.
+        flags: Markers raised while handling the call (``suspicious_content``).
+        timestamp: ISO-8601 UTC time of the event.
+    """
+
+    kind: AuditKind
+    tool: str
+    outcome: Literal["ok", "error", "denied"]
+    call_id: str
+    duration_ms: float
+    server: str | None = None
+    skill: str | None = None
+    agent: str | None = None
+    layer: int | None = None
+    reason: str | None = None
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    timestamp: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
+
+    def to_json(self) -> str:
+        """The event as one JSON line."""
+        data = asdict(self)
+        data["flags"] = list(self.flags)
+        return json.dumps(data, ensure_ascii=False, default=str)
+
+
+class AuditLog:
+    """Delivers audit events to subscribers and, when a path is set, to a JSON-lines file.
+
+    A subscriber that raises is logged and skipped, so one bad listener cannot
+    break the calls it observes.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._subscribers: list[AuditSubscriber] = []
+        self._lock = threading.Lock()
+
+    def subscribe(self, subscriber: AuditSubscriber) -> Callable[[], None]:
+        """Call ``subscriber`` with every event; returns a function that unsubscribes."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def emit(self, event: AuditEvent) -> None:
+        """Deliver one event."""
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(event)
+            except Exception:
+                logger.exception("audit subscriber %r failed", subscriber)
+        if self.path is not None:
+            line = event.to_json() + "\n"
+            with self._lock, self.path.open("a", encoding="utf-8") as handle:
+                handle.write(line)

@@ -1,0 +1,158 @@
+"""Running one call: the five layers, argument validation, timeout, audit."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from .._exceptions import InvalidArguments, PermissionDenied, ToolNotFound, ToolsiftError
+from ._audit import AuditEvent, AuditKind, redact
+from ._permissions import PermissionLayer, Permissions, check_permissions
+from ._scope import TurnScope
+from ._tools import ProgressCallback, ToolContext, ToolResult
+from ._visibility import Entry, hidden_reason
+
+if TYPE_CHECKING:
+    from ._registry import ToolRegistry
+
+__all__ = ["Executor"]
+
+_MAX_ERRORS = 5
+
+
+class Executor:
+    """The call path of a :class:`ToolRegistry`; one per registry."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self._registry = registry
+        self._layers: list[PermissionLayer] = []
+        self._frozen = False
+
+    def add_layer(self, layer: PermissionLayer) -> None:
+        if self._frozen:
+            raise RuntimeError("Cannot add a permission layer after the registry has started")
+        self._layers.append(layer)
+
+    def freeze(self) -> None:
+        """Fix the layer stack: the first listing or call starts the registry."""
+        self._frozen = True
+
+    async def execute(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None,
+        scope: TurnScope,
+        permissions: Permissions,
+        *,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+    ) -> ToolResult:
+        self._frozen = True
+        call_id = uuid.uuid4().hex[:16]
+        started = time.perf_counter()
+        arguments: dict[str, Any] = dict(args) if isinstance(args, Mapping) else {}
+        entry: Entry | None = None
+        try:
+            entry = self._registry._entry(name)
+            denial = hidden_reason(entry, scope)
+            if denial is None:
+                reason = check_permissions(entry.spec, arguments, permissions, self._layers)
+                denial = (5, reason) if reason is not None else None
+            if denial is not None:
+                raise PermissionDenied(entry.spec.name, denial[0], denial[1])
+            if args is not None and not isinstance(args, Mapping):
+                raise InvalidArguments(entry.spec.name, [f"arguments must be a JSON object, got {type(args).__name__}"])
+            schema_problem = self._validate(entry, arguments)
+        except ToolNotFound as exc:
+            self._audit("tool.denied", name, entry, scope, call_id, started, arguments, layer=2, reason=str(exc))
+            raise
+        except PermissionDenied as exc:
+            self._audit("tool.denied", exc.tool, entry, scope, call_id, started, arguments, layer=exc.layer,
+                        reason=exc.reason)
+            raise
+        except InvalidArguments as exc:
+            self._audit("tool.failed", exc.tool, entry, scope, call_id, started, arguments, reason=str(exc))
+            raise
+        spec = entry.spec
+        if schema_problem is not None:
+            result = ToolResult.error(schema_problem)
+        else:
+            ctx = ToolContext(call_id=call_id, scope=scope, permissions=permissions, timeout=timeout,
+                              progress=progress)
+            try:
+                result = await self._run(entry, arguments, ctx)
+            except ToolsiftError as exc:
+                self._audit("tool.failed", spec.name, entry, scope, call_id, started, arguments, reason=str(exc))
+                raise
+        self._audit(
+            "tool.failed" if result.is_error else "tool.executed", spec.name, entry, scope, call_id, started,
+            arguments, reason=result.text_content()[:200] if result.is_error else None,
+            flags=tuple(result.meta.get("flags", ())),
+        )
+        return result
+
+    async def _run(self, entry: Entry, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        name = entry.spec.name
+        try:
+            with anyio.move_on_after(ctx.timeout):
+                return await entry.tool.call(arguments, ctx)
+            # Reached only when the deadline cancelled the call (the tool saw the cancellation).
+            return ToolResult.error(f"Tool {name!r} timed out after {ctx.timeout:g}s")
+        except ToolsiftError:
+            raise
+        except Exception as exc:
+            return ToolResult.error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def _validate(entry: Entry, arguments: dict[str, Any]) -> str | None:
+        """Raise InvalidArguments for bad arguments; return a message when the schema itself is broken."""
+        if entry.validator is None:
+            schema = dict(entry.spec.input_schema)
+            try:
+                Draft202012Validator.check_schema(schema)
+                entry.validator = Draft202012Validator(schema)
+            except SchemaError as exc:
+                entry.validator = f"Tool {entry.spec.name!r} has an invalid inputSchema: {exc.message}"
+        if isinstance(entry.validator, str):
+            return entry.validator
+        errors = sorted(entry.validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if errors:
+            messages = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:_MAX_ERRORS]]
+            raise InvalidArguments(entry.spec.name, messages)
+        return None
+
+    def _audit(
+        self,
+        kind: AuditKind,
+        tool: str,
+        entry: Entry | None,
+        scope: TurnScope,
+        call_id: str,
+        started: float,
+        arguments: Mapping[str, Any],
+        *,
+        layer: int | None = None,
+        reason: str | None = None,
+        flags: tuple[str, ...] = (),
+    ) -> None:
+        outcome = {"tool.executed": "ok", "tool.failed": "error", "tool.denied": "denied"}[kind]
+        self._registry.audit.emit(AuditEvent(
+            kind=kind,
+            tool=tool,
+            outcome=outcome,  # type: ignore[arg-type]
+            call_id=call_id,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            server=entry.spec.server if entry is not None else None,
+            skill=scope.skill,
+            agent=scope.agent,
+            layer=layer,
+            reason=reason,
+            arguments=redact(arguments),
+            flags=flags,
+        ))

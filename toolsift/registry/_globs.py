@@ -1,0 +1,138 @@
+"""Tool-name globs: ``*`` and ``?`` only, whole-name, case-sensitive.
+
+``fnmatch`` is not used: it treats ``[...]`` as character classes, normalises
+case on some platforms and matches one pattern at a time. A pattern set here is
+compiled once into a single anchored regular expression and cached, so a turn's
+scope costs one ``fullmatch`` per candidate name whatever the number of patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from .._exceptions import InvalidPattern
+
+__all__ = ["PatternSet", "compile_patterns", "literal_server", "validate_pattern"]
+
+# Characters users reach for expecting shell-glob features toolsift does not have;
+# refusing them beats silently matching them literally.
+_FORBIDDEN = {"[": "character classes", "]": "character classes", "{": "brace expansion", "}": "brace expansion"}
+SERVER_SEPARATOR = "__"
+
+
+def validate_pattern(pattern: object, *, where: str | None = None) -> str:
+    """Check one glob and return it.
+
+    Args:
+        pattern: The candidate pattern.
+        where: Where it came from, for the message (``"skill 'code-assist' allowed-tools"``).
+
+    Raises:
+        InvalidPattern: When it is not a non-empty string of printable, non-space
+            characters, or uses ``[ ] { }``.
+    """
+    if not isinstance(pattern, str):
+        raise InvalidPattern(repr(pattern), f"expected a string, got {type(pattern).__name__}", where=where)
+    if not pattern:
+        raise InvalidPattern(pattern, "it is empty", where=where)
+    for char in pattern:
+        if char in _FORBIDDEN:
+            raise InvalidPattern(
+                pattern, f"{char!r} ({_FORBIDDEN[char]}) is not supported; use only '*' and '?'", where=where
+            )
+        if char.isspace() or not char.isprintable():
+            raise InvalidPattern(pattern, f"it contains the non-printable or space character {char!r}", where=where)
+    return pattern
+
+
+def literal_server(pattern: str) -> str | None:
+    """Return the server a pattern names literally, or None.
+
+    A pattern names server ``S`` when it starts with ``S__`` and has no wildcard
+    before that first ``__``. Only such patterns surface an internal server's tools.
+    """
+    head, sep, _ = pattern.partition(SERVER_SEPARATOR)
+    if not sep or not head or "*" in head or "?" in head:
+        return None
+    return head
+
+
+def literal_prefix(pattern: str) -> str:
+    """Return the part of a pattern before its first wildcard."""
+    for index, char in enumerate(pattern):
+        if char in "*?":
+            return pattern[:index]
+    return pattern
+
+
+def _to_regex(pattern: str) -> str:
+    parts: list[str] = []
+    for char in pattern:
+        if char == "*":
+            parts.append(".*")
+        elif char == "?":
+            parts.append(".")
+        else:
+            parts.append(re.escape(char))
+    return "".join(parts)
+
+
+@dataclass(frozen=True, eq=False)
+class PatternSet:
+    """An immutable, compiled set of globs; build it with :func:`compile_patterns`.
+
+    Attributes:
+        patterns: The globs, in the order given, duplicates removed.
+        servers: Servers the set names literally (see :func:`literal_server`).
+        prefixes: Each pattern's literal prefix, for candidate lookups by prefix.
+    """
+
+    patterns: tuple[str, ...]
+    servers: frozenset[str] = field(init=False)
+    prefixes: tuple[str, ...] = field(init=False)
+    _regex: re.Pattern[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        servers = {s for s in map(literal_server, self.patterns) if s is not None}
+        object.__setattr__(self, "servers", frozenset(servers))
+        object.__setattr__(self, "prefixes", tuple(literal_prefix(p) for p in self.patterns))
+        body = "|".join(f"(?:{_to_regex(p)})" for p in self.patterns) or "(?!)"
+        object.__setattr__(self, "_regex", re.compile(body, re.DOTALL))
+
+    def matches(self, name: str) -> bool:
+        """Return True when any pattern matches the whole name."""
+        return self._regex.fullmatch(name) is not None
+
+    def filter(self, names: Iterable[str]) -> list[str]:
+        """Return the names that match, in their order."""
+        fullmatch = self._regex.fullmatch
+        return [n for n in names if fullmatch(n) is not None]
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+
+@lru_cache(maxsize=4096)
+def _compile(patterns: tuple[str, ...]) -> PatternSet:
+    return PatternSet(patterns)
+
+
+def compile_patterns(patterns: Iterable[str], *, where: str | None = None) -> PatternSet:
+    """Validate and compile globs into one cached matcher.
+
+    Equal pattern tuples return the same ``PatternSet`` object, so compiling a
+    skill's or an agent's patterns on every turn costs a dictionary lookup.
+
+    Raises:
+        InvalidPattern: When any pattern is invalid (the message names it and ``where``).
+    """
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    unique = tuple(dict.fromkeys(validate_pattern(p, where=where) for p in patterns))
+    return _compile(unique)

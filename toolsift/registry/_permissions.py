@@ -1,0 +1,115 @@
+"""Layer 5: the caller's permissions, config rules that set what tools require,
+and the pluggable extra checks that run last."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from ._globs import compile_patterns
+from ._levels import Level
+from ._tools import ToolSpec
+
+__all__ = ["PermissionLayer", "Permissions", "ToolRule", "check_permissions"]
+
+
+@dataclass(frozen=True)
+class Permissions:
+    """What the caller of ``execute`` may do (layer 5).
+
+    Checked in this order, the first refusal wins: ``denylist`` (globs that are
+    always refused), ``allowlist`` (globs; when set, nothing else is allowed),
+    the tool's required level against ``level``, then the tool's required custom
+    permissions against ``custom``, then any extra permission layers.
+
+    Attributes:
+        level: The caller's level; the default ``WRITE`` runs everything but
+            program execution and admin tools.
+        denylist: Globs the caller may never call.
+        allowlist: Globs the caller may call; ``None`` means no allowlist.
+        custom: Named permissions the caller holds (``"memory.delete"``).
+    """
+
+    level: Level = Level.WRITE
+    denylist: tuple[str, ...] = ()
+    allowlist: tuple[str, ...] | None = None
+    custom: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "level", Level.parse(self.level))
+        object.__setattr__(self, "denylist", tuple(self.denylist))
+        if self.allowlist is not None:
+            object.__setattr__(self, "allowlist", tuple(self.allowlist))
+        object.__setattr__(self, "custom", frozenset(self.custom))
+        compile_patterns(self.denylist, where="permissions denylist")
+        if self.allowlist is not None:
+            compile_patterns(self.allowlist, where="permissions allowlist")
+
+
+class PermissionLayer(Protocol):
+    """An extra layer-5 check, run after the built-in ones.
+
+    Return None to allow, or the reason for refusing. It must not block: it runs
+    on every call, before the tool.
+    """
+
+    def check(self, spec: ToolSpec, args: Mapping[str, Any], permissions: Permissions) -> str | None:
+        """Return None to allow the call, or why it is refused."""
+        ...
+
+
+def check_permissions(
+    spec: ToolSpec,
+    args: Mapping[str, Any],
+    permissions: Permissions,
+    layers: Iterable[PermissionLayer] = (),
+) -> str | None:
+    """Run layer 5 for one call and return the first refusal's reason, or None."""
+    name = spec.name
+    if permissions.denylist and compile_patterns(permissions.denylist).matches(name):
+        return "it matches the caller's denylist"
+    if permissions.allowlist is not None and not compile_patterns(permissions.allowlist).matches(name):
+        return "it is not in the caller's allowlist"
+    if permissions.level < spec.required_level:
+        return f"it requires level {spec.required_level}, the caller has {permissions.level}"
+    missing = spec.required_permissions - permissions.custom
+    if missing:
+        return f"it requires permission(s) {', '.join(sorted(missing))} that the caller lacks"
+    for layer in layers:
+        reason = layer.check(spec, args, permissions)
+        if reason is not None:
+            return reason
+    return None
+
+
+@dataclass(frozen=True)
+class ToolRule:
+    """A config rule that raises what matching tools require (``tools.permissions``).
+
+    Attributes:
+        match: A glob over canonical tool names.
+        required_level: When set, the level matching tools require.
+        required_permissions: Custom permissions added to matching tools.
+    """
+
+    match: str
+    required_level: Level | None = None
+    required_permissions: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        compile_patterns([self.match], where="tools.permissions match")
+        if self.required_level is not None:
+            object.__setattr__(self, "required_level", Level.parse(self.required_level))
+        object.__setattr__(self, "required_permissions", frozenset(self.required_permissions))
+
+    def apply(self, spec: ToolSpec) -> ToolSpec:
+        """Return ``spec`` with this rule applied when it matches, else ``spec`` itself."""
+        if not compile_patterns([self.match]).matches(spec.name):
+            return spec
+        level = self.required_level if self.required_level is not None else spec.required_level
+        return replace(
+            spec,
+            required_level=level,
+            required_permissions=spec.required_permissions | self.required_permissions,
+        )

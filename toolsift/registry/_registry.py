@@ -1,0 +1,389 @@
+"""The tool registry: two tiers of tools, atomic per-server swaps, cached schema lists."""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._exceptions import DuplicateTool, InvalidToolName, ToolNotFound
+from ._audit import AuditLog
+from ._execute import Executor
+from ._names import namespace_of, validate_server_name, validate_tool_name
+from ._permissions import PermissionLayer, Permissions, ToolRule
+from ._scope import TurnScope
+from ._tools import ProgressCallback, Tool, ToolResult, ToolSpec
+from ._visibility import Entry, hidden_reason, select
+from .formats import FORMATS, SchemaFormat, get_format
+
+__all__ = ["RegistryChange", "ToolRegistry"]
+
+logger = logging.getLogger("toolsift.registry")
+_NAME_RULES = {f.name_rule.key: f.name_rule for f in FORMATS.values() if f.name_rule is not None}
+_SCOPE_CACHE_SIZE = 512
+
+
+@dataclass(frozen=True)
+class RegistryChange:
+    """What one registry mutation did; delivered to change subscribers.
+
+    Attributes:
+        generation: The registry generation after the change.
+        added: Canonical names that appeared.
+        removed: Canonical names that disappeared.
+        updated: Names kept whose tool object was replaced.
+        server: The namespace swapped by ``replace_server``, if any.
+    """
+
+    generation: int
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    server: str | None = None
+
+
+class ToolRegistry:
+    """Holds every tool in two tiers and answers what a turn may see and call.
+
+    *Global* tools (builtin tools, tools of ``internalOnly: false`` servers) are
+    visible to every turn the agent allows. *Internal* tools (of internal
+    servers) are catalogued but surface only through a skill pattern that names
+    their server literally. Every mutation bumps :attr:`generation`, which keys
+    the schema caches.
+
+    Args:
+        rules: Config rules that set required levels and permissions by glob;
+            applied to every tool as it is registered.
+        audit: Where audit events go; a fresh :class:`AuditLog` by default.
+    """
+
+    def __init__(self, *, rules: Sequence[ToolRule] = (), audit: AuditLog | None = None) -> None:
+        self.audit = audit if audit is not None else AuditLog()
+        self._rules = tuple(rules)
+        self._entries: dict[str, Entry] = {}
+        self._by_namespace: dict[str | None, dict[str, Entry]] = {}
+        self._globals: dict[str, Entry] = {}
+        self._alias_to_name: dict[str, str] = {}
+        self._order = 0
+        self._generation = 0
+        self._scope_cache: OrderedDict[tuple[TurnScope, str, bool], list[dict[str, Any]]] = OrderedDict()
+        self._subscribers: list[Callable[[RegistryChange], None]] = []
+        self._executor = Executor(self)
+
+    # -- reading -----------------------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """Increases on every change; equal generations mean identical contents."""
+        return self._generation
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self._entries or name in self._alias_to_name)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return (entry.tool for entry in self._entries.values())
+
+    def resolve(self, name: str) -> str:
+        """Return the canonical name for a canonical name or a provider alias.
+
+        Raises:
+            ToolNotFound: When ``name`` is neither.
+        """
+        return self._entry(name).spec.name
+
+    def get(self, name: str) -> Tool:
+        """Return the tool registered under ``name`` or under the alias ``name``.
+
+        Raises:
+            ToolNotFound: When nothing is registered under that name or alias.
+        """
+        return self._entry(name).tool
+
+    def is_internal(self, name: str) -> bool:
+        """True when the tool belongs to the internal tier."""
+        return self._entry(name).internal
+
+    def tools(self, *, internal: bool | None = None, server: str | None = None) -> list[Tool]:
+        """Registered tools in registration order, optionally one tier or one namespace."""
+        entries: Iterable[Entry] = (
+            self._by_namespace.get(server, {}).values() if server is not None else self._entries.values()
+        )
+        return [e.tool for e in entries if internal is None or e.internal == internal]
+
+    def servers(self) -> list[str]:
+        """Namespaces that have at least one registered tool."""
+        return [ns for ns, tools in self._by_namespace.items() if ns is not None and tools]
+
+    def aliases(self, name: str) -> dict[str, str]:
+        """Provider aliases of a tool, by name-rule key (empty when its name fits everywhere)."""
+        return dict(self._entry(name).aliases)
+
+    def _entry(self, name: str) -> Entry:
+        entry = self._entries.get(name)
+        if entry is None:
+            canonical = self._alias_to_name.get(name)
+            if canonical is None:
+                raise ToolNotFound(name, hint=self._suggestion(name))
+            entry = self._entries[canonical]
+        return entry
+
+    def _suggestion(self, name: str) -> str | None:
+        namespace = namespace_of(name)
+        if namespace is not None and namespace not in self._by_namespace:
+            return f"no server {namespace!r} has registered tools"
+        return None
+
+    # -- changing ------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[RegistryChange], None]) -> Callable[[], None]:
+        """Call ``callback`` after every change; returns a function that unsubscribes."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    def add_permission_layer(self, layer: PermissionLayer) -> None:
+        """Append an extra layer-5 check, run after the built-in ones.
+
+        Raises:
+            RuntimeError: Once the registry has listed or executed anything, since
+                a turn already shown its schemas must keep the same rules.
+        """
+        self._executor.add_layer(layer)
+
+    def register(self, tool: Tool, *, internal: bool = False) -> None:
+        """Register one tool. See :meth:`register_many`."""
+        self.register_many([tool], internal=internal)
+
+    def register_many(self, tools: Iterable[Tool], *, internal: bool = False) -> None:
+        """Register tools all at once, or none of them.
+
+        Raises:
+            InvalidToolName: When a name breaks the naming rules.
+            DuplicateTool: When a name is taken (nothing is ever silently overwritten).
+        """
+        prepared = self._prepare(tools, internal=internal, replacing=())
+        self._commit(prepared, removed=[], server=None)
+
+    def unregister(self, name: str) -> Tool:
+        """Remove one tool by canonical name and return it.
+
+        Raises:
+            ToolNotFound: When no tool has that name.
+        """
+        entry = self._entries.get(name)
+        if entry is None:
+            raise ToolNotFound(name)
+        self._commit([], removed=[entry], server=None)
+        return entry.tool
+
+    def replace_server(self, server: str, tools: Iterable[Tool], *, internal: bool) -> RegistryChange:
+        """Swap every tool of namespace ``server`` for ``tools`` in one step.
+
+        Readers see the old set or the new set, never a mix; if any new tool is
+        invalid, nothing changes. An empty ``tools`` removes the server's tools.
+
+        Raises:
+            InvalidToolName: When ``server`` or a tool name is invalid, or a tool
+                is outside the ``server__`` namespace.
+            DuplicateTool: When two new tools share a name or one collides with
+                another server's tool.
+        """
+        validate_server_name(server)
+        old = list(self._by_namespace.get(server, {}).values())
+        prepared = self._prepare(tools, internal=internal, replacing=old)
+        for entry in prepared:
+            if entry.namespace != server:
+                raise InvalidToolName(entry.spec.name, f"replace_server({server!r}) takes only {server}__* tools")
+        return self._commit(prepared, removed=old, server=server)
+
+    def remove_server(self, server: str) -> RegistryChange:
+        """Remove every tool of namespace ``server`` (nothing to remove is not an error)."""
+        old = list(self._by_namespace.get(server, {}).values())
+        return self._commit([], removed=old, server=server)
+
+    def _prepare(self, tools: Iterable[Tool], *, internal: bool, replacing: Sequence[Entry]) -> list[Entry]:
+        """Validate and build entries without touching the registry."""
+        freed = {e.spec.name for e in replacing}
+        freed_aliases = {a for e in replacing for a in e.aliases.values()}
+        taken_aliases: set[str] = set()
+        prepared: dict[str, Entry] = {}
+        for order, tool in enumerate(tools, start=self._order + 1):
+            spec = self._apply_rules(tool.spec)
+            name = validate_tool_name(spec.name)
+            if name in prepared or (name in self._entries and name not in freed):
+                raise DuplicateTool(name)
+            if name in self._alias_to_name and name not in freed_aliases:
+                raise DuplicateTool(name)
+            entry = Entry(tool=tool, spec=spec, internal=internal, order=order, namespace=namespace_of(name))
+            for key, rule in _NAME_RULES.items():
+                if not rule.accepts(name):
+                    entry.aliases[key] = self._unique_alias(rule.alias, name, freed | set(prepared), taken_aliases,
+                                                            freed_aliases)
+            taken_aliases.update(entry.aliases.values())
+            prepared[name] = entry
+        return list(prepared.values())
+
+    def _unique_alias(self, make: Callable[[str, int], str], name: str, pending: set[str],
+                      taken: set[str], freed: set[str]) -> str:
+        # Aliases are shared across formats and never equal a canonical name, so
+        # resolving one is a single dictionary lookup whatever the format.
+        for salt in range(32):
+            alias = make(name, salt)
+            owner = self._alias_to_name.get(alias)
+            clash = (alias in self._entries and alias not in pending) or alias in pending or (
+                owner is not None and owner != name and alias not in freed)
+            if not clash and (alias not in taken):
+                return alias
+        raise InvalidToolName(name, "no collision-free provider alias could be derived")  # pragma: no cover
+
+    def _apply_rules(self, spec: ToolSpec) -> ToolSpec:
+        for rule in self._rules:
+            spec = rule.apply(spec)
+        return spec
+
+    def _commit(self, added: list[Entry], *, removed: list[Entry], server: str | None) -> RegistryChange:
+        removed_names = {e.spec.name for e in removed}
+        added_names = {e.spec.name for e in added}
+        for entry in removed:
+            del self._entries[entry.spec.name]
+            self._by_namespace.get(entry.namespace, {}).pop(entry.spec.name, None)
+            self._globals.pop(entry.spec.name, None)
+            for alias in entry.aliases.values():
+                self._alias_to_name.pop(alias, None)
+        for entry in added:
+            self._entries[entry.spec.name] = entry
+            self._by_namespace.setdefault(entry.namespace, {})[entry.spec.name] = entry
+            if not entry.internal:
+                self._globals[entry.spec.name] = entry
+            for alias in entry.aliases.values():
+                self._alias_to_name[alias] = entry.spec.name
+        if server is not None and not self._by_namespace.get(server):
+            self._by_namespace.pop(server, None)
+        self._order += len(added)
+        self._generation += 1
+        self._scope_cache.clear()
+        change = RegistryChange(
+            generation=self._generation,
+            added=tuple(sorted(added_names - removed_names)),
+            removed=tuple(sorted(removed_names - added_names)),
+            updated=tuple(sorted(added_names & removed_names)),
+            server=server,
+        )
+        for callback in list(self._subscribers):
+            try:
+                callback(change)
+            except Exception:
+                logger.exception("registry change subscriber %r failed", callback)
+        return change
+
+    # -- turns -------------------------------------------------------------------------
+
+    def visible_tools(self, scope: TurnScope | None = None) -> list[Tool]:
+        """The tools a turn with ``scope`` may see and call (layers 1-4), in registration order."""
+        return [entry.tool for entry in self._select(scope or TurnScope())]
+
+    def _select(self, scope: TurnScope) -> list[Entry]:
+        return select(scope, self._by_namespace, self._globals.values(), self._entries)
+
+    def hidden_reason(self, name: str, scope: TurnScope | None = None) -> tuple[int, str] | None:
+        """Why ``name`` is not visible in ``scope`` as (layer, reason), or None when visible.
+
+        Raises:
+            ToolNotFound: When the name is unknown (layer 2).
+        """
+        return hidden_reason(self._entry(name), scope or TurnScope())
+
+    def exported_name(self, name: str, format: str | SchemaFormat = "mcp") -> str:
+        """The name the model sees for ``name`` in ``format`` (an alias when the canonical one breaks its rule)."""
+        entry = self._entry(name)
+        rule = get_format(format).name_rule
+        return entry.aliases.get(rule.key, entry.spec.name) if rule is not None else entry.spec.name
+
+    def schemas_for_tools(
+        self,
+        scope: TurnScope | None = None,
+        format: str | SchemaFormat = "mcp",
+        *,
+        strict: bool = False,
+    ) -> list[dict[str, Any]]:
+        """The turn's tool declarations in a provider's format.
+
+        Global tools, plus the internal tools the scope surfaces, kept where they
+        match the agent allowlist AND the skill's allowed-tools (DESIGN layers 1-4).
+        Names that break the provider's rule are replaced by deterministic aliases
+        that :meth:`get`, :meth:`resolve` and :meth:`execute` accept.
+
+        The result is cached per (generation, scope, format, strict); the dicts are
+        shared between calls and must be treated as read-only.
+
+        Args:
+            scope: The turn's scope; the default has no agent limit and no skill.
+            format: ``mcp``, ``openai``, ``openai-responses``, ``anthropic`` or ``gemini``.
+            strict: OpenAI strict mode (all properties required, optional ones
+                nullable, ``additionalProperties: false``).
+
+        Raises:
+            UnknownFormat: When ``format`` is not a registered format.
+        """
+        self._executor.freeze()
+        scope = scope if scope is not None else TurnScope()
+        fmt = get_format(format)
+        key = (scope, fmt.name, strict)
+        cached = self._scope_cache.get(key)
+        if cached is not None:
+            self._scope_cache.move_to_end(key)
+            return list(cached)
+        rule = fmt.name_rule
+        schemas: list[dict[str, Any]] = []
+        for entry in self._select(scope):
+            export = entry.exports.get((fmt.name, strict))
+            if export is None:
+                name = entry.aliases.get(rule.key, entry.spec.name) if rule is not None else entry.spec.name
+                export = entry.exports[(fmt.name, strict)] = fmt.export(entry.spec, name, strict=strict)
+            schemas.append(export)
+        self._scope_cache[key] = schemas
+        if len(self._scope_cache) > _SCOPE_CACHE_SIZE:
+            self._scope_cache.popitem(last=False)
+        return list(schemas)
+
+    async def execute(
+        self,
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        scope: TurnScope | None = None,
+        permissions: Permissions | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
+        """Run one tool call through the five layers.
+
+        Layers 1-4 are re-checked for ``scope`` (what the model was not shown, it
+        cannot call), then layer 5 for ``permissions``, then the arguments are
+        validated against the tool's inputSchema. A tool that runs and fails, or
+        exceeds ``timeout``, returns a result with ``is_error=True``. Every call is
+        audited. If the caller is cancelled, the tool call is cancelled too (MCP
+        tools send ``notifications/cancelled``) and the cancellation propagates.
+
+        Args:
+            name: Canonical name or provider alias.
+            args: The arguments (``None`` means ``{}``).
+            scope: The turn scope the schemas were built for.
+            permissions: The caller's permissions; ``Permissions()`` by default.
+            timeout: Seconds the tool may run.
+            progress: Receives the tool's progress notifications.
+
+        Raises:
+            ToolNotFound: Unknown name (layer 2).
+            PermissionDenied: Refused by a layer; ``.layer`` says which.
+            InvalidArguments: Arguments fail the inputSchema.
+            SessionError: The tool's MCP server is draining or unavailable.
+        """
+        return await self._executor.execute(
+            name, args, scope or TurnScope(), permissions or Permissions(), timeout=timeout, progress=progress
+        )
+

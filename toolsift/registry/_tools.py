@@ -1,0 +1,174 @@
+"""What a tool is: its spec, the result it returns, and the protocol it implements."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import mcp.types as mcp_types
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._levels import Level
+
+if TYPE_CHECKING:
+    from ._permissions import Permissions
+    from ._scope import TurnScope
+
+__all__ = ["ContentBlock", "ProgressCallback", "Tool", "ToolContext", "ToolResult", "ToolSource", "ToolSpec"]
+
+ContentBlock = mcp_types.ContentBlock
+ToolSource = Literal["builtin", "function", "mcp", "skill", "meta"]
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+
+_EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Everything the registry and the model know about a tool, without running it.
+
+    Attributes:
+        name: The canonical name: bare for builtin tools, ``server__tool`` for MCP tools.
+        description: What the tool does, as shown to the model.
+        input_schema: JSON Schema of the arguments (top-level ``type: object``).
+        title: A human-readable display name.
+        annotations: MCP tool annotations (``readOnlyHint``, ``destructiveHint``, ...).
+        output_schema: JSON Schema of structured results, if the tool declares one.
+        source: Where the tool comes from.
+        server: The MCP server that provides it, for MCP tools.
+        remote_name: The name the server itself uses, for MCP tools.
+        required_level: The least caller level (layer 5) that may call it.
+        required_permissions: Custom permissions the caller must hold (layer 5).
+        read_only: True when the tool does not change its environment (plan mode keeps it).
+        meta: Free-form metadata (never shown to the model).
+    """
+
+    name: str
+    description: str = ""
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: dict(_EMPTY_OBJECT_SCHEMA))
+    title: str | None = None
+    annotations: mcp_types.ToolAnnotations | None = None
+    output_schema: Mapping[str, Any] | None = None
+    source: ToolSource = "builtin"
+    server: str | None = None
+    remote_name: str | None = None
+    required_level: Level = Level.READ
+    required_permissions: frozenset[str] = frozenset()
+    read_only: bool = False
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def destructive(self) -> bool:
+        """MCP's ``destructiveHint``; meaningful only for tools that are not read-only."""
+        if self.read_only:
+            return False
+        hint = self.annotations.destructive_hint if self.annotations else None
+        return True if hint is None else hint
+
+
+class ToolResult(BaseModel):
+    """The outcome of one tool call, in MCP's own content model.
+
+    A tool that ran and failed returns ``is_error=True`` with a text that says
+    which tool failed and why; it does not raise.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    content: list[ContentBlock] = Field(default_factory=list)
+    structured_content: Any = None
+    is_error: bool = False
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def text(cls, text: str, *, structured: Any = None) -> ToolResult:
+        """A successful result holding one text block."""
+        return cls(content=[mcp_types.TextContent(text=text)], structured_content=structured)
+
+    @classmethod
+    def error(cls, text: str) -> ToolResult:
+        """A failed result holding one text block that explains the failure."""
+        return cls(content=[mcp_types.TextContent(text=text)], is_error=True)
+
+    @classmethod
+    def from_value(cls, value: Any) -> ToolResult:
+        """Turn what a Python function returned into a result.
+
+        Strings become text; content blocks pass through; models, dicts and lists
+        become JSON text plus structured content; ``None`` becomes an empty result.
+        """
+        if isinstance(value, ToolResult):
+            return value
+        if value is None:
+            return cls()
+        if isinstance(value, str):
+            return cls.text(value)
+        if isinstance(value, mcp_types.TextContent | mcp_types.ImageContent | mcp_types.AudioContent
+                      | mcp_types.EmbeddedResource | mcp_types.ResourceLink):
+            return cls(content=[value])
+        if isinstance(value, BaseModel):
+            value = value.model_dump(mode="json")
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        structured = value if isinstance(value, dict) else {"result": value}
+        return cls.text(text, structured=structured)
+
+    @classmethod
+    def from_mcp(cls, result: mcp_types.CallToolResult) -> ToolResult:
+        """Keep every content block and the structured content of an MCP result."""
+        return cls(
+            content=list(result.content),
+            structured_content=result.structured_content,
+            is_error=result.is_error,
+        )
+
+    def to_mcp(self) -> mcp_types.CallToolResult:
+        """The same result as an MCP ``CallToolResult``."""
+        structured = self.structured_content
+        return mcp_types.CallToolResult(content=list(self.content), structured_content=structured,
+                                        is_error=self.is_error)
+
+    def text_content(self) -> str:
+        """The text blocks joined by newlines (other blocks are left out)."""
+        return "\n".join(b.text for b in self.content if isinstance(b, mcp_types.TextContent))
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may know about its call.
+
+    Attributes:
+        call_id: Unique per call; appears in audit events.
+        scope: The turn scope the call was made under.
+        permissions: The caller's permissions.
+        timeout: Seconds the call may take, or None for no limit.
+        progress: Called with (progress, total, message) when the tool reports progress.
+    """
+
+    call_id: str
+    scope: TurnScope | None = None
+    permissions: Permissions | None = None
+    timeout: float | None = None
+    progress: ProgressCallback | None = None
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything the registry can list and call.
+
+    The registry calls :meth:`call` only after the five layers and argument
+    validation have passed, from whatever task runs ``execute``. A tool that
+    fails returns ``ToolResult.error(...)``; an exception escaping ``call`` is
+    turned into such a result by the registry. If the caller is cancelled, the
+    cancellation propagates into ``call``.
+    """
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool's static description."""
+        ...
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run the tool with validated arguments."""
+        ...

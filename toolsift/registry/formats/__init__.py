@@ -1,0 +1,43 @@
+"""Provider schema formats, looked up by name."""
+
+from __future__ import annotations
+
+from ..._exceptions import UnknownFormat
+from ._base import NameRule as NameRule
+from ._base import SchemaFormat as SchemaFormat
+from .anthropic import AnthropicFormat as AnthropicFormat
+from .gemini import GeminiFormat as GeminiFormat
+from .mcp import MCPFormat as MCPFormat
+from .openai import OpenAIFormat as OpenAIFormat
+from .openai import OpenAIResponsesFormat as OpenAIResponsesFormat
+
+__all__ = [
+    "FORMATS",
+    "AnthropicFormat",
+    "GeminiFormat",
+    "MCPFormat",
+    "NameRule",
+    "OpenAIFormat",
+    "OpenAIResponsesFormat",
+    "SchemaFormat",
+    "get_format",
+]
+
+FORMATS: dict[str, SchemaFormat] = {
+    f.name: f
+    for f in (MCPFormat(), OpenAIFormat(), OpenAIResponsesFormat(), AnthropicFormat(), GeminiFormat())
+}
+
+
+def get_format(name: str | SchemaFormat) -> SchemaFormat:
+    """Return the format registered under ``name`` (or ``name`` itself if it is a format).
+
+    Raises:
+        UnknownFormat: Listing the available names.
+    """
+    if not isinstance(name, str):
+        return name
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise UnknownFormat(name, list(FORMATS)) from None

@@ -1,0 +1,1 @@
+"""toolsift.skills."""
