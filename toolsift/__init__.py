@@ -1,1 +1,70 @@
-"""toolsift: many MCP servers, one agent, only the tools that matter this turn."""
+"""toolsift: many MCP servers, one agent, only the tools that matter this turn.
+
+The package root re-exports the entry points and the exception tree; the
+rooms of the product live in ``toolsift.registry``, ``toolsift.mcp_sessions``,
+``toolsift.skills`` and ``toolsift.agent``.
+"""
+
+from . import _exceptions
+from ._exceptions import AgentError as AgentError
+from ._exceptions import ConfigError as ConfigError
+from ._exceptions import DuplicateTool as DuplicateTool
+from ._exceptions import InvalidArguments as InvalidArguments
+from ._exceptions import InvalidPattern as InvalidPattern
+from ._exceptions import InvalidToolName as InvalidToolName
+from ._exceptions import LimitExceeded as LimitExceeded
+from ._exceptions import PermissionDenied as PermissionDenied
+from ._exceptions import RegistryError as RegistryError
+from ._exceptions import SecretError as SecretError
+from ._exceptions import ServerDraining as ServerDraining
+from ._exceptions import ServerUnavailable as ServerUnavailable
+from ._exceptions import SessionError as SessionError
+from ._exceptions import SkillArgumentError as SkillArgumentError
+from ._exceptions import SkillError as SkillError
+from ._exceptions import SkillNotFound as SkillNotFound
+from ._exceptions import SkillParseError as SkillParseError
+from ._exceptions import SkillRenderError as SkillRenderError
+from ._exceptions import ToolNotFound as ToolNotFound
+from ._exceptions import ToolsiftError as ToolsiftError
+from ._exceptions import UnknownFormat as UnknownFormat
+from ._public import publish
+from .registry import Level as Level
+from .registry import Permissions as Permissions
+from .registry import ToolRegistry as ToolRegistry
+from .registry import ToolResult as ToolResult
+from .registry import TurnScope as TurnScope
+from .registry import tool as tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentError",
+    "ConfigError",
+    "DuplicateTool",
+    "InvalidArguments",
+    "InvalidPattern",
+    "InvalidToolName",
+    "Level",
+    "LimitExceeded",
+    "PermissionDenied",
+    "Permissions",
+    "RegistryError",
+    "SecretError",
+    "ServerDraining",
+    "ServerUnavailable",
+    "SessionError",
+    "SkillArgumentError",
+    "SkillError",
+    "SkillNotFound",
+    "SkillParseError",
+    "SkillRenderError",
+    "ToolNotFound",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolsiftError",
+    "TurnScope",
+    "UnknownFormat",
+    "tool",
+]
+
+publish(globals(), __name__, _exceptions.__all__)

@@ -42,8 +42,8 @@ def validate_tool_name(name: object) -> str:
     if not isinstance(name, str):
         raise InvalidToolName(repr(name), f"expected a string, got {type(name).__name__}")
     namespace, tool = split_name(name)
-    if namespace is not None:
-        validate_server_name(namespace, field="the part before '__'")
+    if namespace is not None and not (SERVER_NAME_RE.fullmatch(namespace) and SEPARATOR not in namespace):
+        raise InvalidToolName(name, "the part before '__' must be a server name: [A-Za-z0-9][A-Za-z0-9_-]*")
     if not TOOL_PART_RE.fullmatch(tool):
         raise InvalidToolName(
             name, "tool names use 1-128 characters from letters, digits, '_', '-', '.' and '/'"

@@ -76,9 +76,9 @@ def _convert(schema: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
             out[key] = value
     if isinstance(kind, str):
         out["type"] = kind
-    if "enum" in out and out.get("type") not in (None, "string"):
+    if "enum" in out:
         # Gemini enums are string-only.
-        out["enum"] = [str(v) for v in out["enum"]]
+        out["enum"] = [v if isinstance(v, str) else str(v) for v in out["enum"]]
         out["type"] = "string"
     return out
 
