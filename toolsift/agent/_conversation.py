@@ -1,0 +1,347 @@
+"""The conversation helper: slash commands, the turn's scope and schemas, tool calls, limits."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+
+from .._exceptions import LimitExceeded, SkillError, SkillNotFound, ToolsiftError
+from ..registry import Permissions, ToolRegistry, ToolResult, TurnScope
+from ..skills import bind_arguments
+from ._commands import Command, parse_command
+from ._limits import AgentLimits
+from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+
+__all__ = ["AgentReply", "ChatModel", "CommandReply", "Conversation", "SkillSource", "Turn"]
+
+
+class SkillLike(Protocol):
+    """What the conversation needs of a skill (SKILL.md skills and server prompts alike)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def allowed_tools(self) -> tuple[str, ...]: ...
+    @property
+    def disallowed_tools(self) -> tuple[str, ...]: ...
+    @property
+    def user_invocable(self) -> bool: ...
+    def usage(self) -> str: ...
+
+
+class SkillSource(Protocol):
+    """Where skills come from: a ``SkillsLoader``, a ``SkillSet``, or anything with these two methods."""
+
+    def get(self, name: str) -> Any:
+        """Return the skill called ``name`` or raise ``SkillNotFound``."""
+        ...
+
+    def invocable(self) -> Sequence[Any]:
+        """The skills ``/use`` and ``/skills`` offer."""
+        ...
+
+
+CallHandler = Callable[..., Awaitable[ToolResult]]
+
+
+class ChatModel(Protocol):
+    """An LLM behind a provider SDK, as the agent loop drives it.
+
+    Attributes:
+        format: The schema format its tools use (``openai``, ``anthropic``, ...).
+        images_in_tool_results: Whether tool results may carry images.
+    """
+
+    format: str
+
+    async def complete(self, instructions: str, history: Sequence[Message],
+                       tools: list[dict[str, Any]]) -> AssistantMessage:
+        """Send the conversation and return the model's answer.
+
+        Raises:
+            AgentError: When the provider fails (the message says which and why).
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the model gets for one round: instructions, tools and the scope behind them."""
+
+    instructions: str
+    tools: list[dict[str, Any]]
+    scope: TurnScope
+
+
+@dataclass(frozen=True)
+class CommandReply:
+    """The answer to a slash command, for the user (never sent to the model)."""
+
+    text: str
+    ok: bool = True
+
+
+@dataclass
+class AgentReply:
+    """The outcome of one user message.
+
+    Attributes:
+        text: What to show the user.
+        rounds: Model round trips that asked for tools.
+        tool_calls: Every tool message produced, in order.
+        limit: The limit that stopped the loop, if one did.
+        command: True when the input was a slash command.
+    """
+
+    text: str
+    rounds: int = 0
+    tool_calls: list[ToolMessage] = field(default_factory=list)
+    limit: LimitExceeded | None = None
+    command: bool = False
+
+
+@dataclass(frozen=True)
+class _ActiveSkill:
+    skill: Any
+    instructions: str
+
+
+class Conversation:
+    """One agent conversation over a registry and a set of skills.
+
+    It turns user input into either a command answer or a message for the model,
+    keeps the active skill, builds each turn's scope, instructions and schemas,
+    and runs the model's tool calls through ``registry.execute`` (or a pipeline)
+    with the turn's scope and the caller's permissions. Failures and denials
+    become tool results the model reads; nothing is dropped.
+
+    Args:
+        registry: The tools.
+        skills: Where ``/use`` finds skills.
+        agent: The agent profile's name (for audit records).
+        allowed_tools: Layer 3, the agent's allowlist (``None``: no limit).
+        permissions: The caller's layer-5 permissions.
+        limits: Round and time limits.
+        plan_mode: Offer and allow read-only tools only.
+        instructions: Base instructions placed before the skill's.
+        call_handler: Runs a call; ``registry.execute`` by default (a middleware
+            pipeline has the same signature).
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        skills: SkillSource | None = None,
+        *,
+        agent: str | None = None,
+        allowed_tools: Sequence[str] | None = None,
+        permissions: Permissions | None = None,
+        limits: AgentLimits | None = None,
+        plan_mode: bool = False,
+        instructions: str = "",
+        call_handler: CallHandler | None = None,
+    ) -> None:
+        self.registry = registry
+        self.skills = skills
+        self.agent = agent
+        self.allowed_tools = tuple(allowed_tools) if allowed_tools is not None else None
+        self.permissions = permissions or Permissions()
+        self.limits = limits or AgentLimits()
+        self.plan_mode = plan_mode
+        self.instructions = instructions
+        self.history: list[Message] = []
+        self._call = call_handler or registry.execute
+        self._active: _ActiveSkill | None = None
+        # Validate the allowlist now, so a bad pattern fails at construction with its origin named.
+        self.scope()
+
+    # -- state ---------------------------------------------------------------------------------
+
+    @property
+    def active_skill(self) -> Any | None:
+        """The skill ``/use`` activated, or None."""
+        return self._active.skill if self._active else None
+
+    def scope(self) -> TurnScope:
+        """The scope of the next turn: agent allowlist, active skill, plan mode."""
+        skill = self.active_skill
+        return TurnScope(
+            agent_allowed=self.allowed_tools,
+            skill_allowed=skill.allowed_tools if skill else (),
+            skill_disallowed=skill.disallowed_tools if skill else (),
+            skill=skill.name if skill else None,
+            agent=self.agent,
+            read_only=self.plan_mode,
+        )
+
+    def turn(self, format: str = "openai", *, strict: bool = False) -> Turn:
+        """Instructions, schemas and scope for the next model round."""
+        scope = self.scope()
+        parts = [self.instructions.strip()] if self.instructions.strip() else []
+        if self._active is not None:
+            parts.append(f"# Skill: {self._active.skill.name}\n\n{self._active.instructions.strip()}")
+        if self.plan_mode:
+            parts.append("Plan mode: only read-only tools are available; propose changes instead of making them.")
+        tools = self.registry.schemas_for_tools(scope, format, strict=strict)
+        return Turn(instructions="\n\n".join(parts), tools=tools, scope=scope)
+
+    # -- commands ---------------------------------------------------------------------------------
+
+    async def handle_command(self, text: str) -> CommandReply | None:
+        """Answer a slash command, or return None when ``text`` is a message for the model.
+
+        Errors (unknown skill, missing arguments, a template that fails) come back
+        as a reply with ``ok=False``; the conversation goes on.
+        """
+        command = parse_command(text)
+        if command is None:
+            return None
+        try:
+            return await self._run_command(command)
+        except SkillError as exc:
+            return CommandReply(str(exc), ok=False)
+
+    async def _run_command(self, command: Command) -> CommandReply:
+        if command.name == "use":
+            return await self.use(command.skill or "", command.arguments)
+        if command.name == "unuse":
+            return self.unuse()
+        if command.name == "skills":
+            return CommandReply(self._describe_skills())
+        if command.name == "tools":
+            return CommandReply(self._describe_tools())
+        return CommandReply(_HELP, ok=command.arguments != "use")
+
+    async def use(self, name: str, arguments: str = "") -> CommandReply:
+        """Activate a skill for the following turns, binding ``arguments`` to its variables.
+
+        Raises:
+            SkillNotFound: No such skill, or the skill is not user-invocable.
+            SkillArgumentError: The arguments do not fit its variables.
+            SkillRenderError: Its template failed to render.
+        """
+        if self.skills is None:
+            raise SkillNotFound(name)
+        skill = self.skills.get(name)
+        if not skill.user_invocable:
+            raise SkillNotFound(name, [s.name for s in self.skills.invocable()])
+        variables = bind_arguments(skill, arguments)
+        rendered = skill.render(variables)
+        if inspect.isawaitable(rendered):
+            rendered = await rendered
+        self._active = _ActiveSkill(skill, str(rendered))
+        count = len(self.registry.visible_tools(self.scope()))
+        return CommandReply(f"Using skill {name!r}: {count} tool(s) in scope. /unuse to stop.")
+
+    def unuse(self) -> CommandReply:
+        """Deactivate the active skill."""
+        if self._active is None:
+            return CommandReply("No skill is active.", ok=False)
+        name = self._active.skill.name
+        self._active = None
+        return CommandReply(f"Stopped using skill {name!r}.")
+
+    def _describe_skills(self) -> str:
+        skills = list(self.skills.invocable()) if self.skills else []
+        if not skills:
+            return "No skills are loaded."
+        active = self.active_skill.name if self.active_skill else None
+        lines = []
+        for skill in sorted(skills, key=lambda s: s.name):
+            marker = "*" if skill.name == active else " "
+            lines.append(f"{marker} {skill.usage()} - {skill.description}")
+        return "\n".join(lines)
+
+    def _describe_tools(self) -> str:
+        tools = self.registry.visible_tools(self.scope())
+        if not tools:
+            return "No tools are in scope."
+        lines = [f"{len(tools)} tool(s) in scope:"]
+        for tool in tools:
+            tier = "internal" if self.registry.is_internal(tool.spec.name) else "global"
+            lines.append(f"  {tool.spec.name} ({tier})")
+        return "\n".join(lines)
+
+    # -- tool calls ---------------------------------------------------------------------------------
+
+    async def call_tool(self, call: ToolCall, scope: TurnScope | None = None) -> ToolMessage:
+        """Run one call the model made and return the message that carries its result.
+
+        Unknown tools, denials, bad arguments and session errors become error
+        results naming the tool and the reason, so the model can correct itself.
+        """
+        if isinstance(call.arguments, str):
+            return ToolMessage(call, ToolResult.error(
+                f"Tool {call.name!r}: the arguments are not a JSON object: {call.arguments[:200]!r}"))
+        try:
+            result = await self._call(call.name, call.arguments, scope or self.scope(), self.permissions,
+                                      timeout=self.limits.call_timeout)
+        except ToolsiftError as exc:
+            result = ToolResult.error(str(exc))
+        return ToolMessage(call, result)
+
+    async def send(self, text: str, model: ChatModel) -> AgentReply:
+        """Handle one user input: a command, or a message the model answers, calling tools as it asks.
+
+        Stops after ``limits.max_rounds`` tool rounds or ``limits.message_timeout``
+        seconds with a clear message; calls asked for but not run get error
+        results, so the history stays valid for every provider. If the caller is
+        cancelled, the cancellation propagates (running tool calls are cancelled).
+        """
+        reply = await self.handle_command(text)
+        if reply is not None:
+            return AgentReply(text=reply.text, command=True)
+        self.history.append(UserMessage(text))
+        outcome = AgentReply(text="")
+        with anyio.move_on_after(self.limits.message_timeout) as deadline:
+            await self._loop(model, outcome)
+        if deadline.cancelled_caught:
+            self._close_open_calls("not run: the message time limit was reached")
+            outcome.limit = LimitExceeded("message_timeout", self.limits.message_timeout)
+            outcome.text = f"Stopped: {outcome.limit}. Ask again or raise limits.messageTimeout."
+        return outcome
+
+    async def _loop(self, model: ChatModel, outcome: AgentReply) -> None:
+        while True:
+            turn = self.turn(model.format)
+            answer = await model.complete(turn.instructions, list(self.history), turn.tools)
+            self.history.append(answer)
+            if not answer.tool_calls:
+                outcome.text = answer.text or ""
+                return
+            if outcome.rounds >= self.limits.max_rounds:
+                self._close_open_calls("not run: the tool-round limit was reached")
+                outcome.limit = LimitExceeded("max_rounds", self.limits.max_rounds)
+                outcome.text = f"Stopped: {outcome.limit}. Ask again or raise limits.maxRounds."
+                return
+            outcome.rounds += 1
+            for call in answer.tool_calls:
+                message = await self.call_tool(call, turn.scope)
+                self.history.append(message)
+                outcome.tool_calls.append(message)
+
+    def _close_open_calls(self, reason: str) -> None:
+        """Give every unanswered tool call of the last assistant message an error result."""
+        for index in range(len(self.history) - 1, -1, -1):
+            last = self.history[index]
+            if isinstance(last, AssistantMessage):
+                break
+        else:
+            return
+        answered = {m.call.id for m in self.history[index + 1:] if isinstance(m, ToolMessage)}
+        for call in last.tool_calls:
+            if call.id not in answered:
+                self.history.append(ToolMessage(call, ToolResult.error(f"Tool {call.name!r} {reason}")))
+
+
+_HELP = """Commands:
+  /use <skill> [arguments]  activate a skill for the following turns
+  /unuse                    deactivate the active skill
+  /skills                   list the skills
+  /tools                    list the tools in scope this turn"""

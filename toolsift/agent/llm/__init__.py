@@ -1,0 +1,48 @@
+"""LLM adapters: provider SDKs behind the ``ChatModel`` protocol.
+
+Each adapter lives in its own module and imports its SDK only when built, so
+toolsift works without either SDK installed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..._exceptions import AgentError
+from .._conversation import ChatModel
+
+__all__ = ["PROVIDERS", "load_model"]
+
+# provider -> (module, class, environment variable with the key, pip extra)
+PROVIDERS: dict[str, tuple[str, str, str, str]] = {
+    "openai": ("toolsift.agent.llm.openai", "OpenAIChatModel", "OPENAI_API_KEY", "openai"),
+    "anthropic": ("toolsift.agent.llm.anthropic", "AnthropicChatModel", "ANTHROPIC_API_KEY", "anthropic"),
+}
+
+
+def load_model(spec: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> ChatModel:
+    """Build a chat model from ``provider:model`` (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-5-5``).
+
+    The API key comes from ``api_key`` or the provider's environment variable;
+    ``base_url`` (or ``OPENAI_BASE_URL``) reaches OpenAI-compatible local servers.
+
+    Raises:
+        AgentError: Unknown provider, missing SDK (with the pip command), or missing key.
+    """
+    provider, sep, model = spec.partition(":")
+    if not sep or not model:
+        raise AgentError(f"Model {spec!r} must look like provider:model, e.g. openai:gpt-4.1-mini")
+    if provider not in PROVIDERS:
+        raise AgentError(f"Unknown model provider {provider!r}; available: {', '.join(sorted(PROVIDERS))}")
+    module_name, class_name, key_variable, extra = PROVIDERS[provider]
+    try:
+        module = __import__(module_name, fromlist=[class_name])
+    except ImportError as exc:
+        raise AgentError(f"The {provider} SDK is not installed: pip install 'toolsift[{extra}]'") from exc
+    key = api_key or os.environ.get(key_variable)
+    if not key and not (provider == "openai" and (base_url or os.environ.get("OPENAI_BASE_URL"))):
+        raise AgentError(f"No API key for {provider}: set {key_variable}")
+    model_class: Any = getattr(module, class_name)
+    built: ChatModel = model_class(model, api_key=key or "unused", base_url=base_url, **options)
+    return built
