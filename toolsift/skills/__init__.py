@@ -1,1 +1,58 @@
-"""toolsift.skills."""
+"""Skills: SKILL.md files that give the model instructions and pick its tools.
+
+A skill is a folder holding a ``SKILL.md``: YAML front matter between ``---``
+lines, then a markdown body that is a Jinja2 template::
+
+    ---
+    name: release-notes
+    description: Write release notes for a version, for a given audience.
+    allowed-tools: read_file, list_directory, general__*
+    variables:
+      version: {description: The version being released}
+      audience: {description: Who reads the notes, default: users}
+    ---
+    Write the release notes for {{ version }}, for {{ audience }}.
+
+This package parses and validates SKILL.md files (:func:`parse_skill`), binds
+``/use`` argument text to variables (:func:`bind_arguments`), renders bodies in
+a Jinja2 sandbox (:func:`render_skill`), and discovers skills in the project,
+user and extra folders, watching them for edits (:class:`SkillsLoader`).
+
+A skill does not decide which tools the model sees. It exposes its patterns,
+``Skill.allowed_tools`` and ``Skill.disallowed_tools``, and the registry's
+``TurnScope(skill_allowed=..., skill_disallowed=..., skill=name)`` applies them.
+Unlike Claude Code, where ``allowed-tools`` only pre-approves tools, here it
+RESTRICTS the turn to the tools it names (and surfaces the tools of an internal
+server it names literally, such as ``claude-flow__memory_*``).
+"""
+
+from .._public import publish
+from ._arguments import bind_arguments as bind_arguments
+from ._loader import SkillsLoader as SkillsLoader
+from ._loader import default_user_dir as default_user_dir
+from ._model import Skill as Skill
+from ._model import SkillVariable as SkillVariable
+from ._model import split_tool_list as split_tool_list
+from ._parse import parse_skill as parse_skill
+from ._parse import parse_skill_text as parse_skill_text
+from ._render import render_skill as render_skill
+from ._skillset import SkillProblem as SkillProblem
+from ._skillset import SkillSet as SkillSet
+from ._skillset import SkillsReloaded as SkillsReloaded
+
+__all__ = [
+    "Skill",
+    "SkillProblem",
+    "SkillSet",
+    "SkillVariable",
+    "SkillsLoader",
+    "SkillsReloaded",
+    "bind_arguments",
+    "default_user_dir",
+    "parse_skill",
+    "parse_skill_text",
+    "render_skill",
+    "split_tool_list",
+]
+
+publish(globals(), __name__, __all__)

@@ -1,0 +1,283 @@
+"""Finding SKILL.md files in the skill folders, and keeping them fresh.
+
+Folders are scanned in precedence order: the project's ``.toolsift/skills``, the
+user's folder, then extra folders from the config. Each holds one folder per
+skill with a ``SKILL.md`` inside (``<folder>/code-assist/SKILL.md``). When two
+folders define the same name the first wins and the clash is recorded as a
+problem naming both files, so it is never resolved silently. A broken skill is
+recorded as a problem and the others load. A skill broken by an edit keeps its
+last good version, so a half-saved file never takes a working skill away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
+from typing import final
+
+import anyio
+import anyio.lowlevel
+from anyio.abc import TaskStatus
+from watchfiles import awatch
+
+from .._exceptions import SkillParseError
+from ._model import Skill
+from ._parse import parse_skill_text, read_skill_file
+from ._skillset import SkillProblem, SkillSet, SkillsReloaded
+
+__all__ = ["SkillsLoader", "default_user_dir"]
+
+logger = logging.getLogger("toolsift.skills")
+
+Subscriber = Callable[[SkillsReloaded], object]
+_SKILL_FILE = "SKILL.md"
+
+
+def default_user_dir() -> Path:
+    """The user's skill folder, ``~/.toolsift/skills``."""
+    return Path.home() / ".toolsift" / "skills"
+
+
+@final
+class SkillsLoader:
+    """Discovers, loads and (optionally) watches skills.
+
+    Nothing is read on construction: the first :meth:`load`, :meth:`reload`,
+    :attr:`skills` access or :meth:`watch` scans the folders. Folders that do not
+    exist are skipped; one that appears later is picked up by the next
+    :meth:`reload` (a running :meth:`watch` watches the folders that existed when
+    it started).
+
+    Args:
+        project: The project's skill folder (usually ``<project>/.toolsift/skills``).
+        user: The user's skill folder; pass :func:`default_user_dir` for
+            ``~/.toolsift/skills``. None (the default) reads no user folder, so a
+            loader never touches the home folder unless told to.
+        extra: More folders, lowest precedence, in order.
+        debounce_ms: While watching, how long to gather a burst of file events
+            into one reload.
+    """
+
+    def __init__(
+        self,
+        *,
+        project: str | os.PathLike[str] | None = None,
+        user: str | os.PathLike[str] | None = None,
+        extra: Iterable[str | os.PathLike[str]] = (),
+        debounce_ms: int = 300,
+    ) -> None:
+        if debounce_ms < 0:
+            raise ValueError(f"debounce_ms must be >= 0, got {debounce_ms!r}")
+        folders: dict[Path, None] = {}
+        for folder in (project, user, *extra):
+            if folder is not None:
+                # The same folder given twice (the project folder also listed in the
+                # config's paths) would clash with itself.
+                folders.setdefault(Path(folder).expanduser().resolve())
+        self._folders = tuple(folders)
+        self._debounce_ms = debounce_ms
+        self._good: dict[Path, tuple[str, Skill]] = {}
+        self._sources: dict[str, tuple[Path, str]] = {}
+        self._snapshot: SkillSet | None = None
+        self._subscribers: list[Subscriber] = []
+        self._watching = False
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """The skill folders, resolved, in precedence order."""
+        return self._folders
+
+    @property
+    def skills(self) -> SkillSet:
+        """The current snapshot (scanning the folders on first access)."""
+        return self._snapshot if self._snapshot is not None else self.load()
+
+    @property
+    def problems(self) -> tuple[SkillProblem, ...]:
+        """The current snapshot's problems."""
+        return self.skills.problems
+
+    def get(self, name: str) -> Skill:
+        """The loaded skill called ``name``.
+
+        Raises:
+            SkillNotFound: Listing the skills that are loaded.
+        """
+        return self.skills.get(name)
+
+    def invocable(self) -> list[Skill]:
+        """The loaded skills ``/use`` and ``/skills`` offer."""
+        return self.skills.invocable()
+
+    def load(self) -> SkillSet:
+        """Scan the folders and return the snapshot; same as ``reload().skills``."""
+        return self.reload().skills
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback(event)`` after every reload that changed something.
+
+        Callbacks run in the task that reloads (the :meth:`watch` task, or the
+        caller of :meth:`reload`); one that raises is logged and the others
+        still run.
+
+        Returns:
+            A function that removes the subscription.
+        """
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):  # already removed
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def reload(self) -> SkillsReloaded:
+        """Re-scan the folders now, notify subscribers if anything changed.
+
+        Unchanged files are not re-parsed. A file that fails and had loaded
+        before keeps its last good version; the problem is reported either way.
+
+        Returns:
+            What changed (falsy when nothing did).
+        """
+        skills, sources, problems, good = self._scan()
+        old = self._sources
+        previous_problems = self._snapshot.problems if self._snapshot is not None else ()
+        snapshot = SkillSet(skills, tuple(problems))
+        event = SkillsReloaded(
+            snapshot,
+            added=tuple(name for name in sources if name not in old),
+            changed=tuple(name for name in sources if name in old and old[name] != sources[name]),
+            removed=tuple(name for name in old if name not in sources),
+            problems_changed=snapshot.problems != previous_problems,
+        )
+        self._good, self._sources, self._snapshot = good, sources, snapshot
+        for problem in snapshot.problems:
+            if problem not in previous_problems:
+                logger.warning("%s", problem.message)
+        if event:
+            self._notify(event)
+        return event
+
+    async def watch(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Watch the folders and reload on change, until cancelled.
+
+        Run it in a task group: ``await tg.start(loader.watch)`` returns once the
+        file-system watches are in place and the folders have been scanned.
+        Bursts of events are debounced into one reload; subscribers are told of
+        every reload that changed something.
+
+        On cancellation the watch thread is told to stop and the call returns
+        within about one polling step (50 ms).
+
+        Raises:
+            RuntimeError: When this loader is already watching.
+        """
+        if self._watching:
+            raise RuntimeError("This SkillsLoader is already watching its folders")
+        self._watching = True
+        try:
+            folders = [folder for folder in self._folders if folder.is_dir()]
+            if folders:
+                await self._watch(folders, task_status)
+            else:
+                self.reload()
+                task_status.started()
+                await anyio.sleep_forever()
+        finally:
+            self._watching = False
+
+    async def _watch(self, folders: list[Path], task_status: TaskStatus[None]) -> None:
+        stop = anyio.Event()
+        changes = awatch(*folders, debounce=self._debounce_ms, step=50, stop_event=stop)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._follow, changes)
+            # awatch installs its watches synchronously in its first step, before
+            # its first await; _follow was scheduled before this task, so after one
+            # checkpoint the watches exist and no later edit can be missed.
+            await anyio.lowlevel.checkpoint()
+            self.reload()  # edits made before the watches existed
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                # The watch thread only looks at this event; without it, cancelling
+                # would wait for the thread's next timeout (seconds).
+                stop.set()
+
+    async def _follow(self, changes: AsyncIterator[object]) -> None:
+        async for _ in changes:
+            try:
+                self.reload()
+            except Exception:
+                # A bug in a subscriber is already contained by _notify; anything
+                # else must not end the watch, but must not go unseen either.
+                logger.exception("Reloading skills from %s failed", ", ".join(map(str, self._folders)))
+
+    def _notify(self, event: SkillsReloaded) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(event)
+            except Exception:
+                logger.exception("A skills reload subscriber failed: %r", callback)
+
+    def _scan(
+        self,
+    ) -> tuple[dict[str, Skill], dict[str, tuple[Path, str]], list[SkillProblem], dict[Path, tuple[str, Skill]]]:
+        skills: dict[str, Skill] = {}
+        sources: dict[str, tuple[Path, str]] = {}
+        problems: list[SkillProblem] = []
+        good: dict[Path, tuple[str, Skill]] = {}
+        for file in self._files(problems):
+            loaded = self._load_one(file, problems)
+            if loaded is None:
+                continue
+            good[file] = loaded
+            text, skill = loaded
+            if skill.name in skills:
+                winner = sources[skill.name][0]
+                problems.append(
+                    SkillProblem(
+                        file,
+                        f"{file}: skill {skill.name!r} is ignored: {winner} defines the same name and comes "
+                        "first (project, then user, then extra folders); rename or remove one of them",
+                        shadowed_by=winner,
+                    )
+                )
+                continue
+            skills[skill.name] = skill
+            sources[skill.name] = (file, text)
+        return skills, sources, problems, good
+
+    def _files(self, problems: list[SkillProblem]) -> list[Path]:
+        files: list[Path] = []
+        for folder in self._folders:
+            if not folder.exists():
+                continue
+            if not folder.is_dir():
+                problems.append(SkillProblem(folder, f"{folder}: a skill folder must be a directory"))
+                continue
+            try:
+                found = sorted(folder.glob(f"*/{_SKILL_FILE}"))
+            except OSError as exc:
+                problems.append(SkillProblem(folder, f"{folder}: cannot list the folder: {exc.strerror or exc}"))
+                continue
+            files.extend(file for file in found if not file.parent.name.startswith("."))
+        return files
+
+    def _load_one(self, file: Path, problems: list[SkillProblem]) -> tuple[str, Skill] | None:
+        previous = self._good.get(file)
+        try:
+            text = read_skill_file(file)
+            if previous is not None and previous[0] == text:
+                return previous
+            return text, parse_skill_text(text, file)
+        except SkillParseError as exc:
+            if previous is None:
+                problems.append(SkillProblem(file, str(exc), exc))
+                return None
+            problems.append(SkillProblem(file, f"{exc}; keeping the last good version", exc))
+            return previous

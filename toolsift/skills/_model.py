@@ -1,0 +1,284 @@
+"""The skill model: one SKILL.md's front matter and body, validated.
+
+The fields follow the Agent Skills format (``name``, ``description``, ``license``,
+``compatibility``, ``metadata``, ``allowed-tools``) and the fields Claude Code adds
+(``argument-hint``, ``user-invocable``, ``disallowed-tools``), plus toolsift's own
+``version`` and ``variables``. Front-matter keys are hyphenated; the model's
+attributes use underscores and accept either spelling on construction.
+
+A skill does not decide what the model sees: it carries its patterns
+(``allowed_tools``, ``disallowed_tools``) and the registry's ``TurnScope`` applies
+them. Here ``allowed-tools`` RESTRICTS the turn to the tools it names, where
+Claude Code only pre-approves them.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, final
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..registry import compile_patterns
+from ._render import RESERVED_VARIABLE, compile_template, render_skill
+
+if TYPE_CHECKING:
+    from jinja2 import Template
+
+__all__ = ["Skill", "SkillVariable", "split_tool_list"]
+
+# Agent Skills: lowercase letters, digits and single hyphens, no hyphen at either end.
+_SKILL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_MAX_NAME = 64
+_MAX_DESCRIPTION = 1024
+_MAX_COMPATIBILITY = 500
+# Variables are Jinja names: a hyphen would parse as a subtraction.
+_VARIABLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_JINJA_LITERALS = frozenset({"true", "false", "none"})
+# One entry of a tool-list string: a run of characters that are not separators,
+# where a parenthesised group (Claude Code's ``Bash(git add:*)``) may hold spaces and commas.
+_TOOL_TOKEN = re.compile(r"(?:[^\s,()]+|\([^()]*\))+")
+_SEPARATORS = re.compile(r"[\s,]+")
+
+
+def split_tool_list(value: str) -> list[str]:
+    """Split an ``allowed-tools`` string the way Claude Code and Agent Skills write it.
+
+    Entries are separated by commas, whitespace or both: ``"read_file, write_file"``
+    and ``"read_file write_file"`` give the same list.
+
+    Raises:
+        ValueError: When parentheses do not balance.
+    """
+    # Whatever the tokens leave besides separators can only be a stray parenthesis.
+    if _SEPARATORS.sub("", _TOOL_TOKEN.sub("", value)):
+        raise ValueError(f"cannot split {value!r} into tool patterns: unbalanced parentheses")
+    return _TOOL_TOKEN.findall(value)
+
+
+def _scalar_to_str(value: object) -> object:
+    # YAML reads ``version: 1.0`` or ``default: 3`` as numbers; the author meant text.
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _tool_patterns(value: object, field: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items: list[Any] = split_tool_list(value)
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        raise ValueError(
+            f"expected a list of tool patterns or a comma/space separated string, got {type(value).__name__}"
+        )
+    # compile_patterns validates every entry (raising InvalidPattern) and warms the
+    # cache the registry's TurnScope uses for the same tuple.
+    return compile_patterns(items, where=f"field {field!r}").patterns
+
+
+@final
+class SkillVariable(BaseModel):
+    """One template variable a skill declares.
+
+    A variable with a default is optional; one without is required unless it says
+    ``required: false``, in which case it renders as the empty string when not given.
+
+    Attributes:
+        name: A Jinja name (letters, digits, underscores; starts with a letter).
+        description: What to pass, shown in ``/skills`` and usage messages.
+        default: The value used when the variable is not given.
+        required: Whether ``/use`` must give it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    description: str = ""
+    default: str | None = None
+    required: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _required_unless_default(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "required" not in data:
+            return {**data, "required": data.get("default") is None}
+        return data
+
+    @field_validator("default", mode="before")
+    @classmethod
+    def _default_as_text(cls, value: object) -> object:
+        return _scalar_to_str(value)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not _VARIABLE_NAME.fullmatch(name):
+            raise ValueError(
+                f"variable name {name!r} must start with a letter and hold only letters, digits and underscores"
+            )
+        if name == RESERVED_VARIABLE:
+            raise ValueError(f"{RESERVED_VARIABLE!r} is reserved: it always holds the raw argument text")
+        if keyword.iskeyword(name) or name in _JINJA_LITERALS:
+            raise ValueError(f"variable name {name!r} is a reserved word")
+        return name
+
+    @model_validator(mode="after")
+    def _default_or_required(self) -> SkillVariable:
+        if self.required and self.default is not None:
+            raise ValueError(f"variable {self.name!r} has a default, so it cannot be required")
+        return self
+
+    @property
+    def fallback(self) -> str | None:
+        """The value used when the variable is not given, or None when it is required."""
+        if self.required:
+            return None
+        return self.default if self.default is not None else ""
+
+
+def _variables(value: object) -> object:
+    """Normalise the two written forms of ``variables`` to ``{name: {...}}``."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return {
+            key: {"name": key} if spec is None else {**spec, "name": key} if isinstance(spec, Mapping) else spec
+            for key, spec in value.items()
+        }
+    if not isinstance(value, list | tuple):
+        raise ValueError(
+            "expected a list of variable names or a mapping name -> {description, default, required}, "
+            f"got {type(value).__name__}"
+        )
+    normalised: dict[Any, object] = {}
+    for item in value:
+        if isinstance(item, SkillVariable):
+            key: object = item.name
+        elif isinstance(item, str):
+            key, item = item, {"name": item}
+        elif isinstance(item, Mapping) and "name" in item:
+            key = item["name"]
+        else:
+            raise ValueError(f"each entry must be a variable name or a mapping with a 'name' key, got {item!r}")
+        if key in normalised:
+            raise ValueError(f"variable {key!r} is declared twice")
+        normalised[key] = item
+    return normalised
+
+
+@final
+class Skill(BaseModel):
+    """A parsed, validated SKILL.md.
+
+    Build one with :func:`parse_skill` / :func:`parse_skill_text`, or directly
+    (``Skill(name=..., description=..., body=...)``), in which case the body is
+    compiled on first render. Instances are immutable.
+
+    Attributes:
+        name: The Agent Skills name; equals the skill's folder name.
+        description: What the skill does and when to use it (<= 1024 characters).
+        version: Free-form version text.
+        variables: Declared template variables, by name, in declaration order.
+        allowed_tools: Globs restricting the turn's tools (empty: no extra limit).
+            A pattern naming a server literally (``claude-flow__memory_*``) also
+            surfaces that internal server's matching tools.
+        disallowed_tools: Globs removed from the turn even when allowed elsewhere.
+        user_invocable: Whether ``/use`` and ``/skills`` offer it.
+        argument_hint: What ``/use <name>`` expects, shown in usage messages.
+        license: Agent Skills ``license``.
+        compatibility: Agent Skills ``compatibility`` (<= 500 characters).
+        metadata: Agent Skills ``metadata``, kept as written.
+        extra: Every other front-matter field, kept as written.
+        body: The markdown body, a Jinja2 template.
+        path: The SKILL.md file, when the skill came from one.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True)
+
+    name: str
+    description: str = Field(min_length=1, max_length=_MAX_DESCRIPTION)
+    version: str | None = None
+    variables: Mapping[str, SkillVariable] = Field(default_factory=dict)
+    allowed_tools: tuple[str, ...] = Field(default=(), alias="allowed-tools")
+    disallowed_tools: tuple[str, ...] = Field(default=(), alias="disallowed-tools")
+    user_invocable: bool = Field(default=True, alias="user-invocable")
+    argument_hint: str | None = Field(default=None, alias="argument-hint")
+    license: str | None = None
+    compatibility: str | None = Field(default=None, max_length=_MAX_COMPATIBILITY)
+    metadata: Mapping[str, Any] = Field(default_factory=dict)
+    extra: Mapping[str, Any] = Field(default_factory=dict)
+    body: str = Field(default="", repr=False)
+    path: Path | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if len(name) > _MAX_NAME or not _SKILL_NAME.fullmatch(name):
+            raise ValueError(
+                f"{name!r} is not a valid skill name: use 1-{_MAX_NAME} lowercase letters, digits and "
+                "single hyphens, not starting or ending with a hyphen"
+            )
+        return name
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: object) -> object:
+        return _scalar_to_str(value)
+
+    @field_validator("argument_hint", mode="before")
+    @classmethod
+    def _hint_as_text(cls, value: object) -> object:
+        # Claude Code writes `argument-hint: [message]` unquoted, which YAML reads as a list.
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return f"[{', '.join(value)}]"
+        return value
+
+    @field_validator("variables", mode="before")
+    @classmethod
+    def _normalise_variables(cls, value: object) -> object:
+        return _variables(value)
+
+    @field_validator("allowed_tools", mode="before")
+    @classmethod
+    def _allowed(cls, value: object) -> tuple[str, ...]:
+        return _tool_patterns(value, "allowed-tools")
+
+    @field_validator("disallowed_tools", mode="before")
+    @classmethod
+    def _disallowed(cls, value: object) -> tuple[str, ...]:
+        return _tool_patterns(value, "disallowed-tools")
+
+    @property
+    def template(self) -> Template:
+        """The compiled body (compiled once per distinct body, then cached).
+
+        Raises:
+            jinja2.TemplateSyntaxError: When the body is not a valid template or
+                uses a variable it does not declare.
+        """
+        return compile_template(self.body, frozenset(self.variables))
+
+    def render(self, variables: Mapping[str, object] | None = None) -> str:
+        """Render the body; see :func:`render_skill`."""
+        return render_skill(self, variables)
+
+    def usage(self) -> str:
+        """How to invoke the skill: ``/use <name> <argument-hint>``.
+
+        Without an ``argument-hint`` the hint is built from the variables:
+        ``<topic>`` for one, ``version=<version> [audience=<audience>]`` for several.
+        """
+        hint = self.argument_hint
+        if hint is None:
+            parts = []
+            for spec in self.variables.values():
+                part = f"<{spec.name}>" if len(self.variables) == 1 else f"{spec.name}=<{spec.name}>"
+                parts.append(part if spec.required else f"[{part}]")
+            hint = " ".join(parts)
+        return f"/use {self.name} {hint}".rstrip()

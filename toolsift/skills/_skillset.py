@@ -1,0 +1,114 @@
+"""What a scan of the skill folders produces: skills, problems, and what changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import final
+
+from .._exceptions import SkillError, SkillNotFound, SkillParseError
+from ._model import Skill
+
+__all__ = ["SkillProblem", "SkillSet", "SkillsReloaded"]
+
+
+@final
+@dataclass(frozen=True)
+class SkillProblem:
+    """A skill that could not be loaded, or loaded but was not used.
+
+    Attributes:
+        path: The SKILL.md (or folder) at fault.
+        message: What went wrong, naming the file, and the field and line where known.
+        exception: The error behind it; None for a name clash.
+        shadowed_by: For a name clash, the SKILL.md that won (earlier in precedence).
+    """
+
+    path: Path
+    message: str
+    exception: SkillError | None = field(default=None, compare=False)
+    shadowed_by: Path | None = None
+
+    @property
+    def field(self) -> str | None:
+        """The front-matter field at fault, when known."""
+        return self.exception.field if isinstance(self.exception, SkillParseError) else None
+
+    @property
+    def line(self) -> int | None:
+        """The line in ``path`` at fault, when known."""
+        return self.exception.line if isinstance(self.exception, SkillParseError) else None
+
+
+@final
+@dataclass(frozen=True)
+class SkillSet:
+    """An immutable snapshot of the loaded skills.
+
+    Attributes:
+        skills: Skills by name, in discovery order (folders in precedence order,
+            then by folder name).
+        problems: Everything that went wrong during the scan.
+    """
+
+    skills: Mapping[str, Skill] = field(default_factory=dict)
+    problems: tuple[SkillProblem, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "skills", MappingProxyType(dict(self.skills)))
+
+    def get(self, name: str) -> Skill:
+        """The skill called ``name``.
+
+        Raises:
+            SkillNotFound: Listing the skills that are loaded.
+        """
+        try:
+            return self.skills[name]
+        except KeyError:
+            raise SkillNotFound(name, list(self.skills)) from None
+
+    def invocable(self) -> list[Skill]:
+        """The skills ``/use`` and ``/skills`` offer (``user-invocable`` is true)."""
+        return [skill for skill in self.skills.values() if skill.user_invocable]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.skills
+
+    def __iter__(self) -> Iterator[Skill]:
+        return iter(self.skills.values())
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+
+@final
+@dataclass(frozen=True)
+class SkillsReloaded:
+    """Sent to subscribers after a reload that changed skills or problems.
+
+    Attributes:
+        skills: The new snapshot.
+        added: Names that were not loaded before.
+        changed: Names whose SKILL.md (text or file) changed.
+        removed: Names no longer loaded.
+        problems_changed: Whether the problem list differs from the previous scan
+            (a skill broke, was fixed, or a clash appeared or went away).
+    """
+
+    skills: SkillSet
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    problems_changed: bool = False
+
+    @property
+    def problems(self) -> tuple[SkillProblem, ...]:
+        """The problems of the new snapshot."""
+        return self.skills.problems
+
+    def __bool__(self) -> bool:
+        """True when anything changed."""
+        return bool(self.added or self.changed or self.removed or self.problems_changed)
