@@ -7,7 +7,8 @@ from local_tools import RecordingTool, SlowTool
 from scripted_model import ScriptedModel
 
 from toolsift import InvalidPattern
-from toolsift.agent import AgentLimits, AssistantMessage, Conversation, ToolCall, ToolMessage, parse_command
+from toolsift.agent import AssistantMessage, Conversation, ToolCall, ToolMessage, parse_command
+from toolsift.mcp_sessions import AgentConfig, LimitsConfig
 from toolsift.registry import Level, Permissions, ToolRegistry
 from toolsift.skills import SkillSet, parse_skill_text
 
@@ -207,7 +208,7 @@ async def test_send_answers_commands_without_the_model(registry: ToolRegistry, s
 
 async def test_round_limit_stops_with_a_clear_message_and_a_valid_history(registry: ToolRegistry) -> None:
     model = ScriptedModel(AssistantMessage(tool_calls=(ToolCall("x", "read_file", {}),)))
-    conversation = Conversation(registry, limits=AgentLimits(max_rounds=3))
+    conversation = Conversation(registry, limits=LimitsConfig(max_rounds=3))
     reply = await conversation.send("loop forever", model)
     assert reply.limit is not None and reply.limit.limit == "max_rounds" and reply.rounds == 3
     assert reply.text == "Stopped: Agent limit reached: max_rounds = 3. Ask again or raise limits.maxRounds."
@@ -217,7 +218,7 @@ async def test_round_limit_stops_with_a_clear_message_and_a_valid_history(regist
 
 async def test_message_time_limit_stops_a_slow_model(registry: ToolRegistry) -> None:
     model = ScriptedModel(AssistantMessage(text="late"), delay=5)
-    reply = await Conversation(registry, limits=AgentLimits(message_timeout=0.05)).send("hi", model)
+    reply = await Conversation(registry, limits=LimitsConfig(message_timeout=0.05)).send("hi", model)
     assert reply.limit is not None and reply.limit.limit == "message_timeout"
     assert "message_timeout" in reply.text
 
@@ -225,7 +226,7 @@ async def test_message_time_limit_stops_a_slow_model(registry: ToolRegistry) -> 
 async def test_message_time_limit_closes_calls_that_did_not_run(registry: ToolRegistry) -> None:
     registry.register(SlowTool("slow", seconds=30))
     model = ScriptedModel(AssistantMessage(tool_calls=(ToolCall("s1", "slow", {}), ToolCall("s2", "slow", {}))))
-    conversation = Conversation(registry, limits=AgentLimits(message_timeout=0.1))
+    conversation = Conversation(registry, limits=LimitsConfig(message_timeout=0.1))
     reply = await conversation.send("hi", model)
     assert reply.limit is not None
     closed = [m for m in conversation.history if isinstance(m, ToolMessage)]
@@ -235,19 +236,18 @@ async def test_message_time_limit_closes_calls_that_did_not_run(registry: ToolRe
 
 async def test_call_time_limit_turns_into_a_tool_error(registry: ToolRegistry) -> None:
     registry.register(SlowTool("slow", seconds=30))
-    conversation = Conversation(registry, limits=AgentLimits(call_timeout=0.05))
+    conversation = Conversation(registry, limits=LimitsConfig(call_timeout=0.05))
     message = await conversation.call_tool(ToolCall("1", "slow", {}))
     assert message.result.text_content() == "Tool 'slow' timed out after 0.05s"
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [({"max_rounds": 0}, "max_rounds must be at least 1"), ({"call_timeout": 0}, "call_timeout must be a positive"),
-     ({"message_timeout": -1}, "message_timeout must be a positive")],
-)
-def test_limits_are_validated(kwargs: dict[str, float], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        AgentLimits(**kwargs)  # type: ignore[arg-type]
+async def test_conversation_for_an_agent_profile(registry: ToolRegistry) -> None:
+    agent = AgentConfig.model_validate({"allowedTools": ["read_*"], "planMode": True,
+                                        "permissions": {"level": "read"}, "limits": {"maxRounds": 2}})
+    conversation = Conversation.for_agent(registry, None, agent.model_copy(update={"name": "reader"}))
+    assert tool_names(conversation.turn().tools) == ["read_file"]
+    assert conversation.limits.max_rounds == 2 and conversation.permissions.level == Level.READ
+    assert conversation.scope().agent == "reader"
 
 
 def test_a_bad_allowlist_fails_at_construction(registry: ToolRegistry) -> None:

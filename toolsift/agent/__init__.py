@@ -9,7 +9,6 @@ from ._conversation import CommandReply as CommandReply
 from ._conversation import Conversation as Conversation
 from ._conversation import SkillSource as SkillSource
 from ._conversation import Turn as Turn
-from ._limits import AgentLimits as AgentLimits
 from ._messages import AssistantMessage as AssistantMessage
 from ._messages import Message as Message
 from ._messages import ToolCall as ToolCall
@@ -20,7 +19,6 @@ from ._results import describe_result as describe_result
 from ._results import result_text as result_text
 
 __all__ = [
-    "AgentLimits",
     "AgentReply",
     "AssistantMessage",
     "ChatModel",

@@ -10,10 +10,10 @@ from typing import Any, Protocol
 import anyio
 
 from .._exceptions import LimitExceeded, SkillError, SkillNotFound, ToolsiftError
+from ..mcp_sessions import AgentConfig, LimitsConfig
 from ..registry import Permissions, ToolRegistry, ToolResult, TurnScope
 from ..skills import bind_arguments
 from ._commands import Command, parse_command
-from ._limits import AgentLimits
 from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
 __all__ = ["AgentReply", "ChatModel", "CommandReply", "Conversation", "SkillSource", "Turn"]
@@ -142,7 +142,7 @@ class Conversation:
         agent: str | None = None,
         allowed_tools: Sequence[str] | None = None,
         permissions: Permissions | None = None,
-        limits: AgentLimits | None = None,
+        limits: LimitsConfig | None = None,
         plan_mode: bool = False,
         instructions: str = "",
         call_handler: CallHandler | None = None,
@@ -152,7 +152,7 @@ class Conversation:
         self.agent = agent
         self.allowed_tools = tuple(allowed_tools) if allowed_tools is not None else None
         self.permissions = permissions or Permissions()
-        self.limits = limits or AgentLimits()
+        self.limits = limits or LimitsConfig()
         self.plan_mode = plan_mode
         self.instructions = instructions
         self.history: list[Message] = []
@@ -160,6 +160,14 @@ class Conversation:
         self._active: _ActiveSkill | None = None
         # Validate the allowlist now, so a bad pattern fails at construction with its origin named.
         self.scope()
+
+    @classmethod
+    def for_agent(cls, registry: ToolRegistry, skills: SkillSource | None, agent: AgentConfig, *,
+                  instructions: str = "", call_handler: CallHandler | None = None) -> Conversation:
+        """A conversation with an agent profile's allowlist, permissions, limits and plan mode."""
+        return cls(registry, skills, agent=agent.name, allowed_tools=agent.allowed_tools,
+                   permissions=agent.permissions.to_permissions(), limits=agent.limits, plan_mode=agent.plan_mode,
+                   instructions=instructions, call_handler=call_handler)
 
     # -- state ---------------------------------------------------------------------------------
 
