@@ -1,0 +1,225 @@
+"""The toolsift command against real example servers: output, --json and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolsift.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVERS = ROOT / "examples" / "servers"
+SKILLS = ROOT / "examples" / "skills"
+
+
+def write_config(folder: Path, **extra: object) -> Path:
+    config = {
+        "tools": {
+            "mcpServers": {
+                "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
+                "general": {"command": sys.executable, "args": [str(SERVERS / "general.py")],
+                            "internalOnly": False},
+            },
+            "permissions": [{"match": "claude-flow__*_delete", "requiredLevel": "admin"}],
+        },
+        "agents": {"reader": {"allowedTools": ["general__*"], "permissions": {"level": "read"}}},
+        "skills": {"paths": [str(SKILLS)], "userSkills": False},
+        **extra,
+    }
+    path = folder / "toolsift.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_config(tmp_path_factory.mktemp("cli"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out, captured.err
+
+
+def test_check_reports_an_ok_config(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, out, _ = run(capsys, "-c", str(config), "check")
+    assert code == 0 and "OK" in out
+    code, out, _ = run(capsys, "-c", str(config), "check", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+
+
+def test_check_reports_each_broken_config_and_skill(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    (skills / "broken").mkdir(parents=True)
+    (skills / "broken" / "SKILL.md").write_text("---\nname: broken\n---\nno description\n")
+    (tmp_path / "toolsift.json").write_text(json.dumps({
+        "tools": {"mcpServers": {"bad__name": {"command": "x"}, "slow": {"command": "x", "timeout": -1},
+                                 "odd": {"command": "x", "transport": "carrier-pigeon"}}},
+        "skills": {"paths": [str(skills)], "userSkills": False},
+    }, indent=2))
+    code, out, _ = run(capsys, "-c", str(tmp_path / "toolsift.json"), "check", "--json")
+    report = json.loads(out)
+    assert code == 1 and not report["ok"]
+    fields = {p["field"]: p for p in report["problems"]}
+    assert "must not contain '__'" in fields["tools.mcpServers.bad__name"]["message"]
+    assert fields["tools.mcpServers.slow.timeout"]["message"] == "expected greater than 0, found -1"
+    assert fields["tools.mcpServers.slow.timeout"]["line"] == 9
+    assert "carrier-pigeon" in fields["tools.mcpServers.odd.transport"]["message"]
+    assert any(p["file"].endswith("SKILL.md") and "description" in p["message"] for p in report["problems"])
+    code, out, _ = run(capsys, "-c", str(tmp_path / "toolsift.json"), "check")
+    assert code == 1 and "problem" in out
+
+
+def test_missing_config_is_one_line_and_exit_4(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run(capsys, "-c", str(tmp_path / "nope.json"), "servers")
+    assert code == 4 and out == ""
+    assert err.strip().startswith("error:") and "config file not found" in err and "Traceback" not in err
+
+
+def test_malformed_config_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "toolsift.json"
+    path.write_text('{"tools": {')
+    code, _, err = run(capsys, "-c", str(path), "tools")
+    assert code == 4 and "error:" in err and "Traceback" not in err
+
+
+def test_servers_table_and_json(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, out, _ = run(capsys, "-c", str(config), "servers", "--json")
+    rows = {r["server"]: r for r in json.loads(out)}
+    assert code == 0
+    assert rows["claude-flow"]["visibility"] == "internal" and rows["claude-flow"]["tools"] >= 200
+    assert rows["general"]["visibility"] == "global" and rows["general"]["state"] == "ready"
+
+
+def test_servers_exit_1_when_one_server_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = write_config(tmp_path)
+    data = json.loads(path.read_text())
+    data["tools"]["mcpServers"]["broken"] = {"command": sys.executable, "args": [str(SERVERS / "faulty.py"),
+                                                                                 "--crash-at-start"],
+                                             "maxRestarts": 0, "protocol": "legacy"}
+    del data["tools"]["mcpServers"]["claude-flow"]
+    path.write_text(json.dumps(data))
+    code, out, _ = run(capsys, "-c", str(path), "servers")
+    assert code == 1
+    assert "broken" in out and "error" in out and "general" in out
+
+
+def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, out, _ = run(capsys, "-c", str(config), "tools", "--json")
+    names = {r["name"]: r["tier"] for r in json.loads(out)}
+    assert code == 0 and names["general__echo"] == "global"
+    assert not any(n.startswith("claude-flow__") for n in names)
+    code, out, _ = run(capsys, "-c", str(config), "tools", "--skill", "flow-memory", "--json")
+    rows = json.loads(out)
+    assert rows and all(r["name"].startswith("claude-flow__memory_") and r["tier"] == "internal" for r in rows)
+    code, out, _ = run(capsys, "-c", str(config), "tools", "general__e*", "--agent", "reader")
+    assert code == 0 and "general__echo" in out and "general__add" not in out
+
+
+def test_schemas_prints_payload_size_and_tokens(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "flow-memory", "--format", "anthropic")
+    payload = json.loads(out)
+    assert code == 0 and payload and all(set(p) == {"name", "description", "input_schema"} for p in payload)
+    assert "bytes" in err and "tokens" in err
+    code, out, _ = run(capsys, "-c", str(config), "schemas", "--format", "gemini", "--json")
+    report = json.loads(out)
+    assert report["count"] == len(report["schemas"]) and report["bytes"] > 0 and report["estimated_tokens"] > 0
+    code, _, err = run(capsys, "-c", str(config), "schemas", "--format", "yaml")
+    assert code == 1 and "Unknown schema format 'yaml'" in err
+
+
+def test_call_goes_through_the_layers(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, out, _ = run(capsys, "-c", str(config), "call", "general__add", '{"a": 2, "b": 3}', "--json")
+    assert code == 0 and json.loads(out)["structuredContent"] == {"result": 5}
+    code, _, err = run(capsys, "-c", str(config), "call", "claude-flow__swarm_init", "{}")
+    assert code == 3 and "layer 1" in err
+    code, out, _ = run(capsys, "-c", str(config), "call", "claude-flow__memory_store",
+                       '{"key": "k", "value": "v"}', "--skill", "flow-memory")
+    assert code == 0 and "stored" in out
+    code, _, err = run(capsys, "-c", str(config), "call", "general__add", '{"a": "x"}')
+    assert code == 3 and "Invalid arguments" in err
+    code, out, _ = run(capsys, "-c", str(config), "call", "general__fail", '{"message": "disk full"}')
+    assert code == 1 and "disk full" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["call", "general__add", "{not json"], 2, "not valid JSON"),
+        (["call", "general__add", "[1]"], 2, "must be a JSON object"),
+        (["call", "nope__tool", "{}"], 3, "Unknown tool 'nope__tool'"),
+        (["tools", "--skill", "nope"], 3, "Unknown skill 'nope'"),
+        (["tools", "--agent", "ghost"], 4, "no agent named 'ghost'"),
+        (["chat", "--model", "mistral:large"], 5, "Unknown model provider 'mistral'"),
+    ],
+)
+def test_bad_input_is_one_clear_line(capsys: pytest.CaptureFixture[str], config: Path, argv: list[str],
+                                     code: int, message: str) -> None:
+    got, _, err = run(capsys, "-c", str(config), *argv)
+    assert got == code and message in err and "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, "--debug", "-c", str(tmp_path / "nope.json"), "check")
+    assert code == 4 and "Traceback" in err
+
+
+def test_skills_list_show_and_new(capsys: pytest.CaptureFixture[str], tmp_path: Path, config: Path) -> None:
+    code, out, _ = run(capsys, "-c", str(config), "skills", "list", "--json")
+    names = {s["name"] for s in json.loads(out)["skills"]}
+    assert code == 0 and {"code-assist", "flow-memory"} <= names
+    code, out, _ = run(capsys, "-c", str(config), "skills", "show", "flow-memory")
+    assert code == 0 and "claude-flow__memory_*" in out
+    code, out, _ = run(capsys, "-c", str(config), "skills", "show", "code-assist", "--json")
+    assert json.loads(out)["name"] == "code-assist"
+    code, out, _ = run(capsys, "-c", str(config), "skills", "list")
+    assert "code-assist" in out
+    code, out, _ = run(capsys, "-c", str(config), "skills", "new", "triage", "--dir", str(tmp_path))
+    assert code == 0 and (tmp_path / "triage" / "SKILL.md").is_file()
+    code, _, err = run(capsys, "-c", str(config), "skills", "new", "triage", "--dir", str(tmp_path))
+    assert code == 1 and "already exists" in err
+    code, _, err = run(capsys, "-c", str(config), "skills", "new", "Bad_Name", "--dir", str(tmp_path))
+    assert code == 3 and "Bad_Name" in err
+
+
+def test_chat_manual_mode_through_stdin(config: Path) -> None:
+    script = "\n".join([
+        "/skills",
+        "/use flow-memory remember the deploy date",
+        "/tools",
+        'call claude-flow__memory_store {"key": "deploy", "value": "friday"}',
+        "call general__echo {}",
+        "call general__echo {oops",
+        "hello model",
+        "/unuse",
+        "/use nope",
+        "/quit",
+    ])
+    done = subprocess.run([sys.executable, "-m", "toolsift", "-c", str(config), "chat"], input=script,
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "flow-memory" in out and "Using skill 'flow-memory'" in out
+    assert "claude-flow__memory_store (internal)" in out
+    assert '"stored": true' in out
+    assert "layer 4" in out
+    assert "not valid JSON" in out and "Not a command" in out
+    assert "Stopped using skill 'flow-memory'" in out and "Unknown skill 'nope'" in out
+
+
+def test_demo_runs_offline_and_exits_0() -> None:
+    done = subprocess.run([sys.executable, "-m", "toolsift", "demo"], capture_output=True, text=True, timeout=120,
+                          check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "claude-flow\tstdio\tinternal\tready\t214" in out
+    for row in ("no skill", "/use flow-memory", "/use code-assist", "everything registered"):
+        assert row in out
+    assert "permitted  claude-flow__memory_store" in out
+    assert "layer 4" in out and "layer 1" in out

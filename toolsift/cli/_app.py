@@ -1,0 +1,131 @@
+"""The Typer application, global options, exit codes and error handling."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import anyio
+import click
+import typer
+
+from .._exceptions import (
+    AgentError,
+    ConfigError,
+    InvalidArguments,
+    PermissionDenied,
+    SkillError,
+    ToolNotFound,
+    ToolsiftError,
+)
+from ..toolbox import Toolbox
+from ._output import Output
+
+__all__ = ["EXIT", "app", "main", "open_toolbox", "run_async", "state"]
+
+T = TypeVar("T")
+
+# Exit codes, documented in the README's CLI reference.
+EXIT = {
+    "ok": 0,  # done
+    "failed": 1,  # a tool returned an error, check found problems, a server is down
+    "usage": 2,  # bad command line or malformed JSON argument
+    "refused": 3,  # unknown tool or skill, permission denied, arguments that fail the schema
+    "config": 4,  # no config, or an invalid one
+    "provider": 5,  # the LLM provider failed or is not set up
+}
+
+app = typer.Typer(
+    name="toolsift",
+    help="Many MCP servers, one agent: only the tools that matter this turn.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@dataclass
+class _State:
+    config: Path | None = None
+    debug: bool = False
+
+
+state = _State()
+
+
+@app.callback()
+def _root(
+    config: Annotated[Path | None, typer.Option("--config", "-c", envvar="TOOLSIFT_CONFIG",
+                                                help="Config file (default ./toolsift.json, then the user config).")]
+    = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
+) -> None:
+    state.config = config
+    state.debug = debug
+
+
+def run_async(function: Callable[[], Awaitable[T]]) -> T:
+    """Run a command's async body on asyncio."""
+    return anyio.run(function)
+
+
+@asynccontextmanager
+async def open_toolbox(out: Output) -> AsyncIterator[Toolbox]:
+    """Start the configured toolbox, showing progress while servers connect."""
+    box = Toolbox.from_config(state.config)
+    count = len([s for s in box.config.servers.values() if s.enabled])
+    message = f"Connecting {count} MCP server(s) from {box.config.path} ..."
+    if out.err.is_terminal:
+        with out.err.status(message):
+            await box.__aenter__()
+    else:
+        out.note(message)
+        await box.__aenter__()
+    try:
+        for row in box.sessions.status():
+            if row.error:
+                out.note(f"server {row.server!r} is {row.state.value}: {row.error}", style="yellow")
+        yield box
+    finally:
+        await box.__aexit__(None, None, None)
+
+
+def _exit_code(error: ToolsiftError) -> int:
+    if isinstance(error, ConfigError):
+        return EXIT["config"]
+    if isinstance(error, ToolNotFound | PermissionDenied | InvalidArguments | SkillError):
+        return EXIT["refused"]
+    if isinstance(error, AgentError):
+        return EXIT["provider"]
+    return EXIT["failed"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``toolsift`` console script: one clear line per error, meaningful exit codes."""
+    try:
+        # Without standalone mode click returns the code of a typer.Exit instead of raising it.
+        returned = app(args=argv, standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        code = exc.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        code = 130
+    except ToolsiftError as exc:
+        if state.debug:
+            traceback.print_exc()
+        Output().error(str(exc))
+        code = _exit_code(exc)
+    except Exception as exc:
+        if state.debug:
+            traceback.print_exc()
+        Output().error(f"{type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        code = EXIT["failed"]
+    sys.exit(code)

@@ -1,0 +1,77 @@
+"""``toolsift chat``: the agent REPL, with an LLM or with a person playing the model."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import anyio
+import typer
+
+from ..agent import ChatModel, Conversation, ToolCall, result_text
+from ..agent.llm import load_model
+from ._app import app, open_toolbox, run_async
+from ._output import Output
+
+MANUAL_HELP = """Manual mode: you play the model. Type
+  call TOOL {"json": "arguments"}   to call a tool in the current turn's scope
+  /use SKILL [args], /unuse, /skills, /tools, /help, /quit"""
+
+
+@app.command()
+def chat(
+    model: Annotated[str | None, typer.Option("--model", "-m", help="provider:model, e.g. openai:gpt-4.1-mini.")]
+    = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
+    agent: Annotated[str | None, typer.Option("--agent", "-a", help="Agent profile from the config.")] = None,
+) -> None:
+    """The agent REPL: /use, /unuse, /skills and /tools work; without --model you play the model."""
+    out = Output()
+    chat_model = load_model(model, base_url=base_url) if model else None
+
+    async def body() -> None:
+        async with open_toolbox(out) as box:
+            conversation = box.conversation(agent)
+            out.note(MANUAL_HELP if chat_model is None else f"Chatting with {model}. /quit to leave.", style=None)
+            while True:
+                line = await anyio.to_thread.run_sync(_read_line, "you> " if sys.stdin.isatty() else "")
+                if line is None or line.strip() in ("/quit", "/exit"):
+                    return
+                if line.strip():
+                    await _one_input(out, conversation, chat_model, line.strip())
+
+    run_async(body)
+
+
+def _read_line(prompt: str) -> str | None:
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
+async def _one_input(out: Output, conversation: Conversation, model: ChatModel | None, line: str) -> None:
+    if model is not None:
+        reply = await conversation.send(line, model)
+        for message in reply.tool_calls:
+            out.note(f"[tool] {message.call.name} -> {'error' if message.result.is_error else 'ok'}")
+        out.line(reply.text)
+        return
+    command = await conversation.handle_command(line)
+    if command is not None:
+        out.line(command.text, style=None if command.ok else "yellow")
+        return
+    if not line.startswith("call "):
+        out.line("Not a command. " + MANUAL_HELP, style="yellow")
+        return
+    name, _, raw = line[len("call "):].strip().partition(" ")
+    try:
+        parsed = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        out.line(f"arguments are not valid JSON: {exc}", style="yellow")
+        return
+    arguments = parsed if isinstance(parsed, dict) else raw
+    message = await conversation.call_tool(ToolCall(id="manual", name=name, arguments=arguments))
+    out.line(result_text(message.result), style="red" if message.result.is_error else None)
+

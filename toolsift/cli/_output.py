@@ -1,0 +1,65 @@
+"""How the CLI prints: rich tables on a terminal, tab-separated text when piped, JSON on request."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["Output", "estimate_tokens"]
+
+
+def estimate_tokens(text: str) -> int:
+    """A provider-neutral token estimate: about four characters per token for JSON schemas."""
+    return (len(text) + 3) // 4
+
+
+class Output:
+    """One place that decides how results look.
+
+    Args:
+        json_mode: Print machine-readable JSON only (``--json``).
+    """
+
+    def __init__(self, *, json_mode: bool = False) -> None:
+        self.json_mode = json_mode
+        self.out = Console(soft_wrap=True, highlight=False)
+        self.err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+    @property
+    def interactive(self) -> bool:
+        """True when stdout is a terminal (tables and colour), False when piped."""
+        return self.out.is_terminal
+
+    def json(self, data: Any) -> None:
+        """Print ``data`` as JSON on stdout."""
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+    def table(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+        """A table on a terminal; tab-separated lines with a header row when piped."""
+        if self.interactive:
+            table = Table(title=title, title_justify="left")
+            for column in columns:
+                table.add_column(column)
+            for row in rows:
+                table.add_row(*(str(cell) for cell in row))
+            self.out.print(table)
+            return
+        lines = [title, "\t".join(columns), *("\t".join(str(cell) for cell in row) for row in rows)]
+        sys.stdout.write("\n".join(lines) + "\n")
+
+    def line(self, text: str = "", *, style: str | None = None) -> None:
+        """One line on stdout (styled on a terminal)."""
+        self.out.print(text, style=style, markup=False)
+
+    def note(self, text: str, *, style: str | None = "dim") -> None:
+        """Progress and remarks on stderr, so piped stdout stays clean."""
+        self.err.print(text, style=style, markup=False)
+
+    def error(self, text: str) -> None:
+        """One clear error line on stderr."""
+        self.err.print(f"error: {text}", style="bold red", markup=False)

@@ -1,0 +1,133 @@
+"""The facade: one config file -> registry + sessions + skills + manager + conversations."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import Self, final
+
+from ._exceptions import ConfigError
+from .agent import CallHandler, Conversation
+from .mcp_sessions import McpSessionGroup, ToolsiftConfig, load_config, register_mcp_tools
+from .registry import AuditLog, ToolRegistry
+from .skills import SkillsLoader, default_user_dir
+
+__all__ = ["Toolbox", "find_config"]
+
+CONFIG_NAME = "toolsift.json"
+
+
+def user_config_path() -> Path:
+    """``$XDG_CONFIG_HOME/toolsift/toolsift.json`` (``~/.config/...`` by default)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "toolsift" / CONFIG_NAME
+
+
+def find_config(path: str | os.PathLike[str] | None = None) -> Path:
+    """Return the config file to use: ``path``, else ``./toolsift.json``, else the user config.
+
+    Raises:
+        ConfigError: When ``path`` does not exist, or no config is found (naming
+            every place looked at).
+    """
+    if path is not None:
+        explicit = Path(path)
+        if not explicit.is_file():
+            raise ConfigError("config file not found", path=explicit)
+        return explicit
+    candidates = [Path.cwd() / CONFIG_NAME, user_config_path()]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    looked = ", ".join(str(c) for c in candidates)
+    raise ConfigError(f"no config file found; looked at {looked}. Pass a path or create {CONFIG_NAME}")
+
+
+@final
+class Toolbox:
+    """Everything a config file describes, started and stopped together.
+
+    Example::
+
+        async with Toolbox.from_config("toolsift.json") as box:
+            chat = box.conversation()
+            await chat.handle_command("/use code-assist Refactor the auth module")
+            turn = chat.turn("openai")   # instructions + the turn's schemas
+
+    On entry it builds the registry (with the config's tool rules and audit
+    log), loads the skills, and starts every enabled MCP server in parallel; a
+    server that fails is reported in :attr:`sessions` and the rest go on. On
+    exit every session is closed and child processes are reaped. If the
+    entering task is cancelled, whatever was started is closed again.
+
+    Args:
+        config: A loaded config.
+        user_skills_dir: The user's skill folder (``~/.toolsift/skills`` by
+            default; used only when the config's ``skills.userSkills`` is true).
+    """
+
+    def __init__(self, config: ToolsiftConfig, *, user_skills_dir: Path | None = None) -> None:
+        self.config = config
+        self.registry = ToolRegistry(rules=config.tool_rules, audit=AuditLog(config.audit.path))
+        paths = list(config.skills.paths)
+        user = (user_skills_dir or default_user_dir()) if config.skills.user_skills else None
+        self.skills = SkillsLoader(project=paths[0] if paths else None, user=user, extra=paths[1:])
+        self._sessions: McpSessionGroup | None = None
+        self._stack: AsyncExitStack | None = None
+
+    @classmethod
+    def from_config(cls, path: str | os.PathLike[str] | None = None, *,
+                    user_skills_dir: Path | None = None) -> Toolbox:
+        """Load a config file (see :func:`find_config`) into a toolbox that is not started yet.
+
+        Raises:
+            ConfigError: When no file is found or the file is invalid.
+        """
+        return cls(load_config(find_config(path)), user_skills_dir=user_skills_dir)
+
+    @property
+    def sessions(self) -> McpSessionGroup:
+        """Every MCP session by server name (internal servers included).
+
+        Raises:
+            RuntimeError: Before the toolbox is entered.
+        """
+        if self._sessions is None:
+            raise RuntimeError("Toolbox is not started: use 'async with Toolbox.from_config(...) as box'")
+        return self._sessions
+
+    async def __aenter__(self) -> Self:
+        if self._stack is not None:
+            raise RuntimeError("Cannot enter a Toolbox twice")
+        stack = AsyncExitStack()
+        async with AsyncExitStack() as guard:
+            guard.push_async_exit(stack)
+            self.skills.load()
+            self._sessions = await stack.enter_async_context(register_mcp_tools(self.config, self.registry))
+            guard.pop_all()
+        self._stack = stack
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    def conversation(self, agent: str | None = None, *, instructions: str = "",
+                     call_handler: CallHandler | None = None) -> Conversation:
+        """A conversation under the agent profile ``agent`` (the default profile if None).
+
+        Raises:
+            ConfigError: When the config has no such agent.
+        """
+        profile = self.config.agent(agent)
+        return Conversation.for_agent(self.registry, self.skills, profile, instructions=instructions,
+                                      call_handler=call_handler)
+
+    def agents(self) -> Sequence[str]:
+        """The agent profiles the config defines."""
+        return sorted(self.config.agents)
