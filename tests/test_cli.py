@@ -122,6 +122,14 @@ def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str]
     assert code == 0 and "general__echo" in out and "general__add" not in out
 
 
+def test_tools_search_ranks_internal_tools_too(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, out, _ = run(capsys, "-c", str(config), "tools", "--search", "store a value in memory", "--json")
+    hits = json.loads(out)
+    assert code == 0 and "claude-flow__memory_store" in [h["name"] for h in hits[:3]]
+    code, out, _ = run(capsys, "-c", str(config), "tools", "-q", "general__echo", "--limit", "3")
+    assert code == 0 and "exact" in out and "general__echo" in out
+
+
 def test_schemas_prints_payload_size_and_tokens(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "flow-memory", "--format", "anthropic")
     payload = json.loads(out)

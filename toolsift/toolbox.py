@@ -7,17 +7,27 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import Self, final
+from typing import Self, TypeVar, final
 
 from ._exceptions import ConfigError
 from .agent import CallHandler, Conversation
-from .mcp_sessions import McpSessionGroup, ToolsiftConfig, load_config, register_mcp_tools
+from .mcp_sessions import (
+    ListMcpResources,
+    McpSessionGroup,
+    ReadMcpResource,
+    ToolsiftConfig,
+    load_config,
+    register_mcp_tools,
+    resource_context,
+)
 from .registry import AuditLog, ToolRegistry
+from .search import SEARCH_TOOL_NAME, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
 from .skills import SkillsLoader, default_user_dir
 
 __all__ = ["Toolbox", "find_config"]
 
 CONFIG_NAME = "toolsift.json"
+T = TypeVar("T")
 
 
 def user_config_path() -> Path:
@@ -77,6 +87,8 @@ class Toolbox:
         self.skills = SkillsLoader(project=paths[0] if paths else None, user=user, extra=paths[1:])
         self._sessions: McpSessionGroup | None = None
         self._stack: AsyncExitStack | None = None
+        self._catalog: SkillCatalog | None = None
+        self._index: SearchIndex | None = None
 
     @classmethod
     def from_config(cls, path: str | os.PathLike[str] | None = None, *,
@@ -95,9 +107,23 @@ class Toolbox:
         Raises:
             RuntimeError: Before the toolbox is entered.
         """
-        if self._sessions is None:
+        return self._started(self._sessions)
+
+    @property
+    def catalog(self) -> SkillCatalog:
+        """Every skill ``/use`` can activate: SKILL.md skills, then the servers' prompts."""
+        return self._started(self._catalog)
+
+    @property
+    def index(self) -> SearchIndex:
+        """The search index over every tool and skill (what ``search_tools`` ranks with)."""
+        return self._started(self._index)
+
+    @staticmethod
+    def _started(part: T | None) -> T:
+        if part is None:
             raise RuntimeError("Toolbox is not started: use 'async with Toolbox.from_config(...) as box'")
-        return self._sessions
+        return part
 
     async def __aenter__(self) -> Self:
         if self._stack is not None:
@@ -106,7 +132,14 @@ class Toolbox:
         async with AsyncExitStack() as guard:
             guard.push_async_exit(stack)
             self.skills.load()
-            self._sessions = await stack.enter_async_context(register_mcp_tools(self.config, self.registry))
+            sessions = await stack.enter_async_context(register_mcp_tools(self.config, self.registry))
+            self._sessions = sessions
+            self._catalog = SkillCatalog(self.skills, sessions)
+            unsearchable = {c.namespace for c in self.config.servers.values() if not c.searchable}
+            self._index = SearchIndex(self.registry, self._catalog, unsearchable=unsearchable)
+            # search_tools sits in the internal tier: only a conversation in search mode pins it into its turns.
+            self.registry.register(SearchToolsTool(self._index), internal=True)
+            self.registry.register_many([ListMcpResources(sessions), ReadMcpResource(sessions)])
             guard.pop_all()
         self._stack = stack
         return self
@@ -125,8 +158,23 @@ class Toolbox:
             ConfigError: When the config has no such agent.
         """
         profile = self.config.agent(agent)
-        return Conversation.for_agent(self.registry, self.skills, profile, instructions=instructions,
-                                      call_handler=call_handler)
+        servers = self.config.servers.values()
+        discovery = Discovery(
+            self.registry,
+            mode=profile.unlock,
+            pinned_tools={SEARCH_TOOL_NAME} if profile.tool_discovery == "search" else (),
+            pinned_servers={c.namespace for c in servers if c.always_load},
+            permissions=profile.permissions.to_permissions(),
+        )
+        wants_resources = any(c.resources for c in servers)
+        sessions = self.sessions
+
+        async def resources() -> str:
+            return await resource_context(sessions)
+
+        return Conversation.for_agent(self.registry, self.catalog, profile, instructions=instructions,
+                                      call_handler=call_handler, discovery=discovery,
+                                      context=resources if wants_resources else None)
 
     def agents(self) -> Sequence[str]:
         """The agent profiles the config defines."""

@@ -4,6 +4,7 @@ from .._public import publish
 from ._commands import Command as Command
 from ._commands import parse_command as parse_command
 from ._conversation import AgentReply as AgentReply
+from ._conversation import CallHandler as CallHandler
 from ._conversation import ChatModel as ChatModel
 from ._conversation import CommandReply as CommandReply
 from ._conversation import Conversation as Conversation
@@ -20,6 +21,7 @@ from ._results import result_text as result_text
 
 __all__ = [
     "AgentReply",
+    "CallHandler",
     "AssistantMessage",
     "ChatModel",
     "Command",

@@ -12,6 +12,7 @@ import anyio
 from .._exceptions import LimitExceeded, SkillError, SkillNotFound, ToolsiftError
 from ..mcp_sessions import AgentConfig, LimitsConfig
 from ..registry import Permissions, ToolRegistry, ToolResult, TurnScope
+from ..search import Discovery
 from ..skills import bind_arguments
 from ._commands import Command, parse_command
 from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
@@ -132,6 +133,10 @@ class Conversation:
         instructions: Base instructions placed before the skill's.
         call_handler: Runs a call; ``registry.execute`` by default (a middleware
             pipeline has the same signature).
+        discovery: Pinned tools and what ``search_tools`` unlocked; its tools
+            join every turn's scope (layers 3 and 4 still apply).
+        context: Fetches text for the instructions once per user message
+            (the resources of ``resources: true`` servers).
     """
 
     def __init__(
@@ -146,6 +151,8 @@ class Conversation:
         plan_mode: bool = False,
         instructions: str = "",
         call_handler: CallHandler | None = None,
+        discovery: Discovery | None = None,
+        context: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         self.registry = registry
         self.skills = skills
@@ -156,18 +163,24 @@ class Conversation:
         self.plan_mode = plan_mode
         self.instructions = instructions
         self.history: list[Message] = []
-        self._call = call_handler or registry.execute
+        self.discovery = discovery
+        handler = call_handler or registry.execute
+        self._call = discovery.wrap(handler) if discovery is not None else handler
+        self._context = context
+        self._context_text = ""
         self._active: _ActiveSkill | None = None
         # Validate the allowlist now, so a bad pattern fails at construction with its origin named.
         self.scope()
 
     @classmethod
     def for_agent(cls, registry: ToolRegistry, skills: SkillSource | None, agent: AgentConfig, *,
-                  instructions: str = "", call_handler: CallHandler | None = None) -> Conversation:
+                  instructions: str = "", call_handler: CallHandler | None = None,
+                  discovery: Discovery | None = None,
+                  context: Callable[[], Awaitable[str]] | None = None) -> Conversation:
         """A conversation with an agent profile's allowlist, permissions, limits and plan mode."""
         return cls(registry, skills, agent=agent.name, allowed_tools=agent.allowed_tools,
                    permissions=agent.permissions.to_permissions(), limits=agent.limits, plan_mode=agent.plan_mode,
-                   instructions=instructions, call_handler=call_handler)
+                   instructions=instructions, call_handler=call_handler, discovery=discovery, context=context)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -179,7 +192,7 @@ class Conversation:
     def scope(self) -> TurnScope:
         """The scope of the next turn: agent allowlist, active skill, plan mode."""
         skill = self.active_skill
-        return TurnScope(
+        base = TurnScope(
             agent_allowed=self.allowed_tools,
             skill_allowed=skill.allowed_tools if skill else (),
             skill_disallowed=skill.disallowed_tools if skill else (),
@@ -187,6 +200,7 @@ class Conversation:
             agent=self.agent,
             read_only=self.plan_mode,
         )
+        return self.discovery.scope_for_turn(base) if self.discovery is not None else base
 
     def turn(self, format: str = "openai", *, strict: bool = False) -> Turn:
         """Instructions, schemas and scope for the next model round."""
@@ -194,6 +208,8 @@ class Conversation:
         parts = [self.instructions.strip()] if self.instructions.strip() else []
         if self._active is not None:
             parts.append(f"# Skill: {self._active.skill.name}\n\n{self._active.instructions.strip()}")
+        if self._context_text:
+            parts.append(self._context_text)
         if self.plan_mode:
             parts.append("Plan mode: only read-only tools are available; propose changes instead of making them.")
         tools = self.registry.schemas_for_tools(scope, format, strict=strict)
@@ -306,8 +322,12 @@ class Conversation:
         if reply is not None:
             return AgentReply(text=reply.text, command=True)
         self.history.append(UserMessage(text))
+        if self.discovery is not None:
+            self.discovery.begin_turn()
         outcome = AgentReply(text="")
         with anyio.move_on_after(self.limits.message_timeout) as deadline:
+            if self._context is not None:
+                self._context_text = await self._context()
             await self._loop(model, outcome)
         if deadline.cancelled_caught:
             self._close_open_calls("not run: the message time limit was reached")

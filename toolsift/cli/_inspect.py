@@ -10,6 +10,7 @@ import typer
 from ..agent import Conversation, result_text
 from ..mcp_sessions import validate_config
 from ..registry import FORMATS, compile_patterns
+from ..search import format_ranking
 from ..skills import SkillsLoader, default_user_dir
 from ..toolbox import Toolbox, find_config
 from ._app import EXIT, app, open_toolbox, run_async, state
@@ -88,13 +89,23 @@ def tools(
     skill: SkillOption = None,
     arguments: ArgsOption = "",
     agent: AgentOption = None,
+    search: Annotated[str | None, typer.Option("--search", "-q", help="Rank every tool and skill for a query.")]
+    = None,
+    limit: Annotated[int, typer.Option("--limit", help="How many search results.")] = 10,
     json_mode: JsonOption = False,
 ) -> None:
-    """Which tools a turn would see (with --skill, after '/use SKILL'), marked internal or global."""
+    """Which tools a turn would see (with --skill, after '/use SKILL'), marked internal or global.
+
+    With --search, the search index's ranking for a query instead (every tool and
+    skill, internal ones included, as search_tools sees them before permissions).
+    """
     out = Output(json_mode=json_mode)
 
     async def body() -> None:
         async with open_toolbox(out) as box:
+            if search is not None:
+                _ranking(out, box, search, limit)
+                return
             conversation = await _conversation(box, agent, skill, arguments)
             visible = box.registry.visible_tools(conversation.scope())
             if patterns:
@@ -112,6 +123,16 @@ def tools(
                       [(r["name"], r["tier"], "yes" if r["read_only"] else "", r["description"][:80]) for r in rows])
 
     run_async(body)
+
+
+def _ranking(out: Output, box: Toolbox, query: str, limit: int) -> None:
+    if not out.json_mode:
+        out.line(format_ranking(box.index, query, limit=limit))
+        return
+    out.json([{"rank": rank, "kind": hit.document.kind, "name": hit.document.name, "server": hit.document.server,
+               "score": None if hit.exact else round(hit.score, 4), "exact": hit.exact,
+               "summary": hit.document.summary}
+              for rank, hit in enumerate(box.index.search(query, limit=limit), start=1)])
 
 
 @app.command()

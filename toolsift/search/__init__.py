@@ -1,0 +1,67 @@
+"""Tool discovery: ranked search over every tool and skill, and the ``search_tools`` meta-tool.
+
+An agent connected to several 200-tool servers should not be sent thousands of
+schemas to find the one tool that fits. :class:`SearchIndex` ranks every
+registered tool (internal ones included) and every skill with BM25 (or, with
+``toolsift[semantic]``, BM25 blended with local sentence embeddings).
+:class:`SearchToolsTool` puts it in front of the model as ``search_tools``;
+the tools it finds and the caller may use are unlocked into the conversation's
+:class:`Discovery`, whose :meth:`Discovery.scope_for_turn` surfaces them in the
+next round. Servers' prompts become skills (:class:`McpPromptSkill`) that
+``/use`` activates, gathered with SKILL.md skills in a :class:`SkillCatalog`.
+
+Wiring, for a conversation in ``tool_discovery: "search"`` mode::
+
+    catalog = SkillCatalog(loader, sessions)
+    index = SearchIndex(registry, catalog, unsearchable={"secrets"})
+    registry.register(SearchToolsTool(index))
+    discovery = Discovery(registry, pinned_servers={"git"}, permissions=permissions)
+    # per user message:   discovery.begin_turn()
+    # per model round:    scope = discovery.scope_for_turn(base_scope)
+    # per tool call:      with discovery.bound(): await registry.execute(name, args, scope, permissions)
+"""
+
+from .._public import publish
+from ._bm25 import Bm25Backend as Bm25Backend
+from ._bm25 import SearchBackend as SearchBackend
+from ._discovery import Discovery as Discovery
+from ._discovery import UnlockMode as UnlockMode
+from ._documents import IndexedSkill as IndexedSkill
+from ._documents import SearchDocument as SearchDocument
+from ._index import SearchHit as SearchHit
+from ._index import SearchIndex as SearchIndex
+from ._index import SkillProvider as SkillProvider
+from ._prompt_skills import McpPromptSkill as McpPromptSkill
+from ._prompt_skills import PromptSession as PromptSession
+from ._prompt_skills import prompt_skills as prompt_skills
+from ._ranking import format_ranking as format_ranking
+from ._search_tool import SEARCH_TOOL_NAME as SEARCH_TOOL_NAME
+from ._search_tool import SearchToolsTool as SearchToolsTool
+from ._semantic import Embedder as Embedder
+from ._semantic import SemanticBackend as SemanticBackend
+from ._semantic import load_local_embedder as load_local_embedder
+from ._skill_catalog import SkillCatalog as SkillCatalog
+
+__all__ = [
+    "SEARCH_TOOL_NAME",
+    "Bm25Backend",
+    "Discovery",
+    "Embedder",
+    "IndexedSkill",
+    "McpPromptSkill",
+    "PromptSession",
+    "SearchBackend",
+    "SearchDocument",
+    "SearchHit",
+    "SearchIndex",
+    "SearchToolsTool",
+    "SemanticBackend",
+    "SkillCatalog",
+    "SkillProvider",
+    "UnlockMode",
+    "format_ranking",
+    "load_local_embedder",
+    "prompt_skills",
+]
+
+publish(globals(), __name__, __all__)
