@@ -231,3 +231,20 @@ def test_demo_runs_offline_and_exits_0() -> None:
         assert row in out
     assert "permitted  claude-flow__memory_store" in out
     assert "layer 4" in out and "layer 1" in out
+
+
+async def test_serve_speaks_mcp_over_stdio(config: Path) -> None:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "toolsift", "-c", str(config), "serve", "--gateway"])
+    async with Client(params, mode="legacy") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"builtin__read_file", "skill__flow-memory", "general__add"} <= names
+        result = await client.call_tool("general__add", {"a": 1, "b": 2})
+        assert not result.is_error and result.structured_content == {"result": 3}
+
+
+def test_serve_reports_a_config_error(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, _, err = run(capsys, "-c", str(config), "serve", "--transport", "http", "--host", "0.0.0.0")
+    assert code == 4 and "without a token" in err

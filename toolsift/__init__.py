@@ -14,6 +14,7 @@ from ._exceptions import InvalidPattern as InvalidPattern
 from ._exceptions import InvalidToolName as InvalidToolName
 from ._exceptions import LimitExceeded as LimitExceeded
 from ._exceptions import PermissionDenied as PermissionDenied
+from ._exceptions import PolicyDenied as PolicyDenied
 from ._exceptions import RegistryError as RegistryError
 from ._exceptions import SecretError as SecretError
 from ._exceptions import ServerDraining as ServerDraining
@@ -48,6 +49,7 @@ __all__ = [
     "LimitExceeded",
     "PermissionDenied",
     "Permissions",
+    "PolicyDenied",
     "RegistryError",
     "SecretError",
     "ServerDraining",

@@ -12,7 +12,8 @@ room of the product the problem comes from::
     │   ├── InvalidPattern           (also ValueError) a glob uses characters it cannot
     │   ├── UnknownFormat            (also LookupError) no such schema format
     │   ├── PermissionDenied         a call failed one of the five visibility layers
-    │   └── InvalidArguments         (also ValueError) arguments fail the inputSchema
+    │   ├── InvalidArguments         (also ValueError) arguments fail the inputSchema
+    │   └── PolicyDenied             a call breaks a serving policy (workspace, command, URL, argument)
     ├── SessionError
     │   ├── ServerUnavailable        the server is connecting, restarting or broken
     │   ├── ServerDraining           the server was removed or changed and is draining
@@ -44,6 +45,7 @@ __all__ = [
     "InvalidToolName",
     "LimitExceeded",
     "PermissionDenied",
+    "PolicyDenied",
     "RegistryError",
     "SecretError",
     "ServerDraining",
@@ -182,6 +184,27 @@ class InvalidArguments(RegistryError, ValueError):
         self.tool = tool
         self.errors = tuple(errors)
         super().__init__(f"Invalid arguments for tool {tool!r}: {'; '.join(self.errors)}")
+
+
+class PolicyDenied(RegistryError):
+    """Raised when a call breaks a policy: a path outside the workspace, a program
+    off the allowlist, an argument or URL a policy refuses, a size limit.
+
+    Builtin tools and the serving pipeline turn it into a tool error result.
+
+    Attributes:
+        policy: Which policy refused (``workspace``, ``command``, ``url``,
+            ``argument``, ``size``).
+        reason: What was refused and, where there is one, how to allow it.
+        tool: The tool called, when known.
+    """
+
+    def __init__(self, policy: str, reason: str, *, tool: str | None = None) -> None:
+        self.policy = policy
+        self.reason = reason
+        self.tool = tool
+        subject = f"Tool {tool!r} refused" if tool else "Refused"
+        super().__init__(f"{subject} by the {policy} policy: {reason}")
 
 
 class SessionError(ToolsiftError):

@@ -17,6 +17,7 @@ from .._exceptions import ConfigError
 from ..registry import Level, Permissions, ToolRule, compile_patterns
 from ._config import ServerConfig
 from ._model import ConfigModel, resolve_path
+from ._serve_settings import ServeSettings
 
 __all__ = [
     "AgentConfig",
@@ -187,6 +188,7 @@ class ToolsiftConfig(ConfigModel):
         skills: Skill folders.
         workspace: The folder builtin file tools work in (default: the config's folder).
         audit: Audit log settings.
+        serve: How ``toolsift serve`` serves (transport, safety limits, policies).
     """
 
     path: Path | None = Field(default=None, exclude=True)
@@ -196,6 +198,8 @@ class ToolsiftConfig(ConfigModel):
     skills: SkillsConfig = Field(default={}, validate_default=True)
     workspace: Path = Field(default=Path(), validate_default=True)
     audit: AuditConfig = AuditConfig()
+    # `{}` so the default validates with the base_dir context (relative workspace paths).
+    serve: ServeSettings = Field(default={}, validate_default=True)
 
     @field_validator("agents")
     @classmethod

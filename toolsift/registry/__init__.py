@@ -20,6 +20,7 @@ from ._names import validate_tool_name as validate_tool_name
 from ._permissions import PermissionLayer as PermissionLayer
 from ._permissions import Permissions as Permissions
 from ._permissions import ToolRule as ToolRule
+from ._permissions import check_permissions as check_permissions
 from ._registry import RegistryChange as RegistryChange
 from ._registry import ToolRegistry as ToolRegistry
 from ._scope import TurnScope as TurnScope
@@ -53,6 +54,7 @@ __all__ = [
     "ToolRule",
     "ToolSpec",
     "TurnScope",
+    "check_permissions",
     "compile_patterns",
     "get_format",
     "literal_server",

@@ -21,7 +21,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _arguments_model(fn: Callable[..., Any], name: str) -> tuple[type[BaseModel], str | None]:
     """Build a pydantic model of ``fn``'s parameters; return it and the name of a ToolContext parameter."""
-    hints = get_type_hints(fn)
+    hints = get_type_hints(fn, include_extras=True)  # keep Annotated[..., Field(description=...)]
     fields: dict[str, Any] = {}
     context_param: str | None = None
     for param in inspect.signature(fn).parameters.values():

@@ -70,6 +70,7 @@ class ToolRegistry:
         self._generation = 0
         self._scope_cache: OrderedDict[tuple[TurnScope, str, bool], list[dict[str, Any]]] = OrderedDict()
         self._subscribers: list[Callable[[RegistryChange], None]] = []
+        self._absent: dict[str, str] = {}
         self._executor = Executor(self)
 
     # -- reading -----------------------------------------------------------------
@@ -104,6 +105,14 @@ class ToolRegistry:
         """
         return self._entry(name).tool
 
+    def spec(self, name: str) -> ToolSpec:
+        """The spec the registry checks calls of ``name`` against: the tool's own, config rules applied.
+
+        Raises:
+            ToolNotFound: When nothing is registered under that name or alias.
+        """
+        return self._entry(name).spec
+
     def is_internal(self, name: str) -> bool:
         """True when the tool belongs to the internal tier."""
         return self._entry(name).internal
@@ -135,8 +144,22 @@ class ToolRegistry:
     def _suggestion(self, name: str) -> str | None:
         namespace = namespace_of(name)
         if namespace is not None and namespace not in self._by_namespace:
-            return f"no server {namespace!r} has registered tools"
+            return self._absent.get(namespace) or f"no server {namespace!r} has registered tools"
         return None
+
+    def explain_absence(self, server: str, reason: str | None) -> None:
+        """Say why namespace ``server`` has no tools (None forgets it).
+
+        A call by name to one of its tools then raises ``ToolNotFound`` with
+        ``reason`` as its hint while the namespace stays empty; hot reload sets
+        it while a removed MCP server drains, so that a model calling a tool it
+        saw a turn ago learns the server is draining, not that the tool never
+        existed.
+        """
+        if reason is None:
+            self._absent.pop(server, None)
+        else:
+            self._absent[server] = reason
 
     # -- changing ------------------------------------------------------------------
 

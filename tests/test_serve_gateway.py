@@ -1,0 +1,98 @@
+"""Gateway mode: MCP tools of configured servers, served under ``server__tool`` and narrowed by profile and skill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from serve_project import general_server, served_http, stdio_params, text, write_project
+
+from toolsift import ConfigError
+from toolsift.mcp_sessions.server import build_server
+
+pytestmark = pytest.mark.timeout(90)
+
+BUILTINS = ["builtin__read_file", "builtin__write_file", "builtin__list_directory", "builtin__exec_shell"]
+
+
+async def test_serve_gateway_over_stdio_calls_a_real_mcp_server(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"gateway": True}, servers={"general": general_server()})
+    steps: list[float] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        steps.append(done)
+
+    async with Client(stdio_params(config), mode="legacy") as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names[:5] == [*BUILTINS, "skill__review"]
+        assert {"general__echo", "general__add", "general__progress"} <= set(names[5:])
+        echoed = await client.call_tool("general__echo", {"text": "through the gateway"})
+        assert not echoed.is_error
+        # The server is untrusted (the default): its text is fenced by the session layer.
+        assert "<<<UNTRUSTED TOOL RESULT" in text(echoed)
+        assert "through the gateway" in text(echoed)
+        added = await client.call_tool("general__add", {"a": 2, "b": 3})
+        assert added.structured_content == {"result": 5}
+        failed = await client.call_tool("general__fail", {"message": "disk full"})
+        assert failed.is_error
+        assert "disk full" in text(failed)
+        counted = await client.call_tool("general__progress", {"steps": 3}, progress_callback=progress)
+        assert "done 3 steps" in text(counted)
+        assert steps == [1, 2, 3]
+        wrong = await client.call_tool("general__add", {"a": "two", "b": 3})
+        assert text(wrong).startswith("Invalid arguments for tool 'general__add'")
+        review = await client.call_tool("skill__review", {"file": "notes.txt"})
+        assert review.structured_content["tools"] == ["builtin__read_file", "builtin__list_directory",
+                                                      "general__echo"]
+
+
+async def test_serve_gateway_narrowed_by_a_skill(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"gateway": "review"}, servers={"general": general_server()})
+    async with served_http(config) as (url, _), Client(url) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names == [*BUILTINS, "skill__review", "general__echo"]
+        assert "hi" in text(await client.call_tool("general__echo", {"text": "hi"}))
+        hidden = await client.call_tool("general__add", {"a": 1, "b": 2})
+        assert hidden.is_error
+        assert "denied at layer 4 (skill allowed-tools): not in skill 'review' allowed-tools" in text(hidden)
+        # builtin__ cannot be used to reach around the gateway's scope.
+        assert text(await client.call_tool("builtin__general__add", {"a": 1, "b": 2})).startswith("Unknown tool")
+
+
+async def test_serve_gateway_patterns_surface_internal_servers_named_literally(tmp_path: Path) -> None:
+    servers = {"general": general_server(internalOnly=True)}
+    config = write_project(tmp_path, serve={"gateway": ["general__add", "read_file"]}, servers=servers)
+    async with served_http(config) as (url, _), Client(url) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names == [*BUILTINS, "skill__review", "general__add"]
+        assert (await client.call_tool("general__add", {"a": 1, "b": 1})).structured_content == {"result": 2}
+
+
+async def test_serve_gateway_hides_internal_servers_by_default(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"gateway": True}, servers={"general": general_server(internalOnly=True)})
+    async with served_http(config) as (url, _), Client(url) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names == [*BUILTINS, "skill__review"]
+        hidden = await client.call_tool("general__echo", {"text": "x"})
+        assert "denied at layer 1 (internal_only)" in text(hidden)
+
+
+async def test_serve_gateway_follows_the_profile_and_argument_policies(tmp_path: Path) -> None:
+    agents = {"ci": {"allowedTools": ["read_file", "general__echo"], "permissions": {"level": "read"}}}
+    serve = {"gateway": True, "profile": "ci",
+             "argumentPolicies": {"general__*": {"text": {"denied": ["*password*"]}}}}
+    config = write_project(tmp_path, serve=serve, agents=agents, servers={"general": general_server()})
+    async with served_http(config) as (url, _), Client(url) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names == ["builtin__read_file", "skill__review", "general__echo"]
+        refused = await client.call_tool("general__echo", {"text": "my password is hunter2"})
+        assert "refused by the argument policy: argument 'text'" in text(refused)
+        assert "denied at layer 3" in text(await client.call_tool("builtin__write_file", {"path": "a",
+                                                                                          "content": "b"}))
+
+
+def test_serve_gateway_refuses_servers_named_like_toolsift_namespaces(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"gateway": True}, servers={"skill": general_server()})
+    with pytest.raises(ConfigError, match="gateway mode cannot serve MCP servers named 'skill'"):
+        build_server(config)

@@ -1,0 +1,143 @@
+"""``toolsift serve`` over stdio, driven by the SDK's own client in both protocol eras."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from serve_project import stdio_params, text, write_project
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return write_project(tmp_path, serve={"maxResultBytes": 2000, "maxArgumentBytes": 5000})
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_serve_stdio_lists_and_calls_every_builtin_and_skill(config: Path, mode: str) -> None:
+    async with Client(stdio_params(config), mode=mode) as client:
+        assert client.server_capabilities.tools is not None
+        assert client.server_capabilities.tools.list_changed is True
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names == ["builtin__read_file", "builtin__write_file", "builtin__list_directory",
+                         "builtin__exec_shell", "skill__review"]
+
+        written = await client.call_tool("builtin__write_file", {"path": "out/new.txt", "content": "fresh"})
+        assert text(written) == "Wrote 5 bytes to 'out/new.txt'"
+        read = await client.call_tool("builtin__read_file", {"path": "out/new.txt"})
+        assert not read.is_error
+        # File content is untrusted data: fenced before a model reads it.
+        assert "<<<UNTRUSTED TOOL RESULT" in text(read)
+        assert "\nfresh\n" in text(read)
+        listed = await client.call_tool("builtin__list_directory", {"path": "."})
+        assert text(listed) == "notes.txt\nout/"
+        ran = await client.call_tool("builtin__exec_shell", {"command": "echo served over stdio"})
+        assert "$ echo served over stdio\nexit code 0\nserved over stdio" in text(ran)
+
+        skill = await client.call_tool("skill__review", {"file": "notes.txt"})
+        assert text(skill) == ("Review notes.txt and list three problems.\n\n---\n"
+                               "Tools for this skill: builtin__read_file, builtin__list_directory")
+        assert skill.structured_content == {
+            "skill": "review", "instructions": "Review notes.txt and list three problems.",
+            "allowed_tools": ["read_file", "list_directory", "general__echo"],
+            "tools": ["builtin__read_file", "builtin__list_directory"],
+        }
+
+
+async def test_serve_stdio_refusals_are_tool_errors_and_serving_goes_on(config: Path) -> None:
+    (config.parent / "ws" / "big.txt").write_text("y" * 3000, encoding="utf-8")
+    cases = {
+        ("builtin__read_file", "../toolsift.json"): "outside the workspace",
+        ("builtin__read_file", "big.txt"): "over the limit of 2,000 bytes",
+        ("builtin__exec_shell", "rm -rf /"): "'rm' is not on the allowlist (echo, ls)",
+        ("builtin__exec_shell", "echo a; cat /etc/passwd"): "only a shell understands",
+        ("builtin__exec_shell", "echo $(id)"): "only a shell understands",
+        ("builtin__write_file", "x" * 6000): "over the limit of 5,000 bytes",
+    }
+    async with Client(stdio_params(config)) as client:
+        for (name, value), message in cases.items():
+            key = "command" if name.endswith("exec_shell") else "path"
+            arguments = {key: value} if name != "builtin__write_file" else {"path": "a", "content": value}
+            result = await client.call_tool(name, arguments)
+            assert result.is_error, name
+            assert message in text(result), (name, text(result))
+        wrong_type = await client.call_tool("builtin__read_file", {"path": 42})
+        assert text(wrong_type) == "Invalid arguments for tool 'read_file': path: 42 is not of type 'string'"
+        missing = await client.call_tool("skill__review", {})
+        assert "'file' is a required property" in text(missing)
+        assert not (await client.call_tool("builtin__read_file", {"path": "notes.txt"})).is_error
+    # One JSON line per call: the registry's own, or the guard's for what never reached it.
+    events = [json.loads(line) for line in (config.parent / "audit.jsonl").read_text().splitlines()]
+    summary = [(e["kind"], e["tool"], tuple(e["flags"])) for e in events]
+    assert ("tool.denied", "exec_shell", ("SecurityGuard",)) in summary
+    assert ("tool.failed", "read_file", ("ResultGuard",)) in summary
+    assert ("tool.failed", "read_file", ()) in summary  # the workspace escape, raised inside the tool
+    assert summary[-1] == ("tool.executed", "read_file", ())
+    assert all(e["agent"] == "default" for e in events)
+
+
+UNSERVED = ["read_file", "builtin__nope", "builtin__general__echo", "skill__internal-notes", "skill__missing",
+            "general__echo", "builtin__", "nope"]
+
+
+async def test_serve_stdio_routes_only_served_names(config: Path) -> None:
+    async with Client(stdio_params(config), mode="legacy") as client:
+        for name in UNSERVED:
+            result = await client.call_tool(name, {})
+            assert result.is_error
+            assert text(result) == (f"Unknown tool {name!r}: this server serves builtin__*, skill__*; list the "
+                                    "tools to see their names")
+
+
+async def test_serve_stdio_answers_malformed_json_rpc_and_keeps_serving(config: Path) -> None:
+    lines = [
+        "{not json",
+        "[1, 2]",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "nope"}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}),
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+    ]
+    params = stdio_params(config)
+    process = await anyio.open_process([params.command, *params.args], cwd=params.cwd, stderr=subprocess.DEVNULL)
+    assert process.stdin is not None and process.stdout is not None
+    answers: list[dict[str, Any]] = []
+    buffer = b""
+    try:
+        with anyio.fail_after(60):
+            await process.stdin.send("\n".join(lines).encode() + b"\n")
+            # Seven lines in, six answers out (the notification gets none).
+            while len(answers) < 6:
+                buffer += await process.stdout.receive()
+                *complete, buffer = buffer.split(b"\n")
+                answers += [json.loads(line) for line in complete if line.strip()]
+    finally:
+        await process.stdin.aclose()
+        with anyio.fail_after(10):
+            await process.wait()
+    assert [answer["error"]["code"] for answer in answers[:2]] == [-32700, -32600]
+    assert answers[0]["id"] is None
+    assert answers[2]["result"]["serverInfo"]["name"] == "toolsift"
+    by_id = {answer["id"]: answer for answer in answers[3:]}
+    assert by_id[2]["result"]["isError"] is True
+    assert by_id[3]["error"]["code"] == -32601
+    assert len(by_id[4]["result"]["tools"]) == 5
+
+
+def test_serve_module_reports_config_errors(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"profile": "nobody"})
+    completed = subprocess.run([sys.executable, "-m", "toolsift.mcp_sessions.server", "--config", str(config)],
+                               capture_output=True, text=True, timeout=60, check=False)
+    assert completed.returncode == 4
+    assert "toolsift serve: " in completed.stderr
+    assert "no agent named 'nobody'; configured agents: default" in completed.stderr

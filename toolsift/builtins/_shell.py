@@ -1,0 +1,143 @@
+"""``exec_shell``: run one allowed program in the workspace, without a shell.
+
+The program runs in its own process group with the workspace as its current
+folder, no stdin and a minimal environment (the server's own variables may
+hold credentials). On timeout, and when the caller is cancelled, the whole
+group is killed, so a program cannot leave children running behind it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+from typing import Annotated
+
+import anyio
+import mcp.types as mcp_types
+from anyio.abc import ByteReceiveStream
+from pydantic import Field
+
+from ..registry import FunctionTool, Level, ToolResult
+from ._commands import CommandPolicy
+from ._workspace import Workspace
+
+__all__ = ["ShellTool"]
+
+# Variables a program needs to behave normally and that carry no credentials.
+_PASSED_VARIABLES = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "TERM")
+
+
+def _search_path() -> str:
+    # Relative PATH entries would resolve against the workspace and run whatever sits there.
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(entry for entry in entries if os.path.isabs(entry))
+
+
+def _environment() -> dict[str, str]:
+    env = {name: os.environ[name] for name in _PASSED_VARIABLES if name in os.environ}
+    env["PATH"] = _search_path()
+    return env
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is already gone
+        os.killpg(pid, signal.SIGKILL)
+
+
+class _Capture:
+    """The first ``limit`` bytes of a stream; the rest is counted and dropped."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self.data = bytearray()
+        self.total = 0
+
+    async def drain(self, stream: ByteReceiveStream | None) -> None:
+        if stream is None:  # pragma: no cover - both pipes are always requested
+            return
+        async for chunk in stream:
+            self.total += len(chunk)
+            room = self._limit - len(self.data)
+            if room > 0:
+                self.data += chunk[:room]
+
+    def text(self, label: str) -> str:
+        text = self.data.decode("utf-8", errors="replace")
+        if self.total > len(self.data):
+            text += f"\n[{label} truncated: {self.total:,} bytes, {len(self.data):,} shown]"
+        return text
+
+
+class ShellTool:
+    """``exec_shell`` for one workspace and one command policy.
+
+    Args:
+        workspace: The folder programs run in.
+        policy: Which programs may run, and the limits.
+    """
+
+    def __init__(self, workspace: Workspace, policy: CommandPolicy) -> None:
+        self._workspace = workspace
+        self._policy = policy
+
+    def tool(self) -> FunctionTool:
+        """The tool, ready to register (it requires level ``execute``)."""
+        annotations = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
+        return FunctionTool(self.exec_shell, required_level=Level.EXECUTE, annotations=annotations)
+
+    async def exec_shell(
+        self,
+        command: Annotated[str, Field(description="One program and its arguments, split like a shell would "
+                                                  "split words (no pipes, redirections or ';')")],
+    ) -> ToolResult:
+        """Run an allowed program in the workspace folder and return its exit code and output."""
+        argv = self._policy.parse(command, tool="exec_shell")
+        program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0], path=_search_path())
+        if program is None:
+            return ToolResult.error(f"exec_shell: the program {argv[0]!r} is allowed but was not found on PATH")
+        try:
+            process = await anyio.open_process(
+                [program, *argv[1:]], cwd=self._workspace.root, env=_environment(), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            )
+        except OSError as exc:
+            return ToolResult.error(f"exec_shell: cannot start {argv[0]!r}: {exc.strerror or exc}")
+        stdout, stderr = _Capture(self._policy.max_output_bytes), _Capture(self._policy.max_output_bytes)
+        try:
+            with anyio.move_on_after(self._policy.timeout) as deadline:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(stdout.drain, process.stdout)
+                    group.start_soon(stderr.drain, process.stderr)
+                await process.wait()
+        finally:
+            # Also on cancellation: no program outlives its call, nor do its children.
+            _kill_group(process.pid)
+            with anyio.CancelScope(shield=True):
+                await process.aclose()
+        return self._result(argv, process.returncode, stdout, stderr, timed_out=deadline.cancelled_caught)
+
+    def _result(self, argv: list[str], code: int | None, stdout: _Capture, stderr: _Capture, *,
+                timed_out: bool) -> ToolResult:
+        shown = shlex.join(argv)
+        if timed_out:
+            head = f"exec_shell: {shown!r} timed out after {self._policy.timeout:g}s; its process group was killed"
+        else:
+            head = f"$ {shown}\nexit code {code}"
+        parts = [head]
+        if stdout.total:
+            parts.append(stdout.text("stdout"))
+        if stderr.total:
+            parts += ["--- stderr ---", stderr.text("stderr")]
+        structured = {
+            "exit_code": None if timed_out else code,
+            "stdout": stdout.data.decode("utf-8", errors="replace"),
+            "stderr": stderr.data.decode("utf-8", errors="replace"),
+            "timed_out": timed_out,
+            "truncated": stdout.total > len(stdout.data) or stderr.total > len(stderr.data),
+        }
+        result = ToolResult.text("\n".join(parts), structured=structured)
+        return result.model_copy(update={"is_error": timed_out or code != 0})

@@ -1,0 +1,45 @@
+"""``toolsift serve``: expose builtin tools, skills and (as a gateway) MCP tools over MCP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..toolbox import find_config
+from ._app import app, state
+
+
+@app.command()
+def serve(
+    transport: Annotated[str | None, typer.Option("--transport", "-t", help="stdio (default) or http.")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="HTTP: address to bind (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option("--port", "-p", help="HTTP: port (0 picks a free one).")] = None,
+    stateless: Annotated[bool, typer.Option("--stateless", help="HTTP: no MCP session ids.")] = False,
+    json_response: Annotated[bool, typer.Option("--json-response", help="HTTP: plain JSON bodies.")] = False,
+    workers: Annotated[int | None, typer.Option("--workers", help="HTTP: uvicorn workers (needs --stateless).")]
+    = None,
+    profile: Annotated[str | None, typer.Option("--profile", help="Agent profile the server runs as.")] = None,
+    gateway: Annotated[bool, typer.Option("--gateway", help="Also serve the configured MCP servers' tools.")]
+    = False,
+    gateway_skill: Annotated[str | None, typer.Option("--gateway-skill",
+                                                      help="Serve the MCP tools a skill's allowed-tools name.")]
+    = None,
+    ready_file: Annotated[Path | None, typer.Option("--ready-file", help="HTTP: write the URL here once up.")]
+    = None,
+) -> None:
+    """Serve toolsift over MCP: `claude mcp add toolsift -- toolsift serve`.
+
+    Settings come from the config's `serve` section; these options override them.
+    """
+    from ..mcp_sessions.server import main as serve_main  # uvicorn and Starlette load only here
+
+    argv = ["--config", str(find_config(state.config))]
+    for flag, value in (("--transport", transport), ("--host", host), ("--port", port), ("--workers", workers),
+                        ("--profile", profile), ("--gateway-skill", gateway_skill), ("--ready-file", ready_file)):
+        if value is not None:
+            argv += [flag, str(value)]
+    argv += [flag for flag, on in (("--stateless", stateless), ("--json-response", json_response),
+                                   ("--gateway", gateway)) if on]
+    raise typer.Exit(serve_main(argv))

@@ -1,0 +1,71 @@
+"""The middleware pipeline every served call passes, usable by the agent loop too.
+
+A :class:`Pipeline` wraps a call handler (usually ``ToolRegistry.execute``, via
+:meth:`Pipeline.for_registry`) in stages built once, Starlette style::
+
+    pipeline = Pipeline.for_registry(registry, [
+        Middleware(PermissionFilter, agent="ci", allowed_tools=["read_*"], permissions=profile),
+        Middleware(AuditTrail, audit=registry.audit),
+        Middleware(SecurityGuard, max_argument_bytes=1_000_000, commands=policy, urls=urls),
+        Middleware(ResultGuard, max_bytes=1_000_000, untrusted=["read_file"], fence=fence),
+    ])
+    result = await pipeline("read_file", {"path": "README.md"}, scope, permissions)
+
+What each stage adds to ``execute`` (which checks the five layers, validates
+arguments against the schema and audits):
+
+- :class:`PermissionFilter`: the call runs as one profile (its allowed tools,
+  permissions and plan mode), whatever the caller claims;
+- :class:`AuditTrail`: an audit event for each refusal the registry never saw;
+- :class:`SecurityGuard`: argument size, per-argument rules, the command policy
+  and the URL policy;
+- :class:`ResultGuard`: a size limit on results, and untrusted text fenced.
+
+A pipeline always returns a ``ToolResult``; a refusal is an error result whose
+``meta[REFUSAL_KEY]`` names the stage. Only cancellation propagates.
+"""
+
+from .._public import publish
+from ._audit import AuditTrail as AuditTrail
+from ._call import REFUSAL_KEY as REFUSAL_KEY
+from ._call import CallHandler as CallHandler
+from ._call import Refusal as Refusal
+from ._call import ToolCall as ToolCall
+from ._call import refusal_of as refusal_of
+from ._call import refuse as refuse
+from ._permission import PermissionFilter as PermissionFilter
+from ._permission import profile_scope as profile_scope
+from ._pipeline import Middleware as Middleware
+from ._pipeline import MiddlewareFactory as MiddlewareFactory
+from ._pipeline import Pipeline as Pipeline
+from ._pipeline import RegistryHandler as RegistryHandler
+from ._policies import ArgumentRule as ArgumentRule
+from ._policies import UrlPolicy as UrlPolicy
+from ._results import Fence as Fence
+from ._results import ResultGuard as ResultGuard
+from ._results import result_size as result_size
+from ._security import SecurityGuard as SecurityGuard
+
+__all__ = [
+    "REFUSAL_KEY",
+    "ArgumentRule",
+    "AuditTrail",
+    "CallHandler",
+    "Fence",
+    "Middleware",
+    "MiddlewareFactory",
+    "PermissionFilter",
+    "Pipeline",
+    "Refusal",
+    "RegistryHandler",
+    "ResultGuard",
+    "SecurityGuard",
+    "ToolCall",
+    "UrlPolicy",
+    "profile_scope",
+    "refusal_of",
+    "refuse",
+    "result_size",
+]
+
+publish(globals(), __name__, __all__)

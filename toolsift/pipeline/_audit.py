@@ -1,0 +1,58 @@
+"""``AuditTrail``: the audit record of every refusal the registry never saw.
+
+``ToolRegistry.execute`` audits each call that reaches it (ran, failed or
+denied by a layer). A call refused before it (by ``SecurityGuard``) or whose
+result was withheld after it (by ``ResultGuard``) would leave no record, so
+this stage writes one for those, into the same ``AuditLog``. It therefore
+sits outermost, where it sees every stage's answer.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import final
+
+from ..registry import AuditEvent, AuditLog, ToolResult
+from ..registry._audit import redact
+from ._call import CallHandler, ToolCall, refusal_of
+
+__all__ = ["AuditTrail"]
+
+_REASON_CHARS = 500
+
+
+@final
+class AuditTrail:
+    """Writes an audit event for each call a pipeline stage refused.
+
+    Args:
+        handler: The next stage.
+        audit: Where events go (usually the registry's ``audit``, which can
+            also write them to a JSON-lines file).
+    """
+
+    def __init__(self, handler: CallHandler, *, audit: AuditLog) -> None:
+        self._handler = handler
+        self._audit = audit
+
+    async def __call__(self, call: ToolCall) -> ToolResult:
+        started = time.perf_counter()
+        result = await self._handler(call)
+        refusal = refusal_of(result)
+        if refusal is not None and not refusal["audited"]:
+            # Refused before the tool ran: a denial; withheld after it ran: a failure.
+            denied = refusal["stage"] != "ResultGuard"
+            self._audit.emit(AuditEvent(
+                kind="tool.denied" if denied else "tool.failed",
+                tool=call.name,
+                outcome="denied" if denied else "error",
+                call_id=uuid.uuid4().hex[:16],
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                skill=call.scope.skill,
+                agent=call.scope.agent,
+                reason=result.text_content()[:_REASON_CHARS],
+                arguments=redact(call.arguments),
+                flags=(refusal["stage"],),
+            ))
+        return result
