@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import secrets
 import time
-import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,9 @@ class Executor:
         self._registry = registry
         self._layers: list[PermissionLayer] = []
         self._frozen = False
+        # Call ids: unique per registry, cheap to make (a random prefix and a counter).
+        self._id_prefix = secrets.token_hex(4)
+        self._ids = itertools.count(1)
 
     def add_layer(self, layer: PermissionLayer) -> None:
         if self._frozen:
@@ -54,7 +58,7 @@ class Executor:
         progress: ProgressCallback | None,
     ) -> ToolResult:
         self._frozen = True
-        call_id = uuid.uuid4().hex[:16]
+        call_id = f"{self._id_prefix}{next(self._ids):08x}"
         started = time.perf_counter()
         arguments: dict[str, Any] = dict(args) if isinstance(args, Mapping) else {}
         entry: Entry | None = None
@@ -100,6 +104,8 @@ class Executor:
     async def _run(self, entry: Entry, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         name = entry.spec.name
         try:
+            if ctx.timeout is None:  # no cancel scope at all: it is the hot path of every MCP call
+                return await entry.tool.call(arguments, ctx)
             with anyio.move_on_after(ctx.timeout):
                 return await entry.tool.call(arguments, ctx)
             # Reached only when the deadline cancelled the call (the tool saw the cancellation).
@@ -121,11 +127,11 @@ class Executor:
                 entry.validator = f"Tool {entry.spec.name!r} has an invalid inputSchema: {exc.message}"
         if isinstance(entry.validator, str):
             return entry.validator
+        if entry.validator.is_valid(arguments):
+            return None
         errors = sorted(entry.validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-        if errors:
-            messages = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:_MAX_ERRORS]]
-            raise InvalidArguments(entry.spec.name, messages)
-        return None
+        messages = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:_MAX_ERRORS]]
+        raise InvalidArguments(entry.spec.name, messages)
 
     def _audit(
         self,

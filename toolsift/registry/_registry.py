@@ -23,6 +23,9 @@ __all__ = ["RegistryChange", "ToolRegistry"]
 logger = logging.getLogger("toolsift.registry")
 _NAME_RULES = {f.name_rule.key: f.name_rule for f in FORMATS.values() if f.name_rule is not None}
 _SCOPE_CACHE_SIZE = 512
+# Both are immutable, so one instance serves every call that passes none.
+_NO_SCOPE = TurnScope()
+_DEFAULT_PERMISSIONS = Permissions()
 
 
 @dataclass(frozen=True)
@@ -407,6 +410,7 @@ class ToolRegistry:
             SessionError: The tool's MCP server is draining or unavailable.
         """
         return await self._executor.execute(
-            name, args, scope or TurnScope(), permissions or Permissions(), timeout=timeout, progress=progress
+            name, args, scope if scope is not None else _NO_SCOPE,
+            permissions if permissions is not None else _DEFAULT_PERMISSIONS, timeout=timeout, progress=progress,
         )
 
