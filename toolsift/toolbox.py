@@ -9,15 +9,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self, TypeVar, final
 
+import anyio
+from anyio.abc import TaskStatus
+
 from ._exceptions import ConfigError
 from .agent import CallHandler, Conversation
 from .mcp_sessions import (
     ListMcpResources,
-    McpSessionGroup,
+    McpServerManager,
     ReadMcpResource,
     ToolsiftConfig,
     load_config,
-    register_mcp_tools,
     resource_context,
 )
 from .registry import AuditLog, ToolRegistry
@@ -68,41 +70,56 @@ class Toolbox:
             turn = chat.turn("openai")   # instructions + the turn's schemas
 
     On entry it builds the registry (with the config's tool rules and audit
-    log), loads the skills, and starts every enabled MCP server in parallel; a
-    server that fails is reported in :attr:`sessions` and the rest go on. On
-    exit every session is closed and child processes are reaped. If the
-    entering task is cancelled, whatever was started is closed again.
+    log), loads the skills, and starts every enabled MCP server in parallel
+    through :attr:`manager`; a server that fails is reported in
+    :attr:`sessions` and the rest go on. On exit every session is closed and
+    child processes are reaped. If the entering task is cancelled, whatever was
+    started is closed again.
+
+    With ``watch=True`` (or by running :meth:`watch`), edits to the config
+    file's ``tools.mcpServers`` and to the skill folders apply while it runs;
+    see :class:`~toolsift.mcp_sessions.McpServerManager` for how servers are
+    added, drained and replaced. Other sections of the file take effect at the
+    next start.
 
     Args:
         config: A loaded config.
         user_skills_dir: The user's skill folder (``~/.toolsift/skills`` by
             default; used only when the config's ``skills.userSkills`` is true).
+        watch: Follow the config file and the skill folders from entry to exit.
+        drain_seconds: How long a removed or replaced server may finish its
+            calls (default 30).
     """
 
-    def __init__(self, config: ToolsiftConfig, *, user_skills_dir: Path | None = None) -> None:
+    def __init__(self, config: ToolsiftConfig, *, user_skills_dir: Path | None = None, watch: bool = False,
+                 drain_seconds: float | None = None) -> None:
         self.config = config
         self.registry = ToolRegistry(rules=config.tool_rules, audit=AuditLog(config.audit.path))
         paths = list(config.skills.paths)
         user = (user_skills_dir or default_user_dir()) if config.skills.user_skills else None
         self.skills = SkillsLoader(project=paths[0] if paths else None, user=user, extra=paths[1:])
-        self._sessions: McpSessionGroup | None = None
+        self.manager = McpServerManager(self.registry, config, drain_seconds=drain_seconds)
+        self._watch = watch
+        self._watching = False
+        self._sessions: McpServerManager | None = None
         self._stack: AsyncExitStack | None = None
         self._catalog: SkillCatalog | None = None
         self._index: SearchIndex | None = None
 
     @classmethod
-    def from_config(cls, path: str | os.PathLike[str] | None = None, *,
-                    user_skills_dir: Path | None = None) -> Toolbox:
+    def from_config(cls, path: str | os.PathLike[str] | None = None, *, user_skills_dir: Path | None = None,
+                    watch: bool = False, drain_seconds: float | None = None) -> Toolbox:
         """Load a config file (see :func:`find_config`) into a toolbox that is not started yet.
 
         Raises:
             ConfigError: When no file is found or the file is invalid.
         """
-        return cls(load_config(find_config(path)), user_skills_dir=user_skills_dir)
+        return cls(load_config(find_config(path)), user_skills_dir=user_skills_dir, watch=watch,
+                   drain_seconds=drain_seconds)
 
     @property
-    def sessions(self) -> McpSessionGroup:
-        """Every MCP session by server name (internal servers included).
+    def sessions(self) -> McpServerManager:
+        """Every MCP session by server name (internal servers included): :attr:`manager` once started.
 
         Raises:
             RuntimeError: Before the toolbox is entered.
@@ -132,14 +149,18 @@ class Toolbox:
         async with AsyncExitStack() as guard:
             guard.push_async_exit(stack)
             self.skills.load()
-            sessions = await stack.enter_async_context(register_mcp_tools(self.config, self.registry))
-            self._sessions = sessions
+            sessions = self._sessions = await stack.enter_async_context(self.manager)
             self._catalog = SkillCatalog(self.skills, sessions)
-            unsearchable = {c.namespace for c in self.config.servers.values() if not c.searchable}
-            self._index = SearchIndex(self.registry, self._catalog, unsearchable=unsearchable)
+            # Read on every search, so that a reload's servers count.
+            self._index = SearchIndex(self.registry, self._catalog, unsearchable=lambda: {
+                c.namespace for c in sessions.servers.values() if not c.searchable})
             # search_tools sits in the internal tier: only a conversation in search mode pins it into its turns.
             self.registry.register(SearchToolsTool(self._index), internal=True)
             self.registry.register_many([ListMcpResources(sessions), ReadMcpResource(sessions)])
+            if self._watch:
+                watchers = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(watchers.cancel_scope.cancel)
+                await watchers.start(self.watch)
             guard.pop_all()
         self._stack = stack
         return self
@@ -150,6 +171,34 @@ class Toolbox:
         if stack is not None:
             await stack.aclose()
 
+    async def watch(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Follow the config file and the skill folders, applying each edit, until cancelled.
+
+        Run it in a task group of the started toolbox: ``await
+        tg.start(box.watch)`` returns once both watches are in place. Server
+        edits reach :meth:`McpServerManager.subscribe` subscribers as
+        ``ManagerEvent`` objects (``config.rejected`` for an invalid file, which
+        changes nothing); skill edits reach ``box.skills.subscribe`` subscribers
+        as ``SkillsReloaded``. Either is the signal to refresh a schema set.
+
+        Raises:
+            RuntimeError: Before the toolbox is entered, or when it is already watching.
+            ValueError: The config was not loaded from a file.
+        """
+        manager = self._started(self._sessions)
+        if self.config.path is None:
+            raise ValueError("This toolbox's config was not loaded from a file; there is nothing to watch")
+        if self._watching:
+            raise RuntimeError("This Toolbox is already watching its config file and skill folders")
+        self._watching = True
+        try:
+            async with anyio.create_task_group() as watchers:
+                await watchers.start(manager.watch, self.config.path)
+                await watchers.start(self.skills.watch)
+                task_status.started()
+        finally:
+            self._watching = False
+
     def conversation(self, agent: str | None = None, *, instructions: str = "",
                      call_handler: CallHandler | None = None) -> Conversation:
         """A conversation under the agent profile ``agent`` (the default profile if None).
@@ -158,7 +207,7 @@ class Toolbox:
             ConfigError: When the config has no such agent.
         """
         profile = self.config.agent(agent)
-        servers = self.config.servers.values()
+        servers = self.manager.servers.values()  # the servers in force, after any reload
         discovery = Discovery(
             self.registry,
             mode=profile.unlock,

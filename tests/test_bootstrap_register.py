@@ -1,0 +1,193 @@
+"""register_mcp_tools: parallel start, global vs internal tools, isolation, status, lazy servers, list changes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp_helpers import FAST, TESTS, local_server, stdio_server, wait_for
+from servers import EXAMPLES, http_server
+
+from toolsift import ConfigError, ServerUnavailable
+from toolsift.mcp_sessions import (
+    McpSession,
+    McpSessionGroup,
+    ServerConfig,
+    SessionEvent,
+    SessionState,
+    format_status,
+    load_config,
+    register_mcp_tools,
+    status_rows,
+)
+from toolsift.registry import ToolRegistry, TurnScope
+
+
+def write_config(folder: Path, servers: dict[str, dict[str, object]], **extra: object) -> Path:
+    path = folder / "toolsift.json"
+    path.write_text(json.dumps({"tools": {"mcpServers": servers}, **extra}), encoding="utf-8")
+    return path
+
+
+def example(script: str, *args: str, **fields: object) -> dict[str, object]:
+    return {"command": sys.executable, "args": [str(EXAMPLES / script), *args], **fields}
+
+
+async def test_bootstrap_registers_global_and_internal_tools_and_isolates_failures(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolsift.mcp_sessions")
+    config = load_config(write_config(tmp_path, {
+        "general": example("general.py", internalOnly=False),
+        "flow": example("flow.py"),
+        "broken": example("faulty.py", "--crash-at-start", internalOnly=False),
+        "off": example("general.py", enabled=False),
+        "nothing": {},
+    }))
+    registry = ToolRegistry()
+    async with register_mcp_tools(config, registry) as sessions:
+        assert set(sessions) == {"general", "flow", "broken"}
+        # The loader already dropped "nothing" (with its own warning); "off" is kept but not started.
+        assert sessions.skipped == {"off": "disabled (enabled: false)"}
+        assert sessions["general"].state is SessionState.READY and sessions["flow"].state is SessionState.READY
+        assert sessions["broken"].state is SessionState.ERROR
+        assert not registry.is_internal("general__echo")
+        assert registry.is_internal("flow__memory_store")
+        visible = {tool.spec.name for tool in registry.visible_tools(TurnScope())}
+        assert "general__echo" in visible and not any(name.startswith("flow__") for name in visible)
+        rows = {row.server: row for row in status_rows(sessions)}
+        assert rows["general"].visibility == "global" and rows["flow"].visibility == "internal"
+        assert rows["flow"].tools > 200 and rows["broken"].tools == 0
+        assert rows["broken"].error is not None and rows["broken"].error.startswith("could not start")
+        table = format_status(sessions.status())
+        assert table.splitlines()[0].split() == ["server", "transport", "visibility", "state", "tools", "error"]
+        assert table.splitlines()[1].startswith("broken   stdio      global      error  0      could not start")
+        result = await registry.execute("general__add", {"a": 1, "b": 2})
+        assert result.structured_content == {"result": 3}
+    assert all(s.state is SessionState.CLOSED for s in sessions.values())
+    assert len(registry) == 0
+    summary = [r.getMessage() for r in caplog.records if r.getMessage().startswith("MCP ")]
+    assert any(line.startswith("MCP general: ready (stdio, global, 12 tools") for line in summary)
+    assert any(line.startswith("MCP broken: error (stdio, global, 0 tools") for line in summary)
+    assert "MCP off: skipped (disabled (enabled: false))" in summary
+
+
+async def test_bootstrap_starts_servers_in_parallel() -> None:
+    servers = [local_server(f"slow{i}", "raw_server.py", "--init-delay", "1", protocol="legacy") for i in range(4)]
+    ready_at: dict[str, float] = {}
+
+    def record(event: SessionEvent) -> None:
+        if event.state is SessionState.READY:
+            ready_at.setdefault(event.session.name, anyio.current_time())
+
+    async with McpSessionGroup(ToolRegistry()) as group:
+        for config in servers:
+            session = group.spawn(config)
+            assert session is not None
+            session.subscribe(record)
+        async with anyio.create_task_group() as waiters:
+            for session in group.values():
+                waiters.start_soon(session.wait_settled)
+    # One after the other, each handshake would end a second after the previous one.
+    assert len(ready_at) == 4 and max(ready_at.values()) - min(ready_at.values()) < 0.9
+
+
+async def test_bootstrap_accepts_a_list_of_servers_and_offers_the_configured_workspace(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, {
+        "local": {"command": sys.executable, "args": [str(TESTS / "session_server.py")], "internalOnly": False},
+    }, workspace="ws"))
+    (tmp_path / "ws").mkdir()
+    registry = ToolRegistry()
+    async with register_mcp_tools(config, registry):
+        result = await registry.execute("local__roots", {})
+    assert (tmp_path / "ws").as_uri() in result.text_content()
+    async with register_mcp_tools([stdio_server("general", "general.py")], registry) as sessions:
+        assert list(sessions) == ["general"] and registry.is_internal("general__echo")
+
+
+async def test_bootstrap_leaves_lazy_servers_unconnected_until_first_use() -> None:
+    registry = ToolRegistry()
+    lazy = stdio_server("lazy", "general.py", lazy=True, internal_only=False)
+    async with register_mcp_tools({"lazy": lazy}, registry) as sessions:
+        session = sessions["lazy"]
+        assert session.state is SessionState.IDLE and registry.servers() == []
+        assert session.status().tools == 0
+        result = await session.call_tool("echo", {"text": "woke up"})
+        assert result.text_content() == "woke up"
+        assert session.state is SessionState.READY and registry.servers() == ["lazy"]
+        await session.ensure_started()
+
+
+async def test_bootstrap_lazy_server_that_cannot_start_says_why() -> None:
+    broken = stdio_server("lazy", "faulty.py", "--crash-at-start", lazy=True)
+    async with register_mcp_tools([broken], ToolRegistry()) as sessions:
+        with pytest.raises(ServerUnavailable, match="'lazy' is down: could not start"):
+            await sessions["lazy"].ensure_started()
+
+
+async def test_bootstrap_config_error_names_the_file_and_the_field(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"git": example("general.py", toolTimeout=-1)})
+    with pytest.raises(ConfigError, match=r"toolsift\.json.*tools\.mcpServers\.git\.toolTimeout"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_bootstrap_follows_list_changed_with_an_atomic_swap(mode: str) -> None:
+    registry = ToolRegistry()
+    generations: list[int] = []
+    registry.subscribe(lambda change: generations.append(change.generation))
+    config = stdio_server("dyn", "faulty.py", protocol=mode, internal_only=False)
+    async with register_mcp_tools([config], registry) as sessions:
+        session = sessions["dyn"]
+        events: list[SessionEvent] = []
+        session.subscribe(events.append)
+        before = len(generations)
+        await registry.execute("dyn__add_tool", {"name": "greet"})
+        await wait_for(session, lambda s: "dyn__greet" in registry)
+        assert registry.get("dyn__greet").spec.remote_name == "greet"
+        assert len(generations) == before + 1  # one replace_server, not a remove plus adds
+        await registry.execute("dyn__remove_tool", {"name": "greet"})
+        await wait_for(session, lambda s: "dyn__greet" not in registry)
+        assert [e.tools for e in events if e.kind == "tools"][-1] == (
+            "dyn__echo", "dyn__fail", "dyn__add_tool", "dyn__remove_tool")
+
+
+async def test_bootstrap_follows_list_changed_over_http() -> None:
+    registry = ToolRegistry()
+    async with http_server("faulty.py") as url:
+        config = ServerConfig(url=url, internal_only=False).with_name("dyn")
+        async with register_mcp_tools([config], registry) as sessions:
+            await registry.execute("dyn__add_tool", {"name": "greet"})
+            await wait_for(sessions["dyn"], lambda s: "dyn__greet" in registry)
+            result = await registry.execute("dyn__greet", {"who": "you"})
+    assert 'greet called with {"who": "you"}' in result.text_content()
+
+
+async def test_bootstrap_skips_tools_with_bad_names_and_keeps_the_rest(caplog: pytest.LogCaptureFixture) -> None:
+    registry = ToolRegistry()
+    async with register_mcp_tools([stdio_server("dyn", "faulty.py", internal_only=False)], registry) as sessions:
+        await registry.execute("dyn__add_tool", {"name": "bad name!"})
+        await registry.execute("dyn__add_tool", {"name": "good"})
+        await wait_for(sessions["dyn"], lambda s: "dyn__good" in registry)
+    assert "MCP server 'dyn': skipping tool 'bad name!'" in caplog.text
+
+
+async def test_bootstrap_reports_a_namespace_collision_without_stopping(caplog: pytest.LogCaptureFixture) -> None:
+    registry = ToolRegistry()
+    first = stdio_server("one", "faulty.py", tool_prefix="shared", internal_only=False)
+    second = stdio_server("two", "faulty.py", tool_prefix="shared", internal_only=False)
+    async with McpSessionGroup(registry, options=FAST) as group:
+        await group.add(first)
+        two = await group.add(second)
+        assert isinstance(two, McpSession) and two.state is SessionState.READY
+        assert two.status().error == ("its tools could not be registered: the namespace 'shared' is already "
+                                      "used by MCP server 'one' (give one of them a different toolPrefix)")
+        assert {tool.spec.server for tool in registry.tools(server="shared")} == {"one"}
+        with pytest.raises(ValueError, match="'one' already has a session"):
+            group.spawn(first)
+    with pytest.raises(RuntimeError, match="McpSessionGroup is not running"):
+        group.spawn(first)

@@ -1,0 +1,242 @@
+"""Config models: every key in camelCase and snake_case, defaults, sections, equality."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic.alias_generators import to_camel
+
+from toolsift import ConfigError, InvalidToolName, Level, Permissions
+from toolsift.mcp_sessions import (
+    AgentConfig,
+    LimitsConfig,
+    PermissionsConfig,
+    ServerConfig,
+    ToolsiftConfig,
+    parse_config,
+)
+from toolsift.registry import ToolRule
+
+# A non-default value for every user-facing ServerConfig field.
+SERVER_VALUES: dict[str, Any] = {
+    "command": "uvx",
+    "args": ["mcp-server-git", "--repository", "${REPO:-.}"],
+    "env": {"LOG_LEVEL": "debug"},
+    "cwd": "work",
+    "url": "https://mcp.example.com/mcp",
+    "headers": {"X-Client": "toolsift"},
+    "transport": "sse",
+    "internal_only": False,
+    "enabled": False,
+    "timeout": 5,
+    "tool_timeout": 12.5,
+    "restart_on_crash": False,
+    "max_restarts": 2,
+    "trust": "trusted",
+    "tool_prefix": "gh",
+    "include_tools": ["get_*"],
+    "exclude_tools": ["delete_*"],
+    "lazy": True,
+    "protocol": "legacy",
+    "always_load": True,
+    "searchable": False,
+    "resources": True,
+    "resource_filter": ["file:///docs/*"],
+}
+
+SECTION_VALUES: dict[str, tuple[str, Any]] = {
+    # field -> (section path used in parse_config, value)
+    "allowed_tools": ("agents.a", ["git__*"]),
+    "plan_mode": ("agents.a", True),
+    "tool_discovery": ("agents.a", "search"),
+    "max_rounds": ("agents.a.limits", 3),
+    "call_timeout": ("agents.a.limits", 9),
+    "message_timeout": ("agents.a.limits", 99),
+    "user_skills": ("skills", False),
+    "required_level": ("tools.permissions[]", "admin"),
+    "required_permissions": ("tools.permissions[]", ["x.y"]),
+}
+
+
+def nest(section: str, key: str, value: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {key: value}
+    for part in reversed(section.split(".")):
+        # "x[]" puts the key in a list item (a tools.permissions rule, which needs a match).
+        data = {part[:-2]: [{"match": "*", **data}]} if part.endswith("[]") else {part: data}
+    return data
+
+
+def test_server_fields_are_all_covered_by_the_spelling_test() -> None:
+    assert set(ServerConfig.model_fields) - {"name"} == set(SERVER_VALUES)
+
+
+@pytest.mark.parametrize("field", sorted(SERVER_VALUES))
+def test_server_field_accepts_camel_and_snake_case(field: str) -> None:
+    value = SERVER_VALUES[field]
+    base = {"command": "x"} if field != "command" else {}
+    camel = ServerConfig.model_validate({**base, to_camel(field): value})
+    snake = ServerConfig.model_validate({**base, field: value})
+    assert camel == snake
+    assert getattr(camel, field) != ServerConfig.model_fields[field].get_default(call_default_factory=True)
+
+
+@pytest.mark.parametrize("field", sorted(SECTION_VALUES))
+def test_section_field_accepts_camel_and_snake_case(field: str) -> None:
+    section, value = SECTION_VALUES[field]
+    camel = parse_config(nest(section, to_camel(field), value))
+    snake = parse_config(nest(section, field, value))
+    assert camel == snake
+    assert camel != parse_config({})
+
+
+def test_server_type_and_transport_are_the_same_setting() -> None:
+    assert ServerConfig.model_validate({"url": "http://h/mcp", "type": "sse"}).transport == "sse"
+    assert ServerConfig.model_validate({"url": "http://h/mcp", "transport": "sse"}).transport == "sse"
+
+
+def test_server_defaults_match_the_documented_ones() -> None:
+    server = ServerConfig(command="x")
+    assert server.internal_only is True
+    assert server.enabled is True
+    assert server.lazy is False
+    assert server.trust == "untrusted"
+    assert server.protocol == "auto"
+    assert (server.always_load, server.searchable, server.resources, server.resource_filter) == (False, True, False, ())
+    assert (server.timeout, server.tool_timeout, server.max_restarts) == (30.0, 60.0, 5)
+
+
+@pytest.mark.parametrize(
+    ("settings", "kind"),
+    [
+        ({"command": "x"}, "stdio"),
+        ({"url": "http://h/mcp"}, "http"),
+        ({"url": "http://h/mcp", "type": "sse"}, "sse"),
+        ({"url": "http://h/mcp", "type": "stdio"}, "http"),
+        ({"command": "x", "url": "http://h/mcp", "type": "http"}, "stdio"),
+        ({}, None),
+    ],
+)
+def test_server_transport_kind_follows_the_rule(settings: dict[str, Any], kind: str | None) -> None:
+    assert ServerConfig.model_validate(settings).transport_kind == kind
+
+
+def test_server_namespace_is_the_prefix_or_the_name() -> None:
+    assert ServerConfig(command="x").with_name("git").namespace == "git"
+    assert ServerConfig(command="x", tool_prefix="gh").with_name("github").namespace == "gh"
+
+
+def test_server_with_name_refuses_bad_names() -> None:
+    with pytest.raises(InvalidToolName, match="must not contain '__'"):
+        ServerConfig(command="x").with_name("a__b")
+
+
+def test_server_repr_hides_env_and_header_values_and_url_credentials() -> None:
+    server = ServerConfig(
+        url="https://user:hunter2@h.example/mcp?api_key=sk-live-1&x=2",
+        headers={"Authorization": "Bearer sk-live-2"},
+        env={"API_KEY": "sk-live-3"},
+    ).with_name("s")
+    text = repr(server)
+    for secret in ("hunter2", "sk-live-1", "sk-live-2", "sk-live-3"):
+        assert secret not in text
+    assert "Authorization" in text and "API_KEY" in text and "h.example" in text
+    assert str(server) == text
+
+
+def test_servers_from_two_loads_of_one_file_are_equal(tmp_path: Path) -> None:
+    from toolsift.mcp_sessions import load_config
+
+    file = tmp_path / "toolsift.json"
+    file.write_text('{"tools": {"mcpServers": {"git": {"command": "git-mcp", "env": {"A": "1"}}}}}')
+    first, second = load_config(file), load_config(file)
+    assert first.servers["git"] == second.servers["git"]
+    assert first == second
+    changed = first.servers["git"].model_copy(update={"env": {"A": "2"}})
+    assert changed != first.servers["git"]
+
+
+def test_permissions_config_converts_to_registry_permissions() -> None:
+    config = PermissionsConfig.model_validate(
+        {"level": "execute", "denylist": ["x__*"], "allowlist": ["y__*"], "custom": ["memory.delete"]}
+    )
+    assert config.to_permissions() == Permissions(Level.EXECUTE, ("x__*",), ("y__*",), frozenset({"memory.delete"}))
+    assert PermissionsConfig().to_permissions() == Permissions()
+
+
+def test_tool_rules_become_registry_rules_in_file_order() -> None:
+    config = parse_config(
+        {
+            "tools": {
+                "permissions": [
+                    {"match": "git__push", "requiredLevel": "execute"},
+                    {"match": "*", "requiredPermissions": ["audit"]},
+                ]
+            }
+        }
+    )
+    assert config.tool_rules == (
+        ToolRule("git__push", Level.EXECUTE),
+        ToolRule("*", None, frozenset({"audit"})),
+    )
+
+
+def test_agent_returns_the_named_the_default_or_an_unrestricted_profile() -> None:
+    config = parse_config({"agents": {"review": {"planMode": True}, "default": {"allowedTools": ["git__*"]}}})
+    assert config.agent("review").plan_mode is True
+    assert config.agent("review").name == "review"
+    assert config.agent().allowed_tools == ("git__*",)
+    bare = parse_config({}).agent()
+    assert bare == AgentConfig()
+    assert (bare.name, bare.allowed_tools, bare.limits) == ("default", None, LimitsConfig())
+
+
+def test_agent_unknown_name_lists_the_configured_ones() -> None:
+    config = parse_config({"agents": {"review": {}, "ops": {}}})
+    with pytest.raises(ConfigError, match=r"no agent named 'nope'; configured agents: ops, review"):
+        config.agent("nope")
+    with pytest.raises(ConfigError, match=r"configured agents: none"):
+        parse_config({}).agent("nope")
+
+
+def test_paths_resolve_against_the_config_folder(tmp_path: Path) -> None:
+    config = parse_config(
+        {"skills": {"paths": ["skills", "/abs/skills", "~/my"]}, "workspace": "src", "audit": {"path": "audit.jsonl"}},
+        path=tmp_path / "toolsift.json",
+    )
+    assert config.skills.paths == (tmp_path / "skills", Path("/abs/skills"), Path("~/my").expanduser())
+    assert config.workspace == tmp_path / "src"
+    assert config.audit.path == tmp_path / "audit.jsonl"
+    assert config.path == tmp_path / "toolsift.json"
+
+
+def test_path_defaults_follow_the_config_folder(tmp_path: Path) -> None:
+    config = parse_config({}, path=tmp_path / "toolsift.json")
+    assert config.skills.paths == (tmp_path / ".toolsift" / "skills",)
+    assert config.skills.user_skills is True
+    assert config.workspace == tmp_path
+    assert config.audit.path is None
+    assert config.servers == {}
+
+
+def test_config_without_a_path_resolves_against_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = parse_config({})
+    assert config.path is None
+    assert config.workspace == tmp_path
+    assert ToolsiftConfig().workspace == tmp_path
+    assert ServerConfig(command="x").base_dir == tmp_path
+
+
+def test_validating_the_model_directly_names_servers_and_agents() -> None:
+    config = ToolsiftConfig.model_validate({"tools": {"mcpServers": {"git": {"command": "x"}}}, "agents": {"a": {}}})
+    assert config.servers["git"].name == "git"
+    assert config.agents["a"].name == "a"
+
+
+def test_server_repr_survives_an_unparsable_url() -> None:
+    # A url with a reference is only checked once resolved, so it may not parse yet.
+    assert "target='***'" in repr(ServerConfig(url="http://[${HOST}/mcp?token=abc"))

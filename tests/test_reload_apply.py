@@ -1,0 +1,274 @@
+"""McpServerManager.apply against real servers: add, remove, change, no-op, rename, internalOnly, handovers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import TaskGroup
+from mcp_helpers import stdio_server
+from reload_helpers import Recorder
+
+from toolsift import ServerDraining, ToolNotFound
+from toolsift.mcp_sessions import (
+    McpServerManager,
+    McpToolWrapper,
+    ServerConfig,
+    SessionState,
+    register_mcp_tools,
+)
+from toolsift.registry import RegistryChange, ToolRegistry, ToolResult
+
+
+@pytest.fixture
+async def task_group() -> AsyncIterator[TaskGroup]:
+    async with anyio.create_task_group() as group:
+        yield group
+
+
+def general(name: str = "general", **fields: Any) -> ServerConfig:
+    return stdio_server(name, "general.py", **{"internal_only": False, **fields})
+
+
+def owners(registry: ToolRegistry, namespace: str) -> set[object]:
+    return {tool.session for tool in registry.tools(server=namespace) if isinstance(tool, McpToolWrapper)}
+
+
+async def test_reload_adds_removes_and_leaves_unchanged_servers_alone() -> None:
+    registry = ToolRegistry()
+    kept, gone = general(), stdio_server("gone", "faulty.py", "--delay", "1", internal_only=False)
+    manager = McpServerManager(registry, {"general": kept, "gone": gone})
+    events = Recorder(manager)
+    async with manager:
+        assert (await events.next("server.added", "general")).state is SessionState.READY
+        await events.next("server.added", "gone")
+        first = manager["general"]
+        added = stdio_server("added", "faulty.py")
+        results: list[ToolResult] = []
+
+        async def call_gone() -> None:
+            results.append(await registry.execute("gone__echo", {"text": "still answered"}))
+
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(call_gone)
+            await anyio.wait_all_tasks_blocked()
+            diff = await manager.apply({"general": kept, "added": added}, wait=False)
+            with pytest.raises(ToolNotFound, match=r"'gone__echo'; MCP server 'gone' is draining \(removed at "):
+                await registry.execute("gone__echo", {"text": "x"})
+        assert "still answered" in results[0].text_content()
+        removed = await events.next("server.removed", "gone")
+        assert removed.state is SessionState.CLOSED and removed.reason == "every call in flight had finished"
+        await events.next("server.added", "added")
+        assert (diff.added, diff.removed, diff.changed, diff.unchanged) == (("added",), ("gone",), (), ("general",))
+        assert str(diff) == "added added; removed gone"
+        assert manager["general"] is first and first.state is SessionState.READY and first.restarts == 0
+        assert set(manager) == {"general", "added"} and manager["added"].state is SessionState.READY
+        assert registry.servers() == ["general", "added"] and registry.is_internal("added__echo")
+        with pytest.raises(ToolNotFound, match="no server 'gone' has registered tools"):
+            await registry.execute("gone__echo", {"text": "x"})
+
+        same = await manager.apply({"general": kept, "added": added})
+        assert not same and str(same) == "no server changed" and same.unchanged == ("added", "general")
+        seen = len(events.events)
+        await manager.apply({"general": kept})
+        await events.next("server.removed", "added")
+        # The no-op apply told nobody anything: the next events are the removal's.
+        assert events.kinds()[seen:] == [("server.draining", "added"), ("tools.changed", "added"),
+                                         ("server.removed", "added")]
+        assert manager["general"] is first
+    assert first.state is SessionState.CLOSED and len(registry) == 0
+    for server in ("general", "gone"):
+        own = [kind for kind, name in events.kinds() if name == server]
+        assert own[:2] == ["server.added", "tools.changed"]  # announced, then its tools are in
+
+
+async def test_reload_changed_server_keeps_serving_from_the_new_session_while_the_old_drains(
+    task_group: TaskGroup,
+) -> None:
+    registry = ToolRegistry()
+    manager = McpServerManager(registry, {"general": general()}, drain_seconds=30)
+    events = Recorder(manager)
+    probes: list[int] = []
+
+    def on_change(change: RegistryChange) -> None:
+        if change.server == "general" and not registry.tools(server="general"):
+            # Runs after the step that emptied the namespace: it sees what any other task would.
+            task_group.start_soon(probe)
+
+    async def probe() -> None:
+        probes.append(len(registry.tools(server="general")))
+
+    async with manager:
+        old = manager["general"]
+        results: list[ToolResult] = []
+
+        async def slow_call() -> None:
+            results.append(await registry.execute("general__slow", {"seconds": 1.5}))
+
+        async with anyio.create_task_group() as calls:
+            for _ in range(3):
+                calls.start_soon(slow_call)
+            await anyio.wait_all_tasks_blocked()
+            assert old.in_flight == 3
+            unsubscribe = registry.subscribe(on_change)
+            diff = await manager.apply({"general": general(tool_timeout=5.0)})
+            unsubscribe()
+            assert diff.changed == ("general",)
+            new = manager["general"]
+            assert new is not old and new.state is SessionState.READY and new.config.tool_timeout == 5.0
+            assert owners(registry, "general") == {new}
+            assert old in manager.draining and old.state is SessionState.DRAINING
+            rows = [(r.server, r.role, r.state, r.in_flight) for r in manager.status()]
+            assert rows == [("general", "serving", SessionState.READY, 0),
+                            ("general", "draining", SessionState.DRAINING, 3)]
+            assert manager.status()[1].line().endswith("; 3 calls in flight")
+            assert "[draining] general: draining" in manager.status()[1].line()
+            echoed = await registry.execute("general__echo", {"text": "from the new session"})
+            assert "from the new session" in echoed.text_content() and new.in_flight == 0
+            with pytest.raises(ServerDraining, match=r"'general' is draining \(removed at "):
+                await old.call_tool("echo", {"text": "x"})
+        assert len(results) == 3 and all("slept 1.5" in r.text_content() for r in results)
+        closed = await events.next("server.removed", "general")
+        assert closed.session is old and closed.reason == "its old session closed: every call in flight had finished"
+        assert not manager.draining and new.state is SessionState.READY
+        assert probes == [12]  # the namespace was never empty outside the handover's own step
+        # Same schemas before and after: the handover changed no tools, so no tools.changed.
+        assert events.kinds() == [("server.added", "general"), ("tools.changed", "general"),
+                                  ("server.restarted", "general"), ("server.draining", "general"),
+                                  ("server.removed", "general")]
+
+
+async def test_reload_new_session_that_fails_to_start_still_takes_over() -> None:
+    registry = ToolRegistry()
+    manager = McpServerManager(registry, {"general": general()})
+    events = Recorder(manager)
+    async with manager:
+        assert (await events.next("tools.changed", "general")).tools
+        old = manager["general"]
+        broken = stdio_server("general", "faulty.py", "--crash-at-start", internal_only=False)
+        await manager.apply({"general": broken})
+        restarted = await events.next("server.restarted", "general")
+        assert restarted.state is SessionState.ERROR and restarted.reason is not None
+        assert restarted.reason.startswith("could not start")
+        assert manager["general"].state is SessionState.ERROR and registry.servers() == []
+        assert (await events.next("tools.changed", "general")).tools == ()
+        await events.next("server.removed", "general")
+        assert old.state is SessionState.CLOSED
+
+
+async def test_reload_rename_drains_the_old_name_and_starts_the_new_one() -> None:
+    registry = ToolRegistry()
+    manager = McpServerManager(registry, {"general": general()})
+    events = Recorder(manager)
+    async with manager:
+        results: list[ToolResult] = []
+
+        async def slow_call() -> None:
+            results.append(await registry.execute("general__slow", {"seconds": 1}))
+
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(slow_call)
+            await anyio.wait_all_tasks_blocked()
+            diff = await manager.apply({"renamed": general("renamed")})
+            assert (diff.added, diff.removed) == (("renamed",), ("general",))
+            assert registry.servers() == ["renamed"]
+            with pytest.raises(ToolNotFound, match="MCP server 'general' is draining"):
+                await registry.execute("general__echo", {"text": "x"})
+        assert "slept 1" in results[0].text_content() and not results[0].is_error
+        await events.next("server.removed", "general")
+        assert set(manager) == {"renamed"}
+
+
+async def test_reload_internal_only_flip_restarts_and_moves_the_tools_to_the_other_tier() -> None:
+    registry = ToolRegistry()
+    manager = McpServerManager(registry, {"general": general()})
+    events = Recorder(manager)
+    async with manager:
+        await events.next("tools.changed", "general")
+        assert not registry.is_internal("general__echo")
+        await manager.apply({"general": general(internal_only=True)})
+        await events.next("server.restarted", "general")
+        changed = await events.next("tools.changed", "general")
+        assert "general__echo" in changed.tools and registry.is_internal("general__echo")
+        assert manager.status()[0].visibility == "internal"
+
+
+async def test_reload_of_an_empty_server_list_drains_every_server() -> None:
+    registry = ToolRegistry()
+    manager = McpServerManager(registry, {"a": general("a"), "b": stdio_server("b", "faulty.py")})
+    events = Recorder(manager)
+    async with manager:
+        diff = await manager.apply({})
+        assert diff.removed == ("a", "b") and len(manager) == 0 and len(registry) == 0
+        assert {e.server for e in [await events.next("server.removed"), await events.next("server.removed")]} == {
+            "a", "b"}
+        assert manager.status() == []
+
+
+async def test_reload_edit_during_a_slow_start_closes_the_unfinished_replacement() -> None:
+    registry = ToolRegistry()
+    original = general()
+    manager = McpServerManager(registry, {"general": original})
+    events = Recorder(manager)
+    async with manager:
+        old = manager["general"]
+        slow = stdio_server("general", "faulty.py", "--init-delay", "30", internal_only=False)
+        await manager.apply({"general": slow}, wait=False)
+        starting = [row for row in manager.status() if row.role == "starting"]
+        assert len(starting) == 1 and starting[0].state in (SessionState.IDLE, SessionState.CONNECTING)
+        # Back to the settings the old session runs: the replacement goes, the old one stays.
+        diff = await manager.apply({"general": original})
+        assert diff.changed == ("general",)
+        assert manager["general"] is old and old.state is SessionState.READY
+        assert [row.role for row in manager.status()] == ["serving"]
+        # A newer edit while a replacement starts: the newest settings win.
+        await manager.apply({"general": slow}, wait=False)
+        await manager.apply({"general": general(tool_timeout=7.0)})
+        assert manager["general"].config.tool_timeout == 7.0
+        await events.next("server.removed", "general")
+        assert old.state is SessionState.CLOSED
+    restarted = [e for e in events.events if e.kind == "server.restarted"]
+    assert len(restarted) == 1 and restarted[0].session is manager["general"]
+
+
+async def test_reload_lazy_replacement_and_disabled_server() -> None:
+    registry = ToolRegistry()
+    manager = McpServerManager(registry, {"general": general()})
+    events = Recorder(manager)
+    async with manager:
+        await manager.apply({"general": general(lazy=True)})
+        restarted = await events.next("server.restarted", "general")
+        assert restarted.state is SessionState.IDLE and manager["general"].state is SessionState.IDLE
+        assert registry.servers() == []  # a lazy server registers nothing until its first use
+        await events.next("server.removed", "general")
+        await manager["general"].ensure_started()
+        assert (await events.next("tools.changed", "general")).tools
+
+        await manager.apply({"general": general(lazy=True, enabled=False)})
+        assert manager.skipped == {"general": "disabled (enabled: false)"} and "general" not in manager
+        await events.next("server.draining", "general")
+        assert registry.servers() == []
+        await manager.apply({"general": general()})
+        assert (await events.next("server.added", "general")).state is SessionState.READY
+        assert manager.skipped == {} and registry.servers() == ["general"]
+        await manager.apply({"general": general(), "empty": ServerConfig().with_name("empty")})
+        assert manager.skipped == {"empty": "neither 'command' nor 'url' is set"}
+
+
+async def test_manager_takes_over_the_sessions_register_mcp_tools_started() -> None:
+    registry = ToolRegistry()
+    servers = {"general": general(), "off": general("off", enabled=False)}
+    async with register_mcp_tools(servers, registry) as group, McpServerManager(registry) as manager:
+        events = Recorder(manager)
+        manager.take_over(group)
+        assert manager["general"] is group["general"] and manager.skipped == {"off": "disabled (enabled: false)"}
+        assert manager.servers == {"general": servers["general"]}
+        with pytest.raises(ValueError, match="MCP server 'general' already has a session in this manager"):
+            manager.take_over(group)
+        unchanged = await manager.apply({"general": servers["general"]})
+        assert unchanged.unchanged == ("general",) and manager["general"] is group["general"]
+        await manager.apply({})
+        await events.next("server.removed", "general")
+        assert group["general"].state is SessionState.CLOSED and len(registry) == 0

@@ -1,0 +1,109 @@
+"""Draining removed servers against real ones: no call lost, the deadline cancels clearly, shutdown reaps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp_helpers import stdio_server
+from reload_helpers import Recorder, child_processes
+from servers import wait_for_file
+
+from toolsift import ServerDraining, ToolNotFound
+from toolsift.mcp_sessions import McpServerManager, SessionState
+from toolsift.registry import ToolRegistry, ToolResult
+
+CALLS = 100
+SECONDS = 2.0
+
+
+async def test_reload_removal_lets_100_slow_calls_in_flight_finish() -> None:
+    registry = ToolRegistry()
+    config = stdio_server("general", "general.py", internal_only=False, trust="trusted")
+    manager = McpServerManager(registry, {"general": config}, drain_seconds=30)
+    events = Recorder(manager)
+    async with manager:
+        session = manager["general"]
+        results: list[ToolResult] = []
+
+        async def slow_call() -> None:
+            results.append(await registry.execute("general__slow", {"seconds": SECONDS}))
+
+        async with anyio.create_task_group() as calls:
+            for _ in range(CALLS):
+                calls.start_soon(slow_call)
+            await anyio.wait_all_tasks_blocked()
+            assert session.in_flight == CALLS
+            await manager.apply({})
+            # At once: the tools are gone, new calls by name or through the session are refused.
+            assert registry.servers() == [] and "general" not in manager
+            with pytest.raises(ToolNotFound, match=r"MCP server 'general' is draining \(removed at .*\); no new calls"):
+                await registry.execute("general__echo", {"text": "late"})
+            with pytest.raises(ServerDraining, match=r"MCP server 'general' is draining \(removed at "):
+                await session.call_tool("echo", {"text": "late"})
+            [row] = manager.status()
+            assert (row.role, row.state, row.in_flight, row.tools) == ("draining", SessionState.DRAINING, CALLS, 0)
+            draining = await events.next("server.draining", "general")
+            assert draining.reason == "removed from the config; calls in flight may finish within 30s"
+        assert len(results) == CALLS
+        assert all(not r.is_error and r.text_content() == f"slept {SECONDS}" for r in results)
+        removed = await events.next("server.removed", "general")
+        assert removed.reason == "every call in flight had finished" and session.state is SessionState.CLOSED
+        assert manager.status() == [] and not manager.draining
+
+
+async def test_reload_drain_deadline_cancels_a_longer_call_with_a_clear_error(tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    registry = ToolRegistry()
+    config = stdio_server("general", "general.py", internal_only=False, trust="trusted",
+                          env={"TOOLSIFT_CANCEL_MARKER": str(marker)})
+    manager = McpServerManager(registry, {"general": config}, drain_seconds=0.3)
+    events = Recorder(manager)
+    async with manager:
+        assert manager.drain_seconds == 0.3
+        results: list[ToolResult] = []
+
+        async def long_call() -> None:
+            results.append(await registry.execute("general__slow", {"seconds": 30}))
+
+        async with anyio.create_task_group() as calls:
+            calls.start_soon(long_call)
+            await anyio.wait_all_tasks_blocked()
+            await manager.apply({})
+        assert results[0].is_error and results[0].meta["mcp_failure"] == "cancelled"
+        assert results[0].text_content() == ("Tool 'slow' of MCP server 'general' was cancelled while it ran: "
+                                             "the session was drained: its server was removed or changed.")
+        removed = await events.next("server.removed", "general")
+        assert removed.reason == "drainSeconds (0.3s) ran out; calls still running were cancelled"
+        assert await wait_for_file(marker, timeout=10) == "CANCELLED slow\n"  # the server was told
+
+
+async def test_manager_shutdown_closes_every_session_and_leaves_no_child_process() -> None:
+    before = set(child_processes())
+    registry = ToolRegistry()
+    servers = {"general": stdio_server("general", "general.py", internal_only=False),
+               "faulty": stdio_server("faulty", "faulty.py")}
+    results: list[ToolResult] = []
+
+    async def slow_call() -> None:
+        results.append(await registry.execute("general__slow", {"seconds": 30}))
+
+    manager = McpServerManager(registry, servers, drain_seconds=30)
+    async with anyio.create_task_group() as calls, manager:
+        sessions = list(manager.values())
+        calls.start_soon(slow_call)
+        await anyio.wait_all_tasks_blocked()
+        # One draining session with a call, one replacement still starting, one serving.
+        await manager.apply({"faulty": servers["faulty"]})
+        slow_start = stdio_server("faulty", "faulty.py", "--init-delay", "30")
+        await manager.apply({"faulty": slow_start}, wait=False)
+        sessions += manager.draining
+        assert {row.role for row in manager.status()} == {"serving", "starting", "draining"}
+        assert len(set(child_processes()) - before) >= 2
+        # Leaving the manager closes all three; the drained call returns an error, not an exception.
+    assert results[0].is_error and "cancelled while it ran: the session was closed" in results[0].text_content()
+    assert all(s.state is SessionState.CLOSED for s in sessions)
+    left = {pid: state for pid, state in child_processes().items() if pid not in before}
+    assert left == {}, f"child processes left behind (state Z is a zombie): {left}"
+    assert len(registry) == 0

@@ -1,0 +1,140 @@
+"""Impolite servers: each fault of examples/servers/faulty.py ends in a clear result or warning, never a hang."""
+
+from __future__ import annotations
+
+import logging
+
+import mcp.types as types
+import pytest
+from mcp_helpers import FAST, stdio_server, wait_for_state
+
+from toolsift import ServerUnavailable
+from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
+from toolsift.registry import ToolRegistry, ToolResult
+
+
+def text(result: ToolResult, index: int = 0) -> str:
+    block = result.content[index]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def test_session_server_crashing_at_start_is_an_error_and_others_go_on() -> None:
+    registry = ToolRegistry()
+    async with McpSessionGroup(registry, options=FAST) as group:
+        sessions = await group.start_all([
+            stdio_server("broken", "faulty.py", "--crash-at-start", internal_only=False),
+            stdio_server("general", "general.py", internal_only=False),
+        ])
+        broken, general = sessions["broken"], sessions["general"]
+        assert broken.state is SessionState.ERROR
+        assert broken.reason == ("could not start: the connection closed (the server exited or dropped it); "
+                                 "stderr: faulty: exiting before initialize (--crash-at-start)")
+        assert broken.restarts == 0
+        assert general.state is SessionState.READY
+        assert registry.servers() == ["general"]
+        assert "\nstill here\n" in text(await registry.execute("general__echo", {"text": "still here"}))
+        with pytest.raises(ServerUnavailable, match=r"'broken' is down: could not start"):
+            await broken.call_tool("echo", {"text": "x"})
+
+
+async def test_session_command_not_found_is_named() -> None:
+    async with McpSession(stdio_server("missing", "general.py").model_copy(
+            update={"command": "/nonexistent/toolsift-server"})) as session:
+        assert session.state is SessionState.ERROR
+        assert session.reason == "could not start: command '/nonexistent/toolsift-server' was not found"
+
+
+async def test_session_server_that_never_answers_times_out() -> None:
+    async with McpSession(stdio_server("hang", "faulty.py", "--hang", timeout=0.5)) as session:
+        assert session.state is SessionState.ERROR
+        assert session.reason == "could not start: it did not finish connecting within 0.5s (timeout)"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_session_slow_initialize_is_waited_for(mode: str) -> None:
+    async with McpSession(stdio_server("slow", "faulty.py", "--init-delay", "0.3", protocol=mode)) as session:
+        assert session.state is SessionState.READY
+
+
+async def test_session_json_rpc_error_for_a_tool_failure_is_a_clear_result() -> None:
+    async with McpSession(stdio_server("rpc", "faulty.py", "--rpc-errors", protocol="legacy")) as session:
+        result = await session.call_tool("fail", {"message": "disk full"})
+        assert result.is_error
+        assert text(result) == ("MCP server 'rpc' failed tool 'fail' with JSON-RPC error 0 instead of a tool result; "
+                                "the server's message follows.")
+        assert text(result, 1) == "disk full"
+        assert result.meta["mcp_failure"] == "rpc_error"
+        assert text(await session.call_tool("echo", {"text": "fine"})) == "fine"
+
+
+async def test_session_tool_reporting_is_error_keeps_the_servers_content() -> None:
+    async with McpSession(stdio_server("faulty", "faulty.py")) as session:
+        result = await session.call_tool("fail", {"message": "bad input"})
+    assert result.is_error and text(result) == "bad input"
+    assert "mcp_failure" not in result.meta
+
+
+async def test_session_malformed_line_is_a_warning_and_calls_go_on(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="toolsift.mcp_sessions")
+    async with McpSession(stdio_server("noisy", "faulty.py", "--malformed-after", "0")) as session:
+        assert text(await session.call_tool("echo", {"text": "one"})) == "one"
+        assert text(await session.call_tool("echo", {"text": "two"})) == "two"
+        assert session.state is SessionState.READY
+    warnings = [r.getMessage() for r in caplog.records if r.name == "toolsift.mcp_sessions"]
+    assert any("'noisy' wrote something that is not a JSON-RPC message; ignored (Invalid JSON" in w
+               and "this is not JSON-RPC {" in w for w in warnings)
+
+
+async def test_session_error_without_id_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="toolsift.mcp_sessions")
+    async with McpSession(stdio_server("rude", "faulty.py", "--notification-error", protocol="legacy")) as session:
+        assert text(await session.call_tool("echo", {"text": "ok"})) == "ok"
+    warnings = [r.getMessage() for r in caplog.records if r.name == "toolsift.mcp_sessions"]
+    assert any("'rude' sent an error response without a request id (JSON-RPC error -32601: "
+               "'Method not found: notifications/initialized')" in w for w in warnings)
+
+
+async def test_session_capabilities_advertised_but_missing_are_warnings(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="toolsift.mcp_sessions")
+    async with McpSession(stdio_server("liar", "faulty.py", "--fake-capabilities")) as session:
+        assert session.state is SessionState.READY
+        assert session.catalog.resources == () and session.catalog.prompts == ()
+        assert len(session.catalog.tools) == 4
+    assert "'liar' advertises resources but listing them failed (JSON-RPC error -32601" in caplog.text
+    assert "'liar' advertises prompts but listing them failed (JSON-RPC error -32603" in caplog.text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_session_old_protocol_server_works(mode: str) -> None:
+    async with McpSession(stdio_server("old", "faulty.py", "--old-protocol", protocol=mode)) as session:
+        assert session.protocol_version == "2024-11-05"
+        assert text(await session.call_tool("echo", {"text": "from 2024"})) == "from 2024"
+
+
+async def test_session_slow_replies_hit_the_tool_timeout() -> None:
+    async with McpSession(stdio_server("slow", "faulty.py", "--delay", "5", tool_timeout=0.3)) as session:
+        result = await session.call_tool("echo", {"text": "x"})
+        assert result.is_error and result.meta["mcp_failure"] == "timeout"
+        assert text(result) == ("Tool 'echo' of MCP server 'slow' did not answer within 0.3s; "
+                                "the server was told to cancel it.")
+        assert session.state is SessionState.READY
+
+
+async def test_session_faulty_neighbours_leave_the_healthy_server_alone() -> None:
+    registry = ToolRegistry()
+    faults = {"crash_at_start": ("--crash-at-start",), "hang": ("--hang",), "malformed": ("--malformed-after", "0"),
+              "rpc": ("--rpc-errors",), "crashy": ("--crash-after", "0")}
+    # Generous timeouts: six SDK servers importing at once on a small machine take a while.
+    configs = [stdio_server(name, "faulty.py", *args, protocol="legacy", timeout=2 if name == "hang" else 30,
+                            restart_on_crash=False, internal_only=False) for name, args in faults.items()]
+    configs.append(stdio_server("general", "general.py", internal_only=False, timeout=30))
+    async with McpSessionGroup(registry, options=FAST) as group:
+        await group.start_all(configs)
+        assert {name for name, s in group.items() if s.state is SessionState.ERROR} == {"crash_at_start", "hang"}
+        for name in ("malformed", "rpc", "crashy"):
+            await registry.execute(f"{name}__fail" if name == "rpc" else f"{name}__echo",
+                                   {"message": "x"} if name == "rpc" else {"text": "x"})
+        await wait_for_state(group["crashy"], SessionState.ERROR)
+        assert "\nfine\n" in (await registry.execute("general__echo", {"text": "fine"})).text_content()
+        assert group["general"].state is SessionState.READY and group["general"].restarts == 0

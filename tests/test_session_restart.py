@@ -1,0 +1,226 @@
+"""Crashes, restarts and giving up; timeouts and cancellation that reach the server; drain and close."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import mcp.types as types
+import pytest
+from anyio.abc import TaskStatus
+from mcp_helpers import FAST, local_server, stdio_server, wait_for, wait_for_state
+from servers import http_server, wait_for_file
+
+from toolsift import ServerDraining, ServerUnavailable
+from toolsift.mcp_sessions import (
+    McpSession,
+    McpSessionGroup,
+    RestartPolicy,
+    ServerConfig,
+    SessionEvent,
+    SessionOptions,
+    SessionState,
+)
+from toolsift.registry import ToolRegistry, ToolResult
+
+CANCELLED = "CANCELLED slow\n"
+
+
+def text(result: ToolResult, index: int = 0) -> str:
+    block = result.content[index]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def test_restart_policy_doubles_from_one_second_to_thirty() -> None:
+    policy = RestartPolicy()
+    assert [policy.delay(n) for n in range(1, 9)] == [1, 2, 4, 8, 16, 30, 30, 30]
+
+
+async def test_session_restarts_a_crashed_server_then_gives_up() -> None:
+    registry = ToolRegistry()
+    config = local_server("crashy", "raw_server.py", max_restarts=2, internal_only=False, protocol="legacy")
+    states: list[SessionState] = []
+    async with McpSession(config, registry=registry, options=FAST) as session:
+        session.subscribe(lambda event: states.append(event.state) if event.kind == "state" else None)
+        plans = []
+        for _ in range(3):
+            result = await registry.execute("crashy__crash", {})
+            assert result.is_error and result.meta["mcp_failure"] == "crash"
+            plans.append(text(result))
+            await wait_for_state(session, SessionState.READY, SessionState.ERROR)
+        assert plans[0] == ("MCP server 'crashy' crashed during tool 'crash': the connection closed before it "
+                            "answered; it is being restarted; the call was not retried.")
+        assert plans[2].endswith("it has been restarted 2 times and will not be restarted again.")
+        assert session.state is SessionState.ERROR and session.restarts == 2
+        assert session.reason is not None and session.reason.endswith("gave up after 2 restarts (maxRestarts=2)")
+        assert "crashy" not in registry.servers()
+        with pytest.raises(ServerUnavailable, match="'crashy' is down: .*gave up after 2 restarts"):
+            await session.call_tool("ping")
+    assert states.count(SessionState.READY) == 2 and states[-1] is SessionState.CLOSED
+
+
+async def test_session_calls_during_a_restart_fail_fast() -> None:
+    slow_restart = SessionOptions(restart=RestartPolicy(initial_delay=30))
+    config = local_server("crashy", "raw_server.py", protocol="legacy")
+    async with McpSession(config, options=slow_restart) as session:
+        await session.call_tool("crash")
+        assert session.state is SessionState.CONNECTING
+        await wait_for(session, lambda s: "restart 1 of 5" in (s.reason or ""))
+        expected = r"'crashy' is restarting: .*; restart 1 of 5 in 30s"
+        with anyio.fail_after(1), pytest.raises(ServerUnavailable, match=expected):
+            await session.call_tool("ping")
+
+
+async def test_session_without_restart_on_crash_fails_for_good() -> None:
+    config = stdio_server("crashy", "faulty.py", "--crash-after", "1", restart_on_crash=False)
+    async with McpSession(config, options=FAST) as session:
+        assert text(await session.call_tool("echo", {"text": "ok"})) == "ok"
+        result = await session.call_tool("echo", {"text": "x"})
+        assert text(result).endswith("it will not be restarted (restartOnCrash is off).")
+        await wait_for_state(session, SessionState.ERROR)
+        # Whichever the session noticed first: the call's closed connection or the end of the output.
+        assert session.reason is not None and session.reason.endswith("; not restarted (restartOnCrash is off)")
+
+
+async def test_session_notices_a_server_that_exits_between_calls_and_restarts_it() -> None:
+    async with McpSession(local_server("local", "session_server.py", max_restarts=1), options=FAST) as session:
+        assert text(await session.call_tool("exit_soon")) == "bye"
+        await wait_for_state(session, SessionState.CONNECTING)
+        assert session.reason is not None and session.reason.startswith("the server's output ended")
+        await wait_for_state(session, SessionState.READY)
+        assert session.restarts == 1
+        assert text(await session.call_tool("exit_soon")) == "bye"
+
+
+async def test_session_long_healthy_connection_resets_the_restart_count() -> None:
+    options = SessionOptions(restart=RestartPolicy(initial_delay=0.01, stable_after=0))
+    config = local_server("crashy", "raw_server.py", max_restarts=1, protocol="legacy")
+    async with McpSession(config, options=options) as session:
+        for _ in range(3):
+            await session.call_tool("crash")
+            await wait_for_state(session, SessionState.READY, SessionState.ERROR)
+            assert session.state is SessionState.READY
+        assert session.restarts == 3
+
+
+async def test_session_loses_an_http_server_and_gives_up_reconnecting() -> None:
+    stop = anyio.Event()
+
+    async def serve(*, task_status: TaskStatus[str]) -> None:
+        async with http_server("notes_http.py") as url:
+            task_status.started(url)
+            await stop.wait()
+
+    async with anyio.create_task_group() as group:
+        url = await group.start(serve)
+        config = ServerConfig(url=url, max_restarts=1, timeout=5).with_name("notes")
+        async with McpSession(config, options=FAST) as session:
+            assert not (await session.call_tool("note_list")).is_error
+            stop.set()
+            await wait_until_closed(url)
+            result = await session.call_tool("note_list")
+            assert result.meta["mcp_failure"] == "crash"
+            assert text(result).startswith("MCP server 'notes' dropped the connection during tool 'note_list' "
+                                           "(it stopped or the network failed)")
+            await wait_for_state(session, SessionState.ERROR)
+            assert session.reason == (f"cannot reach {url!r}: ConnectError: All connection attempts failed; "
+                                      "gave up after 1 restarts (maxRestarts=1)")
+
+
+async def wait_until_closed(url: str) -> None:
+    """Wait until nothing accepts connections at ``url`` any more."""
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    with anyio.fail_after(10):
+        while True:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                return
+            await stream.aclose()
+            await anyio.sleep(0.02)
+
+
+async def test_session_tool_timeout_cancels_the_call_on_the_server(tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    config = stdio_server("general", "general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)}, tool_timeout=0.3)
+    async with McpSession(config) as session:
+        result = await session.call_tool("slow", {"seconds": 30})
+        assert result.meta["mcp_failure"] == "timeout"
+        assert await wait_for_file(marker, timeout=10) == CANCELLED
+        assert text(await session.call_tool("echo", {"text": "after"})) == "after"
+
+
+async def test_session_caller_cancellation_reaches_the_server(tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    registry = ToolRegistry()
+    config = stdio_server("general", "general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)},
+                          internal_only=False)
+    async with McpSession(config, registry=registry) as session:
+        with anyio.move_on_after(0.3) as scope:
+            await registry.execute("general__slow", {"seconds": 30})
+        assert scope.cancelled_caught
+        assert await wait_for_file(marker, timeout=10) == CANCELLED
+        assert session.in_flight == 0
+        timed = await registry.execute("general__slow", {"seconds": 30}, timeout=0.2)
+        assert timed.is_error and "timed out after 0.2s" in text(timed)
+
+
+async def test_session_drain_lets_running_calls_finish_and_refuses_new_ones() -> None:
+    registry = ToolRegistry()
+    config = stdio_server("general", "general.py", internal_only=False)
+    async with McpSession(config, registry=registry) as session:
+        finished: list[ToolResult] = []
+        started = anyio.Event()
+
+        async def slow_call() -> None:
+            started.set()
+            finished.append(await session.call_tool("slow", {"seconds": 0.5}))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(slow_call)
+            await started.wait()
+            await anyio.wait_all_tasks_blocked()
+            group.start_soon(session.drain, 10)
+            await wait_for_state(session, SessionState.DRAINING)
+            assert registry.servers() == []
+            with pytest.raises(ServerDraining, match="'general' is draining"):
+                await session.call_tool("echo", {"text": "x"})
+        assert text(finished[0]) == "slept 0.5"
+        assert session.state is SessionState.CLOSED
+
+
+async def test_session_drain_deadline_cancels_what_still_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "cancelled"
+    config = stdio_server("general", "general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)})
+    async with McpSession(config) as session:
+        results: list[ToolResult] = []
+        async with anyio.create_task_group() as group:
+
+            async def call() -> None:
+                results.append(await session.call_tool("slow", {"seconds": 30}))
+
+            group.start_soon(call)
+            await anyio.wait_all_tasks_blocked()
+            await session.drain(0.2)
+        assert results[0].is_error and results[0].meta["mcp_failure"] == "cancelled"
+        assert text(results[0]) == ("Tool 'slow' of MCP server 'general' was cancelled while it ran: "
+                                    "the session was drained: its server was removed or changed.")
+        assert await wait_for_file(marker, timeout=10) == CANCELLED
+        with pytest.raises(ServerUnavailable, match="'general' is closed: the session was drained"):
+            await session.call_tool("echo", {"text": "x"})
+
+
+async def test_group_retire_keeps_the_replacements_tools() -> None:
+    registry = ToolRegistry()
+    config = stdio_server("general", "general.py", internal_only=False)
+    events: list[SessionEvent] = []
+    async with McpSessionGroup(registry) as group:
+        old = await group.add(config)
+        assert old is not None
+        old.subscribe(events.append)
+        new = await group.replace(config.model_copy(update={"tool_timeout": 5.0}), deadline=5)
+        assert new is not None and new is not old and group["general"] is new
+        await wait_for_state(old, SessionState.CLOSED)
+        assert {t.session for t in registry.tools(server="general")} == {new}  # type: ignore[attr-defined]
+    assert [e.state for e in events if e.kind == "state"] == [SessionState.DRAINING, SessionState.CLOSED]

@@ -1,0 +1,88 @@
+"""``register_mcp_tools``: start every configured server and put its tools in the registry.
+
+Sessions need an owner for their tasks, so this is an async context manager
+rather than a plain function: ``async with register_mcp_tools(config, registry)
+as sessions:`` starts everything, and leaving the block stops everything.
+
+Lazy servers (``lazy: true``) are not connected at boot and register nothing
+until their first use: a server's tool list can only be known by asking the
+server, and connecting once at boot just to list would spend exactly the
+start-up cost ``lazy`` exists to avoid. ``await sessions[name].ensure_started()``
+connects one and registers its tools; the skill layer calls it when an active
+skill names a lazy server literally (``literal_server`` of its patterns), and
+``McpSession.call_tool`` does it on a first direct call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from ._config import ServerConfig
+from ._group import McpSessionGroup
+from ._options import SessionOptions
+from ._state import SessionState
+from ._toolsift_config import ToolsiftConfig
+
+if TYPE_CHECKING:
+    from ..registry import ToolRegistry
+
+__all__ = ["register_mcp_tools"]
+
+logger = logging.getLogger("toolsift.mcp_sessions")
+
+ServersLike = ToolsiftConfig | Mapping[str, ServerConfig] | Iterable[ServerConfig]
+
+
+def _servers(config: ServersLike) -> list[ServerConfig]:
+    if isinstance(config, ToolsiftConfig):
+        return list(config.servers.values())
+    if isinstance(config, Mapping):
+        return [server if server.name == name else server.with_name(name) for name, server in config.items()]
+    return list(config)
+
+
+def _options(config: ServersLike, options: SessionOptions | None) -> SessionOptions:
+    if options is not None:
+        return options
+    # Only a workspace the file sets is offered as a root; the default (the config's folder) is not a choice.
+    if isinstance(config, ToolsiftConfig) and "workspace" in config.model_fields_set:
+        return SessionOptions(workspace=config.workspace)
+    return SessionOptions()
+
+
+@asynccontextmanager
+async def register_mcp_tools(
+    config: ServersLike,
+    registry: ToolRegistry,
+    *,
+    options: SessionOptions | None = None,
+) -> AsyncIterator[McpSessionGroup]:
+    """Start every enabled server in parallel and register its tools; stop them all on exit.
+
+    Tools of ``internalOnly: false`` servers are registered as global tools,
+    those of internal servers are catalogued as internal ones. A server that
+    fails to start is left in state ``error`` (its row in the status table says
+    why) and the others go on. One summary line per server is logged.
+
+    Args:
+        config: A loaded ``ToolsiftConfig``, or servers by name, or a list of servers.
+        registry: Where the tools go.
+        options: Session settings; by default, the config's ``workspace`` (when
+            the file sets one) is offered to servers as their MCP root.
+
+    Yields:
+        Every session by server name, internal ones included, as an
+        :class:`McpSessionGroup` (a mapping that can also add, replace and retire
+        sessions later).
+    """
+    async with McpSessionGroup(registry, options=_options(config, options)) as group:
+        await group.start_all(_servers(config))
+        for row in group.status():
+            level = logging.WARNING if row.state is SessionState.ERROR else logging.INFO
+            logger.log(level, "MCP %s", row.line())
+        for name, reason in group.skipped.items():
+            logger.info("MCP %s: skipped (%s)", name, reason)
+        yield group

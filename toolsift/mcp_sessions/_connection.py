@@ -1,0 +1,230 @@
+"""One connection to a server, from spawn or dial to teardown, run inside the session's owner task.
+
+Everything that has to be entered and exited in the same task lives here: the
+transport, the SDK ``Client``, and the watchers that follow the server's
+list-changed announcements (a ``message_handler`` on handshake-era
+connections, a ``subscriptions/listen`` stream on 2026-07-28 ones).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Literal
+
+import anyio
+import mcp.types as types
+from mcp import Client, MCPError
+from mcp.client.context import ClientRequestContext
+from mcp.client.session import IncomingMessage, ListRootsFnT
+from mcp.client.subscriptions import (
+    ListenNotSupportedError,
+    PromptsListChanged,
+    ResourcesListChanged,
+    SubscriptionLost,
+    ToolsListChanged,
+)
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from ._catalog import ServerCatalog, list_catalog
+from ._config import ServerConfig
+from ._endpoint import Endpoint
+from ._options import SessionOptions
+from ._stderr import StderrBuffer
+from ._transport import open_transport
+
+__all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "run_connection"]
+
+logger = logging.getLogger("toolsift.mcp_sessions")
+
+ListKind = Literal["tools", "resources", "prompts"]
+_EVENT_KINDS: dict[type, ListKind] = {
+    ToolsListChanged: "tools", ResourcesListChanged: "resources", PromptsListChanged: "prompts",
+}
+_NOTIFICATION_KINDS: dict[type, ListKind] = {
+    types.ToolListChangedNotification: "tools",
+    types.ResourceListChangedNotification: "resources",
+    types.PromptListChangedNotification: "prompts",
+}
+
+
+def _version() -> str:
+    try:
+        return metadata.version("toolsift")
+    except metadata.PackageNotFoundError:  # pragma: no cover - only when run from a bare checkout
+        return "0"
+
+
+CLIENT_INFO = types.Implementation(name="toolsift", version=_version())
+
+
+@dataclass
+class ConnectionEvents:
+    """What the session learns from one connection, and how it asks the connection to end.
+
+    Attributes:
+        server: The server name, for log records.
+        on_lost: Called once when the connection is found lost.
+        wake: Set to end the connection (close requested, or the connection was lost).
+        lost: Why the connection was lost, once it was.
+        ready: The connection got as far as ready.
+        relist: Lists to fetch again; :meth:`request_relist` adds to it.
+    """
+
+    server: str
+    on_lost: Callable[[ConnectionEvents], None] | None = None
+    wake: anyio.Event = field(default_factory=anyio.Event)
+    lost: str | None = None
+    ready: bool = False
+    relist: set[ListKind] = field(default_factory=set)
+    _relist_event: anyio.Event = field(default_factory=anyio.Event)
+
+    def connection_lost(self, reason: str) -> None:
+        """Record why the connection ended (the first reason wins) and wake the owner."""
+        if self.lost is None and not self.wake.is_set():
+            self.lost = reason
+            self.wake.set()
+            if self.on_lost is not None:
+                self.on_lost(self)
+
+    def request_relist(self, kind: ListKind) -> None:
+        self.relist.add(kind)
+        self._relist_event.set()
+
+    async def next_relist(self) -> set[ListKind]:
+        """Wait for re-list requests and take them all (many notifications, one listing)."""
+        await self._relist_event.wait()
+        self._relist_event = anyio.Event()
+        kinds, self.relist = self.relist, set()
+        return kinds
+
+    # ConnectionWatcher (see _transport): called from the SDK's reader task.
+    def transport_ended(self) -> None:
+        self.connection_lost("the server's output ended (it exited or closed the connection)")
+
+    def unparsable_message(self, error: Exception) -> None:
+        if isinstance(error, ValidationError):
+            details = error.errors()
+            data = details[0].get("input") if details else None
+            if isinstance(data, dict) and "error" in data and "id" not in data:
+                # An error response without its "id" member does not even parse.
+                error_data = data["error"] if isinstance(data["error"], dict) else {}
+                self.orphan_error(types.ErrorData(code=int(error_data.get("code", 0)),
+                                                  message=str(error_data.get("message", ""))))
+                return
+            what = f"{details[0]['msg']}: {data!r:.120}" if details else str(error)
+        else:
+            what = f"{type(error).__name__}: {error}"
+        logger.warning("MCP server %r wrote something that is not a JSON-RPC message; ignored (%s)",
+                       self.server, what)
+
+    def orphan_error(self, error: types.ErrorData) -> None:
+        logger.warning("MCP server %r sent an error response without a request id (JSON-RPC error %d: %r); "
+                       "ignored. Servers do this when they do not know a notification.",
+                       self.server, error.code, error.message)
+
+
+OnReady = Callable[[Client, ServerCatalog], None]
+Relister = Callable[[Client, set[ListKind]], Awaitable[None]]
+
+
+async def run_connection(
+    config: ServerConfig,
+    endpoint: Endpoint,
+    options: SessionOptions,
+    stderr: StderrBuffer,
+    events: ConnectionEvents,
+    *,
+    on_ready: OnReady,
+    relist: Relister,
+) -> bool:
+    """Connect, list, report ready, and serve until ``events.wake`` is set.
+
+    Returns False when connecting did not finish within ``config.timeout``
+    (True otherwise, whether or not it connected). Any other failure is
+    raised, possibly wrapped in exception groups by the SDK.
+    """
+    connect_deadline = anyio.CancelScope(deadline=anyio.current_time() + config.timeout)
+    # The deadline scope encloses the whole life of the Client: the Client's task
+    # groups are entered inside it, so it cannot be a fail_after around the
+    # entering alone. Once ready, the deadline is lifted.
+    with connect_deadline:
+        async with AsyncExitStack() as stack:
+            transport = await open_transport(endpoint, stack, watcher=events, stderr=stderr,
+                                             connect_timeout=config.timeout)
+            modern = False
+
+            async def on_message(message: IncomingMessage) -> None:
+                # On 2026-07-28 connections the listen stream delivers the same events; act once.
+                kind = _NOTIFICATION_KINDS.get(type(message))
+                if kind is not None and not modern:
+                    events.request_relist(kind)
+
+            client = Client(
+                transport,
+                mode=config.protocol,
+                read_timeout_seconds=config.timeout,
+                message_handler=on_message,
+                list_roots_callback=_roots_callback(options) if options.workspace is not None else None,
+                sampling_callback=options.sampling_callback,
+                client_info=CLIENT_INFO,
+            )
+            await stack.enter_async_context(client)
+            modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            catalog = await list_catalog(client, config.name)
+            connect_deadline.deadline = math.inf
+            async with anyio.create_task_group() as watchers:
+                watchers.start_soon(_relist_loop, client, events, relist)
+                if modern:
+                    watchers.start_soon(_listen, client, events)
+                on_ready(client, catalog)
+                await events.wake.wait()
+                watchers.cancel_scope.cancel()
+    return not connect_deadline.cancelled_caught
+
+
+def _roots_callback(options: SessionOptions) -> ListRootsFnT:
+    assert options.workspace is not None
+    workspace = options.workspace.resolve()
+    root = types.Root(uri=workspace.as_uri(), name=workspace.name or str(workspace))  # type: ignore[arg-type]
+
+    async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[root])
+
+    return list_roots
+
+
+async def _relist_loop(client: Client, events: ConnectionEvents, relist: Relister) -> None:
+    while True:
+        kinds = await events.next_relist()
+        try:
+            await relist(client, kinds)
+        except Exception as exc:
+            logger.warning("MCP server %r announced a change of its %s, but listing them again failed: %s",
+                           events.server, "/".join(sorted(kinds)), exc)
+
+
+async def _listen(client: Client, events: ConnectionEvents) -> None:
+    """Follow a 2026-07-28 server's list-changed events on a ``subscriptions/listen`` stream."""
+    caps = client.server_capabilities
+    tools = bool(caps.tools and caps.tools.list_changed)
+    resources = bool(caps.resources and caps.resources.list_changed)
+    prompts = bool(caps.prompts and caps.prompts.list_changed)
+    if not (tools or resources or prompts):
+        return
+    try:
+        async with client.listen(tools_list_changed=tools, resources_list_changed=resources,
+                                 prompts_list_changed=prompts) as subscription:
+            async for event in subscription:
+                kind = _EVENT_KINDS.get(type(event))
+                if kind is not None:
+                    events.request_relist(kind)
+    except (ListenNotSupportedError, MCPError, SubscriptionLost, TimeoutError) as exc:
+        if not events.wake.is_set():
+            logger.warning("MCP server %r: cannot follow its list changes (subscriptions/listen: %s)",
+                           events.server, exc)

@@ -1,0 +1,147 @@
+"""Turning what goes wrong with a server into words: failed calls and failed connections.
+
+A call that fails becomes a ``ToolResult`` with ``is_error=True`` whose first
+text block is toolsift's own explanation (server, tool, what happened, what
+happens next). When the server said something itself (a JSON-RPC error
+message), its words follow in a second block, so that the untrusted-content
+guard can fence them without fencing ours: ``meta["mcp_failure"]`` holds the
+kind of failure and marks the result as built here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+
+import httpx2
+import mcp.types as types
+from mcp import MCPError
+
+from .._exceptions import ToolsiftError
+from ..registry import ToolResult
+
+__all__ = [
+    "FAILURE_KEY",
+    "CallFailure",
+    "cancelled_result",
+    "crash_result",
+    "describe_exception",
+    "failure_result",
+    "invalid_result",
+    "rpc_error_result",
+    "timeout_result",
+]
+
+FAILURE_KEY = "mcp_failure"
+_MAX_SERVER_TEXT = 500
+_CODE_NAMES = {
+    types.PARSE_ERROR: "parse error",
+    types.INVALID_REQUEST: "invalid request",
+    types.METHOD_NOT_FOUND: "method not found",
+    types.INVALID_PARAMS: "invalid params",
+    types.INTERNAL_ERROR: "internal error",
+}
+
+
+class CallFailure(StrEnum):
+    """Why a call returned an error result that the server did not produce."""
+
+    TIMEOUT = "timeout"  # no answer within the call's timeout; the server was told to cancel
+    CRASH = "crash"  # the connection closed while the call waited: the server exited or dropped it
+    RPC_ERROR = "rpc_error"  # the server answered with a JSON-RPC error instead of an isError result
+    INVALID_RESULT = "invalid_result"  # the answer did not fit the protocol or the tool's outputSchema
+    CANCELLED = "cancelled"  # the session was closed or drained while the call ran
+
+
+def failure_result(kind: CallFailure, text: str, server_text: str | None = None) -> ToolResult:
+    """An error result with toolsift's explanation and, separately, the server's own words."""
+    content: list[types.ContentBlock] = [types.TextContent(text=text)]
+    if server_text:
+        if len(server_text) > _MAX_SERVER_TEXT:
+            server_text = server_text[:_MAX_SERVER_TEXT] + f"... [{len(server_text)} chars]"
+        content.append(types.TextContent(text=server_text))
+    return ToolResult(content=content, is_error=True, meta={FAILURE_KEY: kind.value})
+
+
+def rpc_error_result(server: str, tool: str, error: MCPError) -> ToolResult:
+    """The result for a tool call the server answered with a JSON-RPC error."""
+    name = _CODE_NAMES.get(error.code)
+    code = f"{error.code} ({name})" if name else str(error.code)
+    return failure_result(
+        CallFailure.RPC_ERROR,
+        f"MCP server {server!r} failed tool {tool!r} with JSON-RPC error {code} instead of a tool result; "
+        "the server's message follows.",
+        error.message,
+    )
+
+
+def timeout_result(server: str, tool: str, seconds: float | None) -> ToolResult:
+    """The result for a call the server did not answer in time."""
+    within = f" within {seconds:g}s" if seconds is not None else ""
+    return failure_result(CallFailure.TIMEOUT, f"Tool {tool!r} of MCP server {server!r} did not answer{within}; "
+                          "the server was told to cancel it.")
+
+
+def crash_result(server: str, tool: str, *, stdio: bool, restart: bool, restarts: int, max_restarts: int) -> ToolResult:
+    """The result for a call whose connection closed before the answer came, saying what happens next."""
+    what = (f"crashed during tool {tool!r}" if stdio
+            else f"dropped the connection during tool {tool!r} (it stopped or the network failed)")
+    if not restart:
+        plan = "it will not be restarted (restartOnCrash is off)"
+    elif restarts >= max_restarts:
+        plan = f"it has been restarted {restarts} times and will not be restarted again"
+    else:
+        plan = "it is being restarted; the call was not retried"
+    return failure_result(CallFailure.CRASH, f"MCP server {server!r} {what}: the connection closed before it "
+                          f"answered; {plan}.")
+
+
+def cancelled_result(server: str, tool: str, why: str) -> ToolResult:
+    """The result for a call the session cancelled because it was closed or drained."""
+    return failure_result(CallFailure.CANCELLED, f"Tool {tool!r} of MCP server {server!r} was cancelled while "
+                          f"it ran: {why}.")
+
+
+def invalid_result(server: str, tool: str, error: Exception, redact: Callable[[str], str]) -> ToolResult:
+    """The result for an answer that did not fit the protocol or the tool's outputSchema."""
+    return failure_result(CallFailure.INVALID_RESULT, f"MCP server {server!r} returned an answer to tool {tool!r} "
+                          f"that could not be used: {type(error).__name__}", redact(str(error)))
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def describe_exception(exc: BaseException, *, command: str | None, url: str | None,
+                       redact: Callable[[str], str]) -> str:
+    """One line that says why a connection failed, with secrets masked.
+
+    Exception groups (the SDK wraps everything that leaves ``async with Client``
+    twice) are unwrapped to the first real cause.
+
+    Args:
+        exc: What was raised.
+        command: The configured command (unresolved), to name in "not found" errors.
+        url: The configured URL (unresolved), to name in connection errors.
+        redact: Masks resolved secrets.
+    """
+    leaves = _leaves(exc)
+    leaf = next((e for e in leaves if not isinstance(e, MCPError)), leaves[0]) if len(leaves) > 1 else leaves[0]
+    if isinstance(leaf, MCPError):
+        if leaf.code == types.CONNECTION_CLOSED:
+            text = "the connection closed (the server exited or dropped it)"
+        elif leaf.code == types.REQUEST_TIMEOUT:
+            text = "the server did not answer in time"
+        else:
+            text = f"JSON-RPC error {leaf.code}: {leaf.message}"
+    elif isinstance(leaf, FileNotFoundError) and command is not None:
+        text = f"command {command!r} was not found"
+    elif isinstance(leaf, httpx2.HTTPError) and url is not None:
+        text = f"cannot reach {url!r}: {type(leaf).__name__}: {leaf}".rstrip(": ")
+    elif isinstance(leaf, ToolsiftError):
+        text = str(leaf)
+    else:
+        text = f"{type(leaf).__name__}: {leaf}".rstrip(": ")
+    return redact(text)

@@ -1,0 +1,394 @@
+"""``McpSession``: one long-lived, supervised connection to one MCP server.
+
+One owner task (:meth:`McpSession.run`) enters and exits every connection, as
+anyio's cancel scopes require; any number of other tasks call through it at
+the same time. The owner restarts a crashed server with backoff and keeps the
+registry in step with the server's tool list.
+
+Lifecycle (``SessionState``)::
+
+    idle ──start──▶ connecting ──▶ ready ──crash──▶ connecting (backoff) ──▶ ready
+                        │                               │ restarts exhausted
+                        └──── could not start ──────────┴──────────────▶ error
+    any ──drain()──▶ draining ──▶ closed          any ──close()──▶ closed
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, cast, final
+
+import anyio
+import mcp.types as types
+from anyio.abc import TaskGroup, TaskStatus
+from mcp import Client, MCPError
+from mcp.shared.dispatcher import ProgressFnT
+
+from .._exceptions import ServerDraining, ServerUnavailable
+from ..registry import ProgressCallback, ToolResult, validate_server_name
+from ._catalog import ServerCatalog
+from ._config import ServerConfig
+from ._connection import ConnectionEvents
+from ._endpoint import Redactor
+from ._failures import cancelled_result, crash_result, invalid_result, rpc_error_result, timeout_result
+from ._lifecycle import Lifecycle
+from ._options import SessionOptions
+from ._publisher import ToolPublisher
+from ._state import SessionEvent, SessionState, SessionStatus
+from ._stderr import StderrBuffer
+from ._supervisor import Supervisor
+from ._tracker import CallTracker
+from ._wrapper import McpToolWrapper, build_wrappers
+
+if TYPE_CHECKING:
+    from ..registry import ToolRegistry
+
+__all__ = ["McpSession"]
+
+_CONFIG_TIMEOUT: Any = object()
+# After close() cancels running calls, time for their notifications/cancelled to reach the server.
+_CANCEL_FLUSH_SECONDS = 1.0
+_DRAINED = "the session was drained: its server was removed or changed"
+
+
+@final
+class McpSession:
+    """A supervised connection to one MCP server, shared by every task that calls it.
+
+    Use it as ``async with McpSession(config) as session:`` or let an
+    ``McpSessionGroup`` run it. With a ``registry``, the session registers the
+    server's tools as ``namespace__tool`` (internal or global per
+    ``internalOnly``) once ready, swaps them atomically when the server
+    announces a change, and removes them when it fails for good, drains or
+    closes. A crash keeps them registered while the server restarts.
+
+    Any transport is reconnected after a loss (a crashed stdio child, a
+    dropped HTTP connection) with the backoff of ``SessionOptions.restart``, up
+    to ``maxRestarts`` in a row; a server that cannot start at all is not
+    retried.
+
+    Args:
+        config: The server's config (its ``name`` set).
+        registry: Where the tools are registered; None keeps them on the session only.
+        options: Application-level settings (restart policy, workspace root, sampling).
+
+    Raises:
+        InvalidToolName: ``config.name`` is not a valid server name.
+        ValueError: The server has neither ``command`` nor ``url``.
+    """
+
+    def __init__(self, config: ServerConfig, *, registry: ToolRegistry | None = None,
+                 options: SessionOptions | None = None) -> None:
+        validate_server_name(config.name)
+        if config.transport_kind is None:
+            raise ValueError(f"MCP server {config.name!r} has neither 'command' nor 'url'; nothing to connect to")
+        self.config = config
+        self._publisher = ToolPublisher(config, registry) if registry is not None else None
+        self._options = options if options is not None else SessionOptions()
+        self._redact = Redactor()
+        self._stderr = StderrBuffer(config.name, self._options.stderr_lines, self._redact)
+        self._calls = CallTracker()
+        self._life = Lifecycle(self, lambda: tuple(w.spec.name for w in self._wrappers))
+        self._warning: str | None = None
+        self._wrappers: tuple[McpToolWrapper, ...] = ()
+        self._sup = Supervisor(config, self._options, self._stderr, self._redact, self._life,
+                               on_tools=self._apply_tools, on_failed=self._withdraw)
+        self._start, self._finished = anyio.Event(), anyio.Event()
+        self._running = False
+        self._close_reason: str | None = None
+        self._draining_since: str | None = None
+        self._own_group: TaskGroup | None = None
+
+    # -- what it is -----------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The server name."""
+        return self.config.name
+
+    @property
+    def state(self) -> SessionState:
+        """The current lifecycle state."""
+        return self._life.state
+
+    @property
+    def reason(self) -> str | None:
+        """Why the session is not ready (an error, a restart in progress), or None."""
+        return self._life.reason
+
+    @property
+    def catalog(self) -> ServerCatalog:
+        """Tools, resources, templates and prompts as last listed (unfiltered)."""
+        return self._sup.catalog
+
+    @property
+    def tools(self) -> tuple[McpToolWrapper, ...]:
+        """The server's tools as registry tools, after include/exclude and name checks."""
+        return self._wrappers
+
+    @property
+    def in_flight(self) -> int:
+        """Calls currently running through this session."""
+        return self._calls.running
+
+    @property
+    def restarts(self) -> int:
+        """Restarts after a crash or a lost connection, so far."""
+        return self._sup.restarts
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version negotiated on the last connection."""
+        return self._sup.protocol
+
+    def stderr_tail(self, lines: int = 20) -> list[str]:
+        """The last lines the server wrote on stderr (stdio only), secrets masked."""
+        return self._stderr.tail(lines)
+
+    def status(self) -> SessionStatus:
+        """This session as one row of the status table."""
+        state = self._life.state
+        return SessionStatus(
+            server=self.name,
+            transport=self.config.transport_kind or "-",
+            visibility="internal" if self.config.internal_only else "global",
+            state=state,
+            tools=len(self._wrappers) if state in (SessionState.READY, SessionState.CONNECTING) else 0,
+            error=self._life.reason if state is not SessionState.READY else self._warning,
+            restarts=self._sup.restarts,
+            protocol=self._sup.protocol,
+        )
+
+    def __repr__(self) -> str:
+        return f"McpSession({self.name!r}, state={self._life.state.value!r}, tools={len(self._wrappers)})"
+
+    def subscribe(self, callback: Callable[[SessionEvent], None]) -> Callable[[], None]:
+        """Call ``callback`` on every state change and tool-list change; returns the unsubscriber.
+
+        Callbacks run in the session's owner task (or in the task that called
+        ``drain``/``close``) and must not block; an exception they raise is logged.
+        """
+        return self._life.subscribe(callback)
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def __aenter__(self) -> McpSession:
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._own_group = group
+        try:
+            await group.start(self.run)
+            if not self.config.lazy:
+                await self.wait_settled()
+        except BaseException:
+            group.cancel_scope.cancel()
+            self._own_group = None
+            await group.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
+                        exc_tb: TracebackType | None) -> None:
+        group, self._own_group = self._own_group, None
+        assert group is not None, "__aexit__ without __aenter__"
+        try:
+            await self.close()
+        finally:
+            if not self._finished.is_set():
+                group.cancel_scope.cancel()
+            # The body's own exception propagates as it is, not wrapped in an exception group.
+            await group.__aexit__(None, None, None)
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Own the connection until :meth:`close`; a task group runs this.
+
+        It connects at once unless the server is lazy, in which case it waits for
+        :meth:`ensure_started`. Cancelling it closes the connection.
+
+        Raises:
+            RuntimeError: The session already ran or was closed (sessions are single-use).
+        """
+        if self._running or self._finished.is_set():
+            raise RuntimeError(f"Cannot run MCP session {self.name!r} twice; create a new session")
+        self._running = True
+        task_status.started()
+        try:
+            if not self.config.lazy:
+                self._start.set()
+            await self._start.wait()
+            if not self._sup.closing:
+                await self._sup.run()
+        finally:
+            if self._sup.closing or self._life.state is not SessionState.ERROR:
+                self._life.set(SessionState.CLOSED, self._close_reason)
+            self._withdraw()
+            self._life.settled.set()
+            self._finished.set()
+
+    async def wait_settled(self) -> None:
+        """Wait until the first connection attempt is over: ready, error or closed."""
+        await self._life.settled.wait()
+
+    async def ensure_started(self) -> None:
+        """Connect a lazy (or not yet connected) session and wait until it is ready.
+
+        Raises:
+            ServerUnavailable: It could not start, or it is closed.
+            ServerDraining: It is draining.
+            RuntimeError: No task runs the session (use ``async with`` or a group).
+        """
+        if not self._running:
+            raise RuntimeError(f"MCP session {self.name!r} is not running; enter it with 'async with' "
+                               "or add it to an McpSessionGroup")
+        self._start.set()
+        await self._life.settled.wait()
+        self._ready_client()
+
+    async def drain(self, deadline: float | None = None) -> None:
+        """Stop taking calls, let running ones finish, then close.
+
+        The tools leave the registry at once; new calls raise ``ServerDraining``.
+        Calls still running after ``deadline`` seconds (default
+        ``SessionOptions.drain_seconds``) are cancelled: the server is told, and
+        each returns an error result saying the server was removed. If the
+        caller is cancelled, the session is left draining; ``close`` ends it.
+        """
+        if self._life.state is SessionState.CLOSED:
+            return
+        if self._life.state is not SessionState.DRAINING:
+            self._draining_since = datetime.now(UTC).isoformat(timespec="seconds")
+            self._life.set(SessionState.DRAINING, f"draining since {self._draining_since}")
+            self._withdraw()
+        await self._calls.wait_idle(self._options.drain_seconds if deadline is None else deadline)
+        await self._close(_DRAINED)
+
+    async def close(self) -> None:
+        """Cancel running calls (each returns an error result), stop the server, wait for the owner.
+
+        Idempotent. Must not be called from a subscriber callback (it waits for
+        the owner task, which runs the callbacks).
+        """
+        await self._close(None)
+
+    async def _close(self, reason: str | None) -> None:
+        if not self._sup.closing:
+            self._sup.closing = True
+            self._close_reason = reason
+            self._calls.cancel_all()
+            await self._calls.wait_idle(_CANCEL_FLUSH_SECONDS)
+            self._start.set()
+            self._sup.stop()
+        if self._running:
+            await self._finished.wait()
+        self._life.set(SessionState.CLOSED, self._close_reason)
+        self._life.settled.set()
+        self._finished.set()
+
+    # -- the owner's hooks -----------------------------------------------------------------
+
+    def _apply_tools(self, tools: Sequence[types.Tool]) -> None:
+        previous, self._wrappers = self._wrappers, tuple(build_wrappers(self, tools))
+        if self._publisher is not None and self._life.state is SessionState.READY:
+            self._warning = self._publisher.publish(self._wrappers, previous=previous)
+        self._life.emit("tools")
+
+    def _withdraw(self) -> None:
+        if self._publisher is not None:
+            self._publisher.withdraw(self._wrappers)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        timeout: float | None = _CONFIG_TIMEOUT,
+                        progress: ProgressCallback | None = None) -> ToolResult:
+        """Call a tool by the server's own name.
+
+        Every content block and the structured content are kept. A tool that
+        fails (``isError``, a JSON-RPC error, a timeout, a crash of the server,
+        the session closing under it) returns ``is_error=True`` with a text that
+        names the server and the tool; text is not fenced here (the registry
+        wrapper does that for untrusted servers). If the caller is cancelled, the
+        server is sent ``notifications/cancelled`` and the cancellation propagates.
+        A lazy session that has not started yet is started first.
+
+        Args:
+            name: The tool's name on the server.
+            arguments: Its arguments.
+            timeout: Seconds to wait for the answer; defaults to ``toolTimeout``; None waits forever.
+            progress: Receives the server's progress notifications.
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is connecting, restarting, failed or closed.
+        """
+        if self._life.state is SessionState.IDLE and self._running and not self._sup.closing:
+            await self.ensure_started()
+        client, events = self._ready_client(), self._sup.events
+        seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
+        with self._calls.track():
+            try:
+                # The SDK calls progress callbacks positionally, as ProgressCallback promises.
+                raw = await client.call_tool(name, arguments, progress_callback=cast("ProgressFnT", progress),
+                                             read_timeout_seconds=seconds if seconds is not None else math.inf)
+                return ToolResult.from_mcp(raw)
+            except MCPError as exc:
+                return self._call_error(name, exc, seconds, events)
+            except Exception as exc:
+                return invalid_result(self.name, name, exc, self._redact)
+        # Reached only when close() or the end of a drain cancelled this call.
+        return cancelled_result(self.name, name, self._closed_text())
+
+    def _ready_client(self) -> Client:
+        state = self._life.state
+        client = self._sup.client
+        if state is SessionState.READY and client is not None and not self._sup.closing:
+            return client
+        if state is SessionState.DRAINING:
+            raise ServerDraining(self.name, self._draining_since or "?")
+        if self._sup.closing or state is SessionState.CLOSED:
+            raise ServerUnavailable(self.name, SessionState.CLOSED.value, self._closed_text())
+        if state is SessionState.CONNECTING and self._sup.restarting:
+            raise ServerUnavailable(self.name, "restarting", self._life.reason)
+        # "is error" would not read; the state itself is in session.state.
+        raise ServerUnavailable(self.name, "down" if state is SessionState.ERROR else state.value, self._life.reason)
+
+    def _call_error(self, tool: str, exc: MCPError, seconds: float | None, events: ConnectionEvents) -> ToolResult:
+        if exc.code == types.REQUEST_TIMEOUT:
+            return timeout_result(self.name, tool, seconds)
+        if exc.code != types.CONNECTION_CLOSED:
+            return rpc_error_result(self.name, tool, exc)
+        if self._sup.closing:
+            return cancelled_result(self.name, tool, self._closed_text())
+        # The call's own connection: a straggler from a connection already replaced must not end the new one.
+        events.connection_lost(f"the connection closed during tool {tool!r}")
+        return crash_result(self.name, tool, stdio=self.config.transport_kind == "stdio",
+                            restart=self.config.restart_on_crash, restarts=self._sup.streak,
+                            max_restarts=self.config.max_restarts)
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """Read one resource.
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
+            MCPError: The server refused (unknown resource, failure).
+        """
+        return await self._ready_client().read_resource(uri)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+        """Render one prompt.
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
+            MCPError: The server refused (unknown prompt, bad arguments).
+        """
+        return await self._ready_client().get_prompt(name, arguments)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _closed_text(self) -> str:
+        return self._close_reason or "the session was closed"

@@ -1,0 +1,80 @@
+"""A session's lifecycle states, the events it sends, and the one-line status the CLI prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from ._session import McpSession
+
+__all__ = ["SessionEvent", "SessionState", "SessionStatus"]
+
+
+class SessionState(StrEnum):
+    """Where a session is in its life; see ``McpSession`` for the transitions.
+
+    ``idle -> connecting -> ready`` is the happy path; a crash goes back to
+    ``connecting`` (restarting with backoff) and, when the restarts run out, to
+    ``error``. ``draining`` and ``closed`` are the way out.
+    """
+
+    IDLE = "idle"  # not connected yet: a lazy server before its first use, or a session not started
+    CONNECTING = "connecting"  # spawning or dialling, handshaking, listing; first time or after a crash
+    READY = "ready"  # connected: calls go through
+    ERROR = "error"  # could not start, or gave up restarting: for good, until a new session replaces it
+    DRAINING = "draining"  # removed or changed: no new calls; running ones may finish until the deadline
+    CLOSED = "closed"  # stopped: the server process or connection is gone
+
+
+@dataclass(frozen=True)
+class SessionEvent:
+    """What a session tells its subscribers.
+
+    Attributes:
+        session: The session the event is about.
+        kind: ``state`` (the state changed) or ``tools`` (the tool list changed and,
+            when the session has a registry, was swapped in).
+        state: The state after the event.
+        reason: Why the session is not ready, when it is not.
+        tools: Canonical names of the session's tools after the event.
+    """
+
+    session: McpSession
+    kind: Literal["state", "tools"]
+    state: SessionState
+    reason: str | None = None
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SessionStatus:
+    """One row of the status table.
+
+    Attributes:
+        server: The server name.
+        transport: ``stdio``, ``http`` or ``sse``.
+        visibility: ``global`` (tools in front of the model) or ``internal`` (catalogued, hidden).
+        state: The session state.
+        tools: How many tools are registered (or would be, for a session without registry).
+        error: Why the session is not ready, if it is not.
+        restarts: Crash restarts so far.
+        protocol: The negotiated MCP protocol version, once connected.
+    """
+
+    server: str
+    transport: str
+    visibility: Literal["global", "internal"]
+    state: SessionState
+    tools: int
+    error: str | None = None
+    restarts: int = 0
+    protocol: str | None = None
+
+    def line(self) -> str:
+        """The row as one log line."""
+        text = (f"{self.server}: {self.state} ({self.transport}, {self.visibility}, {self.tools} tools"
+                f"{f', protocol {self.protocol}' if self.protocol else ''}"
+                f"{f', {self.restarts} restarts' if self.restarts else ''})")
+        return f"{text}: {self.error}" if self.error else text

@@ -1,0 +1,171 @@
+"""Keeping one server connected: connect, notice a loss, restart with backoff, or give up.
+
+This is the body of a session's owner task. It enters and exits every
+connection itself (anyio cancel scopes must be exited by the task that entered
+them) and decides, after each loss, whether to try again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import anyio
+import anyio.to_thread
+import mcp.types as types
+from mcp import Client
+
+from ._catalog import ServerCatalog, list_prompts, list_resources, list_tools
+from ._config import ServerConfig
+from ._connection import ConnectionEvents, ListKind, run_connection
+from ._endpoint import Redactor, resolve_endpoint
+from ._failures import describe_exception
+from ._lifecycle import Lifecycle
+from ._options import SessionOptions
+from ._state import SessionState
+from ._stderr import StderrBuffer
+
+__all__ = ["Supervisor"]
+
+logger = logging.getLogger("toolsift.mcp_sessions")
+
+
+class Supervisor:
+    """The connection half of a session; the session reads its ``client`` and counters.
+
+    Args:
+        config: The server.
+        options: Restart policy, workspace, sampling.
+        stderr: Where a stdio child's stderr goes.
+        redact: Masks resolved secrets (updated at every connect).
+        life: The session's state machine.
+        on_tools: Called with the server's tools when they were (re)listed.
+        on_failed: Called when the server failed for good.
+    """
+
+    def __init__(self, config: ServerConfig, options: SessionOptions, stderr: StderrBuffer, redact: Redactor,
+                 life: Lifecycle, *, on_tools: Callable[[Sequence[types.Tool]], None],
+                 on_failed: Callable[[], None]) -> None:
+        self._config = config
+        self._options = options
+        self._stderr = stderr
+        self._redact = redact
+        self._life = life
+        self._on_tools = on_tools
+        self._on_failed = on_failed
+        self._stop = anyio.Event()
+        self._connection_scope: anyio.CancelScope | None = None
+        self.client: Client | None = None
+        self.protocol: str | None = None
+        self.catalog = ServerCatalog()
+        self.events = ConnectionEvents(config.name, self._connection_lost)
+        self.closing = False  # set by the session the moment it starts closing
+        self.restarting = False
+        self.restarts = 0  # in total
+        self.streak = 0  # in a row, reset by a long healthy connection
+
+    def stop(self) -> None:
+        """End the current connection (or backoff wait) and the loop."""
+        self.closing = True
+        self._stop.set()
+        self.events.wake.set()
+        if not self.events.ready and self._connection_scope is not None:
+            # Still handshaking (perhaps with a server that never answers): do not wait for it.
+            self._connection_scope.cancel()
+
+    async def run(self) -> None:
+        """Connect, and reconnect after every loss, until stopped or out of restarts."""
+        name, policy = self._config.name, self._options.restart
+        ever_ready = False
+        while not self.closing:
+            self.events = ConnectionEvents(name, self._connection_lost)
+            self._life.set(SessionState.CONNECTING, self._life.reason if ever_ready else None)
+            started = anyio.current_time()
+            detail = await self._connect_once()
+            if self.closing or self._life.state is SessionState.DRAINING:
+                return
+            ever_ready = ever_ready or self.events.ready
+            if anyio.current_time() - started >= policy.stable_after:
+                self.streak = 0
+            if not ever_ready:
+                return self._give_up(f"could not start: {detail}")
+            if not self._config.restart_on_crash:
+                return self._give_up(f"{detail}; not restarted (restartOnCrash is off)")
+            if self.streak >= self._config.max_restarts:
+                return self._give_up(f"{detail}; gave up after {self.streak} restarts "
+                                     f"(maxRestarts={self._config.max_restarts})")
+            self.streak += 1
+            self.restarts += 1
+            self.restarting = True
+            delay = policy.delay(self.streak)
+            self._life.set(SessionState.CONNECTING, f"{detail}; restart {self.streak} of "
+                           f"{self._config.max_restarts} in {delay:g}s")
+            self._stderr.log_with_tail(logging.WARNING, f"MCP server {name!r} lost: {detail}", logger)
+            with anyio.move_on_after(delay):
+                await self._stop.wait()
+
+    async def _connect_once(self) -> str:
+        """Run one connection; return why it ended (empty when stopped on request)."""
+        config, events = self._config, self.events
+        finished = True
+        try:
+            with anyio.CancelScope() as self._connection_scope:
+                endpoint = await anyio.to_thread.run_sync(resolve_endpoint, config)
+                self._redact.update(endpoint.secrets)
+                finished = await run_connection(config, endpoint, self._options, self._stderr, events,
+                                                on_ready=self._on_ready, relist=self._relist)
+        except Exception as exc:
+            detail = describe_exception(exc, command=config.command, url=config.url, redact=self._redact)
+            if not events.ready:
+                # The child's last words usually say why it would not start.
+                tail = self._stderr.tail(1) if config.transport_kind == "stdio" else []
+                return f"{detail}; stderr: {tail[0]}" if tail else detail
+            if not self.closing:
+                events.connection_lost(detail)
+            return events.lost or detail
+        finally:
+            self.client = None
+            self._connection_scope = None
+        if not finished:
+            return f"it did not finish connecting within {config.timeout:g}s (timeout)"
+        return events.lost or ""
+
+    def _on_ready(self, client: Client, catalog: ServerCatalog) -> None:
+        if self.closing or self._life.state is SessionState.DRAINING:
+            self.events.wake.set()
+            return
+        self.events.ready = True
+        self.client, self.protocol, self.catalog = client, client.protocol_version, catalog
+        self.restarting = False
+        self._life.set(SessionState.READY, None)
+        self._on_tools(catalog.tools)
+        logger.info("MCP server %r ready (protocol %s, %d tools, %d resources, %d prompts)", self._config.name,
+                    self.protocol, len(catalog.tools), len(catalog.resources), len(catalog.prompts))
+
+    async def _relist(self, client: Client, kinds: set[ListKind]) -> None:
+        name, catalog = self._config.name, self.catalog
+        if "tools" in kinds:
+            catalog = replace(catalog, tools=tuple(await list_tools(client, name)))
+        if "resources" in kinds:
+            resources, templates = await list_resources(client, name)
+            catalog = replace(catalog, resources=tuple(resources), resource_templates=tuple(templates))
+        if "prompts" in kinds:
+            catalog = replace(catalog, prompts=tuple(await list_prompts(client, name)))
+        self.catalog = catalog
+        if "tools" in kinds and client is self.client:
+            self._on_tools(catalog.tools)
+            logger.info("MCP server %r changed its tools; it lists %d now", name, len(catalog.tools))
+
+    def _connection_lost(self, events: ConnectionEvents) -> None:
+        """Fail calls fast from the moment a loss is known, before the owner task gets to run."""
+        if events is self.events and self._life.state is SessionState.READY and not self.closing:
+            self.client = None
+            self.restarting = True
+            self._life.set(SessionState.CONNECTING, f"{events.lost}; reconnecting")
+
+    def _give_up(self, reason: str) -> None:
+        self._life.set(SessionState.ERROR, reason)
+        self._stderr.log_with_tail(logging.ERROR, f"MCP server {self._config.name!r} failed for good: {reason}",
+                                   logger)
+        self._on_failed()
