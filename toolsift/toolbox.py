@@ -114,7 +114,7 @@ class Toolbox:
         Raises:
             ConfigError: When no file is found or the file is invalid.
         """
-        return cls(load_config(find_config(path)), user_skills_dir=user_skills_dir, watch=watch,
+        return cls(load_config(find_config(path), lenient=True), user_skills_dir=user_skills_dir, watch=watch,
                    drain_seconds=drain_seconds)
 
     @property

@@ -21,8 +21,8 @@ from ._results import result_text as result_text
 
 __all__ = [
     "AgentReply",
-    "CallHandler",
     "AssistantMessage",
+    "CallHandler",
     "ChatModel",
     "Command",
     "CommandReply",

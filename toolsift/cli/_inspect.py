@@ -111,7 +111,8 @@ def tools(
             if patterns:
                 matcher = compile_patterns(patterns, where="the command line")
                 visible = [t for t in visible if matcher.matches(t.spec.name)]
-            rows: list[dict[str, Any]] = [{"name": t.spec.name, "tier": "internal" if box.registry.is_internal(t.spec.name) else "global",
+            rows: list[dict[str, Any]] = [{"name": t.spec.name,
+                                           "tier": "internal" if box.registry.is_internal(t.spec.name) else "global",
                      "server": t.spec.server, "read_only": t.spec.read_only,
                      "description": t.spec.description.strip().splitlines()[0] if t.spec.description.strip()
                      else ""} for t in visible]

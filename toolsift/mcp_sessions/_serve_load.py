@@ -23,7 +23,7 @@ def load_serve_config(path: str | os.PathLike[str]) -> tuple[ToolsiftConfig, Ser
     Raises:
         ConfigError: When the file cannot be read or is invalid (naming the field).
     """
-    config = load_config(path)
+    config = load_config(Path(path))
     return config, config.serve
 
 
