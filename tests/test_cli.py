@@ -248,3 +248,19 @@ async def test_serve_speaks_mcp_over_stdio(config: Path) -> None:
 def test_serve_reports_a_config_error(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, _, err = run(capsys, "-c", str(config), "serve", "--transport", "http", "--host", "0.0.0.0")
     assert code == 4 and "without a token" in err
+
+
+def test_call_cannot_reach_a_tool_the_skill_scope_does_not_list(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    skills = tmp_path / "skills"
+    (skills / "mem").mkdir(parents=True)
+    (skills / "mem" / "SKILL.md").write_text(
+        "---\nname: mem\ndescription: Memory only.\nallowed-tools: [\"claude-flow__memory_*\", \"*\"]\n---\nRemember.\n")
+    config = write_config(tmp_path, skills={"paths": [str(skills)], "userSkills": False})
+    code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "mem", "--json")
+    assert code == 0, err
+    listed = {s["function"]["name"] for s in json.loads(out)["schemas"]}
+    assert code == 0 and "claude-flow__memory_store" in listed and "claude-flow__swarm_init" not in listed
+    code, _, err = run(capsys, "-c", str(config), "call", "claude-flow__swarm_init", '{"topology": "mesh"}',
+                       "--skill", "mem")
+    assert code == 3 and "layer 1" in err

@@ -222,3 +222,52 @@ def test_level_parse_accepts_names_numbers_and_levels() -> None:
     assert str(Level.EXECUTE) == "execute"
     with pytest.raises(ValueError, match="Unknown permission level True"):
         Level.parse(True)
+
+
+# -- the scope escape: a bare wildcard beside a pattern naming the server literally --------------------------------
+
+ESCAPES = [
+    # (skill allowed-tools, the hidden internal tool a model might call anyway)
+    (["claude-flow__memory_store", "*_search"], "claude-flow__memory_search"),
+    (["claude-flow__memory_*", "*"], "claude-flow__swarm_init"),
+    (["*", "claude-flow__memory_*"], "claude-flow__swarm_init"),
+    (["claude-flow__memory_store", "*__swarm_init"], "claude-flow__swarm_init"),
+    (["claude-flow__memory_store", "?????????????__swarm_init"], "claude-flow__swarm_init"),
+]
+
+
+@pytest.mark.parametrize(("allowed", "hidden"), ESCAPES)
+async def test_bare_wildcard_beside_a_literal_server_pattern_neither_lists_nor_runs_other_internal_tools(
+    registry: ToolRegistry, allowed: list[str], hidden: str
+) -> None:
+    scope = TurnScope(skill_allowed=allowed, skill="mem")
+    listed = names(registry, scope)
+    assert hidden not in listed
+    assert [s["name"] for s in registry.schemas_for_tools(scope)] == listed
+    with pytest.raises(PermissionDenied, match="internal") as info:
+        await registry.execute(hidden, {}, scope)
+    assert info.value.layer == 1
+    assert registry.get(hidden).calls == []  # type: ignore[attr-defined]
+
+
+async def test_literal_server_pattern_still_surfaces_what_it_matches(registry: ToolRegistry) -> None:
+    scope = TurnScope(skill_allowed=["claude-flow__memory_*", "*"], skill="mem")
+    assert names(registry, scope) == [*GLOBAL[:2], "general__echo", "general__add", "claude-flow__memory_store",
+                                      "claude-flow__memory_search"]
+    result = await registry.execute("claude-flow__memory_search", {}, scope)
+    assert not result.is_error
+
+
+async def test_pinned_tools_stay_in_a_skill_turn_unless_the_skill_disallows_them(registry: ToolRegistry) -> None:
+    scope = TurnScope(skill_allowed=["general__echo"], skill="narrow", pinned=frozenset({"claude-flow__swarm_init"}))
+    assert names(registry, scope) == ["general__echo", "claude-flow__swarm_init"]
+    assert not (await registry.execute("claude-flow__swarm_init", {}, scope)).is_error
+    excluded = TurnScope(skill_allowed=["general__echo"], skill_disallowed=["*__swarm_*"], skill="narrow",
+                         pinned=frozenset({"claude-flow__swarm_init"}))
+    assert names(registry, excluded) == ["general__echo"]
+    with pytest.raises(PermissionDenied, match="disallowed-tools"):
+        await registry.execute("claude-flow__swarm_init", {}, excluded)
+    agent_bound = TurnScope(agent_allowed=["general__*"], pinned=frozenset({"claude-flow__swarm_init"}))
+    with pytest.raises(PermissionDenied) as info:
+        await registry.execute("claude-flow__swarm_init", {}, agent_bound)
+    assert info.value.layer == 3

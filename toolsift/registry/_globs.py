@@ -80,6 +80,12 @@ def _to_regex(pattern: str) -> str:
     return "".join(parts)
 
 
+def _union(patterns: Iterable[str]) -> re.Pattern[str]:
+    """One anchored-by-fullmatch regex for a set of globs; an empty set matches nothing."""
+    body = "|".join(f"(?:{_to_regex(p)})" for p in patterns) or "(?!)"
+    return re.compile(body, re.DOTALL)
+
+
 @dataclass(frozen=True, eq=False)
 class PatternSet:
     """An immutable, compiled set of globs; build it with :func:`compile_patterns`.
@@ -94,17 +100,28 @@ class PatternSet:
     servers: frozenset[str] = field(init=False)
     prefixes: tuple[str, ...] = field(init=False)
     _regex: re.Pattern[str] = field(init=False, repr=False)
+    _surfacing: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         servers = {s for s in map(literal_server, self.patterns) if s is not None}
         object.__setattr__(self, "servers", frozenset(servers))
         object.__setattr__(self, "prefixes", tuple(literal_prefix(p) for p in self.patterns))
-        body = "|".join(f"(?:{_to_regex(p)})" for p in self.patterns) or "(?!)"
-        object.__setattr__(self, "_regex", re.compile(body, re.DOTALL))
+        object.__setattr__(self, "_regex", _union(self.patterns))
+        object.__setattr__(self, "_surfacing", _union(p for p in self.patterns if literal_server(p) is not None))
 
     def matches(self, name: str) -> bool:
         """Return True when any pattern matches the whole name."""
         return self._regex.fullmatch(name) is not None
+
+    def surfaces(self, name: str) -> bool:
+        """Return True when a pattern that names a server literally matches the whole name.
+
+        Only these patterns reach an internal server's tools: ``cf__memory_*``
+        surfaces ``cf__memory_store``, while ``*`` or ``*_search`` in the same
+        set match it without surfacing it. A name a literal pattern matches
+        belongs to that pattern's server, since both split on their first ``__``.
+        """
+        return self._surfacing.fullmatch(name) is not None
 
     def filter(self, names: Iterable[str]) -> list[str]:
         """Return the names that match, in their order."""

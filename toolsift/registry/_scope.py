@@ -36,6 +36,10 @@ class TurnScope:
         read_only: Plan mode: only read-only tools are offered and allowed.
         unlocked: Exact tool names surfaced for this turn (on-demand discovery);
             layers 3 and 4 still apply to them.
+        pinned: Exact tool names in every turn (``alwaysLoad``, ``search_tools``):
+            surfaced like unlocked tools and exempt from the skill's
+            allowed-tools, but still bound by the agent allowlist, the skill's
+            disallowed-tools and plan mode.
     """
 
     agent_allowed: tuple[str, ...] | None = None
@@ -45,6 +49,7 @@ class TurnScope:
     agent: str | None = None
     read_only: bool = False
     unlocked: frozenset[str] = field(default_factory=frozenset)
+    pinned: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
         # Accept lists and strings from callers, store tuples so the scope stays hashable.
@@ -52,6 +57,7 @@ class TurnScope:
         object.__setattr__(self, "skill_allowed", _as_tuple(self.skill_allowed) or ())
         object.__setattr__(self, "skill_disallowed", _as_tuple(self.skill_disallowed) or ())
         object.__setattr__(self, "unlocked", frozenset(self.unlocked))
+        object.__setattr__(self, "pinned", frozenset(self.pinned))
         # Compile now so a bad pattern fails where the scope is built, naming its origin.
         _ = self.agent_patterns, self.skill_patterns, self.disallowed_patterns
 
@@ -75,3 +81,7 @@ class TurnScope:
     def with_unlocked(self, names: Iterable[str]) -> TurnScope:
         """A copy of this scope that also surfaces ``names``."""
         return replace(self, unlocked=self.unlocked | frozenset(names))
+
+    def with_pinned(self, names: Iterable[str]) -> TurnScope:
+        """A copy of this scope that also pins ``names`` (see ``pinned``)."""
+        return replace(self, pinned=self.pinned | frozenset(names))

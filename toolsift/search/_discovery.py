@@ -10,9 +10,11 @@ call, and never leaks to another conversation running in another task, which a
 per-conversation copy of the tool or a field on a shared object could not
 promise without changing the registry's calling convention.
 
-Nothing here widens what a turn may see beyond layer 1: unlocked and pinned
-names go into ``TurnScope.unlocked``, where layers 3 and 4 still apply, and
-pinned tools that layer 5 refuses are left out.
+Nothing here widens what a turn may see beyond layer 1: unlocked names go
+into ``TurnScope.unlocked``, where layers 3 and 4 still apply; pinned names go
+into ``TurnScope.pinned``, where the agent allowlist, the skill's
+disallowed-tools and plan mode still apply; pinned tools that layer 5 refuses
+are left out.
 """
 
 from __future__ import annotations
@@ -121,8 +123,8 @@ class Discovery:
         return allowed
 
     def scope_for_turn(self, base: TurnScope) -> TurnScope:
-        """``base`` with the pinned and unlocked tools surfaced (layers 3 and 4 still apply)."""
-        return base.with_unlocked(self.pinned() | self._unlocked.keys())
+        """``base`` with the pinned and unlocked tools surfaced (see ``TurnScope.pinned`` for the rules)."""
+        return base.with_unlocked(self._unlocked.keys()).with_pinned(self.pinned())
 
     # -- making it current -----------------------------------------------------------------
 

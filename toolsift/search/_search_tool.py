@@ -22,7 +22,7 @@ from typing import Any, final
 
 import mcp.types as types
 
-from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope, compile_patterns, split_name
+from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope
 from ..registry._permissions import check_permissions
 from ._discovery import Discovery
 from ._documents import SearchDocument
@@ -144,27 +144,21 @@ class SearchToolsTool:
         entry["callable"] = denial is None
         if denial is not None:
             entry["reason"] = f"layer {denial[0]}: {denial[1]}"
-        granted = self._granted_by(doc.name, registry.is_internal(doc.name))
+        granted = self._granted_by(doc.name)
         if granted:
             entry["granted_by"] = granted
         return entry, denial is None
 
-    def _granted_by(self, name: str, internal: bool) -> list[str]:
-        """Loaded skills whose allowed-tools offer ``name`` (for an internal tool: naming its server literally)."""
+    def _granted_by(self, name: str) -> list[str]:
+        """Loaded skills that would offer ``name``, decided by the registry's own visibility rule."""
         if self.index.skills is None:
             return []
-        namespace, _ = split_name(name)
-        granted = []
-        for skill in self.index.skills.invocable():
-            if not skill.allowed_tools:
-                continue
-            patterns = compile_patterns(skill.allowed_tools)
-            if not patterns.matches(name) or (internal and namespace not in patterns.servers):
-                continue
-            if skill.disallowed_tools and compile_patterns(skill.disallowed_tools).matches(name):
-                continue
-            granted.append(skill.name)
-        return granted
+        registry = self.index.registry
+        return [
+            skill.name for skill in self.index.skills.invocable()
+            if skill.allowed_tools and registry.hidden_reason(name, TurnScope(
+                skill_allowed=skill.allowed_tools, skill_disallowed=skill.disallowed_tools, skill=skill.name)) is None
+        ]
 
     def _describe_skill(self, doc: SearchDocument) -> dict[str, Any]:
         entry: dict[str, Any] = {"name": doc.name, "description": doc.summary}
