@@ -35,7 +35,8 @@ from typing import Any
 import anyio
 from _report import save
 
-from toolsift.mcp_sessions import ManagerEvent, McpServerManager, ServerConfig, load_config
+from toolsift.config import ServerConfig, load_config
+from toolsift.mcp_sessions import ManagerEvent, McpServerManager
 from toolsift.registry import ToolRegistry
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "servers"

@@ -2,7 +2,7 @@
 
 Run: python benchmarks/bench_serve.py [--seconds 5] [--concurrency 16] [--workers 1 4]
 
-1. Calls per second: ``python -m toolsift.mcp_sessions.server --transport http
+1. Calls per second: ``python -m toolsift.serve --transport http
    --stateless --json-response --workers N`` serves a project; this process sends
    ``tools/call builtin__list_directory`` as raw JSON-RPC POSTs (no SDK client, so
    the client spends as little CPU as possible) from ``--concurrency`` connections
@@ -119,7 +119,7 @@ async def load(url: str, *, seconds: float, concurrency: int) -> dict[str, float
 
 def throughput(config: Path, workers: int, *, seconds: float, concurrency: int) -> dict[str, float]:
     port = free_port()
-    command = [sys.executable, "-m", "toolsift.mcp_sessions.server", "--config", str(config), "--transport", "http",
+    command = [sys.executable, "-m", "toolsift.serve", "--config", str(config), "--transport", "http",
                "--port", str(port), "--stateless", "--json-response", "--workers", str(workers)]
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)

@@ -28,7 +28,8 @@ from pathlib import Path
 import anyio
 from _report import save
 
-from toolsift.mcp_sessions import ServerConfig, SessionState, register_mcp_tools
+from toolsift.config import ServerConfig
+from toolsift.mcp_sessions import SessionState, register_mcp_tools
 from toolsift.registry import Permissions, ToolContext, ToolRegistry, TurnScope
 
 HERE = Path(__file__).resolve().parent

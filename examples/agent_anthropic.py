@@ -7,7 +7,7 @@
 Where agent_openai.py lets `Conversation.send` drive the loop, this one drives it by hand:
 each round asks toolsift for the turn (`chat.turn("anthropic")`: instructions and the schemas
 the active skill allows) and runs the model's tool calls through `chat.call_tool`, which
-applies the five layers. Any SDK can be wired the same way.
+applies the five layers and caps each result. Any SDK can be wired the same way.
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ async def main() -> None:
                 continue
             messages.append({"role": "user", "content": line})
             for _ in range(chat.limits.max_rounds):
+                await chat.refresh_skill()  # follow edits to the active skill's SKILL.md
+                for notice in chat.take_notices():
+                    print(f"  [{notice}]")
                 turn = chat.turn("anthropic")
                 response = await client.messages.create(
                     model=args.model, max_tokens=2048, system=turn.instructions or "You are helpful.",

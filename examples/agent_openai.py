@@ -40,6 +40,8 @@ async def main() -> None:
             if not line:
                 break
             reply = await chat.send(line, model)  # a /command is answered locally, without the model
+            for notice in reply.notices:  # e.g. the active skill's SKILL.md was removed or broke
+                print(f"  [{notice}]")
             for call in reply.tool_calls:
                 status = "error" if call.result.is_error else "ok"
                 print(f"  [tool {call.call.name}: {status}]")

@@ -9,7 +9,8 @@ from typing import Any
 import anyio
 from servers import stdio_params
 
-from toolsift.mcp_sessions import McpSession, RestartPolicy, ServerConfig, SessionEvent, SessionOptions, SessionState
+from toolsift.config import ServerConfig
+from toolsift.mcp_sessions import McpSession, RestartPolicy, SessionEvent, SessionOptions, SessionState
 
 TESTS = Path(__file__).resolve().parent
 # Restarts in tests wait milliseconds, not the production 1 s doubling to 30 s.

@@ -10,9 +10,14 @@ and it can misbehave in ways the SDK's own server will not:
 
 Tools: ``ping`` (answers "pong"), ``typed`` (declares an outputSchema),
 ``announce`` (sends tools, resources and prompts list_changed notifications,
-then answers) and ``crash`` (exits the process without answering). One
-resource and one prompt are listed. While it waits to answer ``initialize`` it
-still notices its stdin closing and exits, as a well-behaved server would.
+then answers), ``crash`` (exits the process without answering) and
+``big(size)``, which answers with ``size`` characters of text in two halves
+and, between them, waits for the next ``tools/call`` (any tool but ``crash``,
+which exits as always, is answered "released" once the big answer is
+complete), so a client sees a big answer stall half-way for as long as it
+likes; it reports progress once before it starts. One resource and one
+prompt are listed. While it waits to answer ``initialize`` it still notices
+its stdin closing and exits, as a well-behaved server would.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ TOOLS = [
      "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
     {"name": "announce", "description": "Announce list changes.", "inputSchema": OBJECT},
     {"name": "crash", "description": "Exit without answering.", "inputSchema": OBJECT},
+    {"name": "big", "description": "Answer with size characters, stalling half-way.",
+     "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}},
 ]
 
 
@@ -56,6 +63,25 @@ def wait(seconds: float) -> None:
             sys.exit(0)
 
 
+def big(message_id: Any, params: dict[str, Any]) -> None:
+    """Write a big answer in two halves, waiting between them for the next call (see the module docstring)."""
+    size = int(params["arguments"]["size"])
+    token = (params.get("_meta") or {}).get("progressToken")
+    if token is not None:
+        send({"method": "notifications/progress", "params": {"progressToken": token, "progress": 0}})
+    head, tail = json.dumps({"jsonrpc": "2.0", "id": message_id, "result": text("")}).split('"text": ""')
+    sys.stdout.write(head + '"text": "' + "x" * (size // 2))
+    sys.stdout.flush()
+    while (line := sys.stdin.readline()) and (request := json.loads(line)).get("method") != "tools/call":
+        pass
+    if line and request["params"].get("name") == "crash":
+        os._exit(3)
+    sys.stdout.write("x" * (size - size // 2) + '"' + tail + "\n")
+    sys.stdout.flush()
+    if line:
+        send({"id": json.loads(line)["id"], "result": text("released")})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--init-delay", type=float, default=0.0)
@@ -66,7 +92,7 @@ def main() -> None:
     capabilities: dict[str, Any] = {"resources": {"listChanged": True}, "prompts": {"listChanged": True}}
     if not args.no_tools:
         capabilities["tools"] = {"listChanged": True}
-    for line in sys.stdin:
+    while line := sys.stdin.readline():
         message = json.loads(line)
         method, message_id = message.get("method"), message.get("id")
         if message_id is None:
@@ -91,6 +117,9 @@ def main() -> None:
             result = text("n", {"n": "not a number" if args.bad_output else 1})
         elif method == "tools/call" and params.get("name") == "crash":
             os._exit(3)
+        elif method == "tools/call" and params.get("name") == "big":
+            big(message_id, params)
+            continue
         elif method == "tools/call" and params.get("name") == "announce":
             for kind in ("tools", "resources", "prompts"):
                 send({"method": f"notifications/{kind}/list_changed"})

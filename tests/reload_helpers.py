@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 from servers import EXAMPLES
 
-from toolsift.mcp_sessions import ManagerEvent, ManagerEventKind, McpServerManager
+from toolsift.mcp_sessions import ManagerEvent, ManagerEventKind, McpServerManager, McpSessionGroup
 
 DEADLINE = 20.0  # seconds; events normally arrive well within one or two
 
@@ -36,14 +36,30 @@ def write_text(path: Path, text: str) -> Path:
     return path
 
 
-class Recorder:
-    """Every event of a manager, and event-driven waits for them."""
+class Gate:
+    """Holds ``general__wait_for_file`` calls in flight until the test opens it (no durations involved)."""
 
-    def __init__(self, manager: McpServerManager) -> None:
+    def __init__(self, folder: Path, name: str = "gate") -> None:
+        self.path = folder / name
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments of a call that waits at this gate."""
+        return {"path": str(self.path)}
+
+    def open(self, text: str = "released") -> None:
+        """Let every call waiting here (and every later one) answer ``text``."""
+        write_text(self.path, text)
+
+
+class Recorder:
+    """Every event of a manager (or session group), and event-driven waits for them."""
+
+    def __init__(self, source: McpServerManager | McpSessionGroup) -> None:
         self.events: list[ManagerEvent] = []
         self._taken: set[int] = set()
         self._arrived = anyio.Event()
-        manager.subscribe(self._on_event)
+        source.subscribe(self._on_event)
 
     def _on_event(self, event: ManagerEvent) -> None:
         self.events.append(event)

@@ -14,7 +14,7 @@ from mcp import StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 from servers import EXAMPLES
 
-from toolsift.mcp_sessions.server import ToolsiftServer, build_server, serve_http
+from toolsift.serve import ToolsiftServer, build_server, serve_http
 
 REVIEW_SKILL = """\
 ---
@@ -84,7 +84,7 @@ def write_project(
 def stdio_params(config: Path, *args: str) -> StdioServerParameters:
     """Start ``toolsift serve`` (the runnable module) over stdio for ``config``."""
     return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "toolsift.mcp_sessions.server", "--config", str(config), *args],
+                                 args=["-m", "toolsift.serve", "--config", str(config), *args],
                                  cwd=str(config.parent))
 
 

@@ -3,7 +3,10 @@
 ``roots`` and ``ask`` use the SDK's resolvers, which work in both protocol eras
 (a mid-call request on handshake-era connections, an ``InputRequiredResult``
 on 2026-07-28 ones). ``exit_soon`` answers, then exits the process a moment
-later, so a client sees a server die while no call is waiting.
+later, so a client sees a server die while no call is waiting. The ``leak_*``
+tools repeat an environment variable of the server in each place an answer
+has room for text: result text, an ``isError`` message, structured content
+and a JSON-RPC error message.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import threading
 from typing import Annotated
 
 import mcp.types as types
+from mcp import MCPError
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import ListRoots, Resolve, Sample
 
 mcp = MCPServer("session-test", version="0.1.0", log_level="WARNING")
@@ -46,6 +51,30 @@ def exit_soon() -> str:
     """Answer, then exit the process 0.2 s later."""
     threading.Timer(0.2, os._exit, args=(0,)).start()
     return "bye"
+
+
+@mcp.tool()
+def leak_text(name: str) -> str:
+    """The variable's value as result text."""
+    return f"the value is {os.environ.get(name, '')}"
+
+
+@mcp.tool()
+def leak_error(name: str) -> str:
+    """An isError result quoting the variable."""
+    raise ToolError(f"login failed with {os.environ.get(name, '')}")
+
+
+@mcp.tool()
+def leak_structured(name: str) -> dict[str, str]:
+    """The variable as structured content {"value": ...} (and its JSON text)."""
+    return {"value": os.environ.get(name, "")}
+
+
+@mcp.tool()
+def leak_rpc_error(name: str) -> str:
+    """A JSON-RPC error quoting the variable."""
+    raise MCPError(types.INVALID_PARAMS, f"token {os.environ.get(name, '')} was refused")
 
 
 if __name__ == "__main__":

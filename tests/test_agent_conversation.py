@@ -1,21 +1,32 @@
-"""The conversation helper: commands, turn scope, tool calls and limits."""
+"""The conversation helper: commands, turn scope, tool calls, limits, live skill grants, the result cap."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import anyio
+import mcp.types as mcp_types
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from local_tools import RecordingTool, SlowTool
+from pydantic import ValidationError
 from scripted_model import ScriptedModel
 
-from toolsift import InvalidPattern
+from toolsift import InvalidPattern, SkillNotFound
 from toolsift.agent import AssistantMessage, Conversation, ToolCall, ToolMessage, parse_command
-from toolsift.mcp_sessions import AgentConfig, LimitsConfig
-from toolsift.registry import Level, Permissions, ToolRegistry
-from toolsift.skills import SkillSet, parse_skill_text
+from toolsift.agent._cap import result_cap
+from toolsift.config import AgentConfig, LimitsConfig
+from toolsift.mcp_sessions._untrusted import fence
+from toolsift.pipeline import result_size
+from toolsift.registry import Level, Permissions, ToolContext, ToolRegistry, ToolResult
+from toolsift.skills import Skill, SkillSet, parse_skill_text
 
 FLOW_MEMORY = """---
 name: flow-memory
 description: Work with the orchestration server's memory.
 allowed-tools: claude-flow__memory_*
+templating: jinja
 ---
 Use memory tools to remember {{ arguments or 'things' }}.
 """
@@ -253,3 +264,175 @@ async def test_conversation_for_an_agent_profile(registry: ToolRegistry) -> None
 def test_a_bad_allowlist_fails_at_construction(registry: ToolRegistry) -> None:
     with pytest.raises(InvalidPattern, match="agent 'ops' allowed_tools"):
         Conversation(registry, agent="ops", allowed_tools=["a b"])
+
+
+# -- the active skill is looked up at every turn and call -----------------------------------------
+
+
+class SwappableSkills:
+    """A skill source whose one skill can be replaced, as an edit on disk replaces it in a loader."""
+
+    def __init__(self, skill: Skill) -> None:
+        self.skill = skill
+
+    def get(self, name: str) -> Skill:
+        if name != self.skill.name:
+            raise SkillNotFound(name, [self.skill.name])
+        return self.skill
+
+    def invocable(self) -> list[Skill]:
+        return [self.skill]
+
+
+GLOBS = st.lists(st.sampled_from(["read_file", "write_file", "general__*", "claude-flow__memory_*",
+                                  "claude-flow__*", "*_file", "*"]), max_size=3)
+
+
+def grant(allowed: list[str], disallowed: list[str]) -> Skill:
+    return Skill.model_validate({"name": "ops", "description": "Ops.", "allowed-tools": allowed,
+                                 "disallowed-tools": disallowed})
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=GLOBS, after=GLOBS, disallowed=GLOBS)
+def test_calls_follow_the_skill_as_it_is_now_not_as_it_was_used(
+    before: list[str], after: list[str], disallowed: list[str]
+) -> None:
+    async def check() -> None:
+        reg = ToolRegistry()
+        reg.register_many([RecordingTool("read_file"), RecordingTool("write_file")])
+        reg.replace_server("general", [RecordingTool("general__echo")], internal=False)
+        reg.replace_server("claude-flow", [RecordingTool("claude-flow__memory_store"),
+                                           RecordingTool("claude-flow__swarm_init")], internal=True)
+        source = SwappableSkills(grant(before, []))
+        conversation = Conversation(reg, source)
+        await conversation.use("ops")
+        round_scope = conversation.turn().scope
+        source.skill = grant(after, disallowed)
+        fresh = Conversation(reg, source)
+        await fresh.use("ops")
+        listed = set(tool_names(conversation.turn().tools))
+        assert listed == set(tool_names(fresh.turn().tools))
+        for tool in reg:
+            message = await conversation.call_tool(ToolCall("c", tool.spec.name, {}), round_scope)
+            assert (not message.result.is_error) == (tool.spec.name in listed), tool.spec.name
+
+    anyio.run(check)
+
+
+async def test_a_skill_that_is_gone_is_dropped_once_with_a_notice(registry: ToolRegistry, skills: SkillSet) -> None:
+    source = SwappableSkills(skills.get("flow-memory"))
+    conversation = Conversation(registry, source)
+    await conversation.use("flow-memory")
+    source.skill = skills.get("code-assist")
+    reply = await conversation.send("/tools", ScriptedModel(AssistantMessage(text="never")))
+    assert "claude-flow" not in reply.text
+    assert reply.notices == ["Skill 'flow-memory' is no longer active: it is no longer loaded (removed or "
+                             "renamed). The conversation goes on without a skill."]
+    assert conversation.take_notices() == [] and conversation.active_skill is None
+
+
+# -- what reaches the model per result is capped ----------------------------------------------------
+
+
+class FixedTool(RecordingTool):
+    """Returns the same result every time."""
+
+    def __init__(self, name: str, result: ToolResult) -> None:
+        super().__init__(name)
+        self.result = result
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return self.result
+
+
+async def call_fixed(result: ToolResult, limits: LimitsConfig | None = None) -> ToolResult:
+    registry = ToolRegistry()
+    registry.register(FixedTool("fixed", result))
+    return (await Conversation(registry, limits=limits).call_tool(ToolCall("1", "fixed", {}))).result
+
+
+def texts(result: ToolResult) -> list[str]:
+    return [b.text for b in result.content if isinstance(b, mcp_types.TextContent)]
+
+
+async def test_a_huge_text_result_is_cut_to_the_default_cap_with_a_note(registry: ToolRegistry) -> None:
+    registry.register(FixedTool("echo", ToolResult.text("x" * 2_000_000)))
+    model = ScriptedModel(AssistantMessage(tool_calls=(ToolCall("e", "echo", {}),)), AssistantMessage(text="ok"))
+    await Conversation(registry).send("echo a lot", model)
+    sent = model.seen[1][1][-1]
+    assert isinstance(sent, ToolMessage)
+    kept, note = texts(sent.result)
+    assert kept == "x" * 100_000  # 25,000 tokens at 4 bytes each
+    assert note.startswith("[toolsift: this result was cut to fit the limit of 100,000 bytes (about 25,000 "
+                           "tokens): the tool returned 2,000,000 bytes, 100,000 are shown.")
+
+
+@pytest.mark.parametrize("cap", range(95, 104))
+async def test_cutting_text_keeps_whole_utf8_characters(cap: int) -> None:
+    result = await call_fixed(ToolResult.text("é€😀" * 100), LimitsConfig(max_result_bytes=cap))
+    kept, note = texts(result)
+    assert ("é€😀" * 100).startswith(kept) and cap - 3 <= len(kept.encode()) <= cap
+    assert f"{len(kept.encode()):,} are shown" in note
+
+
+async def test_blocks_past_the_cap_are_cut_or_left_out_and_named() -> None:
+    image = mcp_types.ImageContent(data="A" * 400, mime_type="image/png")
+    link = mcp_types.ResourceLink(uri="file:///a", name="a")
+    result = ToolResult(content=[mcp_types.TextContent(text="a" * 60), image, link,
+                                 mcp_types.TextContent(text="b" * 60), mcp_types.TextContent(text="c" * 60),
+                                 mcp_types.AudioContent(data="B" * 8, mime_type="audio/wav")],
+                        structured_content={"rows": ["a" * 60]}, is_error=True)
+    cut = await call_fixed(result, LimitsConfig(max_result_bytes=160))
+    assert cut.is_error and cut.structured_content is None
+    link_size = result_size(ToolResult(content=[link]))
+    assert [type(b).__name__ for b in cut.content] == ["TextContent", "ResourceLink", "TextContent", "TextContent"]
+    assert cut.content[1] == link
+    kept_a, kept_b, note = texts(cut)
+    assert kept_a == "a" * 60 and kept_b == "b" * (160 - 60 - link_size)
+    assert note.endswith("160 are shown; left out: 1 audio block, 1 image block, 1 text block, the structured "
+                         "content. Ask for less (a narrower query, a range, a page) to see the rest.]")
+
+
+async def test_structured_content_alone_is_cut_as_its_json_text() -> None:
+    cut = await call_fixed(ToolResult(structured_content={"text": "é" * 200}), LimitsConfig(max_result_bytes=50))
+    kept, note = texts(cut)
+    assert kept == '{"text": "' + "é" * 20 and "left out" not in note
+
+
+async def test_structured_twin_is_dropped_first_and_the_text_kept_whole() -> None:
+    result = ToolResult.from_value({"rows": "r" * 70})
+    cut = await call_fixed(result, LimitsConfig(max_result_bytes=100))
+    assert texts(cut)[0] == texts(result)[0] and cut.structured_content is None
+    assert "left out: the structured content" in texts(cut)[1]
+
+
+async def test_a_cut_untrusted_text_keeps_its_closing_fence() -> None:
+    fenced = fence("secret " * 1000, server="s", tool="t", nonce="0123abcd")
+    closing = "\n<<<END UNTRUSTED TOOL RESULT id=0123abcd>>>"
+    kept = texts(await call_fixed(ToolResult.text(fenced), LimitsConfig(max_result_bytes=200)))[0]
+    assert kept == fenced[:200 - len(closing)] + closing
+
+
+async def test_a_result_up_to_the_cap_passes_unchanged_and_one_byte_more_is_cut() -> None:
+    result = ToolResult(content=[mcp_types.TextContent(text="x" * 99),
+                                 mcp_types.ImageContent(data="AAAA", mime_type="image/png")])
+    assert await call_fixed(result, LimitsConfig(max_result_bytes=103)) is result
+    cut = await call_fixed(result, LimitsConfig(max_result_bytes=102))
+    assert texts(cut)[0] == "x" * 99 and "left out: 1 image block" in texts(cut)[1]
+    huge = ToolResult.text("x" * 500_000)
+    assert await call_fixed(huge, LimitsConfig(max_result_tokens=None)) is huge
+
+
+@pytest.mark.parametrize(
+    ("limits", "cap"),
+    [({}, 100_000), ({"maxResultTokens": 10}, 40), ({"maxResultBytes": 30}, 30),
+     ({"maxResultTokens": 5, "maxResultBytes": 30}, 20), ({"maxResultTokens": None}, None)],
+)
+def test_the_cap_comes_from_the_agent_limits(limits: dict[str, Any], cap: int | None) -> None:
+    assert result_cap(LimitsConfig.model_validate(limits)) == cap
+
+
+def test_a_cap_below_one_is_refused() -> None:
+    with pytest.raises(ValidationError, match=r"maxResultTokens\n  Input should be greater than or equal to 1"):
+        LimitsConfig.model_validate({"maxResultTokens": 0})

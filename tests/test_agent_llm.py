@@ -10,7 +10,7 @@ from toolsift import AgentError
 from toolsift.agent import AssistantMessage, Conversation, ToolCall, ToolMessage, UserMessage
 from toolsift.agent.llm import load_model
 from toolsift.agent.llm.anthropic import AnthropicChatModel, to_anthropic_messages
-from toolsift.agent.llm.openai import OpenAIChatModel, to_openai_messages
+from toolsift.agent.llm.openai import OpenAIChatModel, _arguments, to_openai_messages
 from toolsift.registry import ToolRegistry, ToolResult, tool
 
 
@@ -136,3 +136,9 @@ def test_invalid_json_arguments_round_trip_as_text() -> None:
     messages = to_openai_messages("", [AssistantMessage("x", (call,))])
     assert messages[0]["tool_calls"][0]["function"]["arguments"] == "{not json"
     assert to_anthropic_messages([AssistantMessage(None, (call,))])[0]["content"][0]["input"] == {"_raw": "{not json"}
+
+
+def test_arguments_nested_past_the_parser_come_back_as_text() -> None:
+    raw = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    call = ToolCall("c1", "t", raw)
+    assert _arguments(raw) == raw and to_openai_messages("", [AssistantMessage("x", (call,))])

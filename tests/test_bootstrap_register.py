@@ -13,14 +13,13 @@ from mcp_helpers import FAST, TESTS, local_server, stdio_server, wait_for
 from servers import EXAMPLES, http_server
 
 from toolsift import ConfigError, ServerUnavailable
+from toolsift.config import ServerConfig, load_config
 from toolsift.mcp_sessions import (
     McpSession,
     McpSessionGroup,
-    ServerConfig,
     SessionEvent,
     SessionState,
     format_status,
-    load_config,
     register_mcp_tools,
     status_rows,
 )
@@ -71,7 +70,7 @@ async def test_bootstrap_registers_global_and_internal_tools_and_isolates_failur
     assert all(s.state is SessionState.CLOSED for s in sessions.values())
     assert len(registry) == 0
     summary = [r.getMessage() for r in caplog.records if r.getMessage().startswith("MCP ")]
-    assert any(line.startswith("MCP general: ready (stdio, global, 12 tools") for line in summary)
+    assert any(line.startswith("MCP general: ready (stdio, global, 13 tools") for line in summary)
     assert any(line.startswith("MCP broken: error (stdio, global, 0 tools") for line in summary)
     assert "MCP off: skipped (disabled (enabled: false))" in summary
 
@@ -153,7 +152,7 @@ async def test_bootstrap_follows_list_changed_with_an_atomic_swap(mode: str) -> 
         await registry.execute("dyn__remove_tool", {"name": "greet"})
         await wait_for(session, lambda s: "dyn__greet" not in registry)
         assert [e.tools for e in events if e.kind == "tools"][-1] == (
-            "dyn__echo", "dyn__fail", "dyn__add_tool", "dyn__remove_tool")
+            "dyn__echo", "dyn__fail", "dyn__add_tool", "dyn__remove_tool", "dyn__announce", "dyn__big")
 
 
 async def test_bootstrap_follows_list_changed_over_http() -> None:
@@ -184,8 +183,9 @@ async def test_bootstrap_reports_a_namespace_collision_without_stopping(caplog: 
         await group.add(first)
         two = await group.add(second)
         assert isinstance(two, McpSession) and two.state is SessionState.READY
-        assert two.status().error == ("its tools could not be registered: the namespace 'shared' is already "
-                                      "used by MCP server 'one' (give one of them a different toolPrefix)")
+        [row] = [row for row in group.status() if row.server == "two"]
+        assert row.error == ("its tools could not be registered: the namespace 'shared' is already "
+                             "used by MCP server 'one' (give one of them a different toolPrefix)")
         assert {tool.spec.server for tool in registry.tools(server="shared")} == {"one"}
         with pytest.raises(ValueError, match="'one' already has a session"):
             group.spawn(first)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from pydantic import ValidationError
 
 from toolsift import PolicyDenied
 from toolsift.builtins import SHELL_METACHARACTERS, CommandPolicy, ShellTool, Workspace
-from toolsift.registry import Level, Permissions, ToolRegistry
+from toolsift.registry import AuditEvent, Level, Permissions, ToolRegistry
 
 EXECUTE = Permissions(level=Level.EXECUTE)
 PYTHON = sys.executable
@@ -178,7 +180,77 @@ async def test_exec_shell_gets_a_minimal_environment(tmp_path: Path, monkeypatch
     monkeypatch.setenv("PATH", f"relative/bin{os.pathsep}{os.environ['PATH']}")
     env = shutil.which("env")
     assert env is not None
-    result = await shell(tmp_path, allowed_programs=["env"]).execute("exec_shell", {"command": "env"},
-                                                                     permissions=EXECUTE)
+    # env runs other programs, so its built-in policy refuses it; "builtin": "none" lets it print the environment.
+    registry = shell(tmp_path, allowed_programs=["env"], programs={"env": {"builtin": "none"}})
+    result = await registry.execute("exec_shell", {"command": "env"}, permissions=EXECUTE)
+    assert not result.is_error
     assert "TOOLSIFT_TEST_SECRET" not in result.text_content()
     assert "relative/bin" not in result.text_content()
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    """A workspace holding a git repository with one commit, a Python file and a tar archive."""
+    git = shutil.which("git")
+    tar = shutil.which("tar")
+    if git is None or tar is None:
+        pytest.skip("git and tar are needed")
+    (tmp_path / "main.py").write_text("print('hi')\n", encoding="utf-8")
+    subprocess.run([git, "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([git, "add", "main.py"], cwd=tmp_path, check=True)
+    subprocess.run([git, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "first"],
+                   cwd=tmp_path, check=True)
+    subprocess.run([tar, "-cf", "x.tar", "main.py"], cwd=tmp_path, check=True)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("command", "argument"),
+    [
+        ("git -c 'alias.x=!touch pwned' x", "-c"),
+        ("git ls-remote --upload-pack='touch pwned' .", "--upload-pack=touch pwned"),
+        ("find . -exec touch pwned {} +", "-exec"),
+        ("tar -xf x.tar --to-command='touch pwned'", "--to-command=touch pwned"),
+    ],
+)
+async def test_exec_shell_refuses_options_that_run_commands(repository: Path, command: str, argument: str) -> None:
+    registry = shell(repository, allowed_programs=["git", "find", "tar"])
+    with pytest.raises(PolicyDenied, match=re.escape(f"the argument {argument!r} is refused because")):
+        await registry.execute("exec_shell", {"command": command}, permissions=EXECUTE)
+    assert not (repository / "pwned").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git status", "On branch"),
+        ("git log -n 3 --format=%s", "first"),
+        ("find . -name '*.py'", "./main.py"),
+        ("tar -tf x.tar", "main.py"),
+    ],
+)
+async def test_exec_shell_still_runs_ordinary_commands(repository: Path, command: str, expected: str) -> None:
+    registry = shell(repository, allowed_programs=["git", "find", "tar"])
+    result = await registry.execute("exec_shell", {"command": command}, permissions=EXECUTE)
+    assert not result.is_error, result.text_content()
+    assert expected in result.structured_content["stdout"]
+
+
+async def test_exec_shell_argument_refusals_are_audited(tmp_path: Path) -> None:
+    registry = shell(tmp_path, allowed_programs=["git"])
+    events: list[AuditEvent] = []
+    registry.audit.subscribe(events.append)
+    with pytest.raises(PolicyDenied, match="git: the argument '-c' is refused"):
+        await registry.execute("exec_shell", {"command": "git -c core.pager=cat log"}, permissions=EXECUTE)
+    assert [(event.kind, event.tool) for event in events] == [("tool.failed", "exec_shell")]
+    assert events[0].reason is not None
+    assert "git: the argument '-c' is refused because it sets git configuration" in events[0].reason
+
+
+async def test_exec_shell_confines_git_to_the_workspace_through_links(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "out").symlink_to(tmp_path)
+    registry = shell(workspace, allowed_programs=["git"])
+    with pytest.raises(PolicyDenied, match=r"'-C out' is refused because it points git outside the workspace"):
+        await registry.execute("exec_shell", {"command": "git -C out status"}, permissions=EXECUTE)

@@ -57,7 +57,7 @@ def test_check_reports_an_ok_config(capsys: pytest.CaptureFixture[str], config: 
 def test_check_reports_each_broken_config_and_skill(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     skills = tmp_path / "skills"
     (skills / "broken").mkdir(parents=True)
-    (skills / "broken" / "SKILL.md").write_text("---\nname: broken\n---\nno description\n")
+    (skills / "broken" / "SKILL.md").write_text("---\nname: broken\n---\n")  # no description, no body
     (tmp_path / "toolsift.json").write_text(json.dumps({
         "tools": {"mcpServers": {"bad__name": {"command": "x"}, "slow": {"command": "x", "timeout": -1},
                                  "odd": {"command": "x", "transport": "carrier-pigeon"}}},
@@ -130,6 +130,15 @@ def test_tools_search_ranks_internal_tools_too(capsys: pytest.CaptureFixture[str
     assert code == 0 and "exact" in out and "general__echo" in out
 
 
+def test_tools_search_takes_a_backend(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, out, _ = run(capsys, "-c", str(config), "tools", "-q", "store a value in memory", "--backend", "bm25",
+                       "--json")
+    hits = json.loads(out)
+    assert code == 0 and hits[0]["name"] == "claude-flow__memory_store" and hits[0]["servers"] == ["claude-flow"]
+    code, _, err = run(capsys, "-c", str(config), "tools", "-q", "memory", "--backend", "vector")
+    assert code == 2 and "unknown search backend 'vector'; available: bm25, semantic, hybrid" in err
+
+
 def test_schemas_prints_payload_size_and_tokens(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "flow-memory", "--format", "anthropic")
     payload = json.loads(out)
@@ -140,6 +149,26 @@ def test_schemas_prints_payload_size_and_tokens(capsys: pytest.CaptureFixture[st
     assert report["count"] == len(report["schemas"]) and report["bytes"] > 0 and report["estimated_tokens"] > 0
     code, _, err = run(capsys, "-c", str(config), "schemas", "--format", "yaml")
     assert code == 1 and "Unknown schema format 'yaml'" in err
+
+
+def test_tools_and_schemas_show_a_skill_scope_without_its_variables(
+    capsys: pytest.CaptureFixture[str], config: Path, tmp_path: Path
+) -> None:
+    # code-assist and release-notes have required variables: the scope comes from the front matter alone.
+    code, out, err = run(capsys, "-c", str(config), "tools", "--skill", "code-assist", "--json")
+    names = {r["name"] for r in json.loads(out)}
+    assert code == 0 and "general__echo" in names and "general__env_get" not in names, err
+    code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "release-notes", "--json")
+    assert code == 0 and {s["function"]["name"] for s in json.loads(out)["schemas"]} <= {"read_file",
+                                                                                           "list_directory"}, err
+    code, _, err = run(capsys, "-c", str(config), "tools", "--skill", "release-notes", "--args", "audience=users")
+    assert code == 3 and "missing required variable(s) 'version'" in err
+    hidden = tmp_path / "skills" / "hidden" / "SKILL.md"
+    hidden.parent.mkdir(parents=True)
+    hidden.write_text("---\nname: hidden\ndescription: H.\nuser-invocable: false\n---\nBody.\n")
+    other = write_config(tmp_path, skills={"paths": [str(hidden.parent.parent)], "userSkills": False})
+    code, _, err = run(capsys, "-c", str(other), "schemas", "--skill", "hidden")
+    assert code == 3 and "Unknown skill 'hidden'; available: general__review" in err
 
 
 def test_call_goes_through_the_layers(capsys: pytest.CaptureFixture[str], config: Path) -> None:
@@ -255,7 +284,7 @@ def test_call_cannot_reach_a_tool_the_skill_scope_does_not_list(capsys: pytest.C
     skills = tmp_path / "skills"
     (skills / "mem").mkdir(parents=True)
     (skills / "mem" / "SKILL.md").write_text(
-        "---\nname: mem\ndescription: Memory only.\nallowed-tools: [\"claude-flow__memory_*\", \"*\"]\n---\nRemember.\n")
+        '---\nname: mem\ndescription: Memory only.\nallowed-tools: ["claude-flow__memory_*", "*"]\n---\nRemember.\n')
     config = write_config(tmp_path, skills={"paths": [str(skills)], "userSkills": False})
     code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "mem", "--json")
     assert code == 0, err

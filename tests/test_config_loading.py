@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from toolsift import ConfigError
-from toolsift.mcp_sessions import ConfigReport, load_config, parse_config, validate_config
+from toolsift.config import ConfigReport, load_config, parse_config, validate_config
 
 
 def write(tmp_path: Path, text: str, name: str = "toolsift.json") -> Path:
@@ -149,7 +149,7 @@ BAD_SERVERS = [
     ({"command": "x", "timeout": -1}, "timeout", '"timeout"', r"expected greater than 0, found -1"),
     ({"command": "x", "toolTimeout": 0}, "toolTimeout", '"toolTimeout"', r"expected greater than 0, found 0"),
     ({"command": "x", "max_restarts": -2}, "max_restarts", '"max_restarts"', r"greater than or equal to 0"),
-    ({"command": "x", "lazy": "maybe"}, "lazy", '"lazy"', r"expected a valid boolean.*, found 'maybe'"),
+    ({"command": "x", "lazy": "maybe"}, "lazy", '"lazy"', r"expected true or false, found the string 'maybe'"),
     ({"command": "x", "trust": "yes"}, "trust", '"trust"', r"expected 'untrusted' or 'trusted'"),
     ({"command": "x", "toolPrefix": "a__b"}, "toolPrefix", '"toolPrefix"', r"toolPrefix must not contain '__'"),
     ({"command": "x", "includeTools": ["get_[ab]"]}, "includeTools", '"includeTools"', r"character classes"),
@@ -258,7 +258,8 @@ def test_servers_section_must_be_an_object(tmp_path: Path) -> None:
         ('{"agents": {"a": {"limits": {"callTimeout": -3}}}}', "agents.a.limits.callTimeout", "greater than 0"),
         ('{"agents": {"a": {"allowedTools": ["a b"]}}}', "agents.a.allowedTools", "space character"),
         ('{"agents": {"a": {"permissions": {"denylist": ["x[1]"]}}}}', "agents.a.permissions.denylist", "character"),
-        ('{"agents": {"a": {"toolDiscovery": "magic"}}}', "agents.a.toolDiscovery", "expected 'skills' or 'search'"),
+        ('{"agents": {"a": {"toolDiscovery": "magic"}}}', "agents.a.toolDiscovery",
+         "expected 'auto', 'skills' or 'search'"),
         ('{"skills": {"paths": "skills"}}', "skills.paths", "expected a valid tuple, found 'skills'"),
         ('{"skills": {"userSkils": true}}', "skills.userSkils", "did you mean 'userSkills'"),
         ('{"audit": {"path": 3}}', "audit.path", r"expected a path \(a string\), found 3"),
@@ -471,3 +472,38 @@ def test_resolve_references_reports_unresolvable_ones_with_their_line(tmp_path: 
     assert "cannot read" in second.reason
     assert report.config is not None and set(report.config.servers) == {"c"}
     assert "s3cr3t-value" not in repr(report)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("internalOnly", "false", "expected true or false, found the string 'false'; write it without quotes"),
+        ("enabled", 1, "expected true or false, found int 1"),
+        ("timeout", "30", "expected a number, found the string '30'; write it without quotes"),
+        ("maxRestarts", 2.5, "expected a whole number, found float 2.5"),
+        ("maxRestarts", "3", "expected a whole number, found the string '3'"),
+    ],
+)
+def test_quoted_or_wrong_scalars_are_refused_naming_the_field(tmp_path: Path, key: str, value: object,
+                                                                message: str) -> None:
+    file = servers_file(tmp_path, {"git": {"command": "git-mcp", key: value}})
+    with pytest.raises(ConfigError, match=re.escape(f"tools.mcpServers.git.{key}: {message}")):
+        load_config(file)
+
+
+def test_a_whole_number_is_accepted_where_a_number_is_expected(tmp_path: Path) -> None:
+    config = load_config(servers_file(tmp_path, {"git": {"command": "git-mcp", "timeout": 30}}))
+    assert config.servers["git"].timeout == 30.0
+
+
+@pytest.mark.parametrize("depth", [65, 900, 100_000])
+def test_absurdly_nested_file_is_one_clear_problem(tmp_path: Path, depth: int) -> None:
+    nested = '{"k": ' * depth + '"v"' + "}" * depth
+    file = write(tmp_path, '{"tools": {"mcpServers": {"a": {"command": "x",\n"env": ' + nested + "}}}}")
+    with pytest.raises(ConfigError, match=re.escape(f"{file}:2: nested more than 64 levels deep")):
+        load_config(file)
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting(tmp_path: Path) -> None:
+    file = servers_file(tmp_path, {"a": {"command": "x", "args": ["[" * 100, '{"' * 100]}})
+    assert load_config(file).servers["a"].args == ("[" * 100, '{"' * 100)

@@ -9,7 +9,7 @@ import pytest
 from pydantic.alias_generators import to_camel
 
 from toolsift import ConfigError, InvalidToolName, Level, Permissions
-from toolsift.mcp_sessions import (
+from toolsift.config import (
     AgentConfig,
     LimitsConfig,
     PermissionsConfig,
@@ -24,6 +24,7 @@ SERVER_VALUES: dict[str, Any] = {
     "command": "uvx",
     "args": ["mcp-server-git", "--repository", "${REPO:-.}"],
     "env": {"LOG_LEVEL": "debug"},
+    "env_file": ".env",
     "cwd": "work",
     "url": "https://mcp.example.com/mcp",
     "headers": {"X-Client": "toolsift"},
@@ -32,6 +33,8 @@ SERVER_VALUES: dict[str, Any] = {
     "enabled": False,
     "timeout": 5,
     "tool_timeout": 12.5,
+    "max_result_bytes": 1000,
+    "drain_seconds": 5,
     "restart_on_crash": False,
     "max_restarts": 2,
     "trust": "trusted",
@@ -51,6 +54,8 @@ SECTION_VALUES: dict[str, tuple[str, Any]] = {
     "allowed_tools": ("agents.a", ["git__*"]),
     "plan_mode": ("agents.a", True),
     "tool_discovery": ("agents.a", "search"),
+    "max_unlocked_tokens": ("agents.a", 500),
+    "auto_unlock": ("search", 3),
     "max_rounds": ("agents.a.limits", 3),
     "call_timeout": ("agents.a.limits", 9),
     "message_timeout": ("agents.a.limits", 99),
@@ -146,7 +151,7 @@ def test_server_repr_hides_env_and_header_values_and_url_credentials() -> None:
 
 
 def test_servers_from_two_loads_of_one_file_are_equal(tmp_path: Path) -> None:
-    from toolsift.mcp_sessions import load_config
+    from toolsift.config import load_config
 
     file = tmp_path / "toolsift.json"
     file.write_text('{"tools": {"mcpServers": {"git": {"command": "git-mcp", "env": {"A": "1"}}}}}')

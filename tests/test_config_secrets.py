@@ -12,21 +12,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolsift import ConfigError, SecretError
-from toolsift.mcp_sessions import (
+from toolsift.config import ResolvedServer, ServerConfig, child_environment, parse_config, resolve_server
+from toolsift.config.secrets import (
     EnvSecretResolver,
     FileSecretResolver,
-    ResolvedServer,
     SecretReference,
     SecretResolver,
-    ServerConfig,
-    child_environment,
-    parse_config,
     register_secret_resolver,
-    resolve_server,
     unregister_secret_resolver,
 )
-from toolsift.mcp_sessions._expand import expand_variables, reference_problem
-from toolsift.mcp_sessions._resolvers import resolve_secret
+from toolsift.config.secrets._expand import expand_variables, reference_problem
+from toolsift.config.secrets._resolvers import resolve_secret
 
 SECRET = "s3cr3t-Value-9f2c"
 

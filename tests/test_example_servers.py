@@ -38,7 +38,7 @@ def text_of(result: types.CallToolResult) -> str:
 # --- general.py -------------------------------------------------------------------------------------------------
 
 GENERAL_TOOLS = {"echo", "add", "get_image", "get_audio", "get_resource", "get_blob_resource", "get_link", "slow",
-                 "progress", "fail", "env_get", "log_stderr"}
+                 "wait_for_file", "progress", "fail", "env_get", "log_stderr"}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -112,6 +112,18 @@ async def test_general_slow_call_cancellation_reaches_the_server(mode: str, tmp_
             await client.call_tool("slow", {"seconds": 30}, read_timeout_seconds=0.3)
         assert await wait_for_file(marker, timeout=10) == "CANCELLED slow\n"
         assert text_of(await client.call_tool("echo", {"text": "still alive"})) == "still alive"
+
+
+async def test_general_wait_for_file_answers_once_the_file_exists(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    marker = tmp_path / "cancelled"
+    async with Client(stdio_params("general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)})) as client:
+        with pytest.raises(MCPError, match="timed out"):
+            await client.call_tool("wait_for_file", {"path": str(release)}, read_timeout_seconds=0.3)
+        assert await wait_for_file(marker, timeout=10) == "CANCELLED wait_for_file\n"
+        release.write_text("released")
+        answer = await client.call_tool("wait_for_file", {"path": str(release)})
+    assert text_of(answer) == "released"
 
 
 async def test_general_child_sees_only_the_given_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,8 @@ from pathlib import Path
 import mcp.types as types
 import pytest
 
-from toolsift.mcp_sessions import McpSession, ServerConfig, SessionState, register_mcp_tools
+from toolsift.config import ServerConfig
+from toolsift.mcp_sessions import McpSession, SessionState, register_mcp_tools
 from toolsift.registry import ToolRegistry
 
 pytestmark = pytest.mark.interop

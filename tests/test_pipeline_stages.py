@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from toolsift import InvalidPattern, Level, Permissions, TurnScope
 from toolsift.builtins import CommandPolicy
+from toolsift.config import ArgumentRule, UrlPolicy
 from toolsift.pipeline import (
-    ArgumentRule,
     AuditTrail,
     Middleware,
     PermissionFilter,
@@ -20,7 +20,6 @@ from toolsift.pipeline import (
     ResultGuard,
     SecurityGuard,
     ToolCall,
-    UrlPolicy,
     refusal_of,
     result_size,
 )

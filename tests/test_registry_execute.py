@@ -10,7 +10,7 @@ import pytest
 from local_tools import BrokenTool, RecordingTool, SlowTool
 
 from toolsift import InvalidArguments, PermissionDenied, ServerDraining, ToolNotFound
-from toolsift.registry import AuditEvent, AuditLog, ToolContext, ToolRegistry, ToolResult, TurnScope
+from toolsift.registry import AuditEvent, AuditLog, ToolContext, ToolRegistry, ToolResult, TurnScope, redact
 
 SCHEMA = {
     "type": "object",
@@ -43,6 +43,27 @@ async def test_arguments_are_validated_before_the_tool_runs(registry: ToolRegist
         await registry.execute("read_file", {"path": "a", "mode": "x"})
     assert registry.get("read_file").calls == []  # type: ignore[attr-defined]
     assert [e.kind for e in events] == ["tool.failed"] * 3
+
+
+@pytest.mark.parametrize("arguments", [
+    {"path": "\ud800"},                                     # a lone surrogate: valid JSON, not UTF-8
+    {"path": "a", "\udfff": 1},                             # ... in a key
+    json.loads('{"path": "a", "deep": ' + "[" * 600 + "]" * 600 + "}"),  # json.loads accepts 600 levels
+])
+async def test_unsendable_arguments_are_refused_before_the_tool_runs(
+    registry: ToolRegistry, events: list[AuditEvent], arguments: dict[str, object]
+) -> None:
+    with pytest.raises(InvalidArguments, match="lone surrogate|nested more than 64 levels deep"):
+        await registry.execute("read_file", arguments)
+    assert registry.get("read_file").calls == []  # type: ignore[attr-defined]
+    assert [e.kind for e in events] == ["tool.failed"]  # audited, without overflowing the redaction
+
+
+async def test_audit_redaction_cuts_absurd_nesting() -> None:
+    deep: object = "leaf"
+    for _ in range(5000):
+        deep = [deep]
+    assert "nested deeper than 100" in json.dumps(redact({"deep": deep}))
 
 
 async def test_non_object_arguments_are_refused(registry: ToolRegistry) -> None:

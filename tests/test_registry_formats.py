@@ -12,6 +12,7 @@ from local_tools import RecordingTool
 
 from toolsift import UnknownFormat
 from toolsift.registry import FORMATS, ToolRegistry, ToolSpec, TurnScope, get_format
+from toolsift.registry.formats import drop_optional_nulls, strict_schema
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 GEMINI_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$")
@@ -142,10 +143,47 @@ def test_openai_strict_mode_requires_everything_and_nulls_optionals(registry: To
 
 
 def test_strict_mode_leaves_nullable_types_alone() -> None:
-    from toolsift.registry.formats._strict import to_strict
-
-    out = to_strict({"type": "object", "properties": {"a": {"type": ["string", "null"]}, "b": {"type": "null"}}})
+    out = strict_schema({"type": "object", "properties": {"a": {"type": ["string", "null"]}, "b": {"type": "null"}}})
+    assert out is not None
     assert out["properties"] == {"a": {"type": ["string", "null"]}, "b": {"type": "null"}}
+
+
+def test_strict_mode_puts_null_among_an_optional_enums_values() -> None:
+    out = strict_schema({"type": "object", "properties": {"mode": {"type": "string", "enum": ["a", "b"]}}})
+    assert out is not None and out["properties"]["mode"] == {"type": ["string", "null"], "enum": ["a", "b", None]}
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"meta": {"type": "object"}}},                              # free-form object
+    {"type": "object", "properties": {"env": {"type": "object", "additionalProperties": {"type": "string"}}}},
+    {"type": "object", "properties": {"x": {"type": "object", "patternProperties": {"^a": {}}}}},
+    {"type": "object", "additionalProperties": True},
+    {"type": "object", "properties": {"x": {"allOf": [{"type": "string"}, {"minLength": 1}]}}},
+    {"anyOf": [{"type": "object"}, {"type": "null"}]},
+])
+def test_schemas_without_a_strict_form_are_exported_non_strict(schema: dict[str, object]) -> None:
+    registry = ToolRegistry()
+    registry.register(RecordingTool("free", schema=schema))
+    function = registry.schemas_for_tools(format="openai", strict=True)[0]["function"]
+    assert function["strict"] is False and function["parameters"]["type"] == "object"
+    responses = registry.schemas_for_tools(format="openai-responses", strict=True)[0]
+    assert responses["strict"] is False
+
+
+def test_a_tool_without_arguments_has_a_strict_form() -> None:
+    assert strict_schema({"type": "object"}) == {"type": "object", "properties": {}, "required": [],
+                                                 "additionalProperties": False}
+
+
+def test_drop_optional_nulls_keeps_nulls_the_schema_takes_and_required_ones() -> None:
+    schema = {"type": "object", "required": ["must"], "properties": {
+        "must": {"type": "string"}, "opt": {"type": "string"}, "nullable": {"type": ["string", "null"]},
+        "any": {}, "nested": {"type": "object", "properties": {"deep": {"type": "integer"}}},
+        "rows": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}}}}
+    value = {"must": None, "opt": None, "nullable": None, "any": None, "extra": None,
+             "nested": {"deep": None}, "rows": [{"n": None}, {"n": 1}]}
+    assert drop_optional_nulls(schema, value) == {"must": None, "nullable": None, "any": None, "extra": None,
+                                                  "nested": {}, "rows": [{}, {"n": 1}]}
 
 
 def test_exported_aliases_resolve_back_for_execution(registry: ToolRegistry) -> None:

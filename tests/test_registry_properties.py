@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from local_tools import RecordingTool
 
-from toolsift import InvalidArguments, InvalidToolName, PermissionDenied
+from toolsift import InvalidToolName, PermissionDenied
 from toolsift.registry import ToolRegistry, TurnScope, validate_tool_name
 
 SERVERS = ["alpha", "beta", "claude-flow", "cf"]

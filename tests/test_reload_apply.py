@@ -1,31 +1,23 @@
-"""McpServerManager.apply against real servers: add, remove, change, no-op, rename, internalOnly, handovers."""
+"""McpServerManager.apply against real servers: add, remove, change, no-op, rename, internalOnly, handovers.
+
+Calls that must stay in flight across a reload wait at a gate (``general__wait_for_file``) that the
+test opens when it is done looking: nothing here depends on how fast a server starts or a call runs.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import TaskGroup
-from mcp_helpers import stdio_server
-from reload_helpers import Recorder
+from mcp_helpers import stdio_server, wait_for_state
+from reload_helpers import Gate, Recorder
 
 from toolsift import ServerDraining, ToolNotFound
-from toolsift.mcp_sessions import (
-    McpServerManager,
-    McpToolWrapper,
-    ServerConfig,
-    SessionState,
-    register_mcp_tools,
-)
+from toolsift.config import ServerConfig
+from toolsift.mcp_sessions import McpServerManager, McpToolWrapper, SessionState
 from toolsift.registry import RegistryChange, ToolRegistry, ToolResult
-
-
-@pytest.fixture
-async def task_group() -> AsyncIterator[TaskGroup]:
-    async with anyio.create_task_group() as group:
-        yield group
 
 
 def general(name: str = "general", **fields: Any) -> ServerConfig:
@@ -36,9 +28,10 @@ def owners(registry: ToolRegistry, namespace: str) -> set[object]:
     return {tool.session for tool in registry.tools(server=namespace) if isinstance(tool, McpToolWrapper)}
 
 
-async def test_reload_adds_removes_and_leaves_unchanged_servers_alone() -> None:
+async def test_reload_adds_removes_and_leaves_unchanged_servers_alone(tmp_path: Path) -> None:
     registry = ToolRegistry()
-    kept, gone = general(), stdio_server("gone", "faulty.py", "--delay", "1", internal_only=False)
+    gate = Gate(tmp_path)
+    kept, gone = general(), general("gone")
     manager = McpServerManager(registry, {"general": kept, "gone": gone})
     events = Recorder(manager)
     async with manager:
@@ -49,7 +42,7 @@ async def test_reload_adds_removes_and_leaves_unchanged_servers_alone() -> None:
         results: list[ToolResult] = []
 
         async def call_gone() -> None:
-            results.append(await registry.execute("gone__echo", {"text": "still answered"}))
+            results.append(await registry.execute("gone__wait_for_file", gate.arguments))
 
         async with anyio.create_task_group() as calls:
             calls.start_soon(call_gone)
@@ -57,9 +50,11 @@ async def test_reload_adds_removes_and_leaves_unchanged_servers_alone() -> None:
             diff = await manager.apply({"general": kept, "added": added}, wait=False)
             with pytest.raises(ToolNotFound, match=r"'gone__echo'; MCP server 'gone' is draining \(removed at "):
                 await registry.execute("gone__echo", {"text": "x"})
+            gate.open("still answered")
         assert "still answered" in results[0].text_content()
         removed = await events.next("server.removed", "gone")
         assert removed.state is SessionState.CLOSED and removed.reason == "every call in flight had finished"
+        assert (removed.calls_finished, removed.calls_cancelled) == (1, 0)
         await events.next("server.added", "added")
         assert (diff.added, diff.removed, diff.changed, diff.unchanged) == (("added",), ("gone",), (), ("general",))
         assert str(diff) == "added added; removed gone"
@@ -85,36 +80,25 @@ async def test_reload_adds_removes_and_leaves_unchanged_servers_alone() -> None:
 
 
 async def test_reload_changed_server_keeps_serving_from_the_new_session_while_the_old_drains(
-    task_group: TaskGroup,
+    tmp_path: Path,
 ) -> None:
     registry = ToolRegistry()
+    gate = Gate(tmp_path)
     manager = McpServerManager(registry, {"general": general()}, drain_seconds=30)
     events = Recorder(manager)
-    probes: list[int] = []
-
-    def on_change(change: RegistryChange) -> None:
-        if change.server == "general" and not registry.tools(server="general"):
-            # Runs after the step that emptied the namespace: it sees what any other task would.
-            task_group.start_soon(probe)
-
-    async def probe() -> None:
-        probes.append(len(registry.tools(server="general")))
-
     async with manager:
         old = manager["general"]
         results: list[ToolResult] = []
 
-        async def slow_call() -> None:
-            results.append(await registry.execute("general__slow", {"seconds": 1.5}))
+        async def held_call() -> None:
+            results.append(await registry.execute("general__wait_for_file", gate.arguments))
 
         async with anyio.create_task_group() as calls:
             for _ in range(3):
-                calls.start_soon(slow_call)
+                calls.start_soon(held_call)
             await anyio.wait_all_tasks_blocked()
             assert old.in_flight == 3
-            unsubscribe = registry.subscribe(on_change)
             diff = await manager.apply({"general": general(tool_timeout=5.0)})
-            unsubscribe()
             assert diff.changed == ("general",)
             new = manager["general"]
             assert new is not old and new.state is SessionState.READY and new.config.tool_timeout == 5.0
@@ -129,15 +113,39 @@ async def test_reload_changed_server_keeps_serving_from_the_new_session_while_th
             assert "from the new session" in echoed.text_content() and new.in_flight == 0
             with pytest.raises(ServerDraining, match=r"'general' is draining \(removed at "):
                 await old.call_tool("echo", {"text": "x"})
-        assert len(results) == 3 and all("slept 1.5" in r.text_content() for r in results)
+            gate.open()
+        assert len(results) == 3 and all("released" in r.text_content() and not r.is_error for r in results)
         closed = await events.next("server.removed", "general")
         assert closed.session is old and closed.reason == "its old session closed: every call in flight had finished"
+        assert (closed.calls_finished, closed.calls_cancelled) == (3, 0)
         assert not manager.draining and new.state is SessionState.READY
-        assert probes == [12]  # the namespace was never empty outside the handover's own step
         # Same schemas before and after: the handover changed no tools, so no tools.changed.
         assert events.kinds() == [("server.added", "general"), ("tools.changed", "general"),
                                   ("server.restarted", "general"), ("server.draining", "general"),
                                   ("server.removed", "general")]
+
+
+async def test_reload_handover_is_one_registry_change() -> None:
+    registry = ToolRegistry()
+    manager = McpServerManager(registry, {"general": general()})
+    async with manager:
+        names = {tool.spec.name for tool in registry.tools(server="general")}
+        changes: list[RegistryChange] = []
+        sizes: list[int] = []
+
+        def on_change(change: RegistryChange) -> None:
+            changes.append(change)
+            sizes.append(len(registry.tools(server="general")))  # what a subscriber sees right then
+
+        unsubscribe = registry.subscribe(on_change)
+        await manager.apply({"general": general(tool_timeout=5.0)})
+        unsubscribe()
+        assert len(changes) == 1, changes
+        [change] = changes
+        assert change.server == "general" and set(change.updated) == names
+        assert change.added == () and change.removed == ()
+        assert sizes == [len(names)]  # never an empty server in between
+        assert owners(registry, "general") == {manager["general"]}
 
 
 async def test_reload_new_session_that_fails_to_start_still_takes_over() -> None:
@@ -158,25 +166,27 @@ async def test_reload_new_session_that_fails_to_start_still_takes_over() -> None
         assert old.state is SessionState.CLOSED
 
 
-async def test_reload_rename_drains_the_old_name_and_starts_the_new_one() -> None:
+async def test_reload_rename_drains_the_old_name_and_starts_the_new_one(tmp_path: Path) -> None:
     registry = ToolRegistry()
+    gate = Gate(tmp_path)
     manager = McpServerManager(registry, {"general": general()})
     events = Recorder(manager)
     async with manager:
         results: list[ToolResult] = []
 
-        async def slow_call() -> None:
-            results.append(await registry.execute("general__slow", {"seconds": 1}))
+        async def held_call() -> None:
+            results.append(await registry.execute("general__wait_for_file", gate.arguments))
 
         async with anyio.create_task_group() as calls:
-            calls.start_soon(slow_call)
+            calls.start_soon(held_call)
             await anyio.wait_all_tasks_blocked()
             diff = await manager.apply({"renamed": general("renamed")})
             assert (diff.added, diff.removed) == (("renamed",), ("general",))
             assert registry.servers() == ["renamed"]
             with pytest.raises(ToolNotFound, match="MCP server 'general' is draining"):
                 await registry.execute("general__echo", {"text": "x"})
-        assert "slept 1" in results[0].text_content() and not results[0].is_error
+            gate.open()
+        assert "released" in results[0].text_content() and not results[0].is_error
         await events.next("server.removed", "general")
         assert set(manager) == {"renamed"}
 
@@ -207,7 +217,7 @@ async def test_reload_of_an_empty_server_list_drains_every_server() -> None:
         assert manager.status() == []
 
 
-async def test_reload_edit_during_a_slow_start_closes_the_unfinished_replacement() -> None:
+async def test_reload_edit_during_a_slow_start_closes_the_unfinished_replacement_in_the_background() -> None:
     registry = ToolRegistry()
     original = general()
     manager = McpServerManager(registry, {"general": original})
@@ -216,13 +226,16 @@ async def test_reload_edit_during_a_slow_start_closes_the_unfinished_replacement
         old = manager["general"]
         slow = stdio_server("general", "faulty.py", "--init-delay", "30", internal_only=False)
         await manager.apply({"general": slow}, wait=False)
-        starting = [row for row in manager.status() if row.role == "starting"]
-        assert len(starting) == 1 and starting[0].state in (SessionState.IDLE, SessionState.CONNECTING)
+        abandoned = manager.starting["general"]
+        assert abandoned.state in (SessionState.IDLE, SessionState.CONNECTING)
         # Back to the settings the old session runs: the replacement goes, the old one stays.
         diff = await manager.apply({"general": original})
         assert diff.changed == ("general",)
+        # The apply did not wait for the replacement's child to exit: that happens in the background.
+        assert abandoned.state is not SessionState.CLOSED
         assert manager["general"] is old and old.state is SessionState.READY
-        assert [row.role for row in manager.status()] == ["serving"]
+        assert [row.role for row in manager.status()] == ["serving"] and manager.starting == {}
+        await wait_for_state(abandoned, SessionState.CLOSED, timeout=20)
         # A newer edit while a replacement starts: the newest settings win.
         await manager.apply({"general": slow}, wait=False)
         await manager.apply({"general": general(tool_timeout=7.0)})
@@ -255,20 +268,3 @@ async def test_reload_lazy_replacement_and_disabled_server() -> None:
         assert manager.skipped == {} and registry.servers() == ["general"]
         await manager.apply({"general": general(), "empty": ServerConfig().with_name("empty")})
         assert manager.skipped == {"empty": "neither 'command' nor 'url' is set"}
-
-
-async def test_manager_takes_over_the_sessions_register_mcp_tools_started() -> None:
-    registry = ToolRegistry()
-    servers = {"general": general(), "off": general("off", enabled=False)}
-    async with register_mcp_tools(servers, registry) as group, McpServerManager(registry) as manager:
-        events = Recorder(manager)
-        manager.take_over(group)
-        assert manager["general"] is group["general"] and manager.skipped == {"off": "disabled (enabled: false)"}
-        assert manager.servers == {"general": servers["general"]}
-        with pytest.raises(ValueError, match="MCP server 'general' already has a session in this manager"):
-            manager.take_over(group)
-        unchanged = await manager.apply({"general": servers["general"]})
-        assert unchanged.unchanged == ("general",) and manager["general"] is group["general"]
-        await manager.apply({})
-        await events.next("server.removed", "general")
-        assert group["general"].state is SessionState.CLOSED and len(registry) == 0

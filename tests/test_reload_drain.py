@@ -1,4 +1,8 @@
-"""Draining removed servers against real ones: no call lost, the deadline cancels clearly, shutdown reaps."""
+"""Draining removed servers against real ones: no call lost, the deadline cancels clearly, shutdown reaps.
+
+Calls in flight wait at a gate (``general__wait_for_file``) that only the test opens, so whether a call
+finished or was cancelled never depends on how fast this machine is.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp_helpers import stdio_server
-from reload_helpers import Recorder, child_processes
+from reload_helpers import Gate, Recorder, child_processes
 from servers import wait_for_file
 
 from toolsift import ServerDraining, ToolNotFound
@@ -15,11 +19,11 @@ from toolsift.mcp_sessions import McpServerManager, SessionState
 from toolsift.registry import ToolRegistry, ToolResult
 
 CALLS = 100
-SECONDS = 2.0
 
 
-async def test_reload_removal_lets_100_slow_calls_in_flight_finish() -> None:
+async def test_reload_removal_lets_100_calls_in_flight_finish(tmp_path: Path) -> None:
     registry = ToolRegistry()
+    gate = Gate(tmp_path)
     config = stdio_server("general", "general.py", internal_only=False, trust="trusted")
     manager = McpServerManager(registry, {"general": config}, drain_seconds=30)
     events = Recorder(manager)
@@ -27,12 +31,12 @@ async def test_reload_removal_lets_100_slow_calls_in_flight_finish() -> None:
         session = manager["general"]
         results: list[ToolResult] = []
 
-        async def slow_call() -> None:
-            results.append(await registry.execute("general__slow", {"seconds": SECONDS}))
+        async def held_call() -> None:
+            results.append(await registry.execute("general__wait_for_file", gate.arguments))
 
         async with anyio.create_task_group() as calls:
             for _ in range(CALLS):
-                calls.start_soon(slow_call)
+                calls.start_soon(held_call)
             await anyio.wait_all_tasks_blocked()
             assert session.in_flight == CALLS
             await manager.apply({})
@@ -46,10 +50,12 @@ async def test_reload_removal_lets_100_slow_calls_in_flight_finish() -> None:
             assert (row.role, row.state, row.in_flight, row.tools) == ("draining", SessionState.DRAINING, CALLS, 0)
             draining = await events.next("server.draining", "general")
             assert draining.reason == "removed from the config; calls in flight may finish within 30s"
+            gate.open()
         assert len(results) == CALLS
-        assert all(not r.is_error and r.text_content() == f"slept {SECONDS}" for r in results)
+        assert all(not r.is_error and r.text_content() == "released" for r in results)
         removed = await events.next("server.removed", "general")
         assert removed.reason == "every call in flight had finished" and session.state is SessionState.CLOSED
+        assert (removed.calls_finished, removed.calls_cancelled) == (CALLS, 0)
         assert manager.status() == [] and not manager.draining
 
 
@@ -64,35 +70,36 @@ async def test_reload_drain_deadline_cancels_a_longer_call_with_a_clear_error(tm
         assert manager.drain_seconds == 0.3
         results: list[ToolResult] = []
 
-        async def long_call() -> None:
-            results.append(await registry.execute("general__slow", {"seconds": 30}))
+        async def long_call() -> None:  # its gate is never opened
+            results.append(await registry.execute("general__wait_for_file", Gate(tmp_path).arguments))
 
         async with anyio.create_task_group() as calls:
             calls.start_soon(long_call)
             await anyio.wait_all_tasks_blocked()
             await manager.apply({})
         assert results[0].is_error and results[0].meta["mcp_failure"] == "cancelled"
-        assert results[0].text_content() == ("Tool 'slow' of MCP server 'general' was cancelled while it ran: "
-                                             "the session was drained: its server was removed or changed.")
+        assert results[0].text_content() == ("Tool 'wait_for_file' of MCP server 'general' was cancelled while it "
+                                             "ran: the session was drained: its server was removed or changed.")
         removed = await events.next("server.removed", "general")
-        assert removed.reason == "drainSeconds (0.3s) ran out; calls still running were cancelled"
-        assert await wait_for_file(marker, timeout=10) == "CANCELLED slow\n"  # the server was told
+        assert removed.reason == "drainSeconds (0.3s) ran out: 1 of 1 calls in flight was cancelled"
+        assert (removed.calls_finished, removed.calls_cancelled) == (0, 1)
+        assert await wait_for_file(marker, timeout=10) == "CANCELLED wait_for_file\n"  # the server was told
 
 
-async def test_manager_shutdown_closes_every_session_and_leaves_no_child_process() -> None:
+async def test_manager_shutdown_closes_every_session_and_leaves_no_child_process(tmp_path: Path) -> None:
     before = set(child_processes())
     registry = ToolRegistry()
     servers = {"general": stdio_server("general", "general.py", internal_only=False),
                "faulty": stdio_server("faulty", "faulty.py")}
     results: list[ToolResult] = []
 
-    async def slow_call() -> None:
-        results.append(await registry.execute("general__slow", {"seconds": 30}))
+    async def held_call() -> None:  # its gate is never opened
+        results.append(await registry.execute("general__wait_for_file", Gate(tmp_path).arguments))
 
     manager = McpServerManager(registry, servers, drain_seconds=30)
     async with anyio.create_task_group() as calls, manager:
         sessions = list(manager.values())
-        calls.start_soon(slow_call)
+        calls.start_soon(held_call)
         await anyio.wait_all_tasks_blocked()
         # One draining session with a call, one replacement still starting, one serving.
         await manager.apply({"faulty": servers["faulty"]})

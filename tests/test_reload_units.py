@@ -12,18 +12,11 @@ from mcp_helpers import stdio_server
 from reload_helpers import Recorder, child_processes
 
 from toolsift import ConfigError, ToolNotFound
-from toolsift.mcp_sessions import (
-    ConfigDiff,
-    ManagerEvent,
-    McpServerManager,
-    McpSessionGroup,
-    ServerConfig,
-    ServerStatus,
-    SessionState,
-)
-from toolsift.mcp_sessions._diff import diff_servers
-from toolsift.mcp_sessions._manager_events import EventBus
-from toolsift.mcp_sessions._watch import watch_file
+from toolsift.config import ConfigDiff, ServerConfig
+from toolsift.config._diff import diff_servers
+from toolsift.mcp_sessions import ManagerEvent, McpServerManager, ServerStatus, SessionState
+from toolsift.mcp_sessions._events import EventBus
+from toolsift.mcp_sessions.reload._watch import watch_file
 from toolsift.registry import ToolRegistry
 
 
@@ -82,7 +75,7 @@ async def test_event_bus_delivers_in_order_and_survives_a_failing_subscriber(
         with anyio.fail_after(5):
             await bus.wait_finished()
     assert seen == ["server.added a", "server.removed a"]
-    assert "A subscriber of the MCP server manager failed" in caplog.text
+    assert "A subscriber of the MCP session group failed" in caplog.text
 
 
 async def test_manager_misuse_raises_clear_errors(tmp_path: Path) -> None:
@@ -94,7 +87,7 @@ async def test_manager_misuse_raises_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="McpServerManager is not running"):
         await manager.apply({})
     with pytest.raises(RuntimeError, match="McpServerManager is not running"):
-        manager.take_over(McpSessionGroup(registry))
+        await manager.reload(tmp_path / "toolsift.json")
     async with manager:
         assert repr(manager) == "McpServerManager()" and manager.skipped == {"off": "disabled (enabled: false)"}
         assert manager.config is None and list(manager.servers) == ["off"]

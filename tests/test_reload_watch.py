@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from functools import partial
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import anyio
 import pytest
 from reload_helpers import Recorder, example, write_config, write_text
 
-from toolsift.mcp_sessions import McpServerManager, SessionState, load_config
+from toolsift.config import load_config
+from toolsift.mcp_sessions import McpServerManager, SessionState
+from toolsift.mcp_sessions.reload._watch import link_chain
 from toolsift.registry import ToolRegistry
 from toolsift.skills import SkillsReloaded
 from toolsift.toolbox import Toolbox
@@ -54,14 +57,17 @@ async def test_watch_rejects_invalid_edits_and_keeps_the_running_config(
         assert rejected.reason.endswith("; the running config stays in force")
         assert str(rejected).startswith(f"config.rejected: {path}:1: invalid JSON")
 
-        write_config(path, {"a": example("faulty.py", timeout=-1), "b": example("general.py")})
-        rejected = await events.next("config.rejected")
-        # One bad server rejects the whole edit: applying the rest would drop "a".
-        assert rejected.error is not None and rejected.error.field == "tools.mcpServers.a.timeout"
+        write_config(path, {"a": example("faulty.py", timeout=-1), "b": example("faulty.py")})
+        rejected = await events.next("server.rejected", "a")
+        # One bad entry keeps its server as it runs; the rest of the edit applies.
+        assert rejected.error is not None and "tools.mcpServers.a.timeout" in str(rejected.error)
+        await events.next("server.added", "b")
+        assert manager["a"] is session and set(manager) == {"a", "b"}
 
         write_config(path, {"a": example("faulty.py", env={"TOKEN": "${TOOLSIFT_UNSET_FOR_TEST}"})})
-        rejected = await events.next("config.rejected")
+        rejected = await events.next("server.rejected", "a")
         assert "Cannot resolve '${TOOLSIFT_UNSET_FOR_TEST}' in server 'a'" in str(rejected.error)
+        await events.next("server.removed", "b")
 
         path.unlink()
         rejected = await events.next("config.rejected")
@@ -71,8 +77,50 @@ async def test_watch_rejects_invalid_edits_and_keeps_the_running_config(
         write_config(path, {"a": example("faulty.py"), "b": example("faulty.py")})
         await events.next("server.added", "b")
         assert manager["a"] is session and set(manager) == {"a", "b"}
-        assert [e.kind for e in events.events].count("config.rejected") == 4
+        assert [e.kind for e in events.events].count("config.rejected") == 2
         watcher.cancel_scope.cancel()
+
+
+async def test_watch_follows_a_symlinked_config_to_its_target_and_to_a_new_target(tmp_path: Path) -> None:
+    dotfiles, other, project = (tmp_path / name for name in ("dotfiles", "other", "project"))
+    for folder in (dotfiles, other, project):
+        folder.mkdir()
+    real = write_config(dotfiles / "toolsift.json", {})
+    link = project / "toolsift.json"
+    link.symlink_to(Path("..") / "dotfiles" / "toolsift.json")  # as GNU stow links a dotfile into place
+    async with McpServerManager(ToolRegistry(), load_config(link)) as manager, anyio.create_task_group() as watcher:
+        events = Recorder(manager)
+        await watcher.start(partial(manager.watch, link, debounce_ms=DEBOUNCE_MS))
+        write_config(real, {"a": example("faulty.py")})  # the dotfile itself is edited
+        await events.next("server.added", "a")
+        # The link is re-pointed: the new target is in force, and it is the one watched now.
+        target = write_config(other / "toolsift.json", {"b": example("faulty.py")})
+        temporary = project / ".toolsift.json.link"
+        temporary.symlink_to(target)
+        os.replace(temporary, link)
+        await events.next("server.added", "b")
+        await events.next("server.removed", "a")
+        write_config(target, {"b": example("faulty.py"), "c": example("faulty.py")})
+        await events.next("server.added", "c")
+        assert set(manager) == {"b", "c"}
+        watcher.cancel_scope.cancel()
+
+
+def test_link_chain_follows_links_and_stops_at_loops_and_dangling_ends(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    assert link_chain(plain) == (plain,)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.symlink_to(second)
+    second.symlink_to(plain)
+    assert link_chain(first) == (first, second, plain)
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "missing")
+    assert link_chain(dangling) == (dangling, tmp_path / "missing")
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.symlink_to(two)
+    two.symlink_to(one)
+    assert link_chain(one) == (one, two)
 
 
 async def test_reload_warns_that_other_sections_wait_for_the_next_start(

@@ -13,12 +13,12 @@ import mcp.types as types
 import pytest
 from mcp_helpers import stdio_server
 
+from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import (
     ListMcpResources,
     McpSession,
     ReadMcpResource,
     ServerCatalog,
-    ServerConfig,
     SessionState,
     resource_context,
 )

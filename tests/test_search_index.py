@@ -120,9 +120,7 @@ def test_index_rejects_an_unknown_backend() -> None:
 
 
 def test_bm25_backend_on_an_empty_index_scores_nothing() -> None:
-    backend = Bm25Backend()
-    backend.build([])
-    assert backend.scores("anything").shape == (0,)
+    assert Bm25Backend().build([]).scores("anything").shape == (0,)
     index = SearchIndex(ToolRegistry())
     assert index.search("anything") == [] and index.backend == "bm25"
 
@@ -166,7 +164,7 @@ class HashingEmbedder:
         return rows
 
 
-def test_semantic_backend_blends_embeddings_and_embeds_only_new_documents() -> None:
+def test_semantic_backend_ranks_by_embeddings_and_embeds_only_new_documents() -> None:
     registry = ToolRegistry()
     registry.register_many([RecordingTool("kv__store", description="store a value"),
                             RecordingTool("kv__drop", description="drop a value")])
@@ -176,19 +174,12 @@ def test_semantic_backend_blends_embeddings_and_embeds_only_new_documents() -> N
     assert names(index, "persist")[0] == "kv__store"  # no shared term: found by the embedding alone
     embedded = len(embedder.embedded)
     registry.register(RecordingTool("kv__list", description="list the values"))
-    names(index, "list")
+    names(index, "show every value")
     assert len(embedder.embedded) == embedded + 2  # the new document, then the query
 
 
-def test_semantic_backend_rejects_a_weight_outside_zero_to_one() -> None:
-    with pytest.raises(ValueError, match="weight must be between 0 and 1, got 1.5"):
-        SemanticBackend(HashingEmbedder(), weight=1.5)
-
-
-def test_semantic_backend_without_documents_scores_like_bm25() -> None:
-    backend = SemanticBackend(HashingEmbedder())
-    backend.build([])
-    assert backend.scores("x").shape == (0,)
+def test_semantic_backend_without_documents_scores_nothing() -> None:
+    assert SemanticBackend(HashingEmbedder()).build([]).scores("x").shape == (0,)
 
 
 def test_load_local_embedder_says_how_to_install_the_model() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsift.mcp_sessions import ServerConfig
+from toolsift.config import ServerConfig
 from toolsift.mcp_sessions._wrapper import tool_spec
 from toolsift.registry import ToolContext, ToolRegistry, ToolResult, ToolSpec
 from toolsift.search import SearchIndex
@@ -120,7 +120,9 @@ def test_ranking_puts_an_exact_tool_name_first(index: SearchIndex) -> None:
 
 
 def test_ranking_filters_by_server_and_kind(index: SearchIndex) -> None:
-    assert index.search("memory", server="nope") == []
+    with pytest.raises(LookupError, match="no searchable server is called 'nope'; servers with indexed tools: "
+                                          "claude-flow"):
+        index.search("memory", server="nope")
     skills = index.search("memory", kind="skill")
     assert skills and all(hit.document.kind == "skill" for hit in skills)
     assert skills[0].document.name == "flow-memory"
@@ -137,10 +139,12 @@ def test_search_rejects_a_limit_below_one(index: SearchIndex) -> None:
         index.search("memory", limit=0)
 
 
-def test_tokens_split_names_camel_case_and_stem() -> None:
+def test_tokens_split_names_camel_case_and_fold_plurals() -> None:
     assert split_words("claude-flow__memory_store") == ["claude", "flow", "memory", "store"]
     assert split_words("listMcpResources MCPServer v2beta") == ["list", "mcp", "resources", "mcp", "server",
                                                                  "v", "2", "beta"]
     assert split_words("ÜberFast") == ["über", "fast"]
-    assert terms("Storing the stores") == terms("store stores")
-    assert terms("run it before the edit") == ["run", "befor", "edit"]
+    assert terms("the stores and entries of classes") == ["store", "entry", "class"]
+    assert terms("status analysis run it before the edit") == ["status", "analysis", "run", "before", "edit"]
+    # Abbreviations common in tool names also give the word they stand for.
+    assert terms("config_init") == ["config", "configuration", "init", "initialize"]

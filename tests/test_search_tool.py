@@ -172,7 +172,7 @@ async def test_search_tools_does_not_unlock_tools_already_in_scope(registry: Too
 async def test_search_tools_validates_its_arguments(registry: ToolRegistry, index: SearchIndex) -> None:
     from toolsift import InvalidArguments
 
-    with pytest.raises(InvalidArguments, match="'query' is a required property"):
+    with pytest.raises(InvalidArguments, match="give a 'query', or the names of listed tools to 'unlock'"):
         await registry.execute(SEARCH, {})
     with pytest.raises(InvalidArguments, match="26 is greater than the maximum of 25"):
         await registry.execute(SEARCH, {"query": "x", "max": 26})
@@ -198,8 +198,8 @@ def test_search_tools_rejects_bad_limits(index: SearchIndex) -> None:
 
 def test_discovery_turn_mode_forgets_at_the_next_turn_and_conversation_mode_keeps(registry: ToolRegistry) -> None:
     turn = Discovery(registry)
-    assert turn.unlock([F + "memory_store", F + "memory_store"]) == [F + "memory_store"]
-    assert turn.unlock([F + "memory_store"]) == []
+    assert turn.unlock([F + "memory_store", F + "memory_store"]).added == [F + "memory_store"]
+    assert turn.unlock([F + "memory_store"]).added == []
     turn.begin_turn()
     assert turn.unlocked == frozenset()
     kept = Discovery(registry, mode="conversation")

@@ -9,8 +9,8 @@ import pytest
 from mcp import Client
 from serve_project import text, write_project, write_skill
 
-from toolsift.mcp_sessions.server import ToolsiftServer, build_server
 from toolsift.registry import ToolResult, tool
+from toolsift.serve import ToolsiftServer, build_server
 
 
 async def listed(server: ToolsiftServer, mode: str = "legacy") -> list[str]:
@@ -64,7 +64,7 @@ async def test_skill_tools_carry_their_variables_as_a_schema(tmp_path: Path) -> 
 
 async def test_skill_render_failures_are_tool_errors(tmp_path: Path) -> None:
     project = write_project(tmp_path)
-    write_skill(tmp_path, "broken", "---\nname: broken\ndescription: Divides.\n---\n{{ 1 // 0 }}\n")
+    write_skill(tmp_path, "broken", "---\nname: broken\ndescription: Divides.\ntemplating: jinja\n---\n{{ 1 // 0 }}\n")
     server = build_server(project)
     async with server, Client(server.sdk) as client:
         result = await client.call_tool("skill__broken", {})

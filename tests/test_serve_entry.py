@@ -14,9 +14,10 @@ from serve_project import write_project
 from starlette.applications import Starlette
 
 from toolsift import ConfigError
-from toolsift.mcp_sessions._serve_http import ENV_CONFIG, ENV_SETTINGS, _settings_json
-from toolsift.mcp_sessions._serve_stdio import AnsweringReadStream
-from toolsift.mcp_sessions.server import ServeSettings, app_from_environment, main
+from toolsift.config import ServeSettings
+from toolsift.serve import app_from_environment, main
+from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, _settings_json
+from toolsift.serve._stdio import AnsweringReadStream
 
 
 def _bad_line(text: str) -> Exception:

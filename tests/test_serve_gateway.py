@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
+import anyio
+import mcp.types as types
 import pytest
 from mcp import Client
+from mcp.client.session import IncomingMessage
 from serve_project import general_server, served_http, stdio_params, text, write_project
 
 from toolsift import ConfigError
-from toolsift.mcp_sessions.server import build_server
+from toolsift.serve import build_server
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -90,6 +95,29 @@ async def test_serve_gateway_follows_the_profile_and_argument_policies(tmp_path:
         assert "refused by the argument policy: argument 'text'" in text(refused)
         assert "denied at layer 3" in text(await client.call_tool("builtin__write_file", {"path": "a",
                                                                                           "content": "b"}))
+
+
+async def test_serve_gateway_applies_config_edits_and_tells_the_client(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"gateway": True})
+    heard = anyio.Event()
+
+    async def on_message(message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.set()
+
+    async with served_http(config) as (url, _), Client(url, mode="legacy", message_handler=on_message) as client:
+        before = [tool.name for tool in (await client.list_tools()).tools]
+        assert before == [*BUILTINS, "skill__review"]
+        data = json.loads(config.read_text())
+        data["tools"] = {"mcpServers": {"general": general_server()}}
+        edited = config.with_name(".toolsift.json.tmp")
+        edited.write_text(json.dumps(data))
+        os.replace(edited, config)  # as editors save
+        with anyio.fail_after(60):
+            await heard.wait()
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert {"general__echo", "general__add"} <= set(names)
+        assert "from the edit" in text(await client.call_tool("general__echo", {"text": "from the edit"}))
 
 
 def test_serve_gateway_refuses_servers_named_like_toolsift_namespaces(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2
@@ -17,7 +18,7 @@ from serve_project import served_http, text, write_project
 from servers import wait_for_file
 
 from toolsift import ConfigError
-from toolsift.mcp_sessions.server import build_server, create_http_app, serve_http
+from toolsift.serve import build_server, create_http_app, serve_http
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -93,18 +94,23 @@ async def test_serve_http_token_may_come_from_the_environment(config: Path,
 
 @pytest.mark.parametrize(
     ("origin", "status"),
-    [("http://evil.example", 403), ("null", 403), ("http://localhost:3000", 200), ("http://[::1]:8080", 200),
-     ("https://app.example.com", 200), ("http://dev.example.com:5173", 200), ("http://dev.example.com:x", 403)],
+    [("http://evil.example", 403), ("null", 403), ("http://localhost:{port}", 200), ("http://[::1]:{port}", 200),
+     ("http://127.0.0.1:{port}", 200), ("https://localhost:{other}", 403), ("http://localhost:{other}", 403),
+     ("http://localhost", 403), ("https://app.example.com", 200), ("http://dev.example.com:5173", 200),
+     ("http://dev.example.com:x", 403)],
 )
-async def test_serve_http_checks_the_origin(config: Path, origin: str, status: int) -> None:
+async def test_serve_http_admits_only_its_own_origin_and_configured_ones(config: Path, origin: str,
+                                                                        status: int) -> None:
     origins = ["https://app.example.com", "http://dev.example.com:*"]
     async with served_http(config, allowed_origins=origins) as (url, _):
+        port = urlsplit(url).port
+        origin = origin.format(port=port, other=port + 1 if port < 65535 else port - 1)
         response = await post(url, INITIALIZE, origin=origin)
         assert response.status_code == status
         if status == 403:
             assert response.json()["error"]["message"] == (
-                f"Origin {origin!r} is not allowed; only loopback origins may call this server unless listed in "
-                "serve.allowedOrigins")
+                f"Origin {origin!r} is not allowed; only this server's own origin (a loopback name, port {port}) "
+                "may call it unless listed in serve.allowedOrigins")
 
 
 async def test_serve_http_refuses_foreign_host_headers(config: Path) -> None:
@@ -154,7 +160,7 @@ async def test_serve_http_reports_startup_failures(config: Path) -> None:
 
 async def test_serve_module_over_http_writes_its_ready_file(config: Path, tmp_path: Path) -> None:
     ready = tmp_path / "ready"
-    command = [sys.executable, "-m", "toolsift.mcp_sessions.server", "--config", str(config), "--transport", "http",
+    command = [sys.executable, "-m", "toolsift.serve", "--config", str(config), "--transport", "http",
                "--port", "0", "--stateless", "--json-response", "--ready-file", str(ready)]
     process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)

@@ -13,8 +13,8 @@ from mcp.client.session import IncomingMessage
 from mcp.server.subscriptions import InMemorySubscriptionBus, ServerEvent
 from serve_project import served_http, stdio_params, text, write_project, write_skill
 
-from toolsift.mcp_sessions._serve_notify import ToolListAnnouncer
 from toolsift.registry import tool
+from toolsift.serve._notify import ToolListAnnouncer
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -9,8 +9,9 @@ import pytest
 from serve_project import write_project
 
 from toolsift import ConfigError, SecretError
-from toolsift.mcp_sessions._serve_settings import is_loopback
-from toolsift.mcp_sessions.server import ServeSettings, build_server, load_serve_config
+from toolsift.config import ServeSettings
+from toolsift.config._serve import is_loopback
+from toolsift.serve import build_server, load_serve_config
 
 
 def test_serve_settings_defaults_are_safe() -> None:

@@ -136,7 +136,7 @@ async def test_serve_stdio_answers_malformed_json_rpc_and_keeps_serving(config: 
 
 def test_serve_module_reports_config_errors(tmp_path: Path) -> None:
     config = write_project(tmp_path, serve={"profile": "nobody"})
-    completed = subprocess.run([sys.executable, "-m", "toolsift.mcp_sessions.server", "--config", str(config)],
+    completed = subprocess.run([sys.executable, "-m", "toolsift.serve", "--config", str(config)],
                                capture_output=True, text=True, timeout=60, check=False)
     assert completed.returncode == 4
     assert "toolsift serve: " in completed.stderr

@@ -13,7 +13,8 @@ from mcp_helpers import local_server, stdio_server
 from servers import http_server
 
 from toolsift import ServerUnavailable
-from toolsift.mcp_sessions import McpSession, ServerConfig, SessionOptions, SessionState
+from toolsift.config import ServerConfig
+from toolsift.mcp_sessions import McpSession, SessionOptions, SessionState
 from toolsift.registry import ToolResult
 
 MODES = ["auto", "legacy"]
@@ -31,7 +32,7 @@ async def test_session_connects_lists_and_calls_in_both_eras(mode: str, version:
         assert session.state is SessionState.READY
         assert session.protocol_version == version
         catalog = session.catalog
-        assert len(catalog.tools) == 12
+        assert len(catalog.tools) == 13
         assert {str(r.uri) for r in catalog.resources} == {"docs://readme", "docs://changelog"}
         assert [t.uri_template for t in catalog.resource_templates] == ["greeting://{name}"]
         assert {p.name for p in catalog.prompts} == {"review", "summarize"}
@@ -104,7 +105,8 @@ async def test_session_child_gets_a_minimal_environment_plus_its_env(monkeypatch
     config = stdio_server("general", "general.py", env={"GREETING": "${TOOLSIFT_TEST_GREETING}", "PLAIN": "1"})
     async with McpSession(config) as session:
         assert text(await session.call_tool("env_get", {"name": "TOOLSIFT_PARENT_ONLY"})) == "<unset>"
-        assert text(await session.call_tool("env_get", {"name": "GREETING"})) == "hello from the parent"
+        # Resolved values count as secrets: masked where the server echoes them, which shows it got them whole.
+        assert text(await session.call_tool("env_get", {"name": "GREETING"})) == "[redacted]"
         assert text(await session.call_tool("env_get", {"name": "PLAIN"})) == "1"
         assert text(await session.call_tool("env_get", {"name": "PATH"})) != "<unset>"
 
@@ -117,8 +119,8 @@ async def test_session_never_shows_secrets_in_logs_reprs_or_stderr(
     caplog.set_level(logging.DEBUG)
     config = stdio_server("general", "general.py", env={"API_TOKEN": "secret://env/TOOLSIFT_TEST_TOKEN"})
     async with McpSession(config) as session:
-        # The server sees the real value...
-        assert text(await session.call_tool("env_get", {"name": "API_TOKEN"})) == secret
+        # The server sees the real value (masked when it echoes it back)...
+        assert text(await session.call_tool("env_get", {"name": "API_TOKEN"})) == "[redacted]"
         # ...and when it prints it, toolsift keeps and logs it masked.
         await session.call_tool("log_stderr", {"text": f"my token is {secret}"})
         with anyio.fail_after(5):

@@ -10,7 +10,8 @@ import pytest
 from mcp_helpers import FAST, local_server, stdio_server, wait_for
 
 from toolsift import ServerUnavailable
-from toolsift.mcp_sessions import McpSession, McpSessionGroup, ServerConfig, SessionState
+from toolsift.config import ServerConfig
+from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
 from toolsift.mcp_sessions._catalog import _paginate
 from toolsift.mcp_sessions._endpoint import Redactor, resolve_endpoint
 from toolsift.mcp_sessions._failures import describe_exception, timeout_result
@@ -76,11 +77,11 @@ async def test_session_relists_tools_resources_and_prompts_when_told() -> None:
         session.subscribe(lambda event: kinds.append(event.kind))
         before = session.catalog
         assert (await session.call_tool("announce")).text_content() == "announced"
-        await wait_for(session, lambda s: "tools" in kinds)
         with anyio.fail_after(5):
             while session.catalog is before:
                 await anyio.sleep(0.01)
         assert session.catalog.resources == before.resources and session.catalog.prompts == before.prompts
+        assert "tools" not in kinds  # listed again, found unchanged: nothing to swap or announce
 
 
 async def test_session_calls_while_first_connecting_fail_fast() -> None:

@@ -100,7 +100,7 @@ async def test_session_capabilities_advertised_but_missing_are_warnings(caplog: 
     async with McpSession(stdio_server("liar", "faulty.py", "--fake-capabilities")) as session:
         assert session.state is SessionState.READY
         assert session.catalog.resources == () and session.catalog.prompts == ()
-        assert len(session.catalog.tools) == 4
+        assert len(session.catalog.tools) == 6
     assert "'liar' advertises resources but listing them failed (JSON-RPC error -32601" in caplog.text
     assert "'liar' advertises prompts but listing them failed (JSON-RPC error -32603" in caplog.text
 

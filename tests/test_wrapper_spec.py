@@ -68,7 +68,7 @@ async def test_wrapper_results_keep_structured_content_through_the_registry() ->
     registry = ToolRegistry()
     async with register_mcp_tools([stdio_server("g", "general.py", internal_only=False,
                                                 exclude_tools=("slow", "progress"))], registry) as sessions:
-        assert "g__slow" not in registry and len(sessions["g"].tools) == 10
+        assert "g__slow" not in registry and len(sessions["g"].tools) == 11
         result = await registry.execute("g__add", {"a": 20, "b": 22})
         image = await registry.execute("g__get_image", {})
     assert result.structured_content == {"result": 42} and "\n42\n" in result.text_content()

@@ -5,6 +5,8 @@ rooms of the product live in ``toolsift.registry``, ``toolsift.mcp_sessions``,
 ``toolsift.skills`` and ``toolsift.agent``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import _exceptions
 from ._exceptions import AgentError as AgentError
 from ._exceptions import ConfigError as ConfigError
@@ -25,6 +27,7 @@ from ._exceptions import SkillError as SkillError
 from ._exceptions import SkillNotFound as SkillNotFound
 from ._exceptions import SkillParseError as SkillParseError
 from ._exceptions import SkillRenderError as SkillRenderError
+from ._exceptions import TemplateError as TemplateError
 from ._exceptions import ToolNotFound as ToolNotFound
 from ._exceptions import ToolsiftError as ToolsiftError
 from ._exceptions import UnknownFormat as UnknownFormat
@@ -35,6 +38,9 @@ from .registry import ToolRegistry as ToolRegistry
 from .registry import ToolResult as ToolResult
 from .registry import TurnScope as TurnScope
 from .registry import tool as tool
+
+if TYPE_CHECKING:
+    from .toolbox import Toolbox as Toolbox
 
 __version__ = "0.1.0"
 
@@ -60,9 +66,11 @@ __all__ = [
     "SkillNotFound",
     "SkillParseError",
     "SkillRenderError",
+    "TemplateError",
     "ToolNotFound",
     "ToolRegistry",
     "ToolResult",
+    "Toolbox",
     "ToolsiftError",
     "TurnScope",
     "UnknownFormat",
@@ -70,3 +78,12 @@ __all__ = [
 ]
 
 publish(globals(), __name__, _exceptions.__all__)
+
+
+def __getattr__(name: str) -> Any:
+    # The facade pulls in sessions, skills and search; ``import toolsift`` for the registry alone should not.
+    if name == "Toolbox":
+        from .toolbox import Toolbox
+
+        return Toolbox
+    raise AttributeError(f"module 'toolsift' has no attribute {name!r}")

@@ -22,7 +22,8 @@ room of the product the problem comes from::
     │   ├── SkillParseError          (also ValueError) a SKILL.md is malformed
     │   ├── SkillNotFound            (also LookupError) no skill by that name
     │   ├── SkillArgumentError       (also ValueError) ``/use`` arguments do not fit
-    │   └── SkillRenderError         the body template failed to render
+    │   ├── SkillRenderError         the body template failed to render
+    │   └── TemplateError            a template sandbox refused to compile or render
     └── AgentError
         └── LimitExceeded            a round, call or message limit of the agent loop
 
@@ -56,6 +57,7 @@ __all__ = [
     "SkillNotFound",
     "SkillParseError",
     "SkillRenderError",
+    "TemplateError",
     "ToolNotFound",
     "ToolsiftError",
     "UnknownFormat",
@@ -305,6 +307,26 @@ class SkillRenderError(SkillError):
         self.path = path
         where = f" ({path})" if path else ""
         super().__init__(f"Skill {skill!r}{where} failed to render: {reason}")
+
+
+class TemplateError(SkillError):
+    """Raised when a ``TemplateSandbox`` cannot compile or render a template.
+
+    A syntax error, a name that is not allowed, a sandbox refusal, or a time,
+    output or memory budget exceeded. Skill code turns it into a
+    ``SkillParseError`` or ``SkillRenderError`` that names the skill.
+
+    Attributes:
+        reason: What went wrong.
+        line: The template line, where known.
+        name: For a name that is not allowed, the name.
+    """
+
+    def __init__(self, reason: str, *, line: int | None = None, name: str | None = None) -> None:
+        self.reason = reason
+        self.line = line
+        self.name = name
+        super().__init__(reason)
 
 
 class AgentError(ToolsiftError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -14,21 +14,17 @@ from anyio.abc import TaskStatus
 
 from ._exceptions import ConfigError
 from .agent import CallHandler, Conversation
-from .mcp_sessions import (
-    ListMcpResources,
-    McpServerManager,
-    ReadMcpResource,
-    ToolsiftConfig,
-    load_config,
-    resource_context,
-)
+from .config import ToolsiftConfig, validate_config
+from .mcp_sessions import ListMcpResources, McpServerManager, ReadMcpResource, resource_context
 from .registry import AuditLog, ToolRegistry
-from .search import SEARCH_TOOL_NAME, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
-from .skills import SkillsLoader, default_user_dir
+from .search import SEARCH_TOOL_NAME, BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
+from .skills import SkillsLoader, default_user_dir, shared_sandbox
 
-__all__ = ["Toolbox", "find_config"]
+__all__ = ["Toolbox", "find_config", "skills_loader"]
 
 CONFIG_NAME = "toolsift.json"
+# Other clients' project files, looked for (in this order) when there is no ./toolsift.json.
+PROJECT_CONFIGS = (".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json")
 T = TypeVar("T")
 
 
@@ -39,7 +35,11 @@ def user_config_path() -> Path:
 
 
 def find_config(path: str | os.PathLike[str] | None = None) -> Path:
-    """Return the config file to use: ``path``, else ``./toolsift.json``, else the user config.
+    """Return the config file to use: ``path``, else the first one found of those below.
+
+    In order: ``./toolsift.json``, ``./.mcp.json`` (Claude Code), ``./.vscode/mcp.json``
+    (VS Code), ``./.cursor/mcp.json`` (Cursor), then the user config: the project's own
+    files before the user's, and toolsift's own file before another client's.
 
     Raises:
         ConfigError: When ``path`` does not exist, or no config is found (naming
@@ -50,12 +50,28 @@ def find_config(path: str | os.PathLike[str] | None = None) -> Path:
         if not explicit.is_file():
             raise ConfigError("config file not found", path=explicit)
         return explicit
-    candidates = [Path.cwd() / CONFIG_NAME, user_config_path()]
+    candidates = [Path.cwd() / name for name in (CONFIG_NAME, *PROJECT_CONFIGS)] + [user_config_path()]
     for candidate in candidates:
         if candidate.is_file():
             return candidate
     looked = ", ".join(str(c) for c in candidates)
     raise ConfigError(f"no config file found; looked at {looked}. Pass a path or create {CONFIG_NAME}")
+
+
+def skills_loader(config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | None = None) -> SkillsLoader:
+    """The loader for the config's ``skills`` section: its folders, and templates within its limits.
+
+    Args:
+        config: The loaded config.
+        user_dir: The user's skill folder (``~/.toolsift/skills`` by default),
+            read only when ``skills.userSkills`` is true.
+    """
+    settings = config.skills
+    paths = list(settings.paths)
+    sandbox = shared_sandbox(timeout=settings.template_timeout, max_output=settings.template_max_output,
+                             max_memory=settings.template_max_memory, workers=settings.template_workers)
+    return SkillsLoader(project=paths[0] if paths else None, extra=paths[1:], sandbox=sandbox,
+                        user=(user_dir or default_user_dir()) if settings.user_skills else None)
 
 
 @final
@@ -88,16 +104,22 @@ class Toolbox:
             default; used only when the config's ``skills.userSkills`` is true).
         watch: Follow the config file and the skill folders from entry to exit.
         drain_seconds: How long a removed or replaced server may finish its
-            calls (default 30).
+            calls when neither the server nor the file's top level sets
+            ``drainSeconds`` (default 30).
+        search_backend: Tool search's ranking, instead of the config's ``search.backend``.
+
+    Attributes:
+        dropped: Servers of the config file left out for a problem in their
+            entry, with why (filled by :meth:`from_config`; the others start).
     """
 
     def __init__(self, config: ToolsiftConfig, *, user_skills_dir: Path | None = None, watch: bool = False,
-                 drain_seconds: float | None = None) -> None:
+                 drain_seconds: float | None = None, search_backend: BackendName | None = None) -> None:
         self.config = config
+        self.search_backend: BackendName = search_backend or config.search.backend
+        self.dropped: Mapping[str, str] = {}
         self.registry = ToolRegistry(rules=config.tool_rules, audit=AuditLog(config.audit.path))
-        paths = list(config.skills.paths)
-        user = (user_skills_dir or default_user_dir()) if config.skills.user_skills else None
-        self.skills = SkillsLoader(project=paths[0] if paths else None, user=user, extra=paths[1:])
+        self.skills = skills_loader(config, user_dir=user_skills_dir)
         self.manager = McpServerManager(self.registry, config, drain_seconds=drain_seconds)
         self._watch = watch
         self._watching = False
@@ -108,14 +130,18 @@ class Toolbox:
 
     @classmethod
     def from_config(cls, path: str | os.PathLike[str] | None = None, *, user_skills_dir: Path | None = None,
-                    watch: bool = False, drain_seconds: float | None = None) -> Toolbox:
+                    watch: bool = False, drain_seconds: float | None = None,
+                    search_backend: BackendName | None = None) -> Toolbox:
         """Load a config file (see :func:`find_config`) into a toolbox that is not started yet.
 
         Raises:
             ConfigError: When no file is found or the file is invalid.
         """
-        return cls(load_config(find_config(path), lenient=True), user_skills_dir=user_skills_dir, watch=watch,
-                   drain_seconds=drain_seconds)
+        report = validate_config(find_config(path))
+        box = cls(report.usable(), user_skills_dir=user_skills_dir, watch=watch, drain_seconds=drain_seconds,
+                  search_backend=search_backend)
+        box.dropped = report.dropped
+        return box
 
     @property
     def sessions(self) -> McpServerManager:
@@ -148,14 +174,19 @@ class Toolbox:
         stack = AsyncExitStack()
         async with AsyncExitStack() as guard:
             guard.push_async_exit(stack)
-            self.skills.load()
+            await self.skills.aload()
             sessions = self._sessions = await stack.enter_async_context(self.manager)
             self._catalog = SkillCatalog(self.skills, sessions)
             # Read on every search, so that a reload's servers count.
-            self._index = SearchIndex(self.registry, self._catalog, unsearchable=lambda: {
-                c.namespace for c in sessions.servers.values() if not c.searchable})
-            # search_tools sits in the internal tier: only a conversation in search mode pins it into its turns.
-            self.registry.register(SearchToolsTool(self._index), internal=True)
+            index = self._index = SearchIndex(self.registry, self._catalog, backend=self.search_backend,
+                                              unsearchable=lambda: {c.namespace for c in sessions.servers.values()
+                                                                    if not c.searchable})
+            # search_tools sits in the internal tier: only a conversation's discovery pins it into its turns.
+            self.registry.register(SearchToolsTool(index, auto_unlock=self.config.search.auto_unlock), internal=True)
+            # The index builds in a worker thread, now and after every registry change, so no search waits for it.
+            background = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(background.cancel_scope.cancel)
+            await background.start(index.maintain)
             self.registry.register_many([ListMcpResources(sessions), ReadMcpResource(sessions)])
             if self._watch:
                 watchers = await stack.enter_async_context(anyio.create_task_group())
@@ -203,27 +234,34 @@ class Toolbox:
                      call_handler: CallHandler | None = None) -> Conversation:
         """A conversation under the agent profile ``agent`` (the default profile if None).
 
+        Pinned (``alwaysLoad``) servers and the resources of ``resources: true``
+        servers follow the servers in force, so a reload reaches conversations
+        that began before it.
+
         Raises:
             ConfigError: When the config has no such agent.
         """
         profile = self.config.agent(agent)
-        servers = self.manager.servers.values()  # the servers in force, after any reload
+        manager = self.manager
         discovery = Discovery(
             self.registry,
             mode=profile.unlock,
             pinned_tools={SEARCH_TOOL_NAME} if profile.tool_discovery == "search" else (),
-            pinned_servers={c.namespace for c in servers if c.always_load},
+            pinned_servers=lambda: [c.namespace for c in manager.servers.values() if c.always_load],
             permissions=profile.permissions.to_permissions(),
+            max_tools=profile.max_unlocked_tools,
+            max_tokens=profile.max_unlocked_tokens,
+            offer_search=profile.tool_discovery == "auto",
+            unsearchable=self.index.unsearchable,
         )
-        wants_resources = any(c.resources for c in servers)
         sessions = self.sessions
 
         async def resources() -> str:
+            # Empty (and nothing read) while no server in force asks for its resources in context.
             return await resource_context(sessions)
 
         return Conversation.for_agent(self.registry, self.catalog, profile, instructions=instructions,
-                                      call_handler=call_handler, discovery=discovery,
-                                      context=resources if wants_resources else None)
+                                      call_handler=call_handler, discovery=discovery, context=resources)
 
     def agents(self) -> Sequence[str]:
         """The agent profiles the config defines."""

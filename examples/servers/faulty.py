@@ -25,14 +25,23 @@ next to it (the flag wins). Boolean variables take 1/true/yes.
                                                    server/discover is an unknown method (-32601), initialize
                                                    is answered with 2024-11-05 whatever the client asked,
                                                    results carry only 2024-11-05 fields, no subscriptions/listen
+    --spawn-helper PATH   FAULTY_SPAWN_HELPER      start a helper process that sleeps for an hour and write
+                                                   its pid to PATH; the server itself still exits when its
+                                                   stdin closes, leaving the helper behind unless its client
+                                                   ends the server's whole process group
 
 Tools, always present: ``echo(text)``, ``fail(message)`` (an isError result unless
 --rpc-errors), ``add_tool(name)`` (registers a tool ``name`` that echoes its
-arguments, then announces tools/list_changed in both protocol eras) and
-``remove_tool(name)`` (unregisters it and announces the change).
+arguments, then announces tools/list_changed in both protocol eras),
+``remove_tool(name)`` (unregisters it and announces the change),
+``announce(count)`` (announces a change ``count`` times without making one,
+then says how many tools/list requests the server has answered so far) and
+``big(size)`` (an answer of ``size`` characters of numbered lines, for size
+limits and benchmarks).
 
-Transports: stdio by default; ``--http [--port N] [--ready-file PATH]`` serves
-Streamable HTTP on 127.0.0.1 (see _http.py). --crash-at-start, --hang,
+Transports: stdio by default; ``--http [--port N] [--ready-file PATH] [--json-response]``
+serves Streamable HTTP on 127.0.0.1 (see _http.py), answering with SSE streams
+or, with --json-response, plain JSON bodies. --crash-at-start, --hang,
 --malformed-after, --notification-error and --old-protocol are stdio faults.
 """
 
@@ -42,9 +51,11 @@ import argparse
 import io
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -86,6 +97,7 @@ class Faults:
     notification_error: bool = False
     fake_capabilities: bool = False
     old_protocol: bool = False
+    spawn_helper: str | None = None
 
 
 def _env_flag(name: str) -> bool:
@@ -108,7 +120,10 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Faults, argparse.Name
         default = kind(raw) if raw else fallback
         parser.add_argument(f"--{flag}", type=kind, default=default, metavar="N" if kind is int else "X",
                             help=f"or {variable}")
+    parser.add_argument("--spawn-helper", default=os.environ.get("FAULTY_SPAWN_HELPER") or None, metavar="PATH",
+                        help="or FAULTY_SPAWN_HELPER")
     add_http_arguments(parser)
+    parser.add_argument("--json-response", action="store_true", help="with --http: JSON bodies instead of SSE streams")
     args = parser.parse_args(argv)
     faults = Faults(**{field.name: getattr(args, field.name) for field in fields(Faults)})
     if args.http:
@@ -141,13 +156,15 @@ def _say(message: str) -> None:
 class FaultInjector:
     """Server middleware that applies the request- and notification-level faults."""
 
-    def __init__(self, faults: Faults, wire: RawWire | None) -> None:
+    def __init__(self, faults: Faults, wire: RawWire | None, counts: dict[str, int]) -> None:
         self._faults = faults
         self._wire = wire
         self._calls = 0
+        self._counts = counts
 
     async def __call__(self, ctx: ServerRequestContext[Any], call_next: CallNext) -> HandlerResult:
         faults = self._faults
+        self._counts[ctx.method] = self._counts.get(ctx.method, 0) + 1
         if ctx.request_id is None:
             if faults.notification_error and self._wire is not None:
                 error = {"code": types.METHOD_NOT_FOUND, "message": f"Method not found: {ctx.method}"}
@@ -174,8 +191,8 @@ class FaultInjector:
         await anyio.sleep(faults.delay)
 
 
-def build_table(faults: Faults) -> ToolTable:
-    """The always-present tools, shaped by the faults."""
+def build_table(faults: Faults, counts: dict[str, int]) -> ToolTable:
+    """The always-present tools, shaped by the faults; ``counts`` holds the requests served, by method."""
     table = ToolTable()
 
     def reply(text: str) -> types.CallToolResult:
@@ -208,6 +225,16 @@ def build_table(faults: Faults) -> ToolTable:
         await table.announce_change(ctx)
         return reply(f"removed {name}")
 
+    async def announce(ctx: ServerRequestContext[Any], args: dict[str, Any]) -> types.CallToolResult:
+        for _ in range(args["count"]):
+            await table.announce_change(ctx)
+        return text_result(f"announced {args['count']} times; tools/list answered {counts.get('tools/list', 0)} times")
+
+    async def big(ctx: ServerRequestContext[Any], args: dict[str, Any]) -> types.CallToolResult:
+        line = "entry {:08d}: the quick brown fox jumps over the lazy dog; status=ok\n"
+        size = args["size"]
+        return reply("".join(line.format(n) for n in range(size // len(line.format(0)) + 1))[:size])
+
     read_only = types.ToolAnnotations(read_only_hint=True)
     text_schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     message_schema = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
@@ -220,6 +247,12 @@ def build_table(faults: Faults) -> ToolTable:
     table.add(types.Tool(name="remove_tool", description="Unregister a tool and announce the change.",
                          input_schema=NAME_SCHEMA, annotations=types.ToolAnnotations(destructive_hint=True)),
               remove_tool)
+    count_schema = {"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}}, "required": ["count"]}
+    table.add(types.Tool(name="announce", description="Announce a tools/list_changed burst without changing the list.",
+                         input_schema=count_schema, annotations=read_only), announce)
+    size_schema = {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}}, "required": ["size"]}
+    table.add(types.Tool(name="big", description="Answer with that many characters of numbered lines.",
+                         input_schema=size_schema, annotations=read_only), big)
     return table
 
 
@@ -236,8 +269,9 @@ def build_server(faults: Faults, wire: RawWire | None) -> Server[Any]:
     handlers: dict[str, Any] = {}
     if faults.fake_capabilities:
         handlers = {"on_list_resources": _not_implemented, "on_list_prompts": _backend_offline}
-    server = build_table(faults).server("faulty", version="0.1.0", listen=not faults.old_protocol, **handlers)
-    server.middleware.append(FaultInjector(faults, wire))
+    counts: dict[str, int] = {}
+    server = build_table(faults, counts).server("faulty", version="0.1.0", listen=not faults.old_protocol, **handlers)
+    server.middleware.append(FaultInjector(faults, wire, counts))
     return server
 
 
@@ -252,8 +286,17 @@ async def serve_stdio(faults: Faults) -> None:
             await server.run(read, write, server.create_initialization_options())
 
 
+def spawn_helper(pid_file: str) -> None:
+    """Start a long-lived child that inherits the server's stdio, as a helper daemon would, and record its pid."""
+    helper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    Path(pid_file).write_text(str(helper.pid), encoding="utf-8")
+    _say(f"started helper process {helper.pid} (--spawn-helper)")
+
+
 def main() -> None:
     faults, args = parse_args()
+    if faults.spawn_helper:
+        spawn_helper(faults.spawn_helper)
     if faults.crash_at_start:
         _say("exiting before initialize (--crash-at-start)")
         sys.exit(3)
@@ -263,7 +306,8 @@ def main() -> None:
             pass
         return
     if args.http:
-        serve_http(build_server(faults, None).streamable_http_app(), port=args.port, ready_file=args.ready_file)
+        app = build_server(faults, None).streamable_http_app(json_response=args.json_response)
+        serve_http(app, port=args.port, ready_file=args.ready_file)
     else:
         anyio.run(serve_stdio, faults)
 

@@ -4,6 +4,8 @@ It exists so that clients (and toolsift's tests) can exercise every result
 shape and call feature against a real server: text, structured output, images,
 audio, embedded resources (text and blob), resource links, tool errors,
 progress, cancellation, plus resources, a resource template and prompts.
+``wait_for_file`` answers only once a file exists, so a client can hold calls
+in flight for exactly as long as it wants, on a machine of any speed.
 
 Run it::
 
@@ -11,10 +13,10 @@ Run it::
     python examples/servers/general.py --http [--port N] [--ready-file PATH]
 
 Environment:
-    TOOLSIFT_CANCEL_MARKER  when set, a cancelled ``slow`` call appends the line
-                            ``CANCELLED slow`` to this file (it always writes it to
-                            stderr too), so a test can prove that
-                            ``notifications/cancelled`` reached the server.
+    TOOLSIFT_CANCEL_MARKER  when set, a cancelled ``slow`` or ``wait_for_file`` call
+                            appends the line ``CANCELLED <tool>`` to this file (it
+                            always writes it to stderr too), so a test can prove
+                            that ``notifications/cancelled`` reached the server.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from mcp.server.mcpserver import Audio, Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 CANCEL_MARKER_ENV = "TOOLSIFT_CANCEL_MARKER"
+# How often wait_for_file looks for its file: another process's file gives no event to wait on.
+POLL_SECONDS = 0.01
 
 # The smallest valid PNG: one opaque pixel.
 PNG_1X1 = base64.b64decode(
@@ -109,19 +113,36 @@ def get_link() -> list[types.ContentBlock]:
     return [types.ResourceLink(uri="docs://changelog", name="changelog", mime_type="text/plain")]
 
 
+def _report_cancelled(tool: str) -> None:
+    print(f"CANCELLED {tool}", file=sys.stderr, flush=True)
+    marker = os.environ.get(CANCEL_MARKER_ENV)
+    if marker:
+        with open(marker, "a", encoding="utf-8") as handle:
+            handle.write(f"CANCELLED {tool}\n")
+
+
 @mcp.tool(annotations=READ_ONLY)
 async def slow(seconds: float) -> str:
     """Sleep for the given number of seconds, then answer; reports when it is cancelled."""
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
-        print("CANCELLED slow", file=sys.stderr, flush=True)
-        marker = os.environ.get(CANCEL_MARKER_ENV)
-        if marker:
-            with open(marker, "a", encoding="utf-8") as handle:
-                handle.write("CANCELLED slow\n")
+        _report_cancelled("slow")
         raise
     return f"slept {seconds}"
+
+
+@mcp.tool(annotations=READ_ONLY)
+async def wait_for_file(path: str) -> str:
+    """Wait until a file exists at the given path, then answer with its text; reports when it is cancelled."""
+    try:
+        while not os.path.exists(path):
+            await anyio.sleep(POLL_SECONDS)
+    except anyio.get_cancelled_exc_class():
+        _report_cancelled("wait_for_file")
+        raise
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 @mcp.tool(annotations=READ_ONLY)

@@ -1,6 +1,7 @@
 """The agent-loop helpers: ``/use`` and friends, turns, tool calls, limits, LLM adapters."""
 
 from .._public import publish
+from ._active_skill import SkillSource as SkillSource
 from ._commands import Command as Command
 from ._commands import parse_command as parse_command
 from ._conversation import AgentReply as AgentReply
@@ -8,7 +9,6 @@ from ._conversation import CallHandler as CallHandler
 from ._conversation import ChatModel as ChatModel
 from ._conversation import CommandReply as CommandReply
 from ._conversation import Conversation as Conversation
-from ._conversation import SkillSource as SkillSource
 from ._conversation import Turn as Turn
 from ._messages import AssistantMessage as AssistantMessage
 from ._messages import Message as Message

@@ -2,50 +2,22 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import anyio
 
-from .._exceptions import LimitExceeded, SkillError, SkillNotFound, ToolsiftError
-from ..mcp_sessions import AgentConfig, LimitsConfig
+from .._exceptions import LimitExceeded, SkillError, ToolsiftError
+from ..config import AgentConfig, LimitsConfig
 from ..registry import Permissions, ToolRegistry, ToolResult, TurnScope
 from ..search import Discovery
-from ..skills import bind_arguments
+from ._active_skill import ActiveSkill, SkillSource
+from ._cap import cap_result, result_cap
 from ._commands import Command, parse_command
 from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 
-__all__ = ["AgentReply", "ChatModel", "CommandReply", "Conversation", "SkillSource", "Turn"]
-
-
-class SkillLike(Protocol):
-    """What the conversation needs of a skill (SKILL.md skills and server prompts alike)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def allowed_tools(self) -> tuple[str, ...]: ...
-    @property
-    def disallowed_tools(self) -> tuple[str, ...]: ...
-    @property
-    def user_invocable(self) -> bool: ...
-    def usage(self) -> str: ...
-
-
-class SkillSource(Protocol):
-    """Where skills come from: a ``SkillsLoader``, a ``SkillSet``, or anything with these two methods."""
-
-    def get(self, name: str) -> Any:
-        """Return the skill called ``name`` or raise ``SkillNotFound``."""
-        ...
-
-    def invocable(self) -> Sequence[Any]:
-        """The skills ``/use`` and ``/skills`` offer."""
-        ...
+__all__ = ["AgentReply", "ChatModel", "CommandReply", "Conversation", "Turn"]
 
 
 CallHandler = Callable[..., Awaitable[ToolResult]]
@@ -98,6 +70,8 @@ class AgentReply:
         tool_calls: Every tool message produced, in order.
         limit: The limit that stopped the loop, if one did.
         command: True when the input was a slash command.
+        notices: What the user should know that is not the model's answer, such
+            as the active skill being dropped because its SKILL.md was removed or broke.
     """
 
     text: str
@@ -105,12 +79,7 @@ class AgentReply:
     tool_calls: list[ToolMessage] = field(default_factory=list)
     limit: LimitExceeded | None = None
     command: bool = False
-
-
-@dataclass(frozen=True)
-class _ActiveSkill:
-    skill: Any
-    instructions: str
+    notices: list[str] = field(default_factory=list)
 
 
 class Conversation:
@@ -120,7 +89,14 @@ class Conversation:
     keeps the active skill, builds each turn's scope, instructions and schemas,
     and runs the model's tool calls through ``registry.execute`` (or a pipeline)
     with the turn's scope and the caller's permissions. Failures and denials
-    become tool results the model reads; nothing is dropped.
+    become tool results the model reads; nothing is dropped. A result larger
+    than ``limits.max_result_tokens`` / ``max_result_bytes`` is cut, with a note.
+
+    The active skill is looked up by name in ``skills`` for every scope, turn
+    and call, so its current ``allowed-tools`` apply; one that was removed or no
+    longer parses is dropped with a notice (:meth:`take_notices`,
+    ``AgentReply.notices``). A changed body is rendered again by
+    :meth:`refresh_skill`, which :meth:`send` runs before every round.
 
     Args:
         registry: The tools.
@@ -155,7 +131,6 @@ class Conversation:
         context: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         self.registry = registry
-        self.skills = skills
         self.agent = agent
         self.allowed_tools = tuple(allowed_tools) if allowed_tools is not None else None
         self.permissions = permissions or Permissions()
@@ -168,7 +143,7 @@ class Conversation:
         self._call = discovery.wrap(handler) if discovery is not None else handler
         self._context = context
         self._context_text = ""
-        self._active: _ActiveSkill | None = None
+        self._skill = ActiveSkill(skills)
         # Validate the allowlist now, so a bad pattern fails at construction with its origin named.
         self.scope()
 
@@ -185,29 +160,35 @@ class Conversation:
     # -- state ---------------------------------------------------------------------------------
 
     @property
+    def skills(self) -> SkillSource | None:
+        """Where ``/use`` finds skills."""
+        return self._skill.source
+
+    @property
     def active_skill(self) -> Any | None:
-        """The skill ``/use`` activated, or None."""
-        return self._active.skill if self._active else None
+        """The skill ``/use`` activated, as its source holds it now, or None (see :meth:`take_notices`)."""
+        return self._skill.current()
+
+    def take_notices(self) -> list[str]:
+        """Notices for the user since the last call (a dropped skill), oldest first; :meth:`send` takes them."""
+        return self._skill.take_notices()
 
     def scope(self) -> TurnScope:
-        """The scope of the next turn: agent allowlist, active skill, plan mode."""
-        skill = self.active_skill
-        base = TurnScope(
-            agent_allowed=self.allowed_tools,
-            skill_allowed=skill.allowed_tools if skill else (),
-            skill_disallowed=skill.disallowed_tools if skill else (),
-            skill=skill.name if skill else None,
-            agent=self.agent,
-            read_only=self.plan_mode,
-        )
+        """The scope of the next turn: agent allowlist, the active skill as it is now, plan mode."""
+        base = TurnScope(agent_allowed=self.allowed_tools, agent=self.agent, read_only=self.plan_mode,
+                         **_skill_fields(self._skill.current()))
         return self.discovery.scope_for_turn(base) if self.discovery is not None else base
 
     def turn(self, format: str = "openai", *, strict: bool = False) -> Turn:
-        """Instructions, schemas and scope for the next model round."""
+        """Instructions, schemas and scope for the next model round.
+
+        The scope follows the skill's SKILL.md as it is now; the skill's
+        instructions are as last rendered (:meth:`refresh_skill` renders a changed body).
+        """
         scope = self.scope()
         parts = [self.instructions.strip()] if self.instructions.strip() else []
-        if self._active is not None:
-            parts.append(f"# Skill: {self._active.skill.name}\n\n{self._active.instructions.strip()}")
+        if scope.skill is not None:
+            parts.append(f"# Skill: {scope.skill}\n\n{self._skill.instructions.strip()}")
         if self._context_text:
             parts.append(self._context_text)
         if self.plan_mode:
@@ -247,35 +228,35 @@ class Conversation:
 
         Raises:
             SkillNotFound: No such skill, or the skill is not user-invocable.
+            SkillParseError: Its SKILL.md is broken now (even when the loader keeps a last good version).
             SkillArgumentError: The arguments do not fit its variables.
             SkillRenderError: Its template failed to render.
         """
-        if self.skills is None:
-            raise SkillNotFound(name)
-        skill = self.skills.get(name)
-        if not skill.user_invocable:
-            raise SkillNotFound(name, [s.name for s in self.skills.invocable()])
-        variables = bind_arguments(skill, arguments)
-        rendered = skill.render(variables)
-        if inspect.isawaitable(rendered):
-            rendered = await rendered
-        self._active = _ActiveSkill(skill, str(rendered))
+        await self._skill.activate(name, arguments)
         count = len(self.registry.visible_tools(self.scope()))
         return CommandReply(f"Using skill {name!r}: {count} tool(s) in scope. /unuse to stop.")
 
+    async def refresh_skill(self) -> None:
+        """Look the active skill up now: drop it (with a notice) when it is gone or broken, and
+        render its body again, with the argument text it was used with, when its SKILL.md changed.
+
+        A hand-written loop calls it before :meth:`turn`; :meth:`send` does so before every round.
+        """
+        await self._skill.refresh()
+
     def unuse(self) -> CommandReply:
         """Deactivate the active skill."""
-        if self._active is None:
+        name = self._skill.deactivate()
+        if name is None:
             return CommandReply("No skill is active.", ok=False)
-        name = self._active.skill.name
-        self._active = None
         return CommandReply(f"Stopped using skill {name!r}.")
 
     def _describe_skills(self) -> str:
         skills = list(self.skills.invocable()) if self.skills else []
         if not skills:
             return "No skills are loaded."
-        active = self.active_skill.name if self.active_skill else None
+        skill = self.active_skill
+        active = skill.name if skill is not None else None
         lines = []
         for skill in sorted(skills, key=lambda s: s.name):
             marker = "*" if skill.name == active else " "
@@ -299,16 +280,20 @@ class Conversation:
 
         Unknown tools, denials, bad arguments and session errors become error
         results naming the tool and the reason, so the model can correct itself.
+        The call is checked against the active skill as its SKILL.md reads now,
+        also when ``scope`` (the round's scope) was built before an edit. A result
+        over the limits' cap is cut, with a note saying what was cut.
         """
         if isinstance(call.arguments, str):
             return ToolMessage(call, ToolResult.error(
                 f"Tool {call.name!r}: the arguments are not a JSON object: {call.arguments[:200]!r}"))
+        live = self.scope() if scope is None else replace(scope, **_skill_fields(self._skill.current()))
         try:
-            result = await self._call(call.name, call.arguments, scope or self.scope(), self.permissions,
+            result = await self._call(call.name, call.arguments, live, self.permissions,
                                       timeout=self.limits.call_timeout)
         except ToolsiftError as exc:
             result = ToolResult.error(str(exc))
-        return ToolMessage(call, result)
+        return ToolMessage(call, cap_result(result, result_cap(self.limits)))
 
     async def send(self, text: str, model: ChatModel) -> AgentReply:
         """Handle one user input: a command, or a message the model answers, calling tools as it asks.
@@ -320,7 +305,7 @@ class Conversation:
         """
         reply = await self.handle_command(text)
         if reply is not None:
-            return AgentReply(text=reply.text, command=True)
+            return AgentReply(text=reply.text, command=True, notices=self.take_notices())
         self.history.append(UserMessage(text))
         if self.discovery is not None:
             self.discovery.begin_turn()
@@ -333,10 +318,12 @@ class Conversation:
             self._close_open_calls("not run: the message time limit was reached")
             outcome.limit = LimitExceeded("message_timeout", self.limits.message_timeout)
             outcome.text = f"Stopped: {outcome.limit}. Ask again or raise limits.messageTimeout."
+        outcome.notices = self.take_notices()
         return outcome
 
     async def _loop(self, model: ChatModel, outcome: AgentReply) -> None:
         while True:
+            await self.refresh_skill()
             turn = self.turn(model.format)
             answer = await model.complete(turn.instructions, list(self.history), turn.tools)
             self.history.append(answer)
@@ -366,6 +353,13 @@ class Conversation:
         for call in last.tool_calls:
             if call.id not in answered:
                 self.history.append(ToolMessage(call, ToolResult.error(f"Tool {call.name!r} {reason}")))
+
+
+def _skill_fields(skill: Any | None) -> dict[str, Any]:
+    """Layer 4 of a scope: the skill's patterns, or no extra limit without a skill."""
+    if skill is None:
+        return {"skill_allowed": (), "skill_disallowed": (), "skill": None}
+    return {"skill_allowed": skill.allowed_tools, "skill_disallowed": skill.disallowed_tools, "skill": skill.name}
 
 
 _HELP = """Commands:

@@ -4,8 +4,9 @@
 ``write_file``, ``list_directory`` and ``exec_shell`` as registry tools with
 bare names. No path they accept can leave the workspace (``..``, absolute
 paths and symbolic links are resolved first), and ``exec_shell`` runs only
-programs on the :class:`CommandPolicy` allowlist, without a shell, under a
-timeout and an output cap.
+programs on the :class:`CommandPolicy` allowlist, with arguments their
+program's policy accepts (:mod:`toolsift.builtins.arguments`), without a
+shell, under a timeout and an output cap.
 
 This package imports nothing of toolsift but the registry.
 """

@@ -4,19 +4,22 @@ There is no shell anywhere: a command line is split with :mod:`shlex` and the
 first word must be a program on the allowlist. Characters that only a shell
 gives meaning to (``;``, ``|``, ``&``, backticks, ``$(``, redirections) would be
 passed along literally, which is never what the caller meant, so they are
-refused with a message that says so.
+refused with a message that says so. The arguments then pass the program's
+argument policy (see :mod:`toolsift.builtins.arguments`), which refuses the
+options that would make an allowed program run another one.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-from typing import Annotated
+from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import model_validator
 
-from .._exceptions import PolicyDenied
+from .._exceptions import ConfigError, PolicyDenied
+from ..config import CommandSettings
+from .arguments import argument_policy, rule_problems
 
 __all__ = ["SHELL_METACHARACTERS", "CommandPolicy"]
 
@@ -24,47 +27,49 @@ __all__ = ["SHELL_METACHARACTERS", "CommandPolicy"]
 SHELL_METACHARACTERS = (";", "|", "&", "`", "$(", "${", ">", "<", "\n", "\r", "\0")
 
 
-class CommandPolicy(BaseModel):
-    """Which programs may run and within which limits.
+class CommandPolicy(CommandSettings):
+    """:class:`~toolsift.config.CommandSettings` put to work: splits command lines and checks them.
 
-    Keys accept camelCase and snake_case, like the rest of the config.
-
-    Attributes:
-        allowed_programs: Programs that may run. A bare name (``git``) is
-            looked up on ``PATH`` and must be called by that bare name; an
-            absolute path must be called by exactly that path. Empty (the
-            default) refuses every command.
-        timeout: Seconds a program may run before its process group is killed.
-        max_output_bytes: Bytes of stdout, and of stderr, kept; the rest is counted and dropped.
+    Built from the ``serve.commands`` section with :meth:`from_settings`, or
+    directly with the same fields (``CommandPolicy(allowed_programs=("git",))``).
     """
 
-    model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, frozen=True,
-                              extra="forbid")
+    @model_validator(mode="after")
+    def _known_builtins(self) -> CommandPolicy:
+        problems = rule_problems(self.programs)
+        if problems:
+            raise ValueError("; ".join(f"programs.{program}.builtin: {message}" for program, message in problems))
+        return self
 
-    allowed_programs: tuple[str, ...] = ()
-    timeout: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 30.0
-    max_output_bytes: Annotated[int, Field(gt=0)] = 64 * 1024
-
-    @field_validator("allowed_programs")
     @classmethod
-    def _bare_or_absolute(cls, programs: tuple[str, ...]) -> tuple[str, ...]:
-        for program in programs:
-            # A relative path would run whatever sits at that path in the workspace.
-            if not program or program != program.strip() or ("/" in program and not os.path.isabs(program)):
-                raise ValueError(f"allowed program {program!r} must be a bare name (git) or an absolute path")
-        return programs
+    def from_settings(cls, settings: CommandSettings) -> CommandPolicy:
+        """The policy of a loaded ``serve.commands`` section.
 
-    def parse(self, command: object, *, tool: str | None = None) -> list[str]:
+        Raises:
+            ConfigError: When a rule names a built-in policy that does not exist.
+        """
+        if isinstance(settings, CommandPolicy):
+            return settings
+        problems = rule_problems(settings.programs)
+        if problems:
+            raise ConfigError("; ".join(message for _, message in problems),
+                              field=f"serve.commands.programs.{problems[0][0]}.builtin")
+        return cls.model_validate(settings.model_dump())
+
+    def parse(self, command: object, *, tool: str | None = None, workspace: Path | None = None) -> list[str]:
         """Split ``command`` into argv, refusing what the policy does not allow.
 
         Args:
             command: The command line the caller sent.
             tool: The tool asking, for the message.
+            workspace: The real path of the folder the program will run in,
+                against which path arguments are checked; None when unknown
+                (then such paths must be relative and must not climb out).
 
         Raises:
             PolicyDenied: When ``command`` is not a non-empty string, holds a shell
-                metacharacter, cannot be split, or names a program that is not
-                on the allowlist.
+                metacharacter, cannot be split, names a program that is not
+                on the allowlist, or has an argument its program's policy refuses.
         """
         if not isinstance(command, str) or not command.strip():
             raise PolicyDenied("command", f"expected a non-empty command line string, got {command!r}", tool=tool)
@@ -96,4 +101,17 @@ class CommandPolicy(BaseModel):
                 "are looked up on PATH and must be called by that bare name",
                 tool=tool,
             )
+        self._check_arguments(argv, tool=tool, workspace=workspace)
         return argv
+
+    def _check_arguments(self, argv: list[str], *, tool: str | None, workspace: Path | None) -> None:
+        refusal = argument_policy(argv[0], self.programs).check(argv[1:], workspace=workspace)
+        if refusal is None:
+            return
+        name = os.path.basename(argv[0])
+        if refusal.argument is None:
+            reason = f"the program {name!r} is refused because {refusal.reason}"
+        else:
+            reason = f"{name}: the argument {refusal.argument!r} is refused because {refusal.reason}"
+        raise PolicyDenied("command", f"{reason} (argument policies are set under serve.commands.programs.{name})",
+                           tool=tool)

@@ -95,7 +95,7 @@ class ShellTool:
                                                   "split words (no pipes, redirections or ';')")],
     ) -> ToolResult:
         """Run an allowed program in the workspace folder and return its exit code and output."""
-        argv = self._policy.parse(command, tool="exec_shell")
+        argv = self._policy.parse(command, tool="exec_shell", workspace=self._workspace.root)
         program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0], path=_search_path())
         if program is None:
             return ToolResult.error(f"exec_shell: the program {argv[0]!r} is allowed but was not found on PATH")

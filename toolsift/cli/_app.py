@@ -36,7 +36,7 @@ EXIT = {
     "failed": 1,  # a tool returned an error, check found problems, a server is down
     "usage": 2,  # bad command line or malformed JSON argument
     "refused": 3,  # unknown tool or skill, permission denied, arguments that fail the schema
-    "config": 4,  # no config, or an invalid one
+    "config": 4,  # no config, an invalid one, or (servers) a server left out for a problem in its entry
     "provider": 5,  # the LLM provider failed or is not set up
 }
 
@@ -61,7 +61,9 @@ state = _State()
 @app.callback()
 def _root(
     config: Annotated[Path | None, typer.Option("--config", "-c", envvar="TOOLSIFT_CONFIG",
-                                                help="Config file (default ./toolsift.json, then the user config).")]
+                                                help="Config file (default ./toolsift.json, ./.mcp.json, "
+                                                     "./.vscode/mcp.json, ./.cursor/mcp.json, then the user "
+                                                     "config).")]
     = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
 ) -> None:
@@ -87,6 +89,8 @@ async def open_toolbox(out: Output) -> AsyncIterator[Toolbox]:
         out.note(message)
         await box.__aenter__()
     try:
+        for name, reason in box.dropped.items():
+            out.note(f"server {name!r} was left out: {reason}", style="yellow")
         for row in box.sessions.status():
             if row.error:
                 out.note(f"server {row.server!r} is {row.state.value}: {row.error}", style="yellow")

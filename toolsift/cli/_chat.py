@@ -12,6 +12,7 @@ import typer
 from ..agent import ChatModel, Conversation, ToolCall, result_text
 from ..agent.llm import load_model
 from ._app import app, open_toolbox, run_async
+from ._hints import internal_hint
 from ._output import Output
 
 MANUAL_HELP = """Manual mode: you play the model. Type
@@ -34,6 +35,9 @@ def chat(
         async with open_toolbox(out) as box:
             conversation = box.conversation(agent)
             out.note(MANUAL_HELP if chat_model is None else f"Chatting with {model}. /quit to leave.", style=None)
+            hint = internal_hint(box.manager.servers.values())
+            if hint:
+                out.note(hint, style=None)
             while True:
                 line = await anyio.to_thread.run_sync(_read_line, "you> " if sys.stdin.isatty() else "")
                 if line is None or line.strip() in ("/quit", "/exit"):
@@ -56,6 +60,8 @@ async def _one_input(out: Output, conversation: Conversation, model: ChatModel |
         reply = await conversation.send(line, model)
         for message in reply.tool_calls:
             out.note(f"[tool] {message.call.name} -> {'error' if message.result.is_error else 'ok'}")
+        for notice in reply.notices:
+            out.line(notice, style="yellow")
         out.line(reply.text)
         return
     command = await conversation.handle_command(line)
@@ -68,10 +74,12 @@ async def _one_input(out: Output, conversation: Conversation, model: ChatModel |
     name, _, raw = line[len("call "):].strip().partition(" ")
     try:
         parsed = json.loads(raw or "{}")
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         out.line(f"arguments are not valid JSON: {exc}", style="yellow")
         return
     arguments = parsed if isinstance(parsed, dict) else raw
     message = await conversation.call_tool(ToolCall(id="manual", name=name, arguments=arguments))
+    for notice in conversation.take_notices():
+        out.line(notice, style="yellow")
     out.line(result_text(message.result), style="red" if message.result.is_error else None)
 

@@ -3,50 +3,67 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
+from .._exceptions import SkillNotFound
 from ..agent import Conversation, result_text
-from ..mcp_sessions import validate_config
-from ..registry import FORMATS, compile_patterns
-from ..search import format_ranking
-from ..skills import SkillsLoader, default_user_dir
-from ..toolbox import Toolbox, find_config
+from ..config import validate_config
+from ..registry import FORMATS, TurnScope, compile_patterns
+from ..search import BACKENDS, BackendName, SearchIndex, format_ranking
+from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
+from ._coverage import pattern_coverage
+from ._hints import internal_hint
 from ._output import Output, estimate_tokens
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 SkillOption = Annotated[str | None, typer.Option("--skill", "-s", help="Act as if '/use SKILL' were active.")]
-ArgsOption = Annotated[str, typer.Option("--args", help="Argument text for the skill's variables.")]
+ArgsOption = Annotated[str, typer.Option(
+    "--args", help="Argument text for the skill's variables; when given, checked as '/use SKILL ARGS' would be.")]
 AgentOption = Annotated[str | None, typer.Option("--agent", "-a", help="Agent profile from the config.")]
 
 
 @app.command()
 def check(json_mode: JsonOption = False) -> None:
-    """Validate the config and the skills; print every problem with its file, line and field."""
+    """Validate the config and the skills; print every problem with its file, line and field.
+
+    Skills loaded with warnings, and skill patterns that match no tool check can
+    know without connecting to servers (see ``_coverage``), are warnings.
+    """
     out = Output(json_mode=json_mode)
-    report = validate_config(find_config(state.config))
+    path = find_config(state.config)
+    report = validate_config(path)
     problems = [{"file": str(p.path or report.path), "line": p.line, "field": p.field, "message": p.reason}
                 for p in report.problems]
     warnings = [{"file": str(w.path or report.path), "line": w.line, "field": w.field, "message": w.message}
                 for w in report.warnings]
+    hints = []
     if report.config is not None:
-        skills = report.config.skills
-        loader = SkillsLoader(project=skills.paths[0] if skills.paths else None,
-                              user=default_user_dir() if skills.user_skills else None, extra=skills.paths[1:])
-        for problem in loader.load().problems:
+        loaded = skills_loader(report.config).load()
+        for problem in loaded.problems:
             problems.append({"file": str(problem.path), "line": problem.line, "field": problem.field,
                              "message": problem.message})
+        warnings += [{"file": str(w.path), "line": w.line, "field": w.field, "message": w.reason}
+                     for w in loaded.warnings]
+        coverage = pattern_coverage(loaded, report.config, path.parent)
+        warnings += coverage.unmatched
+        hints = [hint for hint in (internal_hint(report.config.servers.values()), coverage.hint()) if hint]
     if json_mode:
-        out.json({"ok": not problems, "config": str(report.path), "problems": problems, "warnings": warnings})
+        out.json({"ok": not problems, "config": str(report.path), "format": report.dialect, "problems": problems,
+                  "warnings": warnings, "hints": hints})
     else:
         for item in problems:
             out.line(f"problem  {_where(item)}{item['message']}")
         for item in warnings:
             out.line(f"warning  {_where(item)}{item['message']}")
+        for hint in hints:
+            out.line(f"hint     {hint}")
         verdict = "OK" if not problems else f"{len(problems)} problem(s)"
-        out.line(f"{report.path}: {verdict}, {len(warnings)} warning(s)", style="green" if not problems else "red")
+        read_as = f" (read as a {report.dialect} file)" if report.dialect != "toolsift" else ""
+        out.line(f"{report.path}{read_as}: {verdict}, {len(warnings)} warning(s)",
+                 style="green" if not problems else "red")
     raise typer.Exit(EXIT["ok"] if not problems else EXIT["failed"])
 
 
@@ -63,24 +80,64 @@ def servers(json_mode: JsonOption = False) -> None:
 
     async def body() -> int:
         async with open_toolbox(out) as box:
-            rows = box.sessions.status()
+            rows = _server_rows(box)
             if json_mode:
-                out.json([{"server": r.server, "transport": r.transport, "visibility": r.visibility,
-                           "state": r.state.value, "tools": r.tools, "error": r.error} for r in rows])
+                out.json(rows)
             else:
-                out.table("MCP servers", ["server", "transport", "visibility", "state", "tools", "error"],
-                          [(r.server, r.transport, r.visibility, r.state.value, r.tools, r.error or "")
-                           for r in rows])
-            return EXIT["failed"] if any(r.error for r in rows) else EXIT["ok"]
+                columns = ["server", "transport", "visibility", "state", "tools", "error"]
+                out.table("MCP servers", columns, [[row[c] if row[c] is not None else "" for c in columns]
+                                                   for row in rows])
+            hint = internal_hint(box.sessions.servers.values())
+            if hint:
+                out.note(hint, style=None)
+            if box.dropped:
+                return EXIT["config"]
+            return EXIT["failed"] if any(row["error"] for row in rows) else EXIT["ok"]
 
     raise typer.Exit(run_async(body))
 
 
-async def _conversation(box: Toolbox, agent: str | None, skill: str | None, arguments: str) -> Conversation:
+def _server_rows(box: Toolbox) -> list[dict[str, Any]]:
+    """Every server of the file: its sessions, the disabled ones, and those left out for a problem in their entry."""
+    rows: list[dict[str, Any]] = [{"server": r.server, "transport": r.transport, "visibility": r.visibility,
+                                   "state": r.state.value, "tools": r.tools, "error": r.error}
+                                  for r in box.sessions.status()]
+    configs = box.sessions.servers
+    for name, reason in box.sessions.skipped.items():
+        config = configs.get(name)
+        disabled = config is not None and not config.enabled
+        rows.append({"server": name, "transport": config.transport_kind if config else None,
+                     "visibility": None if config is None else "internal" if config.internal_only else "global",
+                     "state": "disabled" if disabled else "skipped", "tools": 0, "error": None if disabled else reason})
+    rows += [{"server": name, "transport": None, "visibility": None, "state": "dropped", "tools": 0, "error": reason}
+             for name, reason in box.dropped.items()]
+    return sorted(rows, key=lambda row: str(row["server"]))
+
+
+async def _conversation(box: Toolbox, agent: str | None, skill: str | None,
+                        arguments: str) -> tuple[Conversation, TurnScope]:
+    """The agent's conversation and the scope of a turn with ``skill`` active.
+
+    The scope comes from the skill's front matter, so no variables are needed to
+    see it; argument text, when given, is bound and rendered as ``/use`` would.
+    """
     conversation = box.conversation(agent)
-    if skill:
+    if not skill:
+        return conversation, conversation.scope()
+    if arguments:
         await conversation.use(skill, arguments)
-    return conversation
+        return conversation, conversation.scope()
+    catalog = box.catalog
+    found = catalog.get(skill)
+    if not found.user_invocable:
+        raise SkillNotFound(skill, [s.name for s in catalog.invocable()])
+    # Pinned and unlocked tools depend on the skill (search_tools is offered only without one): start from
+    # the agent's base scope and let the conversation's discovery add them, as a real turn does.
+    base = TurnScope(agent_allowed=conversation.allowed_tools, agent=conversation.agent,
+                     read_only=conversation.plan_mode, skill_allowed=found.allowed_tools,
+                     skill_disallowed=found.disallowed_tools, skill=found.name)
+    discovery = conversation.discovery
+    return conversation, discovery.scope_for_turn(base) if discovery is not None else base
 
 
 @app.command()
@@ -92,6 +149,8 @@ def tools(
     search: Annotated[str | None, typer.Option("--search", "-q", help="Rank every tool and skill for a query.")]
     = None,
     limit: Annotated[int, typer.Option("--limit", help="How many search results.")] = 10,
+    backend: Annotated[str | None, typer.Option(
+        "--backend", help=f"Ranking for --search: one of {', '.join(BACKENDS)} (default: the config's).")] = None,
     json_mode: JsonOption = False,
 ) -> None:
     """Which tools a turn would see (with --skill, after '/use SKILL'), marked internal or global.
@@ -100,14 +159,17 @@ def tools(
     skill, internal ones included, as search_tools sees them before permissions).
     """
     out = Output(json_mode=json_mode)
+    if backend is not None and backend not in BACKENDS:
+        out.error(f"--backend: unknown search backend {backend!r}; available: {', '.join(BACKENDS)}")
+        raise typer.Exit(EXIT["usage"])
 
     async def body() -> None:
         async with open_toolbox(out) as box:
             if search is not None:
-                _ranking(out, box, search, limit)
+                _ranking(out, box, search, limit, backend)
                 return
-            conversation = await _conversation(box, agent, skill, arguments)
-            visible = box.registry.visible_tools(conversation.scope())
+            _, scope = await _conversation(box, agent, skill, arguments)
+            visible = box.registry.visible_tools(scope)
             if patterns:
                 matcher = compile_patterns(patterns, where="the command line")
                 visible = [t for t in visible if matcher.matches(t.spec.name)]
@@ -126,14 +188,19 @@ def tools(
     run_async(body)
 
 
-def _ranking(out: Output, box: Toolbox, query: str, limit: int) -> None:
+def _ranking(out: Output, box: Toolbox, query: str, limit: int, backend: str | None) -> None:
+    index = box.index
+    if backend is not None and backend != index.backend:
+        # Raises ConfigError, saying how to install the semantic backends, when they are missing.
+        index = SearchIndex(box.registry, box.catalog, unsearchable=index.unsearchable,
+                            backend=cast(BackendName, backend))
     if not out.json_mode:
-        out.line(format_ranking(box.index, query, limit=limit))
+        out.line(format_ranking(index, query, limit=limit))
         return
     out.json([{"rank": rank, "kind": hit.document.kind, "name": hit.document.name, "server": hit.document.server,
-               "score": None if hit.exact else round(hit.score, 4), "exact": hit.exact,
+               "servers": hit.servers, "score": None if hit.exact else round(hit.score, 4), "exact": hit.exact,
                "summary": hit.document.summary}
-              for rank, hit in enumerate(box.index.search(query, limit=limit), start=1)])
+              for rank, hit in enumerate(index.search(query, limit=limit), start=1)])
 
 
 @app.command()
@@ -150,8 +217,8 @@ def schemas(
 
     async def body() -> None:
         async with open_toolbox(out) as box:
-            conversation = await _conversation(box, agent, skill, arguments)
-            payload = box.registry.schemas_for_tools(conversation.scope(), format, strict=strict)
+            _, scope = await _conversation(box, agent, skill, arguments)
+            payload = box.registry.schemas_for_tools(scope, format, strict=strict)
             text = json.dumps(payload, ensure_ascii=False)
             size = len(text.encode())
             if json_mode:
@@ -187,8 +254,8 @@ def call(
 
     async def body() -> int:
         async with open_toolbox(out) as box:
-            conversation = await _conversation(box, agent, skill, skill_arguments)
-            result = await box.registry.execute(tool, parsed, conversation.scope(), conversation.permissions,
+            conversation, scope = await _conversation(box, agent, skill, skill_arguments)
+            result = await box.registry.execute(tool, parsed, scope, conversation.permissions,
                                                 timeout=conversation.limits.call_timeout)
             if json_mode:
                 out.json(result.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True))

@@ -33,7 +33,7 @@ def serve(
 
     Settings come from the config's `serve` section; these options override them.
     """
-    from ..mcp_sessions.server import main as serve_main  # uvicorn and Starlette load only here
+    from ..serve import main as serve_main
 
     argv = ["--config", str(find_config(state.config))]
     for flag, value in (("--transport", transport), ("--host", host), ("--port", port), ("--workers", workers),

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..mcp_sessions import load_config
-from ..skills import SkillsLoader, default_user_dir
-from ..toolbox import find_config
+from ..config import load_config
+from ..skills import SkillsLoader
+from ..toolbox import find_config, skills_loader
 from ._app import EXIT, app, state
 from ._output import Output
 
@@ -36,29 +36,30 @@ Explain the steps you take and check your work before you answer.
 
 
 def _loader() -> SkillsLoader:
-    config = load_config(find_config(state.config))
-    paths = list(config.skills.paths)
-    return SkillsLoader(project=paths[0] if paths else None,
-                        user=default_user_dir() if config.skills.user_skills else None, extra=paths[1:])
+    return skills_loader(load_config(find_config(state.config)))
 
 
 @skills_app.command("list")
 def list_skills(json_mode: JsonOption = False) -> None:
-    """Every skill found, with its tools; problems go to stderr."""
+    """Every skill found, with its tools; problems and warnings go to stderr."""
     out = Output(json_mode=json_mode)
     loaded = _loader().load()
     rows: list[dict[str, Any]] = [
-        {"name": s.name, "description": s.description, "allowed_tools": list(s.allowed_tools),
-         "user_invocable": s.user_invocable, "path": str(s.path)} for s in loaded]
+        {"name": s.name, "display_name": s.display_name, "description": s.description,
+         "allowed_tools": list(s.allowed_tools), "user_invocable": s.user_invocable, "path": str(s.path)}
+        for s in loaded]
     if json_mode:
         out.json({"skills": rows, "problems": [{"path": str(p.path), "message": p.message}
-                                               for p in loaded.problems]})
+                                               for p in loaded.problems],
+                  "warnings": [{"path": str(w.path), "message": w.message} for w in loaded.warnings]})
     else:
         out.table(f"{len(rows)} skill(s)", ["name", "allowed-tools", "description"],
-                  [(r["name"], ", ".join(r["allowed_tools"]) or "(no limit)", str(r["description"])[:70])
-                   for r in rows])
+                  [(r["name"] + (f" ({r['display_name']})" if r["display_name"] else ""),
+                    ", ".join(r["allowed_tools"]) or "(no limit)", str(r["description"])[:70]) for r in rows])
         for problem in loaded.problems:
             out.note(f"problem: {problem.message}", style="yellow")
+        for warning in loaded.warnings:
+            out.note(f"warning: {warning.message}", style="yellow")
 
 
 @skills_app.command("show")

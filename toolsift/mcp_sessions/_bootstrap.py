@@ -20,11 +20,10 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from ._config import ServerConfig
+from ..config import ServerConfig, ToolsiftConfig
 from ._group import McpSessionGroup
 from ._options import SessionOptions
 from ._state import SessionState
-from ._toolsift_config import ToolsiftConfig
 
 if TYPE_CHECKING:
     from ..registry import ToolRegistry

@@ -31,8 +31,8 @@ from mcp.client.subscriptions import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from ..config import ServerConfig
 from ._catalog import ServerCatalog, list_catalog
-from ._config import ServerConfig
 from ._endpoint import Endpoint
 from ._options import SessionOptions
 from ._stderr import StderrBuffer
@@ -43,6 +43,10 @@ __all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "run_connection"]
 logger = logging.getLogger("toolsift.mcp_sessions")
 
 ListKind = Literal["tools", "resources", "prompts"]
+# A burst of list_changed notifications (some servers send one per tool they register) becomes one
+# listing: it starts once none came for this long, or this long after the first at the latest.
+RELIST_QUIET_SECONDS = 0.05
+RELIST_MAX_WAIT_SECONDS = 1.0
 _EVENT_KINDS: dict[type, ListKind] = {
     ToolsListChanged: "tools", ResourcesListChanged: "resources", PromptsListChanged: "prompts",
 }
@@ -73,6 +77,7 @@ class ConnectionEvents:
         wake: Set to end the connection (close requested, or the connection was lost).
         lost: Why the connection was lost, once it was.
         ready: The connection got as far as ready.
+        ready_at: When it did (``anyio.current_time()``), to tell a healthy connection from a crash loop.
         relist: Lists to fetch again; :meth:`request_relist` adds to it.
     """
 
@@ -81,6 +86,7 @@ class ConnectionEvents:
     wake: anyio.Event = field(default_factory=anyio.Event)
     lost: str | None = None
     ready: bool = False
+    ready_at: float | None = None
     relist: set[ListKind] = field(default_factory=set)
     _relist_event: anyio.Event = field(default_factory=anyio.Event)
 
@@ -97,8 +103,21 @@ class ConnectionEvents:
         self._relist_event.set()
 
     async def next_relist(self) -> set[ListKind]:
-        """Wait for re-list requests and take them all (many notifications, one listing)."""
+        """Wait for re-list requests and take them all once they stop coming (a burst, one listing).
+
+        The requests are taken when none came for ``RELIST_QUIET_SECONDS``, or
+        ``RELIST_MAX_WAIT_SECONDS`` after the first, so that a server that never
+        stops announcing is still listed. With the one listing that may be
+        running, at most one listing is in flight and one pending.
+        """
         await self._relist_event.wait()
+        deadline = anyio.current_time() + RELIST_MAX_WAIT_SECONDS
+        while (quiet := min(RELIST_QUIET_SECONDS, deadline - anyio.current_time())) > 0:
+            self._relist_event = anyio.Event()
+            with anyio.move_on_after(quiet):
+                await self._relist_event.wait()
+            if not self._relist_event.is_set():
+                break
         self._relist_event = anyio.Event()
         kinds, self.relist = self.relist, set()
         return kinds
@@ -156,7 +175,8 @@ async def run_connection(
     with connect_deadline:
         async with AsyncExitStack() as stack:
             transport = await open_transport(endpoint, stack, watcher=events, stderr=stderr,
-                                             connect_timeout=config.timeout)
+                                             connect_timeout=config.timeout, server=config.name,
+                                             max_message_bytes=config.max_result_bytes)
             modern = False
 
             async def on_message(message: IncomingMessage) -> None:

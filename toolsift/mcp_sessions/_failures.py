@@ -28,8 +28,10 @@ __all__ = [
     "describe_exception",
     "failure_result",
     "invalid_result",
+    "not_sent_result",
     "rpc_error_result",
     "timeout_result",
+    "too_large_result",
 ]
 
 FAILURE_KEY = "mcp_failure"
@@ -51,6 +53,8 @@ class CallFailure(StrEnum):
     RPC_ERROR = "rpc_error"  # the server answered with a JSON-RPC error instead of an isError result
     INVALID_RESULT = "invalid_result"  # the answer did not fit the protocol or the tool's outputSchema
     CANCELLED = "cancelled"  # the session was closed or drained while the call ran
+    TOO_LARGE = "too_large"  # the answer was over the server's maxResultBytes and was dropped as it arrived
+    NOT_SENT = "not_sent"  # the request could not be put on the wire (arguments that are not valid Unicode)
 
 
 def failure_result(kind: CallFailure, text: str, server_text: str | None = None) -> ToolResult:
@@ -63,16 +67,29 @@ def failure_result(kind: CallFailure, text: str, server_text: str | None = None)
     return ToolResult(content=content, is_error=True, meta={FAILURE_KEY: kind.value})
 
 
-def rpc_error_result(server: str, tool: str, error: MCPError) -> ToolResult:
-    """The result for a tool call the server answered with a JSON-RPC error."""
+def rpc_error_result(server: str, tool: str, error: MCPError, redact: Callable[[str], str]) -> ToolResult:
+    """The result for a tool call the server answered with a JSON-RPC error (secrets masked before it is cut)."""
     name = _CODE_NAMES.get(error.code)
     code = f"{error.code} ({name})" if name else str(error.code)
     return failure_result(
         CallFailure.RPC_ERROR,
         f"MCP server {server!r} failed tool {tool!r} with JSON-RPC error {code} instead of a tool result; "
         "the server's message follows.",
-        error.message,
+        redact(error.message),
     )
+
+
+def too_large_result(server: str, tool: str, size: int, limit: int) -> ToolResult:
+    """The result for an answer dropped as it arrived because it was over ``maxResultBytes``."""
+    return failure_result(CallFailure.TOO_LARGE, f"Tool {tool!r} of MCP server {server!r} returned {size:,} bytes, "
+                          f"over the server's limit of {limit:,} bytes (maxResultBytes); the result was dropped. "
+                          "Ask for less (a narrower query, a page, a summary).")
+
+
+def not_sent_result(server: str, tool: str, reason: str) -> ToolResult:
+    """The result for a call that could not be sent to the server at all."""
+    return failure_result(CallFailure.NOT_SENT, f"Tool {tool!r} of MCP server {server!r} was not called: "
+                          f"the request {reason}.")
 
 
 def timeout_result(server: str, tool: str, seconds: float | None) -> ToolResult:
@@ -82,16 +99,10 @@ def timeout_result(server: str, tool: str, seconds: float | None) -> ToolResult:
                           "the server was told to cancel it.")
 
 
-def crash_result(server: str, tool: str, *, stdio: bool, restart: bool, restarts: int, max_restarts: int) -> ToolResult:
-    """The result for a call whose connection closed before the answer came, saying what happens next."""
+def crash_result(server: str, tool: str, *, stdio: bool, plan: str) -> ToolResult:
+    """The result for a call whose connection closed before the answer came; ``plan`` says what happens next."""
     what = (f"crashed during tool {tool!r}" if stdio
             else f"dropped the connection during tool {tool!r} (it stopped or the network failed)")
-    if not restart:
-        plan = "it will not be restarted (restartOnCrash is off)"
-    elif restarts >= max_restarts:
-        plan = f"it has been restarted {restarts} times and will not be restarted again"
-    else:
-        plan = "it is being restarted; the call was not retried"
     return failure_result(CallFailure.CRASH, f"MCP server {server!r} {what}: the connection closed before it "
                           f"answered; {plan}.")
 

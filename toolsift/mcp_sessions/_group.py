@@ -1,121 +1,178 @@
-"""``McpSessionGroup``: the task group that owns every session, keyed by server name."""
+"""``McpSessionGroup``: the one owner of a set of MCP sessions, by server name.
+
+Each server has at most one *serving* session, the mapping's value. A
+replacement may be *starting* beside it, and old sessions *drain*: they take
+no new calls, may finish the ones in flight for ``drainSeconds``, then close.
+Every session's owner task runs in the group's task group, guarded so that
+one session's failure never cancels the others.
+
+With a registry, the group decides whose tools a namespace holds: the serving
+session's, registered once it is ready and swapped whenever its server changes
+them. A replacement takes over in one synchronous step once it has settled:
+its tools replace the old session's in one ``replace_server`` call, so neither
+a turn nor a registry subscriber ever sees the server with no tools, nor with
+both sets, and the old session starts draining. A replacement that failed to
+start takes over too (the old settings are no longer wanted): the old tools
+just leave. A lazy replacement takes over at once, as it connects only when used.
+
+A retired session's tools leave the registry in the step that retires it, and
+the registry explains the absence (``server X is draining``) until it closes.
+Subscribers hear of all of it as ``ManagerEvent`` objects (see ``_events``).
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping
-from types import TracebackType
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, final
 
 import anyio
 from anyio.abc import TaskGroup
 
-from ._config import ServerConfig
+from .._exceptions import ServerDraining
+from ..config import ServerConfig
+from ._draining import drain_outcome
+from ._events import EventBus, ManagerEvent, ManagerEventKind, ToolChanges
 from ._options import SessionOptions
+from ._publisher import ToolPublisher
+from ._resource import TaskGroupResource
 from ._session import McpSession
-from ._state import SessionStatus
+from ._state import SessionEvent, SessionState
+from ._status import ROLE_ORDER, Role, ServerStatus
 
 if TYPE_CHECKING:
-    from ..registry import ToolRegistry
+    from ..registry import Tool, ToolRegistry
 
-__all__ = ["McpSessionGroup", "format_status", "status_rows"]
+__all__ = ["McpSessionGroup"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
 
 @final
-class McpSessionGroup(Mapping[str, McpSession]):
+class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
     """Runs many sessions side by side; leaving ``async with`` closes them all.
 
-    It is a read-only mapping from server name to session. Every session's
-    owner task runs in the group's task group, guarded so that one session's
-    failure never cancels the others.
+    It is a live, read-only mapping from server name to the session serving it
+    (replacements still starting and old sessions draining are not in it; see
+    :meth:`status`). Leaving the block closes every session: calls still
+    running are cancelled (each returns an error result) and child processes
+    are reaped.
 
     Args:
-        registry: Where sessions register their tools (None: sessions keep them).
+        registry: Where the sessions' tools go (None: the sessions keep them).
         options: Settings shared by every session of the group.
+        drain_seconds: How long a retired or replaced session may finish its
+            calls when its server sets no ``drainSeconds`` (default
+            ``options.drain_seconds``, 30).
+
+    Raises:
+        ValueError: ``drain_seconds`` is negative or not finite.
     """
 
-    def __init__(self, registry: ToolRegistry | None = None, *, options: SessionOptions | None = None) -> None:
+    def __init__(self, registry: ToolRegistry | None = None, *, options: SessionOptions | None = None,
+                 drain_seconds: float | None = None) -> None:
+        super().__init__()
         self._registry = registry
         self._options = options if options is not None else SessionOptions()
-        self._sessions: dict[str, McpSession] = {}
+        self.drain_seconds = self._options.drain_seconds if drain_seconds is None else drain_seconds
+        self._serving: dict[str, McpSession] = {}
+        self._starting: dict[str, McpSession] = {}
+        self._draining: set[McpSession] = set()
+        self._abandoned: set[McpSession] = set()  # replacements that never served, closing in the background
         self._skipped: dict[str, str] = {}
-        self._retiring: set[McpSession] = set()
-        self._group: TaskGroup | None = None
+        self._announce: dict[McpSession, ManagerEventKind] = {}
+        self._published: dict[McpSession, tuple[Tool, ...]] = {}
+        self._problems: dict[McpSession, str] = {}  # why a ready session's tools could not be registered
+        self._absent: dict[str, str] = {}  # namespace -> the "draining" hint the registry gives for it
+        self._bus = EventBus()
+        self._changes = ToolChanges(registry, self._bus) if registry is not None else None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # -- the mapping and what it runs -------------------------------------------------------
 
     def __getitem__(self, name: str) -> McpSession:
-        return self._sessions[name]
+        return self._serving[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._sessions)
+        return iter(self._serving)
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return len(self._serving)
 
     def __repr__(self) -> str:
-        return f"McpSessionGroup({', '.join(f'{n}={s.state.value}' for n, s in self._sessions.items())})"
+        return f"McpSessionGroup({', '.join(f'{n}={s.state.value}' for n, s in self._serving.items())})"
+
+    @property
+    def drain_seconds(self) -> float:
+        """How long a retired or replaced session may finish its calls, unless its server says otherwise."""
+        return self._drain_seconds
+
+    @drain_seconds.setter
+    def drain_seconds(self, seconds: float) -> None:
+        if not (math.isfinite(seconds) and seconds >= 0):
+            raise ValueError(f"drain_seconds must be a finite number of seconds >= 0, got {seconds!r}")
+        self._drain_seconds = float(seconds)
 
     @property
     def skipped(self) -> Mapping[str, str]:
         """Servers that got no session, with the reason (disabled, nothing to connect to)."""
         return dict(self._skipped)
 
-    async def __aenter__(self) -> McpSessionGroup:
-        if self._group is not None:
-            raise RuntimeError("McpSessionGroup is already entered")
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._group = group
-        return self
+    @property
+    def starting(self) -> Mapping[str, McpSession]:
+        """Replacements starting beside their server's session, by server name."""
+        return dict(self._starting)
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
-                        exc_tb: TracebackType | None) -> bool | None:
-        group, self._group = self._group, None
-        assert group is not None, "__aexit__ without __aenter__"
-        try:
-            if exc_type is None:
-                async with anyio.create_task_group() as closers:
-                    for session in [*self._sessions.values(), *self._retiring]:
-                        closers.start_soon(session.close)
-        finally:
-            # On an error the owners are cancelled; the SDK still stops every server. The body's
-            # own exception propagates as it is, not wrapped in an exception group.
-            if exc_type is not None:
-                group.cancel_scope.cancel()
-            await group.__aexit__(None, None, None)
-        return None
+    @property
+    def draining(self) -> tuple[McpSession, ...]:
+        """Old sessions still finishing their calls."""
+        return tuple(self._draining)
 
-    def _task_group(self) -> TaskGroup:
-        if self._group is None:
-            raise RuntimeError("McpSessionGroup is not running; use 'async with McpSessionGroup(...)'")
-        return self._group
+    def status(self) -> list[ServerStatus]:
+        """One row per session (serving, starting beside it, draining), by server name, then role."""
+        rows = [self._row(s, "serving") for s in self._serving.values()]
+        rows += [self._row(s, "starting") for s in self._starting.values()]
+        rows += [self._row(s, "draining") for s in self._draining]
+        return sorted(rows, key=lambda row: (row.server, ROLE_ORDER[row.role]))
+
+    def subscribe(self, callback: Callable[[ManagerEvent], object]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every :class:`ManagerEvent`; returns the unsubscriber.
+
+        Callbacks run in the group's event task, one event after another, and
+        must not block; one that raises is logged and the others still run.
+        Subscribe before entering to hear about the servers started first.
+        """
+        return self._bus.subscribe(callback)
+
+    def report(self, event: ManagerEvent) -> None:
+        """Queue ``event`` for subscribers, after every event queued before it (a rejected config, say)."""
+        self._bus.emit(event)
+
+    # -- starting, replacing, retiring --------------------------------------------------------
 
     def spawn(self, config: ServerConfig) -> McpSession | None:
-        """Create a session for ``config`` and start its owner task, without waiting.
+        """Start a session for a server that has none, without waiting for it.
 
         Returns None (and records why in :attr:`skipped`) for a disabled server
         or one with nothing to connect to.
 
         Raises:
-            ValueError: A session with that name is already in the group.
+            ValueError: That server already has a session in this group.
             RuntimeError: The group is not entered.
         """
-        group = self._task_group()
-        if config.name in self._sessions:
+        self._running()
+        if config.name in self._serving:
             raise ValueError(f"MCP server {config.name!r} already has a session in this group")
-        if not config.enabled:
-            self._skipped[config.name] = "disabled (enabled: false)"
-            logger.info("MCP server %r is disabled; not started", config.name)
-            return None
-        if config.transport_kind is None:
-            self._skipped[config.name] = "neither 'command' nor 'url' is set"
-            logger.warning("MCP server %r has neither 'command' nor 'url'; skipped", config.name)
+        reason = _skip_reason(config)
+        if reason is not None:
+            self._skipped[config.name] = reason
+            logger.info("MCP server %r is not started: %s", config.name, reason)
             return None
         self._skipped.pop(config.name, None)
-        session = McpSession(config, registry=self._registry, options=self._options)
-        self._sessions[config.name] = session
-        group.start_soon(_guarded, session, name=f"mcp-session {config.name}")
+        session = self._start(config, "server.added")
+        self._serve(session)
         return session
 
     async def start_all(self, servers: Iterable[ServerConfig]) -> dict[str, McpSession]:
@@ -138,37 +195,223 @@ class McpSessionGroup(Mapping[str, McpSession]):
             await session.wait_settled()
         return session
 
-    def retire(self, name: str, *, deadline: float | None = None) -> McpSession:
-        """Take a session out of the group and drain it in the background.
+    def replace(self, config: ServerConfig) -> McpSession | None:
+        """Start a session with new settings beside the server's session; it takes over once settled.
 
-        Its tools leave the registry at once; a new session for the same name
-        may start right away beside it.
+        See the module docstring for the handover. A replacement still starting
+        from an earlier call is closed in the background (it never served), so
+        the newest settings win; settings equal to the serving session's just
+        close it. A server without a session is spawned; a disabled one (or one
+        with nothing to connect to) is retired.
+
+        Returns:
+            The session that serves (or will serve) the server, or None.
 
         Raises:
-            KeyError: No session has that name.
+            RuntimeError: The group is not entered.
         """
-        group = self._task_group()
-        session = self._sessions.pop(name)
-        self._retiring.add(session)
+        self._running()
+        self._abandon(config.name)
+        current = self._serving.get(config.name)
+        if current is None or _skip_reason(config) is not None:
+            if current is not None:
+                self.retire(config.name)
+            return self.spawn(config)
+        if current.config == config:
+            return current
+        pending = self._start(config, "server.restarted")
+        self._starting[config.name] = pending
+        if config.lazy:
+            self._hand_over(pending)
+        return pending
 
-        async def drain() -> None:
-            try:
-                await session.drain(deadline)
-            finally:
-                self._retiring.discard(session)
+    def retire(self, name: str) -> McpSession | None:
+        """Take a server out: its session drains in the background, a replacement starting beside it closes.
 
-        group.start_soon(drain, name=f"mcp-drain {name}")
+        Its tools leave the registry at once, and the registry says why to
+        anyone who asks for them; a new session for the same name may start
+        right away.
+
+        Returns:
+            The draining session, or None when the server had none (it was skipped).
+
+        Raises:
+            KeyError: The group knows no server of that name.
+            RuntimeError: The group is not entered.
+        """
+        self._running()
+        if name not in self._serving and name not in self._skipped and name not in self._starting:
+            raise KeyError(name)
+        self._skipped.pop(name, None)
+        self._abandon(name)
+        session = self._serving.pop(name, None)
+        if session is not None:
+            self._drain(session, removed=True)
         return session
 
-    async def replace(self, config: ServerConfig, *, deadline: float | None = None) -> McpSession | None:
-        """Drain the session of ``config.name`` (if any) and start a new one from ``config``."""
-        if config.name in self._sessions:
-            self.retire(config.name, deadline=deadline)
-        return await self.add(config)
+    # -- lifecycle hooks ---------------------------------------------------------------------
 
-    def status(self) -> list[SessionStatus]:
-        """One row per session, by server name."""
-        return status_rows(self)
+    async def _opened(self, tasks: TaskGroup) -> None:
+        await tasks.start(self._bus.run)
+        if self._registry is not None and self._changes is not None:
+            self._unsubscribe = self._registry.subscribe(self._changes.registry_changed)
+
+    async def _closing(self) -> None:
+        async with anyio.create_task_group() as closers:
+            for session in [*self._serving.values(), *self._starting.values(), *self._draining, *self._abandoned]:
+                closers.start_soon(session.close)
+        # Subscribers still hear what closing did (the tools that left the registry).
+        self._bus.close()
+        await self._bus.wait_finished()
+
+    def _closed(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self._registry is not None:
+            for namespace in self._absent:
+                self._registry.explain_absence(namespace, None)
+        self._absent.clear()
+        self._bus.close()
+
+    # -- sessions and their events --------------------------------------------------------------
+
+    def _start(self, config: ServerConfig, announce: ManagerEventKind) -> McpSession:
+        # The session gets no registry: the group registers its tools, so that a handover is one swap.
+        session = McpSession(config, options=self._options)
+        session.subscribe(self._session_event)
+        if self._changes is not None:
+            self._changes.claim(config.namespace, config.name)
+        self._announce[session] = announce
+        if config.lazy:
+            self._announce_now(session)
+        self._running().start_soon(_guarded, session, name=f"mcp-session {config.name}")
+        return session
+
+    def _serve(self, session: McpSession) -> None:
+        self._serving[session.name] = session
+        namespace = session.config.namespace
+        if self._absent.pop(namespace, None) is not None and self._registry is not None:
+            self._registry.explain_absence(namespace, None)  # back again: no longer "draining"
+
+    def _abandon(self, name: str) -> None:
+        pending = self._starting.pop(name, None)
+        if pending is not None:
+            self._announce.pop(pending, None)
+            self._abandoned.add(pending)
+            # In the background: closing waits for the child to exit, and nothing needs to wait for that.
+            self._running().start_soon(self._close_abandoned, pending, name=f"mcp-close {name}")
+
+    async def _close_abandoned(self, session: McpSession) -> None:
+        try:
+            await session.close()
+        finally:
+            self._abandoned.discard(session)
+
+    def _session_event(self, event: SessionEvent) -> None:
+        # Runs inside the session's own step. A session that becomes ready sends `state` first,
+        # then `tools` once it has listed them: the handover happens on the latter.
+        session = event.session
+        if event.kind == "tools":
+            if event.state is SessionState.READY:
+                self._tools_listed(session)
+            return
+        if event.state in (SessionState.ERROR, SessionState.DRAINING, SessionState.CLOSED):
+            self._withdraw(session)  # failed for good, or on its way out
+        if event.state is SessionState.CLOSED:
+            self._announce.pop(session, None)  # closed before it settled
+        if event.state in (SessionState.READY, SessionState.ERROR):
+            self._announce_now(session)
+            if event.state is SessionState.ERROR and self._starting.get(session.name) is session:
+                self._hand_over(session)
+
+    def _tools_listed(self, session: McpSession) -> None:
+        if self._starting.get(session.name) is session:
+            self._hand_over(session)
+        elif self._serving.get(session.name) is session:
+            self._publish(session, previous=self._published.get(session, ()))
+
+    def _announce_now(self, session: McpSession) -> None:
+        kind = self._announce.pop(session, None)
+        if kind is not None:
+            self._bus.emit(ManagerEvent(kind, session.name, state=session.state, reason=session.reason,
+                                        session=session))
+
+    def _hand_over(self, pending: McpSession) -> None:
+        """Make ``pending`` the server's session and drain the old one, in this very step."""
+        del self._starting[pending.name]
+        old = self._serving[pending.name]
+        self._serve(pending)
+        previous = self._published.pop(old, ())
+        if pending.state is SessionState.READY:
+            self._publish(pending, previous=previous)  # one registry change: the old tools out, the new in
+        self._unpublish(old.config, previous)  # only if still there: a failed start, a new toolPrefix
+        self._drain(old, removed=False)
+
+    # -- the registry -----------------------------------------------------------------------------
+
+    def _publish(self, session: McpSession, *, previous: tuple[Tool, ...]) -> None:
+        if self._registry is None:
+            return
+        problem = ToolPublisher(session.config, self._registry).publish(session.tools, previous=previous)
+        if problem is None:
+            self._published[session] = session.tools
+            self._problems.pop(session, None)
+        else:
+            self._problems[session] = problem
+
+    def _withdraw(self, session: McpSession) -> None:
+        self._unpublish(session.config, self._published.pop(session, ()))
+
+    def _unpublish(self, config: ServerConfig, tools: tuple[Tool, ...]) -> None:
+        if self._registry is not None and tools:
+            ToolPublisher(config, self._registry).withdraw(tools)
+
+    # -- draining -----------------------------------------------------------------------------------
+
+    def _drain(self, session: McpSession, *, removed: bool) -> None:
+        """Take the session's tools out of the registry now and drain it in the background."""
+        seconds = session.config.drain_seconds
+        seconds = self._drain_seconds if seconds is None else seconds
+        why = "removed from the config" if removed else "replaced by a session with the new settings"
+        self._bus.emit(ManagerEvent("server.draining", session.name, state=SessionState.DRAINING,
+                                    reason=f"{why}; calls in flight may finish within {seconds:g}s",
+                                    session=session))
+        self._draining.add(session)
+        self._withdraw(session)
+        hint: str | None = None
+        if removed and self._registry is not None:
+            since = datetime.now(UTC).isoformat(timespec="seconds")
+            hint = self._absent[session.config.namespace] = str(ServerDraining(session.name, since))
+            self._registry.explain_absence(session.config.namespace, hint)
+        self._running().start_soon(self._run_drain, session, seconds, hint, name=f"mcp-drain {session.name}")
+
+    async def _run_drain(self, session: McpSession, seconds: float, hint: str | None) -> None:
+        ended = await session.drain(seconds)
+        self._draining.discard(session)
+        namespace = session.config.namespace
+        if hint is not None and self._absent.get(namespace) == hint:
+            del self._absent[namespace]
+            if self._registry is not None:
+                self._registry.explain_absence(namespace, None)
+        outcome = drain_outcome(ended, seconds)
+        self._bus.emit(ManagerEvent("server.removed", session.name, state=session.state, session=session,
+                                    reason=outcome if hint is not None else f"its old session closed: {outcome}",
+                                    calls_finished=ended.finished, calls_cancelled=ended.cancelled))
+
+    def _row(self, session: McpSession, role: Role) -> ServerStatus:
+        row = dict(vars(session.status()))
+        problem = self._problems.get(session)
+        if problem is not None and session.state is SessionState.READY:
+            row["error"] = problem
+        return ServerStatus(**row, in_flight=session.in_flight, role=role)
+
+
+def _skip_reason(config: ServerConfig) -> str | None:
+    if not config.enabled:
+        return "disabled (enabled: false)"
+    if config.transport_kind is None:
+        return "neither 'command' nor 'url' is set"
+    return None
 
 
 async def _guarded(session: McpSession) -> None:
@@ -177,21 +420,3 @@ async def _guarded(session: McpSession) -> None:
         await session.run()
     except Exception:
         logger.exception("MCP session %r stopped on an unexpected error", session.name)
-
-
-def status_rows(sessions: Mapping[str, McpSession] | Iterable[McpSession]) -> list[SessionStatus]:
-    """The status table of some sessions, one row each, by server name."""
-    values = sessions.values() if isinstance(sessions, Mapping) else sessions
-    return sorted((s.status() for s in values), key=lambda row: row.server)
-
-
-def format_status(rows: Iterable[SessionStatus]) -> str:
-    """The rows as a plain-text table (server, transport, visibility, state, tools, error)."""
-    header = ("server", "transport", "visibility", "state", "tools", "error")
-    table = [header, *((r.server, r.transport, r.visibility, r.state.value, str(r.tools), r.error or "")
-                       for r in rows)]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
-    return "\n".join(
-        ("  ".join(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)) + "  " + row[-1]).rstrip()
-        for row in table
-    )

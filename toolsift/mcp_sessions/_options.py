@@ -14,22 +14,25 @@ __all__ = ["RestartPolicy", "SessionOptions"]
 class RestartPolicy:
     """How a session reconnects after its server crashed or its connection dropped.
 
-    The n-th restart in a row waits ``min(initial_delay * 2 ** (n - 1), max_delay)``
-    seconds: 1, 2, 4, 8, 16, 30, 30 ... with the defaults. The server's own
-    ``maxRestarts`` caps how many restarts in a row are tried before the session
-    gives up (state ``error``). A connection that stayed up for ``stable_after``
-    seconds resets the count, so a server that crashes once a day is not given up
-    on after a week.
+    The n-th restart within the window waits ``min(initial_delay * 2 ** (n - 1),
+    max_delay)`` seconds: 1, 2, 4, 8, 16, 30, 30 ... with the defaults. The
+    server's own ``maxRestarts`` caps the restarts within any ``window``
+    seconds; past it the session waits in state ``error`` until the oldest
+    restart leaves the window, then starts the server again. A connection that
+    stayed up for ``stable_after`` seconds forgives every earlier restart, so a
+    server that crashes once a day never comes near the cap.
 
     Attributes:
         initial_delay: Seconds before the first restart.
         max_delay: Ceiling of the doubling delay.
-        stable_after: Seconds of healthy connection after which the count resets.
+        stable_after: Seconds of healthy connection after which earlier restarts no longer count.
+        window: Seconds a restart counts against ``maxRestarts``.
     """
 
     initial_delay: float = 1.0
     max_delay: float = 30.0
     stable_after: float = 60.0
+    window: float = 300.0
 
     def delay(self, restart: int) -> float:
         """Seconds to wait before restart number ``restart`` (1-based)."""

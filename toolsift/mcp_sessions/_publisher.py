@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._exceptions import ToolsiftError
-from ._config import ServerConfig
+from ..config import ServerConfig
 
 if TYPE_CHECKING:
     from ..registry import Tool, ToolRegistry

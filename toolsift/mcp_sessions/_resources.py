@@ -32,9 +32,9 @@ from typing import Any, Protocol, final
 import anyio
 import mcp.types as types
 
+from ..config import ServerConfig
 from ..registry import Level, ToolContext, ToolResult, ToolSpec, compile_patterns
 from ._catalog import ServerCatalog
-from ._config import ServerConfig
 from ._untrusted import fence, guard_result
 
 __all__ = ["ListMcpResources", "ReadMcpResource", "ResourceSession", "resource_context"]

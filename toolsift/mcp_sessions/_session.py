@@ -8,8 +8,10 @@ registry in step with the server's tool list.
 Lifecycle (``SessionState``)::
 
     idle ──start──▶ connecting ──▶ ready ──crash──▶ connecting (backoff) ──▶ ready
-                        │                               │ restarts exhausted
-                        └──── could not start ──────────┴──────────────▶ error
+                        │                               │ restart budget spent      ▲
+                        │                               ▼                           │
+                        │                             error ── window has room ─────┘
+                        └──── could not start ──────▶ error (for good)
     any ──drain()──▶ draining ──▶ closed          any ──close()──▶ closed
 """
 
@@ -28,19 +30,29 @@ from mcp import Client, MCPError
 from mcp.shared.dispatcher import ProgressFnT
 
 from .._exceptions import ServerDraining, ServerUnavailable
+from ..config import ServerConfig
 from ..registry import ProgressCallback, ToolResult, validate_server_name
 from ._catalog import ServerCatalog
-from ._config import ServerConfig
 from ._connection import ConnectionEvents
 from ._endpoint import Redactor
-from ._failures import cancelled_result, crash_result, invalid_result, rpc_error_result, timeout_result
+from ._failures import (
+    cancelled_result,
+    crash_result,
+    invalid_result,
+    not_sent_result,
+    rpc_error_result,
+    timeout_result,
+    too_large_result,
+)
 from ._lifecycle import Lifecycle
+from ._masking import mask_result
 from ._options import SessionOptions
 from ._publisher import ToolPublisher
 from ._state import SessionEvent, SessionState, SessionStatus
 from ._stderr import StderrBuffer
+from ._substitutes import not_sent_reason, too_large_sizes
 from ._supervisor import Supervisor
-from ._tracker import CallTracker
+from ._tracker import CallCounts, CallTracker
 from ._wrapper import McpToolWrapper, build_wrappers
 
 if TYPE_CHECKING:
@@ -67,8 +79,11 @@ class McpSession:
 
     Any transport is reconnected after a loss (a crashed stdio child, a
     dropped HTTP connection) with the backoff of ``SessionOptions.restart``, up
-    to ``maxRestarts`` in a row; a server that cannot start at all is not
-    retried.
+    to ``maxRestarts`` times within its window; past that the session waits in
+    ``error`` (tools withdrawn) until the window has room, then starts the
+    server again. A server that cannot start at all is not retried. Answers
+    over ``maxResultBytes`` end their call with an error as they arrive, and
+    secrets the session resolved are masked in every answer.
 
     Args:
         config: The server's config (its ``name`` set).
@@ -94,6 +109,7 @@ class McpSession:
         self._life = Lifecycle(self, lambda: tuple(w.spec.name for w in self._wrappers))
         self._warning: str | None = None
         self._wrappers: tuple[McpToolWrapper, ...] = ()
+        self._listed: tuple[types.Tool, ...] | None = None  # what the wrappers were built from, while registered
         self._sup = Supervisor(config, self._options, self._stderr, self._redact, self._life,
                                on_tools=self._apply_tools, on_failed=self._withdraw)
         self._start, self._finished = anyio.Event(), anyio.Event()
@@ -247,7 +263,7 @@ class McpSession:
         await self._life.settled.wait()
         self._ready_client()
 
-    async def drain(self, deadline: float | None = None) -> None:
+    async def drain(self, deadline: float | None = None) -> CallCounts:
         """Stop taking calls, let running ones finish, then close.
 
         The tools leave the registry at once; new calls raise ``ServerDraining``.
@@ -255,15 +271,20 @@ class McpSession:
         ``SessionOptions.drain_seconds``) are cancelled: the server is told, and
         each returns an error result saying the server was removed. If the
         caller is cancelled, the session is left draining; ``close`` ends it.
+
+        Returns:
+            How the calls that were running ended: finished, or cancelled.
         """
         if self._life.state is SessionState.CLOSED:
-            return
+            return CallCounts()
+        before = self._calls.ended
         if self._life.state is not SessionState.DRAINING:
             self._draining_since = datetime.now(UTC).isoformat(timespec="seconds")
             self._life.set(SessionState.DRAINING, f"draining since {self._draining_since}")
             self._withdraw()
         await self._calls.wait_idle(self._options.drain_seconds if deadline is None else deadline)
         await self._close(_DRAINED)
+        return self._calls.ended.since(before)
 
     async def close(self) -> None:
         """Cancel running calls (each returns an error result), stop the server, wait for the owner.
@@ -290,12 +311,19 @@ class McpSession:
     # -- the owner's hooks -----------------------------------------------------------------
 
     def _apply_tools(self, tools: Sequence[types.Tool]) -> None:
-        previous, self._wrappers = self._wrappers, tuple(build_wrappers(self, tools))
+        listed = tuple(tools)
+        if listed == self._listed:
+            # Unchanged (a reconnect, a list_changed that changed nothing): swapping equal tools in would
+            # only cost the registry its schema caches.
+            return
+        previous, self._wrappers = self._wrappers, tuple(build_wrappers(self, listed))
+        self._listed = listed
         if self._publisher is not None and self._life.state is SessionState.READY:
             self._warning = self._publisher.publish(self._wrappers, previous=previous)
         self._life.emit("tools")
 
     def _withdraw(self) -> None:
+        self._listed = None  # so that the same list, listed again, is registered again
         if self._publisher is not None:
             self._publisher.withdraw(self._wrappers)
 
@@ -306,11 +334,12 @@ class McpSession:
                         progress: ProgressCallback | None = None) -> ToolResult:
         """Call a tool by the server's own name.
 
-        Every content block and the structured content are kept. A tool that
-        fails (``isError``, a JSON-RPC error, a timeout, a crash of the server,
-        the session closing under it) returns ``is_error=True`` with a text that
-        names the server and the tool; text is not fenced here (the registry
-        wrapper does that for untrusted servers). If the caller is cancelled, the
+        Every content block and the structured content are kept, with the
+        secrets this session resolved masked. A tool that fails (``isError``, a
+        JSON-RPC error, a timeout, an answer over ``maxResultBytes``, a crash of
+        the server, the session closing under it) returns ``is_error=True`` with
+        a text that names the server and the tool; text is not fenced here (the
+        registry wrapper does that for untrusted servers). If the caller is cancelled, the
         server is sent ``notifications/cancelled`` and the cancellation propagates.
         A lazy session that has not started yet is started first.
 
@@ -333,7 +362,7 @@ class McpSession:
                 # The SDK calls progress callbacks positionally, as ProgressCallback promises.
                 raw = await client.call_tool(name, arguments, progress_callback=cast("ProgressFnT", progress),
                                              read_timeout_seconds=seconds if seconds is not None else math.inf)
-                return ToolResult.from_mcp(raw)
+                return mask_result(ToolResult.from_mcp(raw), self._redact)
             except MCPError as exc:
                 return self._call_error(name, exc, seconds, events)
             except Exception as exc:
@@ -358,15 +387,18 @@ class McpSession:
     def _call_error(self, tool: str, exc: MCPError, seconds: float | None, events: ConnectionEvents) -> ToolResult:
         if exc.code == types.REQUEST_TIMEOUT:
             return timeout_result(self.name, tool, seconds)
+        if (sizes := too_large_sizes(exc)) is not None:
+            return too_large_result(self.name, tool, *sizes)
+        if (reason := not_sent_reason(exc)) is not None:
+            return not_sent_result(self.name, tool, reason)
         if exc.code != types.CONNECTION_CLOSED:
-            return rpc_error_result(self.name, tool, exc)
+            return rpc_error_result(self.name, tool, exc, self._redact)
         if self._sup.closing:
             return cancelled_result(self.name, tool, self._closed_text())
         # The call's own connection: a straggler from a connection already replaced must not end the new one.
         events.connection_lost(f"the connection closed during tool {tool!r}")
         return crash_result(self.name, tool, stdio=self.config.transport_kind == "stdio",
-                            restart=self.config.restart_on_crash, restarts=self._sup.streak,
-                            max_restarts=self.config.max_restarts)
+                            plan=self._sup.plan_after_loss())
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Read one resource.

@@ -16,8 +16,9 @@ import anyio.to_thread
 import mcp.types as types
 from mcp import Client
 
+from ..config import ServerConfig
+from ._budget import RestartBudget
 from ._catalog import ServerCatalog, list_prompts, list_resources, list_tools
-from ._config import ServerConfig
 from ._connection import ConnectionEvents, ListKind, run_connection
 from ._endpoint import Redactor, resolve_endpoint
 from ._failures import describe_exception
@@ -41,7 +42,7 @@ class Supervisor:
         redact: Masks resolved secrets (updated at every connect).
         life: The session's state machine.
         on_tools: Called with the server's tools when they were (re)listed.
-        on_failed: Called when the server failed for good.
+        on_failed: Called when the server failed for good, or waits out its restart budget (tools withdrawn).
     """
 
     def __init__(self, config: ServerConfig, options: SessionOptions, stderr: StderrBuffer, redact: Redactor,
@@ -63,7 +64,7 @@ class Supervisor:
         self.closing = False  # set by the session the moment it starts closing
         self.restarting = False
         self.restarts = 0  # in total
-        self.streak = 0  # in a row, reset by a long healthy connection
+        self.budget = RestartBudget(config.max_restarts, options.restart)
 
     def stop(self) -> None:
         """End the current connection (or backoff wait) and the loop."""
@@ -75,35 +76,64 @@ class Supervisor:
             self._connection_scope.cancel()
 
     async def run(self) -> None:
-        """Connect, and reconnect after every loss, until stopped or out of restarts."""
-        name, policy = self._config.name, self._options.restart
+        """Connect, and reconnect after every loss, until stopped or told never to restart.
+
+        A server that could not start the first time, or whose config turns
+        restarts off, ends in state ``error`` for good. One that ran before is
+        restarted with backoff; past its restart budget it waits in ``error``
+        (tools withdrawn) until the budget has room again.
+        """
+        name, limit = self._config.name, self._config.max_restarts
         ever_ready = False
         while not self.closing:
             self.events = ConnectionEvents(name, self._connection_lost)
             self._life.set(SessionState.CONNECTING, self._life.reason if ever_ready else None)
-            started = anyio.current_time()
             detail = await self._connect_once()
             if self.closing or self._life.state is SessionState.DRAINING:
                 return
             ever_ready = ever_ready or self.events.ready
-            if anyio.current_time() - started >= policy.stable_after:
-                self.streak = 0
             if not ever_ready:
                 return self._give_up(f"could not start: {detail}")
             if not self._config.restart_on_crash:
                 return self._give_up(f"{detail}; not restarted (restartOnCrash is off)")
-            if self.streak >= self._config.max_restarts:
-                return self._give_up(f"{detail}; gave up after {self.streak} restarts "
-                                     f"(maxRestarts={self._config.max_restarts})")
-            self.streak += 1
-            self.restarts += 1
+            now = self._now_forgiving()
+            delay = self.budget.next_delay(now)
+            if delay is None:
+                return self._give_up(f"{detail}; not restarted (maxRestarts is 0)")
+            count = self.budget.count(now)
             self.restarting = True
-            delay = policy.delay(self.streak)
-            self._life.set(SessionState.CONNECTING, f"{detail}; restart {self.streak} of "
-                           f"{self._config.max_restarts} in {delay:g}s")
-            self._stderr.log_with_tail(logging.WARNING, f"MCP server {name!r} lost: {detail}", logger)
+            if count >= limit:
+                self._pause(f"{detail}; {_restarts(count)} within {self._options.restart.window:g}s "
+                            f"(maxRestarts={limit}): starting it again in {delay:.3g}s")
+            else:
+                self._life.set(SessionState.CONNECTING, f"{detail}; restart {count + 1} of {limit} in {delay:g}s")
+                self._stderr.log_with_tail(logging.WARNING, f"MCP server {name!r} lost: {detail}", logger)
             with anyio.move_on_after(delay):
                 await self._stop.wait()
+            self.budget.record(anyio.current_time())
+            self.restarts += 1
+
+    def _now_forgiving(self) -> float:
+        """The time now, once restarts before a connection that stayed up long enough are forgiven."""
+        now = anyio.current_time()
+        ready_at = self.events.ready_at
+        if ready_at is not None and now - ready_at >= self._options.restart.stable_after:
+            self.budget.forgive()
+        return now
+
+    def plan_after_loss(self) -> str:
+        """What happens now that the connection was lost, for the error of a call that it failed."""
+        if not self._config.restart_on_crash:
+            return "it will not be restarted (restartOnCrash is off)"
+        now = self._now_forgiving()
+        delay = self.budget.next_delay(now)
+        if delay is None:
+            return "it will not be restarted (maxRestarts is 0)"
+        if self.budget.spent(now):
+            return (f"it had {_restarts(self.budget.count(now))} within {self._options.restart.window:g}s "
+                    f"(maxRestarts={self._config.max_restarts}), so it is started again in {delay:.3g}s; "
+                    "the call was not retried")
+        return "it is being restarted; the call was not retried"
 
     async def _connect_once(self) -> str:
         """Run one connection; return why it ended (empty when stopped on request)."""
@@ -137,6 +167,7 @@ class Supervisor:
             return
         self.events.ready = True
         self.client, self.protocol, self.catalog = client, client.protocol_version, catalog
+        self.events.ready_at = anyio.current_time()
         self.restarting = False
         self._life.set(SessionState.READY, None)
         self._on_tools(catalog.tools)
@@ -164,8 +195,18 @@ class Supervisor:
             self.restarting = True
             self._life.set(SessionState.CONNECTING, f"{events.lost}; reconnecting")
 
+    def _pause(self, reason: str) -> None:
+        self._life.set(SessionState.ERROR, reason)
+        self._stderr.log_with_tail(logging.ERROR, f"MCP server {self._config.name!r} was lost too often: {reason}",
+                                   logger)
+        self._on_failed()
+
     def _give_up(self, reason: str) -> None:
         self._life.set(SessionState.ERROR, reason)
         self._stderr.log_with_tail(logging.ERROR, f"MCP server {self._config.name!r} failed for good: {reason}",
                                    logger)
         self._on_failed()
+
+
+def _restarts(count: int) -> str:
+    return f"{count} restart{'' if count == 1 else 's'}"

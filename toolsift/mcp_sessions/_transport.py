@@ -1,4 +1,4 @@
-"""The SDK transport for an endpoint, watched for the things the SDK keeps to itself.
+"""The transport for an endpoint (the SDK's, or ``_stdio`` for stdio), watched for what the SDK keeps to itself.
 
 The SDK's dispatcher drops an error response that carries no request id (some
 servers answer a notification they do not know that way) with a debug log
@@ -20,7 +20,6 @@ from typing import Protocol, Self
 import anyio
 import httpx2
 from anyio.abc import TaskGroup
-from mcp import StdioServerParameters, stdio_client
 from mcp.client import Transport
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -29,7 +28,9 @@ from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
 
 from ._endpoint import Endpoint
+from ._http_limit import limit_responses
 from ._stderr import StderrBuffer
+from ._stdio import stdio_transport
 
 __all__ = ["ConnectionWatcher", "WatchedReadStream", "open_transport"]
 
@@ -38,6 +39,9 @@ __all__ = ["ConnectionWatcher", "WatchedReadStream", "open_transport"]
 _STDERR_GRACE_SECONDS = 0.5
 # SSE streams stay open between events; the SDK's own default.
 _HTTP_READ_TIMEOUT = 300.0
+# Room for the envelope of an event: the answers to requests are bounded by limit_responses before the
+# SDK's own per-event bound would see them; that bound is left for the server's other messages.
+_SSE_EVENT_SLACK = 64 * 1024
 
 Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
 
@@ -127,11 +131,16 @@ async def open_transport(
     watcher: ConnectionWatcher,
     stderr: StderrBuffer,
     connect_timeout: float,
+    server: str,
+    max_message_bytes: int,
 ) -> Transport:
     """Build the transport for one connection; whatever it needs is entered on ``stack``.
 
     For stdio, the child's stderr is piped into ``stderr`` by a task that lives
-    on ``stack`` too. The returned transport is not entered: the ``Client`` does that.
+    on ``stack`` too. Answers over ``max_message_bytes`` are dropped as they
+    arrive (stdio, Streamable HTTP) and their request gets the error of
+    ``_substitutes``; the legacy SSE transport keeps the SDK's fixed 1 MiB bound
+    per message. The returned transport is not entered: the ``Client`` does that.
     """
     on_open: Callable[[], None] | None = None
     inner: Transport
@@ -150,10 +159,7 @@ async def open_transport(
 
         stack.push_async_callback(stop_reader)
         readers.start_soon(pipe.pump)
-        params = StdioServerParameters(
-            command=endpoint.command, args=list(endpoint.args), env=dict(endpoint.env), cwd=endpoint.cwd
-        )
-        inner = stdio_client(params, errlog=pipe.writer)
+        inner = stdio_transport(endpoint, pipe.writer, server=server, max_message_bytes=max_message_bytes)
         # Once the child runs it holds its own copy; ours would keep the pipe open forever.
         on_open = pipe.close_writer
     elif endpoint.kind == "sse":
@@ -164,6 +170,10 @@ async def open_transport(
         assert endpoint.url is not None
         timeout = httpx2.Timeout(connect_timeout if math.isfinite(connect_timeout) else None,
                                  read=_HTTP_READ_TIMEOUT)
-        http = await stack.enter_async_context(httpx2.AsyncClient(headers=dict(endpoint.headers), timeout=timeout))
-        inner = streamable_http_client(endpoint.url, http_client=http)
+        # Uncompressed bodies: the limit counts the bytes on the wire, which then are the bytes of the text.
+        headers = {"Accept-Encoding": "identity", **endpoint.headers}
+        http = await stack.enter_async_context(httpx2.AsyncClient(
+            headers=headers, timeout=timeout, event_hooks={"response": [limit_responses(max_message_bytes)]}))
+        inner = streamable_http_client(endpoint.url, http_client=http,
+                                       max_sse_event_size=max_message_bytes + _SSE_EVENT_SLACK)
     return _WatchedTransport(inner, watcher, on_open)

@@ -49,35 +49,45 @@ _MARKER = re.compile(
     rf"(?:[^\n{_OPENERS}{_CLOSERS}]{{0,80}}[{_CLOSERS}]+)?",
     re.IGNORECASE,
 )
-_SUSPICIOUS: dict[str, re.Pattern[str]] = {
-    name: re.compile(pattern, re.IGNORECASE)
-    for name, pattern in {
-        "ignore previous instructions": r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+|your\s+)?"
-                                        r"(previous|prior|above|earlier|preceding)\s+(instructions|prompts?|rules)",
-        "you are now": r"\byou\s+are\s+now\b",
-        "system prompt": r"\bsystem\s+prompt\b",
-        "new instructions": r"\bnew\s+instructions\s*:",
-        "chat template token": r"<\|(im_start|im_end|system|endoftext)\|>|\[/?INST\]",
-        "role header": r"(^|\n)\s*(system|assistant)\s*:",
-        "boundary marker look-alike": _MARKER.pattern,
-    }.items()
+# Each pattern, with the words its matches contain (one of each group, after case folding). Most text
+# holds none of them, and a substring search is a hundred times faster than even one of these patterns,
+# so a pattern runs only on text that has its words: scanning stays linear and cheap on big results.
+_SUSPICIOUS: dict[str, tuple[re.Pattern[str], tuple[tuple[str, ...], ...]]] = {
+    name: (re.compile(pattern, re.IGNORECASE), words)
+    for name, pattern, words in (
+        ("ignore previous instructions",
+         r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+|your\s+)?"
+         r"(previous|prior|above|earlier|preceding)\s+(instructions|prompts?|rules)",
+         (("ignore", "disregard", "forget"), ("previous", "prior", "above", "earlier", "preceding"))),
+        ("you are now", r"\byou\s+are\s+now\b", (("you",), ("now",))),
+        ("system prompt", r"\bsystem\s+prompt\b", (("system",), ("prompt",))),
+        ("new instructions", r"\bnew\s+instructions\s*:", (("instructions",),)),
+        ("chat template token", r"<\|(im_start|im_end|system|endoftext)\|>|\[/?INST\]", (("<|", "[inst", "[/inst"),)),
+        ("role header", r"(^|\n)\s*(system|assistant)\s*:", (("system", "assistant"),)),
+        ("boundary marker look-alike", _MARKER.pattern, (("untrusted",),)),
+    )
 }
 
 
-# One pass that finds nothing on clean text, which is nearly all text; the names are looked up on a hit.
-_ANY_SUSPICIOUS = re.compile("|".join(f"(?:{p.pattern})" for p in _SUSPICIOUS.values()), re.IGNORECASE)
+def _folded(text: str) -> str:
+    """``text`` case-folded so that every letter IGNORECASE would match becomes its ASCII self."""
+    folded = text.casefold()
+    if "\u0131" in folded or "\u0307" in folded:
+        # Dotless i, and the dot casefold leaves after a dotted capital I, match "i" under IGNORECASE.
+        folded = folded.replace("i\u0307", "i").replace("\u0131", "i")
+    return folded
 
 
 def neutralise_markers(text: str) -> str:
     """Replace everything in ``text`` that looks like a boundary marker."""
-    return _MARKER.sub(MARKER_REPLACEMENT, text)
+    return _MARKER.sub(MARKER_REPLACEMENT, text) if "untrusted" in _folded(text) else text
 
 
 def suspicious_patterns(text: str) -> list[str]:
     """Names of the suspicious patterns found in ``text``, in a fixed order."""
-    if _ANY_SUSPICIOUS.search(text) is None:
-        return []
-    return [name for name, pattern in _SUSPICIOUS.items() if pattern.search(text)]
+    folded = _folded(text)
+    return [name for name, (pattern, words) in _SUSPICIOUS.items()
+            if all(any(word in folded for word in group) for group in words) and pattern.search(text)]
 
 
 def fence(text: str, *, server: str, tool: str, nonce: str) -> str:

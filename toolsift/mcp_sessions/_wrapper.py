@@ -14,7 +14,7 @@ from ._failures import FAILURE_KEY
 from ._untrusted import guard_result
 
 if TYPE_CHECKING:
-    from ._config import ServerConfig
+    from ..config import ServerConfig
     from ._session import McpSession
 
 __all__ = ["McpToolWrapper", "build_wrappers", "tool_spec"]

@@ -39,8 +39,6 @@ from ._pipeline import Middleware as Middleware
 from ._pipeline import MiddlewareFactory as MiddlewareFactory
 from ._pipeline import Pipeline as Pipeline
 from ._pipeline import RegistryHandler as RegistryHandler
-from ._policies import ArgumentRule as ArgumentRule
-from ._policies import UrlPolicy as UrlPolicy
 from ._results import Fence as Fence
 from ._results import ResultGuard as ResultGuard
 from ._results import result_size as result_size
@@ -48,7 +46,6 @@ from ._security import SecurityGuard as SecurityGuard
 
 __all__ = [
     "REFUSAL_KEY",
-    "ArgumentRule",
     "AuditTrail",
     "CallHandler",
     "Fence",
@@ -61,7 +58,6 @@ __all__ = [
     "ResultGuard",
     "SecurityGuard",
     "ToolCall",
-    "UrlPolicy",
     "profile_scope",
     "refusal_of",
     "refuse",

@@ -13,8 +13,7 @@ import time
 import uuid
 from typing import final
 
-from ..registry import AuditEvent, AuditLog, ToolResult
-from ..registry._audit import redact
+from ..registry import AuditEvent, AuditLog, ToolResult, redact
 from ._call import CallHandler, ToolCall, refusal_of
 
 __all__ = ["AuditTrail"]

@@ -20,9 +20,9 @@ from typing import final
 
 from .._exceptions import PolicyDenied
 from ..builtins import CommandPolicy
+from ..config import ArgumentRule, UrlPolicy, urls_in
 from ..registry import ToolResult, compile_patterns
 from ._call import CallHandler, ToolCall, refuse
-from ._policies import ArgumentRule, UrlPolicy, urls_in
 
 __all__ = ["SecurityGuard"]
 

@@ -7,6 +7,7 @@ loop build on it.
 from .._public import publish
 from ._audit import AuditEvent as AuditEvent
 from ._audit import AuditLog as AuditLog
+from ._audit import redact as redact
 from ._function import FunctionTool as FunctionTool
 from ._function import tool as tool
 from ._globs import PatternSet as PatternSet
@@ -58,6 +59,7 @@ __all__ = [
     "compile_patterns",
     "get_format",
     "literal_server",
+    "redact",
     "split_name",
     "tool",
     "validate_pattern",

@@ -28,20 +28,25 @@ _SECRET_VALUE = re.compile(
     re.IGNORECASE,
 )
 _MAX_VALUE_CHARS = 200
+# Deeper than any argument a call may carry (MAX_ARGUMENT_DEPTH), shallow enough never to overflow the stack.
+_MAX_DEPTH = 100
 
 
-def redact(value: Any, key: str | None = None) -> Any:
+def redact(value: Any, key: str | None = None, *, _depth: int = 0) -> Any:
     """Return ``value`` with secret-looking entries replaced and long strings cut.
 
     A value is secret when its key looks like a credential name or the string
-    itself looks like a credential.
+    itself looks like a credential. Nesting past a fixed depth is cut, so a
+    record of a refused, absurdly deep call cannot overflow the stack.
     """
     if key is not None and _SECRET_KEY.search(key):
         return REDACTED
+    if isinstance(value, Mapping | list | tuple) and _depth >= _MAX_DEPTH:
+        return f"[nested deeper than {_MAX_DEPTH}]"
     if isinstance(value, Mapping):
-        return {str(k): redact(v, str(k)) for k, v in value.items()}
+        return {str(k): redact(v, str(k), _depth=_depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
+        return [redact(v, _depth=_depth + 1) for v in value]
     if isinstance(value, str):
         if _SECRET_VALUE.match(value.strip()):
             return REDACTED

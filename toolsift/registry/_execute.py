@@ -13,11 +13,13 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from .._exceptions import InvalidArguments, PermissionDenied, ToolNotFound, ToolsiftError
+from ._arguments import argument_problems
 from ._audit import AuditEvent, AuditKind, redact
 from ._permissions import PermissionLayer, Permissions, check_permissions
 from ._scope import TurnScope
 from ._tools import ProgressCallback, ToolContext, ToolResult
 from ._visibility import Entry, hidden_reason
+from .formats import drop_optional_nulls
 
 if TYPE_CHECKING:
     from ._registry import ToolRegistry
@@ -65,13 +67,22 @@ class Executor:
         try:
             entry = self._registry._entry(name)
             denial = hidden_reason(entry, scope)
-            if denial is None:
+            # A tool hidden only for not being surfaced (layer 1) that layer 5 refuses anyway is refused for
+            # the layer-5 reason: search_tools lists it with that reason, and the refusal must say the same.
+            only_layer_1 = denial is not None and denial[0] == 1 and hidden_reason(
+                entry, scope.with_unlocked([entry.spec.name])) is None
+            if denial is None or only_layer_1:
                 reason = check_permissions(entry.spec, arguments, permissions, self._layers)
-                denial = (5, reason) if reason is not None else None
+                denial = (5, reason) if reason is not None else denial
             if denial is not None:
                 raise PermissionDenied(entry.spec.name, denial[0], denial[1])
             if args is not None and not isinstance(args, Mapping):
                 raise InvalidArguments(entry.spec.name, [f"arguments must be a JSON object, got {type(args).__name__}"])
+            problems, has_null = argument_problems(arguments)
+            if problems:
+                raise InvalidArguments(entry.spec.name, problems)
+            if has_null:  # a strict-mode model sends null for every optional property it leaves out
+                arguments = drop_optional_nulls(entry.spec.input_schema, arguments)
             schema_problem = self._validate(entry, arguments)
         except ToolNotFound as exc:
             self._audit("tool.denied", name, entry, scope, call_id, started, arguments, layer=2, reason=str(exc))

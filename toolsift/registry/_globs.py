@@ -4,6 +4,11 @@
 case on some platforms and matches one pattern at a time. A pattern set here is
 compiled once into a single anchored regular expression and cached, so a turn's
 scope costs one ``fullmatch`` per candidate name whatever the number of patterns.
+
+A parenthesised group may hold spaces and brackets (``Bash(git add:*)``, Claude
+Code's permission-rule form). Tool names never contain parentheses, so such a
+pattern is valid and matches no tool: a skill written for Claude Code keeps the
+entry as written instead of being refused, and its scope is not widened.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ __all__ = ["PatternSet", "compile_patterns", "literal_server", "validate_pattern
 # Characters users reach for expecting shell-glob features toolsift does not have;
 # refusing them beats silently matching them literally.
 _FORBIDDEN = {"[": "character classes", "]": "character classes", "{": "brace expansion", "}": "brace expansion"}
+_GROUP = re.compile(r"\([^()]*\)")
 SERVER_SEPARATOR = "__"
 
 
@@ -31,19 +37,22 @@ def validate_pattern(pattern: object, *, where: str | None = None) -> str:
         where: Where it came from, for the message (``"skill 'code-assist' allowed-tools"``).
 
     Raises:
-        InvalidPattern: When it is not a non-empty string of printable, non-space
-            characters, or uses ``[ ] { }``.
+        InvalidPattern: When it is not a non-empty string of printable characters,
+            or uses a space or ``[ ] { }`` outside a parenthesised group.
     """
     if not isinstance(pattern, str):
         raise InvalidPattern(repr(pattern), f"expected a string, got {type(pattern).__name__}", where=where)
     if not pattern:
         raise InvalidPattern(pattern, "it is empty", where=where)
     for char in pattern:
+        if not char.isprintable():
+            raise InvalidPattern(pattern, f"it contains the non-printable or space character {char!r}", where=where)
+    for char in _GROUP.sub("", pattern):
         if char in _FORBIDDEN:
             raise InvalidPattern(
                 pattern, f"{char!r} ({_FORBIDDEN[char]}) is not supported; use only '*' and '?'", where=where
             )
-        if char.isspace() or not char.isprintable():
+        if char.isspace():
             raise InvalidPattern(pattern, f"it contains the non-printable or space character {char!r}", where=where)
     return pattern
 

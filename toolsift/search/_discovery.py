@@ -15,19 +15,33 @@ into ``TurnScope.unlocked``, where layers 3 and 4 still apply; pinned names go
 into ``TurnScope.pinned``, where the agent allowlist, the skill's
 disallowed-tools and plan mode still apply; pinned tools that layer 5 refuses
 are left out.
+
+What the context holds stays bounded: the unlocked set is capped in tools and
+in (estimated) tokens, and unlocking past the cap evicts the least recently
+used tool, unlocked or called longest ago. With ``offer_search``,
+``search_tools`` itself is pinned only in turns that have something to find:
+no skill is active and the catalogue holds internal tools of searchable
+servers that the agent may see.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Literal, ParamSpec, TypeVar, final
 
-from ..registry import Permissions, ToolRegistry, TurnScope
-from ..registry._permissions import check_permissions
+from ..registry import Permissions, ToolRegistry, TurnScope, check_permissions, split_name
 
-__all__ = ["Discovery", "UnlockMode"]
+__all__ = ["SEARCH_TOOL_NAME", "Discovery", "UnlockMode", "Unlocked", "estimated_tokens"]
+
+SEARCH_TOOL_NAME = "search_tools"
+DEFAULT_MAX_TOOLS = 16
+DEFAULT_MAX_TOKENS = 10_000
+BYTES_PER_TOKEN = 4
 
 UnlockMode = Literal["turn", "conversation"]
 MODES: tuple[UnlockMode, ...] = ("turn", "conversation")
@@ -36,6 +50,26 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _CURRENT: ContextVar[Discovery | None] = ContextVar("toolsift_discovery", default=None)
+
+
+def estimated_tokens(registry: ToolRegistry, name: str) -> int:
+    """About how many tokens the tool's declaration costs a turn (its JSON, 4 bytes a token)."""
+    spec = registry.spec(name)
+    declaration = {"name": spec.name, "description": spec.description, "parameters": spec.input_schema}
+    return max(1, len(json.dumps(declaration, ensure_ascii=False).encode()) // BYTES_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class Unlocked:
+    """What one :meth:`Discovery.unlock` changed.
+
+    Attributes:
+        added: Names that were not unlocked before.
+        evicted: Names the caps pushed out (least recently used first).
+    """
+
+    added: list[str] = field(default_factory=list)
+    evicted: list[str] = field(default_factory=list)
 
 
 @final
@@ -56,12 +90,22 @@ class Discovery:
         mode: ``turn`` forgets unlocked tools at the next :meth:`begin_turn`;
             ``conversation`` keeps them until :meth:`reset`.
         pinned_tools: Canonical tool names in every turn's scope (``alwaysLoad``).
-        pinned_servers: Servers (tool namespaces) whose every tool is pinned.
+        pinned_servers: Servers (tool namespaces) whose every tool is pinned, or a
+            function giving them, asked again whenever the registry changed (a
+            toolbox passes the servers in force, so a reload's ``alwaysLoad``
+            servers count in conversations that started before it).
         permissions: The caller's layer-5 permissions; pinned tools they refuse
             are not offered.
+        max_tools: Unlocked tools kept at most (None: no cap).
+        max_tokens: Estimated tokens of the unlocked tools' declarations kept at
+            most (None: no cap); the tool unlocked last is kept even if it alone
+            is larger.
+        offer_search: Pin ``search_tools`` in the turns that have something to
+            find (see the module docs).
+        unsearchable: Servers whose tools do not count for ``offer_search``, asked each time.
 
     Raises:
-        ValueError: ``mode`` is not ``turn`` or ``conversation``.
+        ValueError: ``mode`` is not ``turn`` or ``conversation``, or a cap is below 1.
     """
 
     def __init__(
@@ -70,33 +114,72 @@ class Discovery:
         *,
         mode: UnlockMode = "turn",
         pinned_tools: Iterable[str] = (),
-        pinned_servers: Iterable[str] = (),
+        pinned_servers: Iterable[str] | Callable[[], Iterable[str]] = (),
         permissions: Permissions | None = None,
+        max_tools: int | None = DEFAULT_MAX_TOOLS,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
+        offer_search: bool = False,
+        unsearchable: Callable[[], Collection[str]] = frozenset,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unlock mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if (max_tools is not None and max_tools < 1) or (max_tokens is not None and max_tokens < 1):
+            raise ValueError(f"max_tools and max_tokens must be at least 1 (or None), got max_tools={max_tools!r}, "
+                             f"max_tokens={max_tokens!r}")
         self.registry = registry
         self.mode: UnlockMode = mode
         self.pinned_tools = frozenset(pinned_tools)
-        self.pinned_servers = frozenset(pinned_servers)
+        self._pinned_servers = pinned_servers if callable(pinned_servers) else frozenset(pinned_servers)
         self.permissions = permissions or Permissions()
-        self._unlocked: dict[str, None] = {}
+        self.max_tools = max_tools
+        self.max_tokens = max_tokens
+        self.offer_search = offer_search
+        self._unsearchable = unsearchable
+        # Name -> estimated tokens, least recently used first.
+        self._unlocked: OrderedDict[str, int] = OrderedDict()
         self._pinned_cache: tuple[int, frozenset[str]] | None = None
+        self._findable: dict[tuple[int, TurnScope, frozenset[str]], bool] = {}
+
+    @property
+    def pinned_servers(self) -> frozenset[str]:
+        """The servers whose every tool is pinned, now."""
+        source = self._pinned_servers
+        return frozenset(source()) if callable(source) else source
 
     @property
     def unlocked(self) -> frozenset[str]:
         """Names unlocked by ``search_tools`` and not yet forgotten."""
         return frozenset(self._unlocked)
 
-    def unlock(self, names: Iterable[str]) -> list[str]:
-        """Add ``names`` to the unlocked set; return those that were not in it yet.
+    @property
+    def unlocked_tokens(self) -> int:
+        """Estimated tokens of the unlocked tools' declarations."""
+        return sum(self._unlocked.values())
+
+    def unlock(self, names: Iterable[str]) -> Unlocked:
+        """Unlock ``names`` (most recently used from now on), then evict past the caps.
 
         The caller (``search_tools``) passes only tools that layers 3-5 allow
         for its scope; :meth:`scope_for_turn` re-applies layers 3 and 4 anyway.
         """
-        added = [name for name in dict.fromkeys(names) if name not in self._unlocked]
-        self._unlocked.update(dict.fromkeys(added))
-        return added
+        added = []
+        for name in dict.fromkeys(names):
+            if name in self._unlocked:
+                self._unlocked.move_to_end(name)
+            else:
+                self._unlocked[name] = estimated_tokens(self.registry, name)
+                added.append(name)
+        evicted = []
+        while len(self._unlocked) > 1 and (
+                (self.max_tools is not None and len(self._unlocked) > self.max_tools)
+                or (self.max_tokens is not None and self.unlocked_tokens > self.max_tokens)):
+            evicted.append(self._unlocked.popitem(last=False)[0])
+        return Unlocked([name for name in added if name in self._unlocked], evicted)
+
+    def touch(self, name: str) -> None:
+        """Mark an unlocked tool as just used (a call), so it is evicted last."""
+        if name in self._unlocked:
+            self._unlocked.move_to_end(name)
 
     def begin_turn(self) -> None:
         """Start a user turn: in ``turn`` mode, forget what the last turn unlocked."""
@@ -108,11 +191,16 @@ class Discovery:
         self._unlocked.clear()
 
     def pinned(self) -> frozenset[str]:
-        """Registered pinned tools that layer 5 allows (recomputed when the registry changes)."""
+        """Registered pinned tools that layer 5 allows (recomputed when the registry changes).
+
+        With ``offer_search``, ``search_tools`` is among them; :meth:`scope_for_turn`
+        leaves it out of the turns that have nothing to find.
+        """
         generation = self.registry.generation
         if self._pinned_cache is not None and self._pinned_cache[0] == generation:
             return self._pinned_cache[1]
-        names = {name for name in self.pinned_tools if name in self.registry}
+        wanted = self.pinned_tools | ({SEARCH_TOOL_NAME} if self.offer_search else set())
+        names = {name for name in wanted if name in self.registry}
         for server in self.pinned_servers:
             names.update(tool.spec.name for tool in self.registry.tools(server=server))
         allowed = frozenset(
@@ -124,7 +212,25 @@ class Discovery:
 
     def scope_for_turn(self, base: TurnScope) -> TurnScope:
         """``base`` with the pinned and unlocked tools surfaced (see ``TurnScope.pinned`` for the rules)."""
-        return base.with_unlocked(self._unlocked.keys()).with_pinned(self.pinned())
+        pinned = self.pinned()
+        if (self.offer_search and SEARCH_TOOL_NAME not in self.pinned_tools
+                and not (base.skill is None and self._has_hidden_tools(base))):
+            pinned = pinned - {SEARCH_TOOL_NAME}
+        return base.with_unlocked(self._unlocked.keys()).with_pinned(pinned)
+
+    def _has_hidden_tools(self, base: TurnScope) -> bool:
+        """Whether the catalogue holds internal tools of searchable servers that layer 3 lets ``base`` see."""
+        hidden = frozenset(self._unsearchable())
+        key = (self.registry.generation, TurnScope(agent_allowed=base.agent_allowed, agent=base.agent), hidden)
+        found = self._findable.get(key)
+        if found is None:
+            agent = key[1].agent_patterns
+            found = any(
+                split_name(tool.spec.name)[0] not in hidden and tool.spec.server not in hidden
+                and tool.spec.name != SEARCH_TOOL_NAME and (agent is None or agent.matches(tool.spec.name))
+                for tool in self.registry.tools(internal=True))
+            self._findable = {key: found}  # one registry state at a time
+        return found
 
     # -- making it current -----------------------------------------------------------------
 
@@ -146,6 +252,9 @@ class Discovery:
         """A call handler (``registry.execute`` or a pipeline) that runs with this state bound."""
 
         async def bound_handler(*args: P.args, **kwargs: P.kwargs) -> R:
+            # Call handlers take the tool name first (``registry.execute(name, ...)``).
+            if args and isinstance(args[0], str):
+                self.touch(args[0])
             with self.bound():
                 return await handler(*args, **kwargs)
 

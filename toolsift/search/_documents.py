@@ -1,30 +1,26 @@
-"""What the index knows of one tool or one skill: its terms, plain text and one-line summary."""
+"""What the index knows of one tool or one skill: its fields, plain text and one-line summary."""
 
 from __future__ import annotations
 
+import marshal
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal, Protocol
 
 from ..registry import ToolSpec, split_name
-from ._tokens import weighted
+from ._tokens import identifiers, name_key, terms_of
 
-__all__ = ["IndexedSkill", "SearchDocument", "one_line", "skill_document", "tool_document"]
+__all__ = ["FIELDS", "IndexedSkill", "SearchDocument", "local_name", "mentions", "one_line", "quoted",
+           "skill_document", "tool_document"]
 
 DocumentKind = Literal["tool", "skill"]
+#: The fields a document is indexed by; the ranking weights each separately (see ``_fielded``).
+FIELDS = ("name", "summary", "description", "parameters", "server")
 
 SUMMARY_LIMIT = 160
-# Field weights (how many times a field's terms are repeated). A tool is mostly
-# found by what it is called; its description says it in more, vaguer, words.
-NAME_WEIGHT = 3
-TITLE_WEIGHT = 1
-SERVER_WEIGHT = 1
-DESCRIPTION_WEIGHT = 1
-PARAMETER_WEIGHT = 1
-SKILL_NAME_WEIGHT = 3
-SKILL_DESCRIPTION_WEIGHT = 2
-SKILL_BODY_WEIGHT = 1
+ECHO_LIMIT = 80
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -55,18 +51,25 @@ class SearchDocument:
         server: The tool's server, or the server of a prompt skill (None for builtin
             tools and SKILL.md skills).
         summary: The first sentence of the description, at most 160 characters.
-        terms: Index terms, field weights applied.
+        fields: Index terms by field (see :data:`FIELDS`).
         text: Plain text for embedding backends (name, description, parameters).
+        identity: Equal for the same tool offered by several servers (same name on
+            its server, same input schema); search shows such tools as one hit.
+        local_name: The tool's name on its server (``memory_store`` for
+            ``claude-flow__memory_store``); the skill name for a skill.
     """
 
     kind: DocumentKind
     name: str
     server: str | None
     summary: str
-    terms: tuple[str, ...]
+    fields: Mapping[str, tuple[str, ...]]
     text: str
+    identity: str
+    local_name: str
 
 
+@lru_cache(maxsize=16_384)
 def one_line(description: str, limit: int = SUMMARY_LIMIT) -> str:
     """The first sentence of the first paragraph of ``description``, cut to ``limit`` characters."""
     paragraph = " ".join(description.strip().split("\n\n", 1)[0].split())
@@ -74,34 +77,103 @@ def one_line(description: str, limit: int = SUMMARY_LIMIT) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "\u2026"
 
 
+def quoted(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` as a message echoes it: ``repr``, cut to ``limit`` characters (the reader has it already)."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "\u2026")
+
+
 def _parameter_names(schema: Mapping[str, Any]) -> list[str]:
     properties = schema.get("properties")
     return [str(key) for key in properties] if isinstance(properties, Mapping) else []
 
 
-def tool_document(spec: ToolSpec) -> SearchDocument:
-    """The document of one tool: name, server, title, description and parameter names."""
-    namespace, bare = split_name(spec.name)
-    server = spec.server or namespace
+@lru_cache(maxsize=16_384)
+def mentions(text: str) -> frozenset[str]:
+    """:func:`name_key` of every word of ``text`` written as an identifier (a tool name it may mention)."""
+    return frozenset(name_key(word) for word in identifiers(text))
+
+
+@lru_cache(maxsize=16_384)
+def _strip(text: str, keys: frozenset[str]) -> str:
+    for word in set(identifiers(text)):
+        if name_key(word) in keys:
+            text = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", " ", text)
+    return text
+
+
+def without_mentions(text: str, siblings: Collection[str], own: str) -> str:
+    """``text`` without the identifiers that name other tools of the same server.
+
+    "Read back a value stored via memory_store" describes ``memory_retrieve``;
+    indexed as written, it would rank ``memory_retrieve`` for "memory store".
+    ``siblings`` holds the other tools' :func:`name_key`; ``own`` is this tool's.
+    """
+    named = (mentions(text) & frozenset(siblings)) - {own}
+    return _strip(text, named) if named else text
+
+
+def local_name(spec: ToolSpec) -> str:
+    """The tool's name on its own server (its canonical name for a builtin tool)."""
+    return spec.remote_name or split_name(spec.name)[1]
+
+
+def tool_identity(bare: str, schema: Mapping[str, Any]) -> str:
+    """The same tool on several servers has the same identity: its name there and its input schema.
+
+    Compared within one process only, so Python's own hash of the schema's
+    ``marshal`` bytes serves: a sixth of the cost of ``repr`` or JSON, which
+    matters at 10,000 tools. Key order counts (servers send their schemas the same way).
+    """
+    try:
+        data = marshal.dumps(dict(schema))
+    except ValueError:  # something that is not JSON data; repr still tells schemas apart
+        data = repr(schema).encode()
+    return f"tool:{bare}:{hash(data):x}"
+
+
+@lru_cache(maxsize=16_384)
+def _tool_fields(name: str, title: str, description: str, parameters: str) -> dict[str, tuple[str, ...]]:
+    # The same tool on thirty servers is read once (callers copy the dict).
+    return {
+        "name": terms_of(name),
+        "summary": terms_of(f"{title} {one_line(description)}"),
+        "description": terms_of(description),
+        "parameters": terms_of(parameters),
+    }
+
+
+def tool_document(spec: ToolSpec, *, siblings: Collection[str] = ()) -> SearchDocument:
+    """The document of one tool: name, server, title and summary, description, parameter names.
+
+    Args:
+        spec: The tool.
+        siblings: :func:`name_key` of every tool of the same server; mentions of
+            the others in the description are not indexed (see :func:`without_mentions`).
+    """
+    remote = local_name(spec)
+    server = spec.server or split_name(spec.name)[0]
     parameters = " ".join(_parameter_names(spec.input_schema))
-    title = spec.title or ""
-    terms = weighted([
-        (bare, NAME_WEIGHT),
-        (server or "", SERVER_WEIGHT),
-        (title, TITLE_WEIGHT),
-        (spec.description, DESCRIPTION_WEIGHT),
-        (parameters, PARAMETER_WEIGHT),
-    ])
-    text = f"{bare.replace('_', ' ')}. {title}. {spec.description} Parameters: {parameters}"
-    return SearchDocument("tool", spec.name, server, one_line(spec.description), tuple(terms), text)
+    description = without_mentions(spec.description, siblings, name_key(remote))
+    summary = one_line(spec.description)
+    fields = {
+        **_tool_fields(remote, spec.title or "", description, parameters),
+        "server": terms_of(server or ""),
+    }
+    text = f"{remote.replace('_', ' ')}. {spec.title or ''}. {spec.description} Parameters: {parameters}"
+    return SearchDocument("tool", spec.name, server, summary, fields, text, tool_identity(remote, spec.input_schema),
+                          remote)
 
 
 def skill_document(skill: IndexedSkill, *, server: str | None = None) -> SearchDocument:
     """The document of one skill: name, description and body; ``server`` for a server's prompt."""
-    terms = weighted([
-        (skill.name, SKILL_NAME_WEIGHT),
-        (skill.description, SKILL_DESCRIPTION_WEIGHT),
-        (skill.body, SKILL_BODY_WEIGHT),
-    ])
+    own = split_name(skill.name)[1] if server is not None else skill.name  # ``general__review`` -> ``review``
+    fields = {
+        "name": terms_of(own),
+        "summary": terms_of(skill.description),
+        "description": terms_of(skill.body),
+        "parameters": (),
+        "server": terms_of(server or ""),
+    }
     text = f"{skill.name.replace('-', ' ')}. {skill.description} {skill.body}"
-    return SearchDocument("skill", skill.name, server, one_line(skill.description), tuple(terms), text)
+    return SearchDocument("skill", skill.name, server, one_line(skill.description), fields, text,
+                          f"skill:{server or ''}:{skill.name}", own)

@@ -1,44 +1,49 @@
 """The search index over every tool (both tiers) and every skill.
 
-Staying current: the index never needs to be told. Before each query it
-compares the registry's ``generation``, the identities of the skill objects it
-indexed and the set of unsearchable servers with what it built from; when
-anything differs it rebuilds. That catches every path a change can take (a
-server's ``tools/list_changed`` swap, a skill edited on disk, a prompt list
-re-read, a config reload) without subscriptions whose lifetimes would have to
-be managed, and costs one integer comparison when nothing changed.
+Staying current: before each query the index compares the registry's
+``generation``, the identities of the skill objects it indexed and the set of
+unsearchable servers with what it built from; when anything differs it
+rebuilds. That catches every path a change can take (a server's
+``tools/list_changed`` swap, a skill edited on disk, a prompt list re-read, a
+config reload) and costs one comparison when nothing changed.
 
-A rebuild is incremental where it matters: each tool's and skill's document
-(its terms) is cached by object identity, so only tools and skills that are new
-or were replaced are tokenised again; the BM25 matrix is then rebuilt as a
-whole (``bm25s`` has no per-document update), which takes about 0.3 s for
-10,000 tools.
+Never stalling the event loop: :meth:`SearchIndex.asearch` (what
+``search_tools`` uses) builds in a worker thread; only taking the registry's
+tool list happens on the loop. :meth:`SearchIndex.maintain` rebuilds in the
+background as soon as the registry changes, so the first search after start-up
+or after a ``list_changed`` finds the index ready. A rebuild re-reads only the
+servers whose tools changed (see ``_snapshot``).
 """
 
 from __future__ import annotations
 
-import re
+import logging
+import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Literal, Protocol
 
+import anyio
 import numpy as np
+from anyio.abc import TaskStatus
 
 from .._exceptions import ConfigError
-from ..registry import Tool, ToolRegistry, split_name
+from ..registry import RegistryChange, ToolRegistry
 from ._bm25 import Bm25Backend, SearchBackend
-from ._documents import DocumentKind, IndexedSkill, SearchDocument, skill_document, tool_document
+from ._documents import DocumentKind, IndexedSkill, SearchDocument
+from ._hybrid import HybridBackend
 from ._semantic import SemanticBackend, load_local_embedder
+from ._snapshot import BuildInputs, Snapshot, SnapshotBuilder, unknown_server
+from ._tokens import identifiers, name_key
 
-__all__ = ["SearchHit", "SearchIndex", "SkillProvider"]
+__all__ = ["BACKENDS", "BackendName", "SearchHit", "SearchIndex", "SkillProvider"]
 
-BackendName = Literal["bm25", "semantic"]
-BACKENDS: tuple[BackendName, ...] = ("bm25", "semantic")
+logger = logging.getLogger("toolsift.search")
 
-# An exact name may be given alone or among other words ("memory_store or memory_search").
-_NAME_CANDIDATES = re.compile(r"[^\s,;`'\"()]+")
+BackendName = Literal["bm25", "semantic", "hybrid"]
+BACKENDS: tuple[BackendName, ...] = ("bm25", "semantic", "hybrid")
 
 
 class SkillProvider(Protocol):
@@ -51,27 +56,42 @@ class SkillProvider(Protocol):
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One ranked result.
+    """One ranked result: a tool (or skill), or the same tool offered by several servers.
 
     Attributes:
-        document: What matched.
+        document: What matched (the best-scoring member the filters kept).
         score: The backend's score (``inf`` for an exact name match).
         exact: True when the query named the tool exactly.
+        members: Every document of the hit, ``document`` first: the same tool
+            (same name on its server, same input schema) on each server that offers it.
     """
 
     document: SearchDocument
     score: float
     exact: bool = False
+    members: tuple[SearchDocument, ...] = ()
+
+    @property
+    def servers(self) -> list[str]:
+        """The servers offering the hit's tool, ``document``'s first."""
+        return [doc.server for doc in self.members or (self.document,) if doc.server is not None]
 
 
-def _backend(backend: BackendName | SearchBackend) -> SearchBackend:
-    if not isinstance(backend, str):
-        return backend
-    if backend == "bm25":
+def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
+    """The backend called ``name`` (``bm25``, ``semantic``, ``hybrid``), or ``name`` itself.
+
+    Raises:
+        ConfigError: Unknown name, or a semantic backend without its package and model.
+    """
+    if not isinstance(name, str):
+        return name
+    if name == "bm25":
         return Bm25Backend()
-    if backend == "semantic":
+    if name == "semantic":
         return SemanticBackend(load_local_embedder())
-    raise ConfigError(f"unknown search backend {backend!r}; available: {', '.join(BACKENDS)}", field="backend")
+    if name == "hybrid":
+        return HybridBackend(Bm25Backend(), SemanticBackend(load_local_embedder()))
+    raise ConfigError(f"unknown search backend {name!r}; available: {', '.join(BACKENDS)}", field="backend")
 
 
 class SearchIndex:
@@ -83,11 +103,11 @@ class SearchIndex:
         unsearchable: Servers whose tools (and prompts) never appear, by config
             name or tool namespace; a callable is read again before every query,
             so a config reload takes effect without rebuilding the index object.
-        backend: ``bm25`` (default), ``semantic`` (needs ``toolsift[semantic]``),
-            or any :class:`SearchBackend`.
+        backend: ``bm25`` (default), ``semantic`` or ``hybrid`` (both need
+            ``toolsift[semantic]``), or any :class:`SearchBackend`.
 
     Raises:
-        ConfigError: Unknown backend name, or ``semantic`` without its package and model.
+        ConfigError: Unknown backend name, or ``semantic``/``hybrid`` without the package and model.
     """
 
     def __init__(
@@ -101,123 +121,114 @@ class SearchIndex:
         self.registry = registry
         self.skills = skills
         self._unsearchable = unsearchable
-        self._backend = _backend(backend)
-        self._tool_docs: dict[str, tuple[Tool, SearchDocument]] = {}
-        self._skill_docs: dict[str, tuple[IndexedSkill, SearchDocument]] = {}
-        self._documents: list[SearchDocument] = []
-        self._tool_positions: dict[str, int] = {}
-        self._remote_names: dict[str, list[str]] = {}
-        self._built_for: tuple[int, frozenset[str]] | None = None
-        self._skill_objects: tuple[IndexedSkill, ...] = ()
+        self._builder = SnapshotBuilder(backend_named(backend))
+        # Generation -1 never matches the registry's: the first query builds.
+        self._snapshot = self._builder.build(BuildInputs((-1, frozenset()), (), (), frozenset()))
+        self._build_lock = threading.Lock()
+        self._refreshing: anyio.Lock | None = None
         self.build_seconds = 0.0
         self.builds = 0
 
     @property
     def backend(self) -> str:
         """The ranking backend's name."""
-        return self._backend.name
+        return self._builder.backend.name
 
     @property
     def documents(self) -> list[SearchDocument]:
         """Every indexed document (tools in registration order, then skills), after a refresh."""
-        self.refresh()
-        return list(self._documents)
+        return list(self._current().documents)
 
     def unsearchable(self) -> frozenset[str]:
         """Servers kept out of the index, as configured right now."""
         value = self._unsearchable() if callable(self._unsearchable) else self._unsearchable
         return frozenset(value)
 
+    def servers(self) -> frozenset[str]:
+        """Servers with indexed tools or prompts, after a refresh."""
+        return self._current().servers
+
     # -- building --------------------------------------------------------------------------
 
-    def refresh(self) -> bool:
-        """Rebuild if the registry, the skills or the searchable servers changed; True when it did."""
+    def _changes(self) -> BuildInputs | None:
+        """What a build needs, or None when the current snapshot is up to date (the common, cheap case)."""
         hidden = self.unsearchable()
         skills = tuple(self.skills.invocable()) if self.skills is not None else ()
-        key = (self.registry.generation, hidden)
-        same_skills = len(skills) == len(self._skill_objects) and all(
-            a is b for a, b in zip(skills, self._skill_objects, strict=True))
-        if key == self._built_for and same_skills:
-            return False
-        started = time.perf_counter()
-        tools = [tool for tool in self.registry if not self._hidden(tool, hidden)]
-        self._tool_docs = {t.spec.name: self._tool_doc(t) for t in tools}
-        self._skill_docs = {
-            s.name: self._skill_doc(s) for s in skills if _skill_server(s) not in hidden
-        }
-        self._documents = [doc for _, doc in self._tool_docs.values()] + [d for _, d in self._skill_docs.values()]
-        self._tool_positions = {name: i for i, name in enumerate(self._tool_docs)}
-        self._remote_names = {}
-        for tool in tools:
-            remote = tool.spec.remote_name
-            if remote is not None:
-                self._remote_names.setdefault(remote, []).append(tool.spec.name)
-        self._backend.build(self._documents)
-        self._built_for, self._skill_objects = key, skills
-        self.build_seconds = time.perf_counter() - started
-        self.builds += 1
-        return True
+        inputs = BuildInputs((self.registry.generation, hidden), (), skills, hidden)
+        if inputs.same_as(self._snapshot):
+            return None
+        # Taken here, on the caller's thread: the registry is not thread-safe.
+        return replace(inputs, tools=tuple(self.registry))
 
-    @staticmethod
-    def _hidden(tool: Tool, hidden: frozenset[str]) -> bool:
-        if not hidden:
-            return False
-        namespace, _ = split_name(tool.spec.name)
-        return namespace in hidden or tool.spec.server in hidden
+    def _build(self, inputs: BuildInputs) -> bool:
+        with self._build_lock:
+            if inputs.same_as(self._snapshot):  # built meanwhile by another caller
+                return False
+            started = time.perf_counter()
+            self._snapshot = self._builder.build(inputs)
+            self.build_seconds = time.perf_counter() - started
+            self.builds += 1
+            return True
 
-    def _tool_doc(self, tool: Tool) -> tuple[Tool, SearchDocument]:
-        cached = self._tool_docs.get(tool.spec.name)
-        return cached if cached is not None and cached[0] is tool else (tool, tool_document(tool.spec))
+    def refresh(self) -> bool:
+        """Rebuild now, in this thread, if anything changed; True when it did.
 
-    def _skill_doc(self, skill: IndexedSkill) -> tuple[IndexedSkill, SearchDocument]:
-        cached = self._skill_docs.get(skill.name)
-        if cached is not None and cached[0] is skill:
-            return cached
-        return skill, skill_document(skill, server=_skill_server(skill))
+        Blocks the caller for the build: async code should use :meth:`arefresh`.
+        """
+        inputs = self._changes()
+        return False if inputs is None else self._build(inputs)
+
+    async def arefresh(self) -> bool:
+        """Rebuild in a worker thread if anything changed; True when this call did.
+
+        Concurrent callers wait for one build. If cancelled, the caller stops
+        waiting; a build already running in the worker thread still completes.
+        """
+        if self._refreshing is None:
+            self._refreshing = anyio.Lock()
+        async with self._refreshing:
+            inputs = self._changes()
+            if inputs is None:
+                return False
+            return await anyio.to_thread.run_sync(self._build, inputs, abandon_on_cancel=True)
+
+    async def maintain(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Keep the index built in the background until cancelled: a build now, another after each change.
+
+        Run it in a task group (``await tg.start(index.maintain)``): searches
+        then find the index ready, after start-up and after a server's
+        ``tools/list_changed``. Skill edits are picked up by the next search.
+        A build that fails is logged and tried again at the next change (and
+        by the next search, which reports the error to its caller).
+        """
+        changed = anyio.Event()
+
+        def on_change(_: RegistryChange) -> None:
+            changed.set()
+
+        unsubscribe = self.registry.subscribe(on_change)
+        try:
+            task_status.started()
+            while True:
+                try:
+                    await self.arefresh()
+                except Exception:
+                    logger.exception("building the search index failed; searches will try again")
+                await changed.wait()
+                changed = anyio.Event()
+        finally:
+            unsubscribe()
+
+    def _current(self) -> Snapshot:
+        self.refresh()
+        return self._snapshot
 
     # -- querying ----------------------------------------------------------------------------
 
-    def rank(self, query: str, *, server: str | None = None, kind: DocumentKind | None = None) -> Iterator[SearchHit]:
-        """Every matching document, best first: exact names, then by score.
-
-        A word of ``query`` that is a tool's canonical name, provider alias, or
-        its name on its own server (``memory_store`` for
-        ``claude-flow__memory_store``) always comes first: ranking alone can miss
-        a tool the caller named. When the whole query is one tool's or one
-        skill's exact name, only that is yielded: the caller knows what it wants,
-        and near matches would only cost context. Documents that share nothing
-        with the query are not yielded.
-
-        Args:
-            query: Free text, tool names, or both.
-            server: Only tools (and prompts) of this server.
-            kind: Only ``tool`` or only ``skill`` documents.
-        """
-        self.refresh()
-        whole = query.strip()
-        skill = self._skill_docs.get(whole)
-        exact_skill = skill[1] if skill is not None and (server is None or skill[1].server == server) else None
-        named_alone = bool(self._resolve(whole, server)) or exact_skill is not None
-        seen: set[int] = set()
-        if kind in (None, "tool"):
-            for name in self._exact_names(query, server):
-                # Tool documents come first in _documents, in _tool_docs order.
-                seen.add(self._tool_positions[name])
-                yield SearchHit(self._tool_docs[name][1], float("inf"), exact=True)
-        if exact_skill is not None and kind in (None, "skill"):
-            yield SearchHit(exact_skill, float("inf"), exact=True)
-        if named_alone:
-            return
-        scores = self._backend.scores(query)
-        candidates = np.flatnonzero(scores > 0)
-        order = candidates[np.argsort(-scores[candidates], kind="stable")]
-        for position in order.tolist():
-            doc = self._documents[position]
-            if position in seen or (kind is not None and doc.kind != kind):
-                continue
-            if server is not None and doc.server != server:
-                continue
-            yield SearchHit(doc, float(scores[position]))
+    def rank(self, query: str, *, server: str | None = None, kind: DocumentKind | None = None,
+             accept: Callable[[SearchDocument], bool] | None = None) -> Iterator[SearchHit]:
+        """Every matching document, best first; see :meth:`search`. Refreshes in this thread first."""
+        return _rank(self._checked(self._current(), server), self.registry, query, server, kind, accept)
 
     def search(
         self,
@@ -228,33 +239,122 @@ class SearchIndex:
         kind: DocumentKind | None = None,
         accept: Callable[[SearchDocument], bool] | None = None,
     ) -> list[SearchHit]:
-        """The best ``limit`` hits of :meth:`rank` that ``accept`` keeps.
+        """The best ``limit`` hits for ``query``, refreshing the index in this thread first.
+
+        When the whole query is a tool's or a skill's name (written any way:
+        ``memory_store``, ``Memory-Store``, ``memory store``,
+        ``claude-flow__memory_store``, a provider alias), only that is returned:
+        the caller knows what it wants. A word written as an identifier inside a
+        longer query (``use memory_compress``) puts that tool first. Plain words
+        never count as names ("echo the swarm status" does not pick ``echo``).
+        The same tool on several servers is one hit (see :attr:`SearchHit.members`);
+        documents sharing nothing with the query are not returned.
+
+        Args:
+            query: Free text, tool names, or both.
+            limit: How many hits at most.
+            server: Only tools (and prompts) of this server.
+            kind: Only ``tool`` or only ``skill`` documents.
+            accept: Keeps only the documents (group members included) it returns True for.
 
         Raises:
             ValueError: ``limit`` is below 1.
+            LookupError: ``server`` names no searchable server; the message lists them.
         """
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit!r}")
-        hits: Iterable[SearchHit] = self.rank(query, server=server, kind=kind)
-        if accept is not None:
-            hits = (hit for hit in hits if accept(hit.document))
-        return list(islice(hits, limit))
+        _check_limit(limit)
+        return list(islice(self.rank(query, server=server, kind=kind, accept=accept), limit))
 
-    def _exact_names(self, query: str, server: str | None) -> list[str]:
-        words = dict.fromkeys([query.strip(), *_NAME_CANDIDATES.findall(query)])
-        return list(dict.fromkeys(name for word in words if word for name in self._resolve(word, server)))
+    async def asearch(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        server: str | None = None,
+        kind: DocumentKind | None = None,
+        accept: Callable[[SearchDocument], bool] | None = None,
+    ) -> list[SearchHit]:
+        """:meth:`search` for async code: a needed rebuild runs in a worker thread (see :meth:`arefresh`)."""
+        _check_limit(limit)
+        await self.arefresh()
+        snapshot = self._checked(self._snapshot, server)
+        return list(islice(_rank(snapshot, self.registry, query, server, kind, accept), limit))
 
-    def _resolve(self, word: str, server: str | None) -> list[str]:
-        """Indexed tools that ``word`` names exactly (canonically, by alias, or by their server's name)."""
-        if word in self.registry:
-            names = [self.registry.resolve(word)]
-        elif server is not None and f"{server}__{word}" in self.registry:
-            names = [f"{server}__{word}"]
-        else:
-            names = self._remote_names.get(word, [])
-        return [n for n in names if n in self._tool_docs and (server is None or self._tool_docs[n][1].server == server)]
+    async def tool_names(self) -> frozenset[str]:
+        """The canonical names of every indexed tool, after a refresh in a worker thread."""
+        await self.arefresh()
+        return self._snapshot.tool_names
 
-def _skill_server(skill: IndexedSkill) -> str | None:
-    """The server a skill comes from (server prompts), else None."""
-    server = getattr(skill, "server", None)
-    return server if isinstance(server, str) else None
+    async def indexed(self, name: str) -> str | None:
+        """The canonical name of the indexed tool called ``name`` (canonically or by alias), or None.
+
+        Tools of unsearchable servers are not indexed, so they are None too.
+        """
+        await self.arefresh()
+        if name not in self.registry:
+            return None
+        canonical = self.registry.resolve(name)
+        return canonical if canonical in self._snapshot.tools else None
+
+    @staticmethod
+    def _checked(snapshot: Snapshot, server: str | None) -> Snapshot:
+        if server is not None and server not in snapshot.servers:
+            raise LookupError(unknown_server(server, snapshot.servers))
+        return snapshot
+
+
+def _check_limit(limit: int) -> None:
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit!r}")
+
+
+def _rank(snapshot: Snapshot, registry: ToolRegistry, query: str, server: str | None, kind: DocumentKind | None,
+          accept: Callable[[SearchDocument], bool] | None) -> Iterator[SearchHit]:
+    documents = snapshot.documents
+    seen: set[str] = set()
+
+    def hit(doc: SearchDocument, score: float, exact: bool) -> SearchHit | None:
+        seen.add(doc.identity)
+        members = [doc, *(documents[p] for p in snapshot.groups[doc.identity] if documents[p] is not doc)]
+        kept = [m for m in members if (server is None or m.server == server) and (accept is None or accept(m))]
+        return SearchHit(kept[0], score, exact, tuple(kept)) if kept else None
+
+    whole = query.strip().strip("`'\"")
+    exact_skill = snapshot.skill_names.get(name_key(whole))
+    named_alone = bool(_resolve(snapshot, registry, whole, server)) or exact_skill is not None
+    if kind in (None, "tool"):
+        candidates = dict.fromkeys([whole, *identifiers(query)])
+        for name in dict.fromkeys(n for word in candidates for n in _resolve(snapshot, registry, word, server)):
+            doc = snapshot.tools[name]
+            if doc.identity not in seen and (found := hit(doc, float("inf"), True)) is not None:
+                yield found
+    if exact_skill is not None and kind in (None, "skill"):
+        doc = snapshot.skill_docs[exact_skill]
+        if (found := hit(doc, float("inf"), True)) is not None:
+            yield found
+    if named_alone:
+        return
+    scores = snapshot.ranker.scores(query)
+    positive = np.flatnonzero(scores > 0)
+    order = positive[np.argsort(-scores[positive], kind="stable")]
+    for position in order.tolist():
+        doc = snapshot.ranked[position]
+        if doc.identity in seen or (kind is not None and doc.kind != kind):
+            continue
+        if (found := hit(doc, float(scores[position]), False)) is not None:
+            yield found
+
+
+def _resolve(snapshot: Snapshot, registry: ToolRegistry, word: str, server: str | None) -> list[str]:
+    """Indexed tools that ``word`` names: canonically, by provider alias, or by their name on their server."""
+    if not word:
+        return []
+    if word in registry:
+        names = [registry.resolve(word)]
+    else:
+        key = name_key(word)
+        names = snapshot.names.get(key, [])
+        if server is not None:
+            names = [*names, *snapshot.names.get(name_key(f"{server}__{word}"), [])]
+    return [n for n in dict.fromkeys(names)
+            if n in snapshot.tools and (server is None or snapshot.tools[n].server == server)]
+

@@ -24,8 +24,8 @@ from typing import Protocol, final
 import mcp.types as types
 
 from .._exceptions import SkillRenderError
-from ..mcp_sessions import ServerCatalog, ServerConfig
-from ..mcp_sessions._untrusted import neutralise_markers
+from ..config import ServerConfig
+from ..mcp_sessions import ServerCatalog, neutralise_markers
 from ..skills import SkillVariable
 
 __all__ = ["McpPromptSkill", "PromptSession", "prompt_skills"]

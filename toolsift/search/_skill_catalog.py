@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import final
 
 from .._exceptions import SkillNotFound
-from ..skills import Skill, SkillSet, SkillsLoader
+from ..skills import Skill, SkillProblem, SkillSet, SkillsLoader
 from ._prompt_skills import McpPromptSkill, PromptSession, prompt_skills
 
 __all__ = ["AnySkill", "SkillCatalog"]
@@ -40,6 +40,11 @@ class SkillCatalog:
         if self._skills is None:
             return SkillSet()
         return self._skills.skills if isinstance(self._skills, SkillsLoader) else self._skills
+
+    @property
+    def problems(self) -> tuple[SkillProblem, ...]:
+        """The SKILL.md problems of the current snapshot (a broken file, a name clash)."""
+        return self._skill_set().problems
 
     def prompt_skills(self) -> list[McpPromptSkill]:
         """The prompt skills of every session, in session order."""

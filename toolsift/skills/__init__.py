@@ -1,7 +1,9 @@
 """Skills: SKILL.md files that give the model instructions and pick its tools.
 
 A skill is a folder holding a ``SKILL.md``: YAML front matter between ``---``
-lines, then a markdown body that is a Jinja2 template::
+lines, then a markdown body. A skill that declares ``variables`` (or says
+``templating: jinja``) has a Jinja2 template for a body; any other body is used
+as written::
 
     ---
     name: release-notes
@@ -14,16 +16,21 @@ lines, then a markdown body that is a Jinja2 template::
     Write the release notes for {{ version }}, for {{ audience }}.
 
 This package parses and validates SKILL.md files (:func:`parse_skill`), binds
-``/use`` argument text to variables (:func:`bind_arguments`), renders bodies in
-a Jinja2 sandbox (:func:`render_skill`), and discovers skills in the project,
-user and extra folders, watching them for edits (:class:`SkillsLoader`).
+``/use`` argument text to variables (:func:`bind_arguments`), renders bodies
+(:func:`render_skill`; templates in a Jinja2 sandbox inside worker processes
+with a time, output and memory budget, :class:`TemplateSandbox`), and discovers
+skills in the project, user and extra folders, watching them for edits
+(:class:`SkillsLoader`).
 
 A skill does not decide which tools the model sees. It exposes its patterns,
 ``Skill.allowed_tools`` and ``Skill.disallowed_tools``, and the registry's
 ``TurnScope(skill_allowed=..., skill_disallowed=..., skill=name)`` applies them.
 Unlike Claude Code, where ``allowed-tools`` only pre-approves tools, here it
 RESTRICTS the turn to the tools it names (and surfaces the tools of an internal
-server it names literally, such as ``claude-flow__memory_*``).
+server it names literally, such as ``claude-flow__memory_*``). Skills written
+for Claude Code load as they are: ``mcp__S__t`` names are read as ``S__t``, and
+what toolsift cannot use (``Bash(git add:*)``, a display name, a description
+over the Agent Skills limit) is kept and reported in ``Skill.warnings``.
 """
 
 from .._public import publish
@@ -36,22 +43,28 @@ from ._model import split_tool_list as split_tool_list
 from ._parse import parse_skill as parse_skill
 from ._parse import parse_skill_text as parse_skill_text
 from ._render import render_skill as render_skill
+from ._sandbox import TemplateSandbox as TemplateSandbox
+from ._sandbox import shared_sandbox as shared_sandbox
 from ._skillset import SkillProblem as SkillProblem
 from ._skillset import SkillSet as SkillSet
 from ._skillset import SkillsReloaded as SkillsReloaded
+from ._warning import SkillWarning as SkillWarning
 
 __all__ = [
     "Skill",
     "SkillProblem",
     "SkillSet",
     "SkillVariable",
+    "SkillWarning",
     "SkillsLoader",
     "SkillsReloaded",
+    "TemplateSandbox",
     "bind_arguments",
     "default_user_dir",
     "parse_skill",
     "parse_skill_text",
     "render_skill",
+    "shared_sandbox",
     "split_tool_list",
 ]
 

@@ -7,6 +7,12 @@ folders define the same name the first wins and the clash is recorded as a
 problem naming both files, so it is never resolved silently. A broken skill is
 recorded as a problem and the others load. A skill broken by an edit keeps its
 last good version, so a half-saved file never takes a working skill away.
+A skill loaded with warnings (see ``Skill.warnings``) has them logged once.
+
+Templated bodies compile in a :class:`TemplateSandbox`, so one skill's load
+costs at most the sandbox's time budget. The scan blocks its thread for that
+long per templated skill: async code calls :meth:`SkillsLoader.aload` or
+:meth:`SkillsLoader.areload`, which scan in a worker thread.
 """
 
 from __future__ import annotations
@@ -14,18 +20,19 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import final
 
 import anyio
-import anyio.lowlevel
 from anyio.abc import TaskStatus
-from watchfiles import awatch
 
 from .._exceptions import SkillParseError
+from ._folder_watch import watch_folders
 from ._model import Skill
 from ._parse import parse_skill_text, read_skill_file
+from ._sandbox import TemplateSandbox
 from ._skillset import SkillProblem, SkillSet, SkillsReloaded
 
 __all__ = ["SkillsLoader", "default_user_dir"]
@@ -34,6 +41,7 @@ logger = logging.getLogger("toolsift.skills")
 
 Subscriber = Callable[[SkillsReloaded], object]
 _SKILL_FILE = "SKILL.md"
+_Scan = tuple[dict[str, Skill], dict[str, tuple[Path, str]], list[SkillProblem], dict[Path, tuple[str, Skill]]]
 
 
 def default_user_dir() -> Path:
@@ -48,8 +56,8 @@ class SkillsLoader:
     Nothing is read on construction: the first :meth:`load`, :meth:`reload`,
     :attr:`skills` access or :meth:`watch` scans the folders. Folders that do not
     exist are skipped; one that appears later is picked up by the next
-    :meth:`reload` (a running :meth:`watch` watches the folders that existed when
-    it started).
+    :meth:`reload`, and by a running :meth:`watch` at once (which also follows a
+    folder that is deleted and recreated).
 
     Args:
         project: The project's skill folder (usually ``<project>/.toolsift/skills``).
@@ -59,6 +67,8 @@ class SkillsLoader:
         extra: More folders, lowest precedence, in order.
         debounce_ms: While watching, how long to gather a burst of file events
             into one reload.
+        sandbox: Where templated bodies compile, with which limits (the shared
+            default when None).
     """
 
     def __init__(
@@ -68,6 +78,7 @@ class SkillsLoader:
         user: str | os.PathLike[str] | None = None,
         extra: Iterable[str | os.PathLike[str]] = (),
         debounce_ms: int = 300,
+        sandbox: TemplateSandbox | None = None,
     ) -> None:
         if debounce_ms < 0:
             raise ValueError(f"debounce_ms must be >= 0, got {debounce_ms!r}")
@@ -79,6 +90,12 @@ class SkillsLoader:
                 folders.setdefault(Path(folder).expanduser().resolve())
         self._folders = tuple(folders)
         self._debounce_ms = debounce_ms
+        self._sandbox = sandbox
+        # Scans may run in worker threads (aload, watch) and in the caller's (load):
+        # one at a time, numbered, so an older scan never replaces a newer one's result.
+        self._scan_lock = threading.Lock()
+        self._scans = 0
+        self._applied = 0
         self._good: dict[Path, tuple[str, Skill]] = {}
         self._sources: dict[str, tuple[Path, str]] = {}
         self._snapshot: SkillSet | None = None
@@ -89,6 +106,11 @@ class SkillsLoader:
     def folders(self) -> tuple[Path, ...]:
         """The skill folders, resolved, in precedence order."""
         return self._folders
+
+    @property
+    def sandbox(self) -> TemplateSandbox | None:
+        """Where templated bodies compile and render (None: the shared default sandbox)."""
+        return self._sandbox
 
     @property
     def skills(self) -> SkillSet:
@@ -113,8 +135,16 @@ class SkillsLoader:
         return self.skills.invocable()
 
     def load(self) -> SkillSet:
-        """Scan the folders and return the snapshot; same as ``reload().skills``."""
+        """Scan the folders and return the snapshot; same as ``reload().skills``.
+
+        Blocks for at most the sandbox's time budget per templated skill; async
+        code calls :meth:`aload`.
+        """
         return self.reload().skills
+
+    async def aload(self) -> SkillSet:
+        """:meth:`load` without blocking other tasks; same as ``(await areload()).skills``."""
+        return (await self.areload()).skills
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Call ``callback(event)`` after every reload that changed something.
@@ -143,9 +173,25 @@ class SkillsLoader:
         Returns:
             What changed (falsy when nothing did).
         """
-        skills, sources, problems, good = self._scan()
+        return self._apply(self._scan())
+
+    async def areload(self) -> SkillsReloaded:
+        """:meth:`reload`, scanning in a worker thread so other tasks run meanwhile.
+
+        Subscribers are called in the calling task. If the caller is cancelled,
+        the scan finishes in its thread (each templated skill within the
+        sandbox's budget) and its result is dropped.
+        """
+        return self._apply(await anyio.to_thread.run_sync(self._scan, abandon_on_cancel=True))
+
+    def _apply(self, scan: tuple[int, _Scan]) -> SkillsReloaded:
+        number, (skills, sources, problems, good) = scan
+        if number < self._applied:
+            return SkillsReloaded(self.skills)  # a newer scan was applied meanwhile
+        self._applied = number
         old = self._sources
         previous_problems = self._snapshot.problems if self._snapshot is not None else ()
+        previous_warnings = set(self._snapshot.warnings) if self._snapshot is not None else set()
         snapshot = SkillSet(skills, tuple(problems))
         event = SkillsReloaded(
             snapshot,
@@ -158,6 +204,9 @@ class SkillsLoader:
         for problem in snapshot.problems:
             if problem not in previous_problems:
                 logger.warning("%s", problem.message)
+        for warning in snapshot.warnings:
+            if warning not in previous_warnings:
+                logger.warning("%s", warning.message)
         if event:
             self._notify(event)
         return event
@@ -168,7 +217,9 @@ class SkillsLoader:
         Run it in a task group: ``await tg.start(loader.watch)`` returns once the
         file-system watches are in place and the folders have been scanned.
         Bursts of events are debounced into one reload; subscribers are told of
-        every reload that changed something.
+        every reload that changed something. A folder that does not exist yet is
+        picked up when it appears, and one that is deleted and recreated (a
+        ``git checkout``) is watched again.
 
         On cancellation the watch thread is told to stop and the call returns
         within about one polling step (50 ms).
@@ -180,42 +231,18 @@ class SkillsLoader:
             raise RuntimeError("This SkillsLoader is already watching its folders")
         self._watching = True
         try:
-            folders = [folder for folder in self._folders if folder.is_dir()]
-            if folders:
-                await self._watch(folders, task_status)
-            else:
-                self.reload()
-                task_status.started()
-                await anyio.sleep_forever()
+            await watch_folders(self._folders, self._watched_reload, debounce_ms=self._debounce_ms,
+                                task_status=task_status)
         finally:
             self._watching = False
 
-    async def _watch(self, folders: list[Path], task_status: TaskStatus[None]) -> None:
-        stop = anyio.Event()
-        changes = awatch(*folders, debounce=self._debounce_ms, step=50, stop_event=stop)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._follow, changes)
-            # awatch installs its watches synchronously in its first step, before
-            # its first await; _follow was scheduled before this task, so after one
-            # checkpoint the watches exist and no later edit can be missed.
-            await anyio.lowlevel.checkpoint()
-            self.reload()  # edits made before the watches existed
-            task_status.started()
-            try:
-                await anyio.sleep_forever()
-            finally:
-                # The watch thread only looks at this event; without it, cancelling
-                # would wait for the thread's next timeout (seconds).
-                stop.set()
-
-    async def _follow(self, changes: AsyncIterator[object]) -> None:
-        async for _ in changes:
-            try:
-                self.reload()
-            except Exception:
-                # A bug in a subscriber is already contained by _notify; anything
-                # else must not end the watch, but must not go unseen either.
-                logger.exception("Reloading skills from %s failed", ", ".join(map(str, self._folders)))
+    async def _watched_reload(self) -> None:
+        try:
+            await self.areload()
+        except Exception:
+            # A bug in a subscriber is already contained by _notify; anything
+            # else must not end the watch, but must not go unseen either.
+            logger.exception("Reloading skills from %s failed", ", ".join(map(str, self._folders)))
 
     def _notify(self, event: SkillsReloaded) -> None:
         for callback in list(self._subscribers):
@@ -224,9 +251,12 @@ class SkillsLoader:
             except Exception:
                 logger.exception("A skills reload subscriber failed: %r", callback)
 
-    def _scan(
-        self,
-    ) -> tuple[dict[str, Skill], dict[str, tuple[Path, str]], list[SkillProblem], dict[Path, tuple[str, Skill]]]:
+    def _scan(self) -> tuple[int, _Scan]:
+        with self._scan_lock:
+            self._scans += 1
+            return self._scans, self._scan_files()
+
+    def _scan_files(self) -> _Scan:
         skills: dict[str, Skill] = {}
         sources: dict[str, tuple[Path, str]] = {}
         problems: list[SkillProblem] = []
@@ -274,7 +304,7 @@ class SkillsLoader:
             text = read_skill_file(file)
             if previous is not None and previous[0] == text:
                 return previous
-            return text, parse_skill_text(text, file)
+            return text, parse_skill_text(text, file, sandbox=self._sandbox)
         except SkillParseError as exc:
             if previous is None:
                 problems.append(SkillProblem(file, str(exc), exc))

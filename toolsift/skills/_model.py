@@ -9,7 +9,13 @@ attributes use underscores and accept either spelling on construction.
 A skill does not decide what the model sees: it carries its patterns
 (``allowed_tools``, ``disallowed_tools``) and the registry's ``TurnScope`` applies
 them. Here ``allowed-tools`` RESTRICTS the turn to the tools it names, where
-Claude Code only pre-approves them.
+Claude Code only pre-approves them. Claude Code's MCP names (``mcp__S__t``) are
+read as toolsift's (``S__t``); its own tools and rules (``Read``,
+``Bash(git add:*)``) are kept as written and match no tool.
+
+The model checks what a skill needs to work (a valid id, a description, valid
+patterns). The Agent Skills length limits and the name-equals-folder rule are
+not refused here: the parser loads such skills with a warning.
 """
 
 from __future__ import annotations
@@ -18,23 +24,23 @@ import keyword
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Literal, final
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ..registry import compile_patterns
-from ._render import RESERVED_VARIABLE, compile_template, render_skill
+from ._claude_tools import foreign_reason, from_claude_code
+from ._render import RESERVED_VARIABLE, render_skill
+from ._warning import SkillWarning
 
 if TYPE_CHECKING:
-    from jinja2 import Template
+    from ._sandbox import TemplateSandbox
 
-__all__ = ["Skill", "SkillVariable", "split_tool_list"]
+__all__ = ["Skill", "SkillVariable", "is_skill_name", "split_tool_list"]
 
 # Agent Skills: lowercase letters, digits and single hyphens, no hyphen at either end.
 _SKILL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _MAX_NAME = 64
-_MAX_DESCRIPTION = 1024
-_MAX_COMPATIBILITY = 500
 # Variables are Jinja names: a hyphen would parse as a subtraction.
 _VARIABLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _JINJA_LITERALS = frozenset({"true", "false", "none"})
@@ -48,7 +54,8 @@ def split_tool_list(value: str) -> list[str]:
     """Split an ``allowed-tools`` string the way Claude Code and Agent Skills write it.
 
     Entries are separated by commas, whitespace or both: ``"read_file, write_file"``
-    and ``"read_file write_file"`` give the same list.
+    and ``"read_file write_file"`` give the same list. Parentheses group, so
+    ``"Bash(git add:*), Read"`` is two entries.
 
     Raises:
         ValueError: When parentheses do not balance.
@@ -57,6 +64,11 @@ def split_tool_list(value: str) -> list[str]:
     if _SEPARATORS.sub("", _TOOL_TOKEN.sub("", value)):
         raise ValueError(f"cannot split {value!r} into tool patterns: unbalanced parentheses")
     return _TOOL_TOKEN.findall(value)
+
+
+def is_skill_name(name: object) -> bool:
+    """Whether ``name`` is a valid skill id (Agent Skills: 1-64 lowercase letters, digits, single hyphens)."""
+    return isinstance(name, str) and len(name) <= _MAX_NAME and _SKILL_NAME.fullmatch(name) is not None
 
 
 def _scalar_to_str(value: object) -> object:
@@ -79,7 +91,8 @@ def _tool_patterns(value: object, field: str) -> tuple[str, ...]:
         )
     # compile_patterns validates every entry (raising InvalidPattern) and warms the
     # cache the registry's TurnScope uses for the same tuple.
-    return compile_patterns(items, where=f"field {field!r}").patterns
+    entries = [from_claude_code(item) if isinstance(item, str) else item for item in items]
+    return compile_patterns(entries, where=f"field {field!r}").patterns
 
 
 @final
@@ -177,49 +190,62 @@ class Skill(BaseModel):
     """A parsed, validated SKILL.md.
 
     Build one with :func:`parse_skill` / :func:`parse_skill_text`, or directly
-    (``Skill(name=..., description=..., body=...)``), in which case the body is
-    compiled on first render. Instances are immutable.
+    (``Skill(name=..., description=..., body=...)``), in which case a templated
+    body is first compiled when it renders. Instances are immutable.
 
     Attributes:
-        name: The Agent Skills name; equals the skill's folder name.
-        description: What the skill does and when to use it (<= 1024 characters).
+        name: The skill's id, what ``/use`` takes: the ``name`` written, or the
+            folder's name when that is not a valid id (or not written).
+        display_name: The ``name`` as written when it is a display name rather
+            than an id (``Pair Programming``); None otherwise.
+        description: What the skill does and when to use it.
         version: Free-form version text.
         variables: Declared template variables, by name, in declaration order.
+        templating: ``"jinja"`` when the body is a template, ``"none"`` when it is
+            plain text; when not written, ``"jinja"`` exactly if ``variables``
+            declares any.
         allowed_tools: Globs restricting the turn's tools (empty: no extra limit).
             A pattern naming a server literally (``claude-flow__memory_*``) also
-            surfaces that internal server's matching tools.
+            surfaces that internal server's matching tools. Claude Code MCP
+            names are stored translated; see :attr:`foreign_tools` for the
+            entries kept as written.
         disallowed_tools: Globs removed from the turn even when allowed elsewhere.
         user_invocable: Whether ``/use`` and ``/skills`` offer it.
         argument_hint: What ``/use <name>`` expects, shown in usage messages.
         license: Agent Skills ``license``.
-        compatibility: Agent Skills ``compatibility`` (<= 500 characters).
+        compatibility: Agent Skills ``compatibility``.
         metadata: Agent Skills ``metadata``, kept as written.
         extra: Every other front-matter field, kept as written.
-        body: The markdown body, a Jinja2 template.
+        body: The markdown body (a Jinja2 template when ``templating`` is ``"jinja"``).
         path: The SKILL.md file, when the skill came from one.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True, validate_by_alias=True)
 
     name: str
-    description: str = Field(min_length=1, max_length=_MAX_DESCRIPTION)
+    display_name: str | None = None
+    description: str = Field(min_length=1)
     version: str | None = None
     variables: Mapping[str, SkillVariable] = Field(default_factory=dict)
+    templating: Literal["jinja", "none"] = "none"
     allowed_tools: tuple[str, ...] = Field(default=(), alias="allowed-tools")
     disallowed_tools: tuple[str, ...] = Field(default=(), alias="disallowed-tools")
     user_invocable: bool = Field(default=True, alias="user-invocable")
     argument_hint: str | None = Field(default=None, alias="argument-hint")
     license: str | None = None
-    compatibility: str | None = Field(default=None, max_length=_MAX_COMPATIBILITY)
+    compatibility: str | None = None
     metadata: Mapping[str, Any] = Field(default_factory=dict)
     extra: Mapping[str, Any] = Field(default_factory=dict)
     body: str = Field(default="", repr=False)
     path: Path | None = None
+    # How the file was read: not content, so neither fields nor front-matter keys.
+    _warnings: tuple[SkillWarning, ...] = PrivateAttr(default=())
+    _sandbox: TemplateSandbox | None = PrivateAttr(default=None)
 
     @field_validator("name")
     @classmethod
     def _check_name(cls, name: str) -> str:
-        if len(name) > _MAX_NAME or not _SKILL_NAME.fullmatch(name):
+        if not is_skill_name(name):
             raise ValueError(
                 f"{name!r} is not a valid skill name: use 1-{_MAX_NAME} lowercase letters, digits and "
                 "single hyphens, not starting or ending with a hyphen"
@@ -244,6 +270,24 @@ class Skill(BaseModel):
     def _normalise_variables(cls, value: object) -> object:
         return _variables(value)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _templated_when_variables(cls, data: Any) -> Any:
+        # Opt-in: a body is a template only when the skill asks for one, so plain
+        # skills full of ``{{ }}`` (Actions, Helm, Handlebars) load as written.
+        if isinstance(data, Mapping) and data.get("templating") is None:
+            return {**data, "templating": "jinja" if data.get("variables") else "none"}
+        return data
+
+    @field_validator("templating")
+    @classmethod
+    def _variables_need_a_template(cls, value: str, info: ValidationInfo) -> str:
+        if value == "none" and info.data.get("variables"):
+            raise ValueError(
+                "a skill with 'variables' has a templated body; remove 'templating: none' or the variables"
+            )
+        return value
+
     @field_validator("allowed_tools", mode="before")
     @classmethod
     def _allowed(cls, value: object) -> tuple[str, ...]:
@@ -255,18 +299,40 @@ class Skill(BaseModel):
         return _tool_patterns(value, "disallowed-tools")
 
     @property
-    def template(self) -> Template:
-        """The compiled body (compiled once per distinct body, then cached).
+    def templated(self) -> bool:
+        """Whether the body is a Jinja2 template (else it is used as written)."""
+        return self.templating == "jinja"
 
-        Raises:
-            jinja2.TemplateSyntaxError: When the body is not a valid template or
-                uses a variable it does not declare.
+    @property
+    def warnings(self) -> tuple[SkillWarning, ...]:
+        """What the parser worked around to load this skill (empty when built in code)."""
+        return self._warnings
+
+    @property
+    def foreign_tools(self) -> tuple[str, ...]:
+        """Entries of ``allowed-tools`` and ``disallowed-tools`` that name no toolsift tool.
+
+        Claude Code's own tools and permission rules (``Read``, ``Bash(git add:*)``),
+        kept as written; they match no toolsift tool.
         """
-        return compile_template(self.body, frozenset(self.variables))
+        entries = dict.fromkeys((*self.allowed_tools, *self.disallowed_tools))
+        return tuple(entry for entry in entries if foreign_reason(entry) is not None)
 
-    def render(self, variables: Mapping[str, object] | None = None) -> str:
-        """Render the body; see :func:`render_skill`."""
-        return render_skill(self, variables)
+    def _note_loading(self, warnings: tuple[SkillWarning, ...], sandbox: TemplateSandbox | None) -> None:
+        """Record how the parser read this (new, not yet shared) skill."""
+        self._warnings = warnings
+        self._sandbox = sandbox
+
+    async def render(
+        self, variables: Mapping[str, object] | None = None, *, sandbox: TemplateSandbox | None = None
+    ) -> str:
+        """Render the body; see :func:`render_skill`.
+
+        Without ``sandbox``, a templated body renders in the sandbox the skill was
+        loaded with (a loader's, whose limits come from the config), else the
+        shared default.
+        """
+        return await render_skill(self, variables, sandbox=sandbox or self._sandbox)
 
     def usage(self) -> str:
         """How to invoke the skill: ``/use <name> <argument-hint>``.

@@ -2,9 +2,11 @@
 
 Every failure becomes a :class:`SkillParseError` naming the file, the field and
 the line: broken YAML (the YAML error's line), a missing or mistyped field (the
-field's line in the front matter), a name that is not its folder's, a pattern
-that is not a valid glob (the pattern's own line), and a body that does not
-compile (front matter lines plus the template's line).
+field's line in the front matter), no usable id, a pattern that is not a valid
+glob (the pattern's own line), and a templated body that does not compile or
+reads an undeclared name (front matter lines plus the template's line). What
+toolsift can work around (a display name, a long or missing description, Claude
+Code tool names) loads with warnings instead; see ``_leniency``.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from jinja2 import TemplateSyntaxError
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from .._exceptions import InvalidPattern, SkillParseError
+from .._exceptions import InvalidPattern, SkillParseError, TemplateError
 from ._frontmatter import FrontMatter, split_front_matter
+from ._leniency import settle_description, settle_name, warnings_for
 from ._model import Skill
+from ._render import check_template
+from ._sandbox import TemplateSandbox
+from ._warning import SkillWarning
 
 __all__ = ["parse_skill", "parse_skill_text", "read_skill_file"]
 
@@ -27,22 +32,25 @@ __all__ = ["parse_skill", "parse_skill_text", "read_skill_file"]
 # underscore spelling is accepted too, so ``allowed_tools:`` restricts the turn
 # instead of landing, unnoticed, in ``extra``.
 _KNOWN_KEYS = {
-    (info.alias or name): name for name, info in Skill.model_fields.items() if name not in {"extra", "body", "path"}
+    (info.alias or name): name
+    for name, info in Skill.model_fields.items()
+    if name not in {"extra", "body", "path", "display_name"}
 }
 _MAX_SHOWN = 80
 
 
-def parse_skill(path: str | os.PathLike[str]) -> Skill:
+def parse_skill(path: str | os.PathLike[str], *, sandbox: TemplateSandbox | None = None) -> Skill:
     """Read and parse one SKILL.md file.
 
     Args:
-        path: The file; its folder's name must equal the skill's ``name``.
+        path: The file; its folder's name is the skill's id when ``name`` is not one.
+        sandbox: Where a templated body is compiled (the shared default when None).
 
     Raises:
         SkillParseError: When the file cannot be read or is not a valid skill.
     """
     file = Path(path)
-    return parse_skill_text(read_skill_file(file), file)
+    return parse_skill_text(read_skill_file(file), file, sandbox=sandbox)
 
 
 def read_skill_file(file: Path) -> str:
@@ -59,16 +67,25 @@ def read_skill_file(file: Path) -> str:
         raise SkillParseError(f"cannot read the file: {exc.strerror or exc}", path=file) from exc
 
 
-def parse_skill_text(text: str, path: str | os.PathLike[str] | None = None) -> Skill:
+def parse_skill_text(
+    text: str, path: str | os.PathLike[str] | None = None, *, sandbox: TemplateSandbox | None = None
+) -> Skill:
     """Parse SKILL.md text.
+
+    A templated body is compiled in ``sandbox``, which bounds the time and
+    memory that takes; this call blocks for at most that budget.
 
     Args:
         text: The whole file: ``---``, YAML front matter, ``---``, markdown body.
         path: Where the text comes from, for messages. When given, its parent
-            folder's name must equal the skill's ``name`` (Agent Skills rule).
+            folder's name is the id of a skill whose ``name`` is missing or is a
+            display name (the Agent Skills rule is that the two are equal).
+        sandbox: Where a templated body is compiled (the shared default when
+            None); the skill also renders in it.
 
     Returns:
-        The skill, its body already compiled.
+        The skill, its templated body checked, with ``warnings`` listing what
+        was worked around.
 
     Raises:
         SkillParseError: Naming the file, the field and the line of the first
@@ -77,23 +94,20 @@ def parse_skill_text(text: str, path: str | os.PathLike[str] | None = None) -> S
     file = Path(path) if path is not None else None
     parts = split_front_matter(text, file)
     fields, written = _sort_fields(parts, file)
+    warnings: list[SkillWarning] = []
+    settle_name(fields, parts, file, warnings)
+    settle_description(fields, parts, file, warnings)
     try:
         skill = Skill.model_validate({**fields, "body": parts.body, "path": file})
     except ValidationError as exc:
         raise _from_validation(exc, parts, written, file) from exc
-    folder = file.parent.name if file is not None else ""
-    if folder and folder != skill.name:
-        raise SkillParseError(
-            f"name {skill.name!r} must equal its folder's name {folder!r}; rename one of them",
-            path=file,
-            field="name",
-            line=parts.line_of("name"),
-        )
-    try:
-        _ = skill.template
-    except TemplateSyntaxError as exc:
-        line = parts.body_line + (exc.lineno or 1) - 1
-        raise SkillParseError(f"template error in the body: {exc.message}", path=file, line=line) from exc
+    if skill.templated:
+        try:
+            check_template(skill, sandbox)
+        except TemplateError as exc:
+            line = parts.body_line + (exc.line or 1) - 1
+            raise SkillParseError(f"template error in the body: {exc.reason}", path=file, line=line) from exc
+    skill._note_loading((*warnings, *warnings_for(skill, parts, written, file)), sandbox)
     return skill
 
 
@@ -138,7 +152,9 @@ def _problem(error: ErrorDetails, parts: FrontMatter, written: dict[str, str]) -
     field = ".".join([key, *map(str, rest)])
     cause = error.get("ctx", {}).get("error")
     if error["type"] == "missing":
-        return field, f"the front matter has no {key!r} field", 1
+        # A body stands in for a missing description (see _leniency), so here there is none.
+        empty = " and the body is empty: say what the skill does and when to use it" if key == "description" else ""
+        return field, f"the front matter has no {key!r} field{empty}", 1
     if isinstance(cause, InvalidPattern):
         line = parts.line_containing(key, cause.pattern)
         return field, f"pattern {cause.pattern!r} is not a valid glob: {cause.reason}", line

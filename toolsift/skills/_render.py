@@ -1,124 +1,97 @@
-"""Compiling and rendering skill bodies in a Jinja2 sandbox.
+"""Turning a skill's body into the model's instructions.
 
-A SKILL.md may come from anywhere (a shared folder, a downloaded skill pack), so
-its body is untrusted code. It runs in ``ImmutableSandboxedEnvironment``: no
-attribute starting with ``_`` (``''.__class__``, ``f.__globals__``), no method
-that mutates a list or dict, ``range`` capped. ``StrictUndefined`` turns every
-unknown name into an error instead of an empty string.
+Templating is opt-in. A skill that declares ``variables`` (or says
+``templating: jinja``) has a Jinja2 body; any other skill's body is plain text,
+used byte for byte, so ``${{ github.sha }}``, ``{{ .Values.image }}``,
+``{{#each}}`` or ``{% raw %}`` in it mean nothing to toolsift. The ``/use``
+argument text reaches a plain skill the way Claude Code passes it to a skill
+without ``$ARGUMENTS``: appended after the body as an ``ARGUMENTS:`` line.
 
-Two more guards, because Jinja folds constant expressions while compiling:
-``{{ 10 ** 10 ** 10 }}`` would otherwise freeze the loader at load time, before
-any render. Power and repetition are intercepted and refused past a size limit.
-Loops can still spend CPU at render time; the sandbox stops escapes, not every
-form of waste.
+A templated body is untrusted code: it is compiled and rendered by a
+:class:`~toolsift.skills.TemplateSandbox` (Jinja2's immutable sandbox, strict
+undefined names, in a worker process with a time, output and memory budget).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from jinja2 import StrictUndefined, Template, TemplateAssertionError, UndefinedError, meta, nodes
-from jinja2.exceptions import SecurityError
-from jinja2.runtime import Context
-from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-from .._exceptions import SkillRenderError
+from .._exceptions import SkillRenderError, TemplateError
+from ._sandbox import TemplateSandbox, default_sandbox
 
 if TYPE_CHECKING:
     from ._model import Skill
 
-__all__ = ["RESERVED_VARIABLE", "compile_template", "render_skill"]
+__all__ = ["RESERVED_VARIABLE", "check_template", "render_skill"]
 
 #: Always defined while rendering: the raw argument text, like Claude Code's ``$ARGUMENTS``.
 RESERVED_VARIABLE: Final = "arguments"
-
-#: Largest string or sequence ``*`` may build, in items.
-MAX_REPEAT: Final = 1_000_000
-#: Largest integer ``**`` may build, in bits.
-MAX_POWER_BITS: Final = 65_536
+_ARGUMENTS_LINE: Final = "ARGUMENTS: "
 
 
-class _SkillEnvironment(ImmutableSandboxedEnvironment):
-    intercepted_binops = frozenset({"*", "**"})
+def check_template(skill: Skill, sandbox: TemplateSandbox | None = None) -> None:
+    """Compile a templated skill's body and check that it reads only declared names.
 
-    def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
-            if max(left.bit_length(), 1) * right > MAX_POWER_BITS:
-                raise SecurityError(f"{left} ** {right} is larger than {MAX_POWER_BITS} bits")
-        elif operator == "*":
-            size, count = (left, right) if isinstance(right, int) else (right, left)
-            if isinstance(size, str | list | tuple) and isinstance(count, int) and len(size) * count > MAX_REPEAT:
-                raise SecurityError(f"repeating a sequence {count} times goes past {MAX_REPEAT} items")
-        return super().call_binop(context, operator, left, right)
-
-
-# trim_blocks/lstrip_blocks: a block tag on its own line leaves no blank line behind,
-# which keeps prompts built with {% if %} readable. No autoescape: the output is markdown.
-_ENVIRONMENT: Final = _SkillEnvironment(
-    undefined=StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True
-)
-
-
-def _first_use(tree: nodes.Template, name: str) -> int:
-    for node in tree.find_all(nodes.Name):
-        if node.name == name and node.ctx == "load":
-            return node.lineno
-    return 1  # pragma: no cover - find_undeclared_variables only reports names it saw loaded
-
-
-@lru_cache(maxsize=1024)
-def compile_template(source: str, declared: frozenset[str]) -> Template:
-    """Compile a skill body in the sandbox and check its names.
-
-    Cached by (source, declared names): the loader compiles every skill on each
-    scan, and an unchanged body costs a lookup.
-
-    Args:
-        source: The body.
-        declared: The skill's variable names; ``arguments`` is always available.
+    Blocks for at most the sandbox's time budget (plus a worker's start-up).
 
     Raises:
-        jinja2.TemplateSyntaxError: For a syntax error, and (as its subclass
-            ``TemplateAssertionError``) for a name the skill does not declare; both
-            carry the template line.
+        TemplateError: A syntax error or an undeclared name (with the template
+            line), or a budget exceeded; the reason says how to fix it.
     """
-    tree = _ENVIRONMENT.parse(source)
-    unknown = sorted(meta.find_undeclared_variables(tree) - declared - {RESERVED_VARIABLE})
-    if unknown:
-        name = unknown[0]
-        listing = ", ".join(sorted(declared)) or "none"
-        raise TemplateAssertionError(
-            f"the body uses {name!r}, which is not declared under 'variables' (declared: {listing}; "
-            f"{RESERVED_VARIABLE!r} is always available)",
-            _first_use(tree, name),
-        )
-    return _ENVIRONMENT.from_string(tree)
+    names = frozenset(skill.variables) | {RESERVED_VARIABLE}
+    try:
+        (sandbox or default_sandbox()).check(skill.body, names)
+    except TemplateError as exc:
+        if exc.name is None:
+            raise
+        listing = ", ".join(sorted(skill.variables)) or "none"
+        raise TemplateError(
+            f"the body uses {exc.name!r}, which is not declared under 'variables' (declared: {listing}; "
+            f"{RESERVED_VARIABLE!r} is always available); if that text is meant literally, wrap it in "
+            "{% raw %}...{% endraw %}",
+            line=exc.line,
+            name=exc.name,
+        ) from None
 
 
 def _names(names: Collection[str]) -> str:
     return ", ".join(repr(n) for n in names)
 
 
-def render_skill(skill: Skill, variables: Mapping[str, object] | None = None) -> str:
-    """Render a skill's body with the given variables.
+def _plain(body: str, arguments: object) -> str:
+    text = str(arguments or "")
+    return "\n\n".join(part for part in (body, f"{_ARGUMENTS_LINE}{text}" if text else "") if part)
 
-    Variables not given take their default (optional ones without a default are
-    the empty string); ``arguments`` is the empty string unless given.
+
+async def render_skill(
+    skill: Skill, variables: Mapping[str, object] | None = None, *, sandbox: TemplateSandbox | None = None
+) -> str:
+    """Render a skill's body with the given variables, without blocking other tasks.
+
+    A plain (not templated) body comes back as written, followed by
+    ``ARGUMENTS: <text>`` when ``arguments`` is given and not empty. A templated
+    body renders in ``sandbox`` (the shared default when None): variables not
+    given take their default (optional ones without a default are the empty
+    string); ``arguments`` is the empty string unless given.
     :func:`bind_arguments` builds the mapping from ``/use`` text.
+
+    If the caller is cancelled, it returns at once; the render itself ends
+    within the sandbox's time budget.
 
     Args:
         skill: The skill.
         variables: Values by variable name (plus, optionally, ``arguments``).
+        sandbox: Where templates run, with which limits.
 
     Returns:
-        The rendered markdown.
+        The instructions, markdown.
 
     Raises:
         SkillRenderError: When a name is unknown, a required variable is missing,
             the body refers to an undefined value, the sandbox refuses an unsafe
-            operation, or the template otherwise fails.
+            operation, a budget (time, output, memory) is exceeded, or the
+            template otherwise fails.
     """
     given = dict(variables or {})
     declared = skill.variables
@@ -129,6 +102,8 @@ def render_skill(skill: Skill, variables: Mapping[str, object] | None = None) ->
             f"unknown variable(s) {_names(unknown)}; declared: {_names(declared) or 'none'}",
             path=skill.path,
         )
+    if not skill.templated:
+        return _plain(skill.body, given.get(RESERVED_VARIABLE))
     missing = [spec.name for spec in declared.values() if spec.required and spec.name not in given]
     if missing:
         raise SkillRenderError(skill.name, f"missing required variable(s) {_names(missing)}", path=skill.path)
@@ -136,12 +111,6 @@ def render_skill(skill: Skill, variables: Mapping[str, object] | None = None) ->
     context.update({spec.name: spec.fallback for spec in declared.values() if not spec.required})
     context.update(given)
     try:
-        return skill.template.render(context)
-    except SecurityError as exc:
-        raise SkillRenderError(skill.name, f"refused by the sandbox: {exc}", path=skill.path) from exc
-    except UndefinedError as exc:
-        raise SkillRenderError(skill.name, f"undefined value: {exc.message}", path=skill.path) from exc
-    except Exception as exc:
-        # Whatever the template raises (a syntax error in a skill built in code,
-        # a division by zero, a bad filter argument) is the skill's fault, not the caller's.
-        raise SkillRenderError(skill.name, f"{type(exc).__name__}: {exc}", path=skill.path) from exc
+        return await (sandbox or default_sandbox()).arender(skill.body, context)
+    except TemplateError as exc:
+        raise SkillRenderError(skill.name, exc.reason, path=skill.path) from exc

@@ -10,6 +10,7 @@ from typing import final
 
 from .._exceptions import SkillError, SkillNotFound, SkillParseError
 from ._model import Skill
+from ._warning import SkillWarning
 
 __all__ = ["SkillProblem", "SkillSet", "SkillsReloaded"]
 
@@ -73,6 +74,11 @@ class SkillSet:
     def invocable(self) -> list[Skill]:
         """The skills ``/use`` and ``/skills`` offer (``user-invocable`` is true)."""
         return [skill for skill in self.skills.values() if skill.user_invocable]
+
+    @property
+    def warnings(self) -> tuple[SkillWarning, ...]:
+        """What was worked around to load the skills, skill by skill (see ``Skill.warnings``)."""
+        return tuple(warning for skill in self.skills.values() for warning in skill.warnings)
 
     def __contains__(self, name: object) -> bool:
         return name in self.skills

@@ -42,7 +42,7 @@ def to_openai_messages(instructions: str, history: Sequence[Message]) -> list[di
 def _arguments(raw: str | None) -> dict[str, Any] | str:
     try:
         value = json.loads(raw or "{}")
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nesting past the parser's depth is no object either
         return raw or ""
     return value if isinstance(value, dict) else raw or ""
 

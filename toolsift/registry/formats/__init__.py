@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..._exceptions import UnknownFormat
 from ._base import NameRule as NameRule
 from ._base import SchemaFormat as SchemaFormat
+from ._strict import drop_optional_nulls as drop_optional_nulls
+from ._strict import strict_schema as strict_schema
 from .anthropic import AnthropicFormat as AnthropicFormat
 from .gemini import GeminiFormat as GeminiFormat
 from .mcp import MCPFormat as MCPFormat
@@ -20,7 +22,9 @@ __all__ = [
     "OpenAIFormat",
     "OpenAIResponsesFormat",
     "SchemaFormat",
+    "drop_optional_nulls",
     "get_format",
+    "strict_schema",
 ]
 
 FORMATS: dict[str, SchemaFormat] = {

@@ -1,20 +1,36 @@
-"""Schema rewriting for OpenAI's strict function calling.
+"""Schema rewriting for OpenAI's strict function calling, and its way back.
 
 Strict mode requires every object to set ``additionalProperties: false`` and to
 list all its properties as required; optional properties therefore become
-nullable. Keywords strict mode refuses are dropped. Written by hand because no
-maintained library does this rewrite for arbitrary MCP schemas.
+nullable (an optional enum gets ``null`` among its values). Keywords strict mode
+refuses are dropped: ``execute`` still validates against the tool's own schema.
+
+Some schemas have no strict form. A free-form object (``{"type": "object"}``
+with no properties, or with ``additionalProperties``/``patternProperties`` that
+admit any key) would become ``{}``-only, which makes the tool useless; ``allOf``
+and a root ``anyOf`` are refused by the provider. Such a tool is exported
+non-strict (``"strict": false``) with its schema as it is: the model can still
+call it, only without constrained decoding. :func:`strict_schema` returns None
+for them.
+
+The way back is :func:`drop_optional_nulls`: a strict model sends ``null`` for
+every optional property it leaves out, and those nulls are dropped before
+validation and forwarding wherever the tool's own schema would not take them.
+
+Written by hand because no maintained library does this rewrite for arbitrary
+MCP schemas.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["to_strict"]
+__all__ = ["drop_optional_nulls", "strict_schema"]
 
 # Keywords OpenAI's structured-output subset rejects.
 _UNSUPPORTED = frozenset({
-    "default", "examples", "minProperties", "maxProperties", "patternProperties", "propertyNames",
+    "default", "examples", "minProperties", "maxProperties", "propertyNames",
     "unevaluatedProperties", "unevaluatedItems", "contentEncoding", "contentMediaType", "if", "then", "else",
     "not", "dependentRequired", "dependentSchemas", "$schema", "$id", "$comment", "readOnly", "writeOnly",
     "deprecated", "minContains", "maxContains", "contains", "uniqueItems",
@@ -22,8 +38,16 @@ _UNSUPPORTED = frozenset({
 _SUPPORTED_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
 
 
+class _NoStrictForm(Exception):
+    """Raised inside the rewrite when a part of the schema cannot be expressed strictly."""
+
+
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     kind = schema.get("type")
+    if "enum" in schema and None not in schema["enum"]:
+        schema = {**schema, "enum": [*schema["enum"], None]}
+    if "const" in schema:
+        return {"anyOf": [schema, {"type": "null"}]}
     if isinstance(kind, str):
         return {**schema, "type": [kind, "null"]} if kind != "null" else schema
     if isinstance(kind, list):
@@ -31,24 +55,33 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def to_strict(schema: Any) -> Any:
-    """Return a strict-mode copy of a JSON Schema (the input is not changed)."""
+def _is_object(schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    return kind == "object" or (isinstance(kind, list) and "object" in kind) or "properties" in schema
+
+
+def _rewrite(schema: Any) -> Any:
     if isinstance(schema, list):
-        return [to_strict(item) for item in schema]
+        return [_rewrite(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    if "allOf" in schema:
+        raise _NoStrictForm("allOf")
+    if _is_object(schema):
+        extra = schema.get("additionalProperties")
+        if not schema.get("properties") and extra is not False:
+            raise _NoStrictForm("a free-form object")
+        if "patternProperties" in schema or (extra not in (None, False)):
+            raise _NoStrictForm("an object with arbitrary keys")
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in _UNSUPPORTED:
-            continue
-        if key == "format" and value not in _SUPPORTED_FORMATS:
+        if key in _UNSUPPORTED or (key == "format" and value not in _SUPPORTED_FORMATS):
             continue
         if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
-            out[key] = {name: to_strict(sub) for name, sub in value.items()}
+            out[key] = {name: _rewrite(sub) for name, sub in value.items()}
         else:
-            out[key] = to_strict(value)
-    is_object = out.get("type") == "object" or "properties" in out
-    if is_object:
+            out["anyOf" if key == "oneOf" else key] = _rewrite(value)
+    if _is_object(out):
         properties: dict[str, Any] = out.setdefault("properties", {})
         required = set(out.get("required", []))
         for name, sub in list(properties.items()):
@@ -56,4 +89,85 @@ def to_strict(schema: Any) -> Any:
                 properties[name] = _nullable(sub)
         out["required"] = list(properties)
         out["additionalProperties"] = False
+    return out
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A strict-mode copy of a tool's input schema, or None when it has no strict form.
+
+    The root is the tool's argument object: with no properties it means a tool
+    without arguments, which strict mode expresses as an empty object.
+    """
+    if "anyOf" in schema or "oneOf" in schema:
+        return None
+    root = {**schema, "properties": dict(schema.get("properties") or {})}
+    if not root["properties"] and "additionalProperties" not in root:
+        root["additionalProperties"] = False
+    try:
+        rewritten: dict[str, Any] = _rewrite(root)
+    except _NoStrictForm:
+        return None
+    return rewritten
+
+
+def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
+    """Follow a local ``$ref`` (``#/$defs/Name``); anything else is returned as it is."""
+    for _ in range(32):  # a cycle of refs resolves to nothing in particular
+        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+        if not (isinstance(ref, str) and ref.startswith("#/")):
+            return schema
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, Mapping) else None
+        schema = target
+    return None
+
+
+def _accepts_null(schema: Any, root: Mapping[str, Any]) -> bool:
+    """Whether ``schema`` itself admits ``null`` (conservatively: an unresolved ``$ref`` or ``{}`` is taken to)."""
+    schema = _resolve(schema, root)
+    if not isinstance(schema, Mapping) or not schema or "$ref" in schema:
+        return True
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if "enum" in schema:
+        return None in schema["enum"]
+    if "const" in schema:
+        return schema["const"] is None
+    branches = [*schema.get("anyOf", ()), *schema.get("oneOf", ())]
+    if branches:
+        return any(_accepts_null(branch, root) for branch in branches)
+    return kind is None and "properties" not in schema
+
+
+def drop_optional_nulls(schema: Mapping[str, Any], value: Any) -> Any:
+    """``value`` without the nulls a strict model sends for optional properties ``schema`` does not take.
+
+    Only properties that are optional in ``schema`` and whose own schema does
+    not admit ``null`` lose their null; nested objects (local ``$ref`` too) and
+    arrays of objects are walked. Anything else is returned as it is, so a null
+    the tool accepts, or a null for a required property (which validation
+    should refuse), stays.
+    """
+    return _drop(schema, value, schema)
+
+
+def _drop(schema: Any, value: Any, root: Mapping[str, Any]) -> Any:
+    schema = _resolve(schema, root)
+    if not isinstance(schema, Mapping):
+        return value
+    if isinstance(value, list):
+        items = _resolve(schema.get("items"), root)
+        return [_drop(items, item, root) for item in value] if isinstance(items, Mapping) else value
+    if not isinstance(value, dict) or not _is_object(schema):
+        return value
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    out: dict[str, Any] = {}
+    for name, item in value.items():
+        sub = properties.get(name)
+        if item is None and name not in required and sub is not None and not _accepts_null(sub, root):
+            continue
+        out[name] = _drop(sub, item, root)
     return out

@@ -7,14 +7,16 @@ from typing import Any
 from .._tools import ToolSpec
 from ._base import NameRule, base_schema
 from ._rules import OPENAI_ANTHROPIC_NAMES
-from ._strict import to_strict
+from ._strict import strict_schema
 
 __all__ = ["OpenAIFormat", "OpenAIResponsesFormat"]
 
 
-def _parameters(spec: ToolSpec, strict: bool) -> dict[str, Any]:
+def _parameters(spec: ToolSpec, strict: bool) -> tuple[dict[str, Any], bool]:
+    """The parameters schema, and whether it is strict (a schema with no strict form stays as it is)."""
     schema = base_schema(spec)
-    return to_strict(schema) if strict else schema
+    rewritten = strict_schema(schema) if strict else None
+    return (rewritten, True) if rewritten is not None else (schema, False)
 
 
 class OpenAIFormat:
@@ -25,13 +27,10 @@ class OpenAIFormat:
 
     def export(self, spec: ToolSpec, exported_name: str, *, strict: bool = False) -> dict[str, Any]:
         """Return the Chat Completions tool entry for ``spec``."""
-        function: dict[str, Any] = {
-            "name": exported_name,
-            "description": spec.description,
-            "parameters": _parameters(spec, strict),
-        }
+        parameters, is_strict = _parameters(spec, strict)
+        function: dict[str, Any] = {"name": exported_name, "description": spec.description, "parameters": parameters}
         if strict:
-            function["strict"] = True
+            function["strict"] = is_strict
         return {"type": "function", "function": function}
 
 
@@ -43,10 +42,11 @@ class OpenAIResponsesFormat:
 
     def export(self, spec: ToolSpec, exported_name: str, *, strict: bool = False) -> dict[str, Any]:
         """Return the Responses API tool entry for ``spec``."""
+        parameters, is_strict = _parameters(spec, strict)
         return {
             "type": "function",
             "name": exported_name,
             "description": spec.description,
-            "parameters": _parameters(spec, strict),
-            "strict": strict,
+            "parameters": parameters,
+            "strict": is_strict,
         }

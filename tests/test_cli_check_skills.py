@@ -1,0 +1,80 @@
+"""``toolsift check`` on skills: their load warnings, and patterns that match no tool check can know."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolsift.cli import main
+
+
+def project(folder: Path, allowed: str, servers: dict[str, Any] | None = None) -> Path:
+    skill = folder / "skills" / "ops" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(f"---\nname: ops\ndescription: Ops.\nallowed-tools: {allowed}\n---\nDo it.\n")
+    config = folder / "toolsift.json"
+    config.write_text(json.dumps({"tools": {"mcpServers": servers or {}},
+                                  "skills": {"paths": ["skills"], "userSkills": False}}))
+    return config
+
+
+def check(capsys: pytest.CaptureFixture[str], config: Path) -> tuple[int, dict[str, Any]]:
+    with pytest.raises(SystemExit) as info:
+        main(["-c", str(config), "check", "--json"])
+    return int(info.value.code or 0), json.loads(capsys.readouterr().out)
+
+
+GENERAL = {"general": {"command": "general-server", "internalOnly": False},
+           "off": {"command": "x", "enabled": False}}
+
+
+def test_check_warns_about_patterns_that_match_no_tool(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = project(tmp_path, "read_file, read_fle, mcp__nothere__x, off__y, general__*", GENERAL)
+    code, report = check(capsys, config)
+    assert code == 0 and report["ok"] is True  # warnings never fail check
+    skill = str(tmp_path / "skills" / "ops" / "SKILL.md")
+    assert [(w["file"], w["field"], w["message"]) for w in report["warnings"]] == [
+        (skill, "allowed-tools", "skill 'ops': pattern 'read_fle' matches no builtin tool and cannot match a "
+                                 "configured server's tools"),
+        (skill, "allowed-tools", "skill 'ops': pattern 'nothere__x' names server 'nothere', which is not an "
+                                 "enabled server of the config (general)"),
+        (skill, "allowed-tools", "skill 'ops': pattern 'off__y' names server 'off', which is not an enabled "
+                                 "server of the config (general)"),
+    ]
+    assert report["hints"][-1].startswith("skill patterns that may name tools of general were not checked: check "
+                                          "does not connect to servers")
+
+
+def test_check_lists_skill_warnings_but_not_kept_entries_as_unmatched(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = project(tmp_path, "Bash(git add:*), Read, read_file")
+    code, report = check(capsys, config)
+    assert code == 0
+    messages = [w["message"] for w in report["warnings"]]
+    assert messages == ["'Bash(git add:*)' is a Claude Code permission rule for its 'Bash' tool, which toolsift "
+                        "does not have; kept, it matches no tool",
+                        "'Read' is a Claude Code built-in tool, which toolsift does not have; kept, it matches no tool"]
+    assert {(w["field"], w["line"]) for w in report["warnings"]} == {("allowed-tools", 4)}
+    assert report["hints"] == []
+
+
+def test_check_without_servers_checks_every_pattern(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = project(tmp_path, "'*_search, search_*, list_*'")
+    _, report = check(capsys, config)
+    assert [w["message"] for w in report["warnings"]] == [
+        "skill 'ops': pattern '*_search' matches no builtin tool and cannot match a configured server's tools"]
+    assert report["hints"] == []
+
+
+def test_check_text_output_names_skill_and_pattern(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    config = project(tmp_path, "read_fle")
+    with pytest.raises(SystemExit) as info:
+        main(["-c", str(config), "check"])
+    out = capsys.readouterr().out
+    assert info.value.code == 0
+    assert "warning  " in out and "allowed-tools: skill 'ops': pattern 'read_fle' matches no builtin tool" in out
+    assert out.rstrip().endswith("OK, 1 warning(s)")

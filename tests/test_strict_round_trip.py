@@ -1,0 +1,126 @@
+"""OpenAI strict mode, both ways, for every tool of the example and reference servers.
+
+A strict-mode model must send every property, with ``null`` for the optional
+ones it leaves out. For any arguments valid against a tool's own schema, the
+strict form of them must be valid against the exported strict schema, and
+``execute`` must turn it back into exactly the original arguments.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from json_values import json_values
+from jsonschema import Draft202012Validator
+from local_tools import RecordingTool
+from test_interop import EVERYTHING, everything
+
+from toolsift.config import ServerConfig
+from toolsift.mcp_sessions import McpSession
+from toolsift.registry import ToolRegistry
+
+SERVERS = Path(__file__).resolve().parent.parent / "examples" / "servers"
+
+
+def _configs() -> list[ServerConfig]:
+    configs = [ServerConfig(command=sys.executable, args=(str(SERVERS / name),), protocol="legacy").with_name(stem)
+               for stem, name in (("general", "general.py"), ("flow", "flow.py"))]
+    try:
+        import mcp_server_time  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        configs.append(ServerConfig(command=sys.executable, args=("-m", "mcp_server_time"),
+                                    protocol="legacy").with_name("time"))
+    if EVERYTHING.exists():
+        configs.append(everything("legacy"))
+    return configs
+
+
+async def _list_tools() -> list[tuple[str, dict[str, Any]]]:
+    found: list[tuple[str, dict[str, Any]]] = []
+    for config in _configs():
+        async with McpSession(config) as session:
+            found += [(f"{config.name}__{tool.name}", dict(tool.input_schema)) for tool in session.catalog.tools]
+    return found
+
+
+TOOLS = anyio.run(_list_tools)
+
+
+def strict_form(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any] | None = None) -> Any:
+    """What a strict-mode model sends for ``value``: every optional property present, null when left out."""
+    root = schema if root is None else root
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        schema = root["$defs"][ref.removeprefix("#/$defs/")]
+    if isinstance(value, list):
+        items = schema.get("items")
+        return [strict_form(items, item, root) for item in value] if isinstance(items, Mapping) else value
+    properties = schema.get("properties")
+    if not isinstance(value, dict) or not isinstance(properties, Mapping):
+        return value
+    return {name: strict_form(sub, value[name], root) if name in value else None for name, sub in properties.items()}
+
+
+def test_every_reference_server_contributes_tools() -> None:
+    servers = {name.split("__")[0] for name, _ in TOOLS}
+    assert {"general", "flow"} <= servers
+    assert len(TOOLS) > 200
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_strict_export_round_trips_arguments(data: st.DataObject) -> None:
+    name, schema = data.draw(st.sampled_from(TOOLS), label="tool")
+    registry = ToolRegistry()
+    tool = RecordingTool(name, schema=schema)
+    registry.register(tool)
+    exported = registry.schemas_for_tools(format="openai", strict=True)[0]["function"]
+    arguments = data.draw(json_values({**schema, "type": "object"}), label="arguments")
+    sent = strict_form(schema, arguments) if exported["strict"] else arguments
+    if exported["strict"]:
+        assert Draft202012Validator(exported["parameters"]).is_valid(sent), (name, sent)
+    result = anyio.run(registry.execute, registry.exported_name(name, "openai"), sent)
+    assert not result.is_error, result.text_content()
+    assert tool.calls == [arguments]
+
+
+def test_leaving_every_optional_property_out_is_accepted() -> None:
+    registry = ToolRegistry()
+    tools = {name: RecordingTool(name, schema=schema) for name, schema in TOOLS}
+    registry.register_many(tools.values())
+    checked = 0
+    for exported in registry.schemas_for_tools(format="openai", strict=True):
+        function = exported["function"]
+        name = registry.resolve(function["name"])
+        if not function["strict"] or function["parameters"]["required"] != list(function["parameters"]["properties"]):
+            continue
+        optional = [p for p in function["parameters"]["properties"]
+                    if p not in dict(TOOLS)[name].get("required", ())]
+        if len(optional) != len(function["parameters"]["properties"]):
+            continue
+        sent = dict.fromkeys(optional)
+        assert Draft202012Validator(function["parameters"]).is_valid(sent), name
+        anyio.run(registry.execute, function["name"], sent)
+        assert tools[name].calls == [{}], name
+        checked += 1
+    assert checked >= 10
+
+
+def test_only_schemas_with_free_form_parts_lose_strict_mode() -> None:
+    registry = ToolRegistry()
+    registry.register_many([RecordingTool(name, schema=schema) for name, schema in TOOLS])
+    loose = [registry.resolve(e["function"]["name"])
+             for e in registry.schemas_for_tools(format="openai", strict=True) if not e["function"]["strict"]]
+    for name in loose:
+        text = repr(dict(TOOLS)[name])
+        assert "'type': 'object'" in text or "allOf" in text or "anyOf" in text, name
+    assert len(loose) < len(TOOLS) / 4

@@ -1,0 +1,255 @@
+"""One server entry of another client's file, in toolsift's keys, with a warning for each key that means nothing here.
+
+A key another client defines is either translated (``disabled`` ->
+``enabled: false``, ``serverUrl``/``httpUrl`` -> ``url`` with its transport,
+``auth`` -> an ``Authorization`` header, a timeout in the client's unit ->
+``toolTimeout``) or dropped with a warning that says why; it never costs the
+server its place. Keys no client defines go to validation as written, so a
+typo is still reported with its close matches. Each translated key remembers
+the key it came from, so problems and warnings point at what the file says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, final
+from urllib.parse import urlsplit
+
+from .._json_lines import Loc
+from .._model import key_spellings
+from .._server import ServerConfig
+from ..secrets import is_secret_reference
+from ._dialect import Dialect
+from ._variables import Places, rewrite_variables
+
+__all__ = ["Translation", "translate_entry"]
+
+_STREAMABLE = frozenset({"streamable-http", "streamableHttp", "streamable_http"})
+_SSE_PATH = re.compile(r"/sse(/|$)")
+# Fields whose strings may hold variables (as ServerConfig's Expandable fields).
+_EXPANDABLE = frozenset({"command", "args", "env", "cwd", "url", "headers", "env_file"})
+_OAUTH = ("OAuth sign-in is not supported yet: the server is kept and connects without it. "
+          "For a bearer token write \"auth\": \"${TOKEN}\" or a headers.Authorization value")
+_APPROVE = ("ignored: {key!r} lets {client} run these tools without asking. toolsift has no prompts to skip: it "
+            "restricts instead; limit what an agent may call with agents.<name>.permissions (denylist, allowlist, "
+            "level) and what a turn shows with skills' allowed-tools")
+_TRUST = ("ignored: a true/false 'trust' is Gemini CLI's switch for skipping confirmation prompts, which toolsift does "
+          "not have. toolsift's 'trust' is \"untrusted\" (the default: the server's result text is wrapped in "
+          "boundary markers) or \"trusted\" (passed through as is)")
+
+
+@final
+@dataclass
+class Translation:
+    """An entry in toolsift's keys, the warnings about it, and where each translated key came from.
+
+    Attributes:
+        entry: The entry to validate as a ``ServerConfig``.
+        notes: Warnings, as (location as written, message).
+        origins: Location in ``entry`` -> location in the file, for translated keys.
+    """
+
+    entry: dict[str, Any]
+    notes: list[tuple[Loc, str]] = field(default_factory=list)
+    origins: dict[Loc, Loc] = field(default_factory=dict)
+
+    def written(self, loc: Loc) -> Loc:
+        """Where ``loc`` of :attr:`entry` is in the file (``('toolTimeout',)`` -> ``('timeout',)``)."""
+        for size in range(len(loc), 0, -1):
+            origin = self.origins.get(loc[:size])
+            if origin is not None:
+                return (*origin, *loc[size:])
+        return loc
+
+
+class _Translator:
+    """Builds the :class:`Translation` of one entry."""
+
+    def __init__(self, source: Mapping[str, Any], dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.spellings = key_spellings(ServerConfig)
+        self.out = Translation({})
+        # Field -> the key that gives it: as written, or as derived from another key.
+        self.holders = {self.spellings[key]: key for key in source if key in self.spellings}
+        self.auth: tuple[str, object] | None = None
+
+    def note(self, key: str, message: str) -> None:
+        self.out.notes.append(((key,), message))
+
+    def keep(self, key: str, value: object) -> None:
+        self.out.entry[key] = value
+
+    def put(self, target: str, value: object, source: str) -> None:
+        """Give toolsift's key ``target`` the value of the client's key ``source``, unless it is given already."""
+        name = self.spellings[target]
+        holder = self.holders.get(name)
+        if holder is not None:
+            self.note(source, f"ignored: {source!r} and {holder!r} are both set; {holder!r} is used")
+            return
+        self.holders[name] = source
+        self.out.entry[target] = value
+        self.out.origins[(target,)] = (source,)
+
+    def derive(self, target: str, value: object, source: Loc) -> None:
+        """Set ``target`` (absent from the entry) as a consequence of ``source``."""
+        self.holders[self.spellings[target]] = target
+        self.out.entry[target] = value
+        self.out.origins[(target,)] = source
+
+    def finish(self, places: Places, disabled: bool) -> Translation:
+        self._apply_auth()
+        self._bare_url()
+        if disabled and "enabled" not in self.holders:
+            self.derive("enabled", False, ())
+        if self.dialect.variables:
+            self._rewrite_variables(places)
+        return self.out
+
+    def _apply_auth(self) -> None:
+        if self.auth is None:
+            return
+        key, value = self.auth
+        if not isinstance(value, str) or value == "oauth":
+            self.note(key, _OAUTH)
+            return
+        if is_secret_reference(value):
+            self.note(key, "ignored: a secret:// reference must be a whole value, and this one would follow "
+                           "'Bearer '; write \"auth\": \"${TOKEN}\", or headers.Authorization with the whole "
+                           "'Bearer <token>' in the secret")
+            return
+        headers_key = self.holders.get("headers", "headers")
+        headers = self.out.entry.get(headers_key, {})
+        if not isinstance(headers, dict):
+            return  # validation reports the headers themselves
+        if any(name.lower() == "authorization" for name in headers):
+            self.note(key, f"ignored: {headers_key}.Authorization is set too and is used")
+            return
+        self.out.entry[headers_key] = {**headers, "Authorization": f"Bearer {value}"}
+        self.out.origins[(headers_key, "Authorization")] = (key,)
+
+    def _bare_url(self) -> None:
+        """Give a ``url`` without ``type`` the transport the client means by it."""
+        url_key = self.holders.get("url")
+        if url_key is None or "transport" in self.holders or "command" in self.holders:
+            return
+        url = next((v for k, v in self.out.entry.items() if self.spellings.get(k) == "url"), None)
+        rule = self.dialect.bare_url
+        by_path = isinstance(url, str) and _SSE_PATH.search(_path_of(url)) is not None
+        if rule == "sse" or (rule == "by-path" and by_path):
+            self.derive("type", "sse", (url_key,))
+
+    def _rewrite_variables(self, places: Places) -> None:
+        for key, value in list(self.out.entry.items()):
+            if self.spellings.get(key) not in _EXPANDABLE:
+                continue
+            if isinstance(value, str):
+                self.out.entry[key] = self._rewrite(value, (key,), places)
+            elif isinstance(value, list):
+                self.out.entry[key] = [self._rewrite(v, (key, i), places) if isinstance(v, str) else v
+                                       for i, v in enumerate(value)]
+            elif isinstance(value, dict):
+                self.out.entry[key] = {k: self._rewrite(v, (key, k), places) if isinstance(v, str) else v
+                                       for k, v in value.items()}
+
+    def _rewrite(self, value: str, loc: Loc, places: Places) -> str:
+        rewritten, notes = rewrite_variables(value, self.dialect.variables, places)
+        self.out.notes.extend((self.out.written(loc), note) for note in notes)
+        return rewritten
+
+
+def _path_of(url: str) -> str:
+    try:
+        return urlsplit(url).path
+    except ValueError:  # a malformed URL: validation reports it
+        return ""
+
+
+Rule = Callable[[_Translator, str, Any], None]
+
+
+def _rename(target: str) -> Rule:
+    return lambda t, key, value: t.put(target, value, key)
+
+
+def _ignore(message: str) -> Rule:
+    return lambda t, key, value: t.note(key, f"ignored: {message}")
+
+
+def _disabled(t: _Translator, key: str, value: Any) -> None:
+    t.put("enabled", not value if isinstance(value, bool) else value, key)
+
+
+def _http_url(t: _Translator, key: str, value: Any) -> None:
+    t.put("url", value, key)
+    if "transport" not in t.holders:
+        t.derive("type", "http", (key,))
+
+
+def _transport(t: _Translator, key: str, value: Any) -> None:
+    t.keep(key, "http" if value in _STREAMABLE else value)
+
+
+def _timeout(t: _Translator, key: str, value: Any) -> None:
+    scale = t.dialect.timeout_scale
+    if scale is None:
+        t.keep(key, value)
+    else:
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        t.put("toolTimeout", value * scale if numeric else value, key)
+
+
+def _auth(t: _Translator, key: str, value: Any) -> None:
+    t.auth = (key, value)
+
+
+def _approve(t: _Translator, key: str, value: Any) -> None:
+    t.note(key, _APPROVE.format(key=key, client=t.dialect.client))
+
+
+def _trust(t: _Translator, key: str, value: Any) -> None:
+    if isinstance(value, bool):
+        t.note(key, _TRUST)
+    else:
+        t.keep(key, value)
+
+
+_RULES: dict[str, Rule] = {
+    "disabled": _disabled,
+    "disabledTools": _rename("excludeTools"),
+    "serverUrl": _rename("url"),
+    "httpUrl": _http_url,
+    "type": _transport,
+    "transport": _transport,
+    "timeout": _timeout,
+    "auth": _auth,
+    "autoApprove": _approve,
+    "alwaysAllow": _approve,
+    "trust": _trust,
+    "oauth": lambda t, key, value: t.note(key, _OAUTH),
+    "authProviderType": lambda t, key, value: t.note(key, _OAUTH),
+    "authentication": lambda t, key, value: t.note(key, _OAUTH),
+    "description": _ignore("toolsift does not use a server's description"),
+    "icon": _ignore("toolsift does not show icons"),
+    "dev": _ignore("VS Code's settings for developing a server (watch, debug) have no meaning here"),
+    "sse_read_timeout": _ignore("toolsift keeps the MCP SDK's SSE read timeout"),
+}
+
+
+def translate_entry(entry: Mapping[str, Any], dialect: Dialect, places: Places, *,
+                    disabled: bool = False) -> Translation:
+    """Translate one server entry of a file in ``dialect``.
+
+    Args:
+        entry: The entry as decoded.
+        dialect: The file's dialect; toolsift's own files come back unchanged.
+        places: What the dialect's folder variables stand for.
+        disabled: The file turns the server off elsewhere (Gemini CLI's ``mcp.excluded``).
+    """
+    if not dialect.translate:
+        return Translation(dict(entry))
+    translator = _Translator(entry, dialect)
+    for key, value in entry.items():
+        _RULES.get(key, _Translator.keep)(translator, key, value)
+    return translator.finish(places, disabled)

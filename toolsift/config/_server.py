@@ -1,0 +1,212 @@
+"""``ServerConfig``: one MCP server, as an entry of ``mcpServers`` describes it.
+
+Every field accepts camelCase and snake_case. Values of ``command``, ``args``,
+``cwd``, ``url``, ``env``, ``envFile`` and ``headers`` may hold ``${VAR}``, ``${VAR:-default}``
+and ``secret://`` references; they stay unresolved here and are resolved at
+connect time by ``resolve_server``, so secrets never sit in a config object.
+Only their syntax is checked when the config loads.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+
+from ..registry import validate_pattern, validate_server_name
+from ._model import ConfigModel, base_dir_of
+from .secrets import has_references, is_secret_reference, parse_secret_reference, reference_problem
+
+__all__ = ["ServerConfig", "TransportKind"]
+
+TransportKind = Literal["stdio", "http", "sse"]
+
+# Far above any listing or ordinary result, far below what would strain the client's memory.
+_DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def _check_reference(value: str) -> str:
+    # Messages never include the value: it may be, or embed, a credential.
+    problem = reference_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    if is_secret_reference(value):
+        parse_secret_reference(value, base_dir=Path())
+    return value
+
+
+def _check_env_name(name: str) -> str:
+    if not name or "=" in name or "\0" in name:
+        raise ValueError(f"environment variable name {name!r} must be non-empty and hold no '=' or NUL")
+    return name
+
+
+def _check_header_name(name: str) -> str:
+    if not _HEADER_NAME.fullmatch(name):
+        raise ValueError(f"header name {name!r} is not a valid HTTP field name")
+    return name
+
+
+# A setting that may hold ${VAR}, ${VAR:-default} or a whole-value secret:// reference.
+Expandable = Annotated[str, AfterValidator(_check_reference)]
+EnvName = Annotated[str, AfterValidator(_check_env_name)]
+HeaderName = Annotated[str, AfterValidator(_check_header_name)]
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+# How long a draining session may finish its calls; 0 cancels them at once.
+DrainSeconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password and query values masked, for reprs and logs."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if parts.password is not None:
+            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+        query = "&".join(f"{pair.partition('=')[0]}=***" for pair in parts.query.split("&")) if parts.query else ""
+        return parts._replace(netloc=netloc, query=query, fragment="").geturl()
+    except ValueError:
+        return "***"
+
+
+class ServerConfig(ConfigModel):
+    """One MCP server (an entry of ``tools.mcpServers`` or of a bare ``mcpServers``).
+
+    Two loads of the same file give equal objects: equality compares every
+    field, the name and the config folder, which is how a reload tells changed
+    servers from unchanged ones.
+
+    Attributes:
+        name: The key under ``mcpServers``; the tool namespace unless ``tool_prefix`` is set.
+        command: Program to spawn (stdio transport).
+        args: Its arguments.
+        env: Extra environment for the child (on top of a minimal one).
+        env_file: A dotenv file read when the child is spawned (``env`` wins over it);
+            relative to the config file's folder. Its values never enter the config.
+        cwd: Working directory of the child; relative to the config file's folder.
+        url: Streamable HTTP (or SSE) endpoint.
+        headers: HTTP headers sent with every request.
+        transport: ``stdio``, ``http`` or ``sse`` (key ``type`` or ``transport``);
+            only ``sse`` changes anything: see :attr:`transport_kind`.
+        internal_only: Keep the session but hide its tools unless a skill names the server.
+        enabled: False keeps the entry but starts no session.
+        timeout: Seconds to connect and initialize.
+        tool_timeout: Seconds a tool call may take (None: no limit).
+        drain_seconds: How long calls in flight may finish when the server is removed or
+            replaced (None: the file's top-level ``drainSeconds``, else the application's default).
+        max_result_bytes: Largest message the server may send, in bytes (10 MiB by default); a
+            bigger tool result is dropped as it arrives and the call ends with an error saying its size.
+        restart_on_crash: Restart a crashed stdio server with backoff.
+        max_restarts: Restarts allowed within the restart window; past it the server waits in
+            state ``error`` until the oldest restart leaves the window, then is started again.
+        trust: ``untrusted`` wraps result text in boundary markers.
+        tool_prefix: Replaces the server name in tool names.
+        include_tools: Globs over the server's own tool names to keep.
+        exclude_tools: Globs over the server's own tool names to drop.
+        lazy: Connect on first use instead of at boot.
+        protocol: ``auto`` negotiates the newest protocol; ``legacy`` skips the probe.
+        always_load: Keep this server's tools in every turn's schema set.
+        searchable: False hides an internal server's tools from tool search.
+        resources: Put the server's resources into the turn's context.
+        resource_filter: Globs over resource URIs; empty keeps them all.
+    """
+
+    name: str = Field(default="", exclude=True)
+    command: Expandable | None = None
+    args: tuple[Expandable, ...] = ()
+    env: dict[EnvName, Expandable] = Field(default_factory=dict)
+    env_file: Expandable | None = None
+    cwd: Expandable | None = None
+    url: Expandable | None = None
+    headers: dict[HeaderName, Expandable] = Field(default_factory=dict)
+    transport: TransportKind | None = Field(default=None, validation_alias="type")
+    internal_only: bool = True
+    enabled: bool = True
+    timeout: Seconds = 30.0
+    tool_timeout: Seconds | None = 60.0
+    drain_seconds: DrainSeconds | None = None
+    max_result_bytes: int = Field(default=_DEFAULT_MAX_RESULT_BYTES, gt=0)
+    restart_on_crash: bool = True
+    max_restarts: int = Field(default=5, ge=0)
+    trust: Literal["untrusted", "trusted"] = "untrusted"
+    tool_prefix: str | None = None
+    include_tools: tuple[str, ...] = ()
+    exclude_tools: tuple[str, ...] = ()
+    lazy: bool = False
+    protocol: Literal["auto", "legacy"] = "auto"
+    always_load: bool = False
+    searchable: bool = True
+    resources: bool = False
+    resource_filter: tuple[str, ...] = ()
+
+    _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @field_validator("tool_prefix")
+    @classmethod
+    def _check_prefix(cls, value: str | None) -> str | None:
+        if value is not None:
+            validate_server_name(value, field="toolPrefix")
+        return value
+
+    @field_validator("include_tools", "exclude_tools", "resource_filter")
+    @classmethod
+    def _check_globs(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        for pattern in value:
+            validate_pattern(pattern, where=info.field_name)
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        # A url built from references can only be checked once they are resolved.
+        if value and not has_references(value) and not is_secret_reference(value):
+            scheme = urlsplit(value).scheme
+            if scheme not in ("http", "https"):
+                raise ValueError(f"expected an http:// or https:// URL, found scheme {scheme!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _remember_base_dir(self, info: ValidationInfo) -> ServerConfig:
+        self._base_dir = base_dir_of(info)
+        return self
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder relative ``cwd`` and ``secret://file/`` paths resolve against (the config file's)."""
+        return self._base_dir
+
+    @property
+    def namespace(self) -> str:
+        """The part before ``__`` in this server's tool names."""
+        return self.tool_prefix or self.name
+
+    @property
+    def transport_kind(self) -> TransportKind | None:
+        """The transport the rule picks: command -> stdio; url -> http (or sse); neither -> None."""
+        if self.command:
+            return "stdio"
+        if self.url:
+            return "sse" if self.transport == "sse" else "http"
+        return None
+
+    def with_name(self, name: str) -> ServerConfig:
+        """A copy carrying its key as ``name`` (validated).
+
+        Raises:
+            InvalidToolName: When ``name`` breaks the server naming rules.
+        """
+        validate_server_name(name)
+        return self.model_copy(update={"name": name})
+
+    def __repr__(self) -> str:
+        # env and header values may be secrets: show their keys only; mask URL credentials.
+        target = self.command or (redact_url(self.url) if self.url else "-")
+        return (f"ServerConfig(name={self.name!r}, transport={self.transport_kind!r}, target={target!r}, "
+                f"env_keys={sorted(self.env)!r}, header_keys={sorted(self.headers)!r})")
+
+    __str__ = __repr__

@@ -1,0 +1,19 @@
+"""Hot reload: apply a new config to running sessions without losing a call.
+
+:class:`McpServerManager` diffs the new config by server name and hands the
+result to its :class:`~toolsift.mcp_sessions.McpSessionGroup`, which starts
+added servers, drains removed and changed ones (their calls in flight may
+finish for ``drainSeconds``) and tells subscribers what happened
+(:class:`ManagerEvent`); the manager also follows the config file with
+watchfiles.
+"""
+
+from ..._public import publish
+from .._events import ManagerEvent as ManagerEvent
+from .._events import ManagerEventKind as ManagerEventKind
+from .._status import ServerStatus as ServerStatus
+from ._manager import McpServerManager as McpServerManager
+
+__all__ = ["ManagerEvent", "ManagerEventKind", "McpServerManager", "ServerStatus"]
+
+publish(globals(), __name__, __all__)

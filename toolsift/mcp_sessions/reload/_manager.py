@@ -1,0 +1,371 @@
+"""``McpServerManager``: hot reload of the MCP servers one session group runs.
+
+The manager holds one :class:`McpSessionGroup` and decides what to apply to
+it; the group carries it out (the handover and the drain are described
+there). A new config is applied as a diff by server name (see ``ConfigDiff``):
+
+- **added**: a session starts; its tools are registered once it is ready.
+- **removed** (or disabled): the session drains. Its tools leave the registry
+  at once, in the same step as the reload, so no turn built afterwards lists
+  them; a call by name then fails with ``ToolNotFound`` whose message says the
+  server is draining (removed at ...), and a call that reaches the session
+  itself (through a tool object taken earlier) raises ``ServerDraining``. Calls
+  already running may finish for up to ``drainSeconds``; when the last one
+  ends, or the time runs out, the session closes and whatever still runs is
+  cancelled (the server is told) and returns an error result saying why.
+- **changed** (any setting differs): a new session starts *beside* the old
+  one, which keeps serving until the new one has settled, then hands over in
+  one step: one registry change swaps the old tools for the new, and the old
+  session starts draining. No turn ever sees the server with no tools, nor
+  with both sets. If the new session fails to start, the handover still
+  happens (the file is the truth: the old settings are no longer wanted) and
+  the server shows ``error`` with the reason. A lazy replacement hands over at
+  once, since it does not connect until used. Calls in flight on the old
+  session finish there: they hold its tool objects.
+- **unchanged**: the same session, untouched, no reconnect.
+
+A second edit that arrives while a replacement is still starting closes that
+replacement in the background (it never served) and starts over from the
+newest settings; an edit back to the settings the old session runs just
+closes it.
+
+How long a draining session may finish its calls: the server's own
+``drainSeconds``, else the file's top-level ``drainSeconds``, else the
+``drain_seconds`` given here (30 by default): the most specific setting wins.
+
+One rule for bad entries, at start and at every reload: a server whose entry
+has a problem (a bad value, an unknown key, a ``${VAR}`` or ``secret://``
+reference that does not resolve) never changes what that server runs. A
+lenient load at start leaves it out; a reload reports it as
+``server.rejected`` (naming the field), keeps that server's previous
+settings (or leaves it out, if it had none) and applies the rest. A file that
+cannot be used at all (unreadable, not JSON, a problem outside the servers)
+is rejected whole with ``config.rejected`` and the config in force stays.
+Only the servers and the top-level ``drainSeconds`` reload; the registry's
+rules, the agents and the other sections are fixed at start.
+
+Reads and applies are serialised: a reload reads its file under the same
+lock an apply holds, so edits apply in the order they were read and an older
+read never overwrites a newer one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, final
+
+import anyio
+from anyio.abc import TaskStatus
+
+from ..._exceptions import ConfigError
+from ...config import ConfigDiff, ConfigReport, ServerConfig, ToolsiftConfig, diff_servers
+from .._bootstrap import ServersLike
+from .._bootstrap import _options as default_options
+from .._bootstrap import _servers as server_list
+from .._draining import wait_draining
+from .._events import ManagerEvent
+from .._group import McpSessionGroup
+from .._options import SessionOptions
+from .._resource import ResourceState
+from .._session import McpSession
+from .._status import ServerStatus
+from ._watch import DEFAULT_DEBOUNCE_MS, read_config, watch_file
+
+if TYPE_CHECKING:
+    from ...registry import ToolRegistry
+
+__all__ = ["McpServerManager"]
+
+logger = logging.getLogger("toolsift.mcp_sessions")
+
+# Sections a reload does not apply: the registry's rules and the agents are fixed at start.
+_STATIC_SECTIONS = ("agents", "skills", "workspace", "audit")
+
+
+@final
+class McpServerManager(Mapping[str, McpSession]):
+    """Runs the MCP servers of a config and applies config changes while calls keep running.
+
+    It is a live, read-only mapping from server name to the session serving it
+    (replacements still starting and old sessions draining are not in it; see
+    :meth:`status`). Use it as an async context manager: entering starts the
+    servers of ``config`` in parallel (a server that fails is left in state
+    ``error`` and the rest go on), exiting closes every session (running calls
+    are cancelled, child processes reaped).
+
+    Example::
+
+        async with McpServerManager(registry, load_config(path)) as manager:
+            manager.subscribe(print)
+            async with anyio.create_task_group() as tg:
+                await tg.start(manager.watch, path)
+                ...
+
+    Args:
+        registry: Where sessions register their tools.
+        config: The servers to start on entry (a ``ToolsiftConfig``, servers by
+            name, or a list); None starts with none.
+        options: Settings of every session; by default the config's
+            ``workspace`` (when the file sets one) is offered as MCP root.
+        drain_seconds: How long a removed or replaced session may finish its
+            calls when neither its server nor the file's top level sets
+            ``drainSeconds`` (default ``options.drain_seconds``, 30).
+
+    Raises:
+        ValueError: ``drain_seconds`` is negative or not finite.
+    """
+
+    def __init__(self, registry: ToolRegistry, config: ServersLike | None = None, *,
+                 options: SessionOptions | None = None, drain_seconds: float | None = None) -> None:
+        self._initial = config
+        options = default_options(config, options) if config is not None else options or SessionOptions()
+        self._group = McpSessionGroup(registry, options=options, drain_seconds=drain_seconds)
+        self._default_drain = self._group.drain_seconds
+        self._config: ToolsiftConfig | None = None
+        self._servers: dict[str, ServerConfig] = {}
+        self._lock = anyio.Lock()
+        self._watching = False
+
+    # -- the mapping and what it runs ------------------------------------------------
+
+    def __getitem__(self, name: str) -> McpSession:
+        return self._group[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._group)
+
+    def __len__(self) -> int:
+        return len(self._group)
+
+    def __repr__(self) -> str:
+        return f"McpServerManager({', '.join(f'{n}={s.state.value}' for n, s in self._group.items())})"
+
+    @property
+    def config(self) -> ToolsiftConfig | None:
+        """The config file in force (None until one is applied, or when only servers were given)."""
+        return self._config
+
+    @property
+    def servers(self) -> Mapping[str, ServerConfig]:
+        """The server settings in force, by name (disabled ones included)."""
+        return dict(self._servers)
+
+    @property
+    def skipped(self) -> Mapping[str, str]:
+        """Servers that have no session, with the reason (disabled, nothing to connect to)."""
+        return self._group.skipped
+
+    @property
+    def drain_seconds(self) -> float:
+        """How long a removed or replaced session may finish its calls, unless its server sets its own."""
+        return self._group.drain_seconds
+
+    @property
+    def starting(self) -> Mapping[str, McpSession]:
+        """Replacements starting beside their server's session, by server name."""
+        return self._group.starting
+
+    @property
+    def draining(self) -> tuple[McpSession, ...]:
+        """Old sessions still finishing their calls."""
+        return self._group.draining
+
+    def status(self) -> list[ServerStatus]:
+        """One row per session (serving, starting beside it, or draining) with its calls in flight."""
+        return self._group.status()
+
+    def subscribe(self, callback: Callable[[ManagerEvent], object]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every :class:`ManagerEvent`; returns the unsubscriber.
+
+        Callbacks run in the group's event task, one event after another, and
+        must not block; one that raises is logged and the others still run.
+        Subscribe before entering to hear about the servers started on entry.
+        """
+        return self._group.subscribe(callback)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def __aenter__(self) -> McpServerManager:
+        # The group's own state is the manager's: it has no other resource to open.
+        if self._group.state is ResourceState.OPEN:
+            raise RuntimeError("McpServerManager is already entered")
+        if self._group.state is ResourceState.CLOSED:
+            raise RuntimeError("Cannot reopen an McpServerManager once it has been closed; create a new one")
+        await self._group.__aenter__()
+        try:
+            if self._initial is not None:
+                await self.apply(self._initial)
+        except BaseException as exc:
+            await self._group.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
+                        exc_tb: TracebackType | None) -> bool | None:
+        await self._group.__aexit__(exc_type, exc_val, exc_tb)
+        return None
+
+    def _check_running(self) -> None:
+        if self._group.state is not ResourceState.OPEN:
+            raise RuntimeError("McpServerManager is not running; use 'async with McpServerManager(...)'")
+
+    # -- applying configs ------------------------------------------------------------
+
+    async def apply(self, config: ServersLike, *, wait: bool = True) -> ConfigDiff:
+        """Make ``config``'s servers the ones in force; see the module docstring for the rules.
+
+        Other sections of a ``ToolsiftConfig`` (agents, skills, workspace,
+        audit, tool rules) are fixed at start; a change to them is logged as a
+        warning. Draining continues in the background after this returns.
+        Applies are serialised. If the caller is cancelled while waiting for
+        new servers to settle, the config is already in force and the new
+        sessions go on starting.
+
+        Args:
+            config: A ``ToolsiftConfig``, servers by name, or a list of servers.
+            wait: Return only once every added or changed server has settled
+                (ready or failed; lazy ones are not waited for) and handed over.
+
+        Returns:
+            What changed.
+
+        Raises:
+            RuntimeError: The manager is not entered.
+        """
+        self._check_running()
+        async with self._lock:
+            diff, started, draining = self._apply(config)
+        return await self._settle(diff, started, draining, wait=wait)
+
+    async def reload(self, path: str | Path | None = None, *, wait: bool = True) -> ConfigDiff | None:
+        """Read a config file and apply it; see the module docstring for what a bad entry does.
+
+        The file is read and checked in a worker thread, under the apply lock,
+        so concurrent reloads apply in the order they read. References
+        (``${VAR}``, ``secret://``) are resolved as part of the check. A file
+        that cannot be used at all gives ``config.rejected``; a server entry
+        with problems gives ``server.rejected`` and keeps that server as it
+        runs. Cancellation behaves as for :meth:`apply`.
+
+        Args:
+            path: The file; by default the one the config in force came from.
+            wait: As for :meth:`apply`.
+
+        Returns:
+            What changed, or None when the file was rejected as a whole.
+
+        Raises:
+            ValueError: No path was given and the config in force has none.
+            RuntimeError: The manager is not entered.
+        """
+        file = self._file(path, "reload")
+        self._check_running()
+        async with self._lock:
+            config = self._admit(await read_config(file.absolute()))
+            if config is None:
+                return None
+            diff, started, draining = self._apply(config)
+        return await self._settle(diff, started, draining, wait=wait)
+
+    async def watch(self, path: str | Path | None = None, *, debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+                    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Follow the config file with watchfiles and :meth:`reload` each edit, until cancelled.
+
+        Run it in a task group: ``await tg.start(manager.watch, path)`` returns
+        once the watch is in place and the file has been checked once (an edit
+        made before that is applied). Bursts of file events within
+        ``debounce_ms`` are applied once. Edits are applied without waiting for
+        new servers to connect, so a slow server never delays the next edit. A
+        symlinked file is followed to its target, and the link itself is
+        watched too (a dotfile manager re-pointing it is an edit).
+
+        Raises:
+            ValueError: No path was given and the config in force has none, or
+                ``debounce_ms`` is negative.
+            RuntimeError: This manager is already watching, or is not entered.
+            ConfigError: The file's folder does not exist.
+        """
+        self._check_running()
+        if debounce_ms < 0:
+            raise ValueError(f"debounce_ms must be >= 0, got {debounce_ms!r}")
+        file = self._file(path, "watch")
+        if self._watching:
+            raise RuntimeError("This McpServerManager is already watching a config file")
+        self._watching = True
+        try:
+            await watch_file(file, lambda: self.reload(file, wait=False), debounce_ms=debounce_ms,
+                             task_status=task_status)
+        finally:
+            self._watching = False
+
+    # -- what to apply -----------------------------------------------------------------
+
+    def _file(self, path: str | Path | None, verb: str) -> Path:
+        file = Path(path) if path is not None else self._config.path if self._config is not None else None
+        if file is None:
+            raise ValueError(f"No config file to {verb}: pass a path (the config in force was not loaded from a file)")
+        return file
+
+    def _admit(self, report: ConfigReport) -> ToolsiftConfig | None:
+        """The config a reload applies: the file's, each rejected server kept as it runs; None if unusable."""
+        if report.config is None:
+            error = report.error()
+            self._group.report(ManagerEvent("config.rejected", reason=f"{error}; the running config stays in force",
+                                            error=error))
+            return None
+        servers = dict(report.config.servers)
+        for name in report.skipped:
+            previous = self._servers.get(name)
+            if previous is not None:
+                servers[name] = previous
+            error = ConfigError(report.dropped.get(name, f"the entry of server {name!r} has problems"),
+                                path=report.path)
+            outcome = "it keeps its previous settings" if previous is not None else "it is not started"
+            self._group.report(ManagerEvent("server.rejected", name, reason=f"{error}; {outcome}", error=error))
+        tools = report.config.tools.model_copy(update={"mcp_servers": servers})
+        return report.config.model_copy(update={"tools": tools})
+
+    def _apply(self, config: ServersLike) -> tuple[ConfigDiff, list[McpSession], set[McpSession]]:
+        """Hand the diff to the group, in one step; return it, the sessions started, and those now draining."""
+        servers = {server.name: server for server in server_list(config)}
+        diff = diff_servers(self._servers, servers)
+        if isinstance(config, ToolsiftConfig):
+            self._note_static_changes(config)
+            self._config = config
+            self._group.drain_seconds = self._default_drain if config.drain_seconds is None else config.drain_seconds
+        self._servers = servers
+        group = self._group
+        draining_before = set(group.draining)
+        for name in diff.removed:
+            group.retire(name)
+        started = [group.replace(servers[name]) for name in diff.changed]
+        started += [group.spawn(servers[name]) for name in diff.added]
+        return diff, [s for s in started if s is not None], set(group.draining) - draining_before
+
+    async def _settle(self, diff: ConfigDiff, started: list[McpSession], draining: set[McpSession], *,
+                      wait: bool) -> ConfigDiff:
+        if diff:
+            logger.info("MCP servers: %s", diff)
+        # A removed server refuses new calls before this returns, not one scheduling round later.
+        for session in draining:
+            await wait_draining(session)
+        if wait:
+            async with anyio.create_task_group() as waiters:
+                for session in started:
+                    if not session.config.lazy:
+                        waiters.start_soon(session.wait_settled)
+        return diff
+
+    def _note_static_changes(self, config: ToolsiftConfig) -> None:
+        old = self._config
+        if old is None:
+            return
+        changed = [name for name in _STATIC_SECTIONS if getattr(old, name) != getattr(config, name)]
+        if old.tools.permissions != config.tools.permissions:
+            changed.append("tools.permissions")
+        if changed:
+            logger.warning("Config %s: changes to %s take effect at the next start; a reload applies "
+                           "tools.mcpServers and drainSeconds only", config.path or "(no file)", ", ".join(changed))

@@ -1,0 +1,114 @@
+"""The entry points of ``toolsift serve``: build a server, serve stdio, run from arguments."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from .._exceptions import ConfigError, ToolsiftError
+from ..config import ServeSettings, ToolsiftConfig, validate_serve_settings
+from ._http import run_http_workers, serve_http
+from ._load import load_serve_config
+from ._server import ToolsiftServer
+
+__all__ = ["build_server", "main", "serve_stdio"]
+
+
+def build_server(config: ToolsiftConfig | str | os.PathLike[str], settings: ServeSettings | None = None,
+                 **overrides: Any) -> ToolsiftServer:
+    """A server for a config, not started yet.
+
+    Args:
+        config: A loaded config, or the path of a config file (whose ``serve``
+            section gives the settings unless ``settings`` is passed).
+        settings: How to serve.
+        overrides: ``ServeSettings`` fields to change (``port=0``, ``transport="http"``).
+
+    Raises:
+        ConfigError: When the config, the settings or an override is invalid.
+    """
+    if not isinstance(config, ToolsiftConfig):
+        config, loaded = load_serve_config(config)
+        settings = settings if settings is not None else loaded
+    settings = settings if settings is not None else ServeSettings()
+    if overrides:
+        settings = validate_serve_settings({**settings.model_dump(exclude_unset=True), **overrides})
+    return ToolsiftServer(config, settings)
+
+
+async def serve_stdio(server: ToolsiftServer) -> None:
+    """Start ``server`` and serve one client on stdin/stdout until it disconnects.
+
+    If cancelled, the connection and the server are closed.
+    """
+    async with server:
+        await server.run_stdio()
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m toolsift.serve", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("toolsift.json"), help="the config file")
+    parser.add_argument("--transport", choices=["stdio", "http"])
+    parser.add_argument("--host")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--stateless", action="store_true", default=None)
+    parser.add_argument("--json-response", action="store_true", default=None)
+    parser.add_argument("--workers", type=int)
+    parser.add_argument("--profile")
+    gateway = parser.add_mutually_exclusive_group()
+    gateway.add_argument("--gateway", action="store_true", default=None, help="also serve configured MCP tools")
+    gateway.add_argument("--gateway-skill", help="serve the MCP tools this skill's allowed-tools name")
+    parser.add_argument("--ready-file", type=Path, help="HTTP: write the URL here once serving")
+    return parser.parse_args(argv)
+
+
+class _Announce(TaskStatus[str]):
+    """Receives ``serve_http``'s URL when it is serving, and tells whoever started the process."""
+
+    def __init__(self, ready_file: Path | None) -> None:
+        self._ready_file = ready_file
+
+    def started(self, value: str | None = None) -> None:
+        print(f"READY {value}", file=sys.stderr, flush=True)
+        if self._ready_file is not None:
+            # Written whole and renamed, so a reader never sees half a URL.
+            pending = self._ready_file.with_name(self._ready_file.name + ".tmp")
+            pending.write_text(f"{value}\n", encoding="utf-8")
+            pending.replace(self._ready_file)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``toolsift serve`` from command-line arguments; returns the exit status."""
+    args = _arguments(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    overrides = {key: value for key, value in {
+        "transport": args.transport, "host": args.host, "port": args.port, "stateless": args.stateless,
+        "json_response": args.json_response, "workers": args.workers, "profile": args.profile,
+        "gateway": args.gateway_skill or args.gateway,
+    }.items() if value is not None}
+    try:
+        server = build_server(args.config, **overrides)
+        settings = server.settings
+        if settings.transport == "stdio":
+            anyio.run(serve_stdio, server)
+        elif settings.workers > 1:
+            run_http_workers(args.config, settings)
+        else:
+            anyio.run(partial(serve_http, server, task_status=_Announce(args.ready_file)))
+    except ToolsiftError as exc:
+        print(f"toolsift serve: {exc}", file=sys.stderr)
+        # The toolsift command's exit codes: 4 for configuration errors, 1 for the rest.
+        return 4 if isinstance(exc, ConfigError) else 1
+    except KeyboardInterrupt:
+        return 0
+    return 0
+

@@ -1,0 +1,190 @@
+"""The composite provider: which tools ``toolsift serve`` lists, and where each call goes.
+
+Three sources, each a registry seen through one scope and one pipeline:
+
+- ``builtin__<name>``: the registry's bare-named tools (``read_file``...),
+  seen through the served profile;
+- ``skill__<name>``: one tool per user-invocable skill, from a registry of
+  their own (skills are instructions, not actions: the profile's tool limits
+  apply to the tools a skill names, when those are called);
+- ``<server>__<tool>`` in gateway mode: the MCP tools the profile sees,
+  narrowed by the gateway's skill or patterns.
+
+A call is routed on the first ``__`` of its name. The builtin source takes
+only names without a further ``__``, so ``builtin__github__delete_repo``
+cannot reach a gateway tool around the gateway's narrower scope; and every
+call is re-checked against the same scope its source lists with, so what a
+client can call is exactly what it was shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, final
+
+import mcp.types as types
+
+from .._exceptions import ToolNotFound
+from ..pipeline import Pipeline, refuse
+from ..registry import (
+    Permissions,
+    ProgressCallback,
+    ToolRegistry,
+    ToolResult,
+    TurnScope,
+    check_permissions,
+    compile_patterns,
+    split_name,
+)
+from ..skills import Skill
+from ._skills import SKILL_NAMESPACE
+
+__all__ = ["BUILTIN_NAMESPACE", "RESERVED_NAMESPACES", "ServedTools", "ToolSource"]
+
+BUILTIN_NAMESPACE = "builtin"
+RESERVED_NAMESPACES = frozenset({BUILTIN_NAMESPACE, SKILL_NAMESPACE})
+
+
+@dataclass(frozen=True)
+class ToolSource:
+    """One namespace of served tools.
+
+    Attributes:
+        kind: ``builtin``, ``skill`` or ``gateway``.
+        registry: Where its tools live.
+        pipeline: What its calls pass through.
+        scope: The scope its tools are listed and called with (layers 1-4).
+        permissions: The permissions its calls run with (layer 5): tools they
+            certainly cannot call are not listed. None: list regardless.
+    """
+
+    kind: str
+    registry: ToolRegistry
+    pipeline: Pipeline
+    scope: TurnScope
+    permissions: Permissions | None = None
+
+    def lists(self, canonical: str) -> bool:
+        """Whether a tool the scope shows belongs here and its permission checks can pass."""
+        if not self.owns(canonical):
+            return False
+        # Extra permission layers judge arguments, which a listing has none of: only the built-in checks apply.
+        return self.permissions is None or check_permissions(self.registry.spec(canonical), {},
+                                                             self.permissions) is None
+
+    def owns(self, canonical: str) -> bool:
+        """Whether a registry tool belongs to this source's namespace."""
+        namespace, _ = split_name(canonical)
+        if self.kind == BUILTIN_NAMESPACE:
+            return namespace is None
+        if self.kind == SKILL_NAMESPACE:
+            return namespace == SKILL_NAMESPACE
+        return namespace is not None and namespace not in RESERVED_NAMESPACES
+
+    def served_name(self, canonical: str) -> str:
+        """The name clients see for ``canonical``."""
+        return f"{BUILTIN_NAMESPACE}__{canonical}" if self.kind == BUILTIN_NAMESPACE else canonical
+
+    def canonical(self, served: str) -> str | None:
+        """The registry name a served name stands for, or None when this source has no such tool."""
+        name = served.removeprefix(f"{BUILTIN_NAMESPACE}__") if self.kind == BUILTIN_NAMESPACE else served
+        try:
+            canonical = self.registry.resolve(name)
+        except ToolNotFound:
+            return None
+        return canonical if self.owns(canonical) else None
+
+
+@dataclass(frozen=True)
+class _Listing:
+    key: tuple[int, ...]
+    tools: list[types.Tool]
+    # served name -> (canonical name, source), for the tools listed
+    names: Mapping[str, tuple[str, ToolSource]]
+
+
+@final
+class ServedTools:
+    """Lists the served tools and routes calls to their source's pipeline.
+
+    Args:
+        sources: The sources, at most one of each kind.
+        timeout: Seconds a call may take; None: no limit.
+    """
+
+    def __init__(self, sources: Sequence[ToolSource], *, timeout: float | None = None) -> None:
+        self._sources = {source.kind: source for source in sources}
+        self._timeout = timeout
+        self._listing: _Listing | None = None
+
+    @property
+    def namespaces(self) -> list[str]:
+        """How served names start, for messages (``builtin__*``, ``skill__*``, ``<server>__*``)."""
+        return [f"{kind}__*" if kind in RESERVED_NAMESPACES else "<server>__*" for kind in self._sources]
+
+    def set_scope(self, kind: str, scope: TurnScope) -> None:
+        """Swap the scope of a source (the gateway's, when its skill is edited)."""
+        self._sources[kind] = replace(self._sources[kind], scope=scope)
+        self._listing = None
+
+    def _listed(self) -> _Listing:
+        key = tuple(source.registry.generation for source in self._sources.values())
+        if self._listing is not None and self._listing.key == key:
+            return self._listing
+        tools: list[types.Tool] = []
+        names: dict[str, tuple[str, ToolSource]] = {}
+        for source in self._sources.values():
+            for schema in source.registry.schemas_for_tools(source.scope, "mcp"):
+                canonical = schema["name"]
+                if source.lists(canonical):
+                    served = source.served_name(canonical)
+                    tools.append(types.Tool.model_validate({**schema, "name": served}))
+                    names[served] = (canonical, source)
+        self._listing = _Listing(key, tools, names)
+        return self._listing
+
+    def list_tools(self) -> list[types.Tool]:
+        """Every served tool, in source order (builtin, skill, gateway), then registration order."""
+        return list(self._listed().tools)
+
+    def signature(self) -> tuple[str, ...]:
+        """A value that changes exactly when the served list does (names and definitions)."""
+        return tuple(tool.model_dump_json() for tool in self._listed().tools)
+
+    def tools_for(self, skill: Skill) -> list[str]:
+        """The served tools (skills aside) that ``skill``'s allowed-tools match, minus its disallowed-tools."""
+        if not skill.allowed_tools:
+            return []
+        allowed = compile_patterns(skill.allowed_tools)
+        disallowed = compile_patterns(skill.disallowed_tools) if skill.disallowed_tools else None
+        return [
+            served for served, (canonical, source) in self._listed().names.items()
+            if source.kind != SKILL_NAMESPACE and allowed.matches(canonical)
+            and not (disallowed is not None and disallowed.matches(canonical))
+        ]
+
+    def route(self, name: str) -> tuple[ToolSource, str] | None:
+        """The source and canonical name a served name goes to, or None when nothing serves it."""
+        namespace, rest = split_name(name)
+        if namespace is None or not rest:
+            return None
+        kind = namespace if namespace in RESERVED_NAMESPACES else "gateway"
+        source = self._sources.get(kind)
+        if source is None or (kind == BUILTIN_NAMESPACE and split_name(rest)[0] is not None):
+            return None
+        canonical = source.canonical(name)
+        return (source, canonical) if canonical is not None else None
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None, *,
+                   progress: ProgressCallback | None = None) -> ToolResult:
+        """Route one call through its source's pipeline; an unknown name gives an error result.
+
+        Never raises but for cancellation, which reaches the tool.
+        """
+        routed = self.route(name)
+        if routed is None:
+            return refuse("router", f"Unknown tool {name!r}: this server serves {', '.join(self.namespaces)}; "
+                                    "list the tools to see their names")
+        source, canonical = routed
+        return await source.pipeline(canonical, arguments, source.scope, timeout=self._timeout, progress=progress)

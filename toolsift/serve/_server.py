@@ -1,0 +1,256 @@
+"""``ToolsiftServer``: toolsift's tools and skills behind the SDK's low-level MCP ``Server``.
+
+The low-level ``Server`` serves a tool list that changes at run time, which
+the high-level ``MCPServer`` cannot. Three of its habits are corrected here:
+it validates no arguments (the pipeline's registry does), it turns handler
+exceptions into JSON-RPC errors (every call answers with a ``CallToolResult``,
+``isError`` when it failed, unknown tools included), and it does not
+advertise ``tools.listChanged`` to handshake-era clients unless told to.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any, Self, final
+
+import anyio
+import mcp.types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.models import InitializationOptions
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+
+from .. import __version__
+from .._exceptions import ConfigError
+from ..builtins import CommandPolicy, Workspace, builtin_tools
+from ..config import AgentConfig, ServeSettings, ToolsiftConfig
+from ..mcp_sessions import McpServerManager, guard_result
+from ..pipeline import (
+    AuditTrail,
+    Middleware,
+    PermissionFilter,
+    Pipeline,
+    ResultGuard,
+    SecurityGuard,
+    profile_scope,
+)
+from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope
+from ..skills import SkillsLoader, SkillsReloaded, default_user_dir, shared_sandbox
+from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
+from ._notify import ToolListAnnouncer
+from ._skills import SKILL_NAMESPACE, skill_tools
+from ._stdio import AnsweringReadStream
+
+__all__ = ["ToolsiftServer"]
+
+logger = logging.getLogger("toolsift.serve")
+
+INSTRUCTIONS = (
+    "toolsift serves builtin tools (builtin__*: files and programs inside one workspace folder), "
+    "skills (skill__<name>: call one to get its instructions and the tools it works with) and, as a "
+    "gateway, tools of other MCP servers (<server>__<tool>)."
+)
+
+
+class _SdkServer(Server[Any]):
+    """The SDK server, advertising ``tools.listChanged`` to handshake-era clients too.
+
+    ``streamable_http_app`` and ``InMemoryTransport`` call
+    ``create_initialization_options()`` without arguments, so the default has
+    to change here rather than at each call site.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
+def _fence(result: ToolResult, tool: str) -> ToolResult:
+    return guard_result(result, server="builtin", tool=tool)
+
+
+@final
+class ToolsiftServer:
+    """A config's builtin tools, skills and (as a gateway) MCP tools, served over MCP.
+
+    Enter it (``async with``) to start what it runs: the skill watcher, the
+    change announcer and, in gateway mode, a session per configured MCP
+    server, under an ``McpServerManager`` that follows the config file (when
+    the config came from one) as a Toolbox does: added, removed and changed
+    servers apply while serving, and clients hear ``tools/list_changed``.
+    :func:`serve_stdio`, :func:`serve_http` and the app of
+    :func:`create_http_app` do that for you. A server is entered once.
+
+    Args:
+        config: The loaded config (servers, agents, skills, tool rules, audit).
+        settings: How to serve; defaults to ``ServeSettings()``.
+        user_skills_dir: The user's skill folder, used when the config's
+            ``skills.userSkills`` is true (default ``~/.toolsift/skills``).
+
+    Raises:
+        ConfigError: When the profile is not a configured agent, the workspace
+            is not a directory, gateway mode meets a server named ``builtin``
+            or ``skill``, or a command rule names an unknown built-in policy.
+        InvalidPattern: When a policy glob is invalid.
+    """
+
+    def __init__(self, config: ToolsiftConfig, settings: ServeSettings | None = None, *,
+                 user_skills_dir: str | os.PathLike[str] | None = None) -> None:
+        self.config = config
+        self.settings = settings = settings if settings is not None else ServeSettings()
+        self.profile: AgentConfig = config.agent(settings.profile)
+        self.registry = ToolRegistry(rules=config.tool_rules, audit=AuditLog(config.audit.path))
+        self.commands = CommandPolicy.from_settings(settings.commands)
+        self.registry.register_many(builtin_tools(Workspace(settings.workspace or config.workspace),
+                                                  commands=self.commands))
+        self.skill_registry = ToolRegistry(audit=self.registry.audit)
+        skills = config.skills
+        user = (user_skills_dir or default_user_dir()) if skills.user_skills else None
+        sandbox = shared_sandbox(timeout=skills.template_timeout, max_output=skills.template_max_output,
+                                 max_memory=skills.template_max_memory, workers=skills.template_workers)
+        self.skills = SkillsLoader(project=skills.paths[0] if skills.paths else None, user=user,
+                                   extra=skills.paths[1:], sandbox=sandbox)
+        if settings.gateway is not False:
+            clash = sorted(RESERVED_NAMESPACES & {server.namespace for server in config.servers.values()})
+            if clash:
+                raise ConfigError(f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
+                                  "those namespaces are toolsift's own; rename them or set toolPrefix",
+                                  path=config.path, field="serve.gateway")
+        self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout)
+        bus = InMemorySubscriptionBus()
+        self._listen = ListenHandler(bus)
+        self.announcer = ToolListAnnouncer(bus, self.tools.signature)
+        self.sdk = _SdkServer("toolsift", version=__version__, instructions=INSTRUCTIONS,
+                              on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                              on_subscriptions_listen=self._listen)
+        self.sdk.middleware.append(self.announcer.track)
+        self.sessions: McpServerManager | None = None
+        self._stack: AsyncExitStack | None = None
+        self._entered = False
+
+    def __repr__(self) -> str:
+        return f"ToolsiftServer(profile={self.profile.name!r}, settings={self.settings!r})"
+
+    # -- what is served ------------------------------------------------------------------------
+
+    def _sources(self) -> list[ToolSource]:
+        settings, profile = self.settings, self.profile
+        permissions = profile.permissions.to_permissions()
+        main = Pipeline.for_registry(self.registry, [
+            Middleware(PermissionFilter, agent=profile.name, allowed_tools=profile.allowed_tools,
+                       permissions=permissions, plan_mode=profile.plan_mode),
+            *self._guards(),
+        ])
+        # Skills run no action, so no profile limits them; their calls are still guarded and audited.
+        skills = Pipeline.for_registry(self.skill_registry, self._guards())
+        sources = [ToolSource("builtin", self.registry, main, self._profiled(TurnScope()), permissions)]
+        if settings.skills:
+            sources.append(ToolSource(SKILL_NAMESPACE, self.skill_registry, skills, TurnScope(agent=profile.name)))
+        if settings.gateway is not False:
+            sources.append(ToolSource("gateway", self.registry, main, self._gateway_scope(), permissions))
+        return sources
+
+    def _guards(self) -> list[Middleware[Any]]:
+        settings = self.settings
+        return [
+            Middleware(AuditTrail, audit=self.registry.audit),
+            Middleware(SecurityGuard, max_argument_bytes=settings.max_argument_bytes,
+                       arguments=settings.argument_policies, commands=self.commands,
+                       command_arguments=settings.command_arguments, urls=settings.urls),
+            Middleware(ResultGuard, max_bytes=settings.max_result_bytes, untrusted=settings.untrusted_tools,
+                       fence=_fence),
+        ]
+
+    def _profiled(self, scope: TurnScope) -> TurnScope:
+        # The same function the pipeline's PermissionFilter applies to every call.
+        profile = self.profile
+        return profile_scope(scope, agent=profile.name, allowed_tools=profile.allowed_tools,
+                             plan_mode=profile.plan_mode)
+
+    def _gateway_scope(self) -> TurnScope:
+        gateway = self.settings.gateway
+        if isinstance(gateway, str):
+            skill = self.skills.get(gateway)
+            return self._profiled(TurnScope(skill_allowed=skill.allowed_tools, skill_disallowed=skill.disallowed_tools,
+                                            skill=skill.name))
+        return self._profiled(TurnScope(skill_allowed=gateway if isinstance(gateway, tuple) else ()))
+
+    def _skills_reloaded(self, event: SkillsReloaded) -> None:
+        tools = skill_tools(event.skills, self.tools.tools_for) if self.settings.skills else []
+        self.skill_registry.replace_server(SKILL_NAMESPACE, tools, internal=False)
+        if isinstance(self.settings.gateway, str) and self.settings.gateway in event.skills:
+            self.tools.set_scope("gateway", self._gateway_scope())
+        self.announcer.changed()
+
+    # -- MCP handlers ----------------------------------------------------------------------------
+
+    async def _list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
+                          ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tools.list_tools())
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
+                         ) -> types.CallToolResult:
+        try:
+            result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress)
+        except Exception:
+            # The pipeline answers every failure with a result; this is the last line, not the plan.
+            logger.exception("serving a call of %r failed", params.name)
+            result = ToolResult.error(f"Tool {params.name!r} failed with an internal error; see the server log")
+        return result.to_mcp()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        """Start the skill watcher, the announcer and (gateway mode) the MCP sessions and their config watch.
+
+        Raises:
+            RuntimeError: When the server was entered before.
+            SkillNotFound: When the gateway skill is not loaded.
+        """
+        if self._entered:
+            raise RuntimeError("A ToolsiftServer can be entered once; build a new one to serve again")
+        self._entered = True
+        async with AsyncExitStack() as stack:
+            if self.settings.gateway is not False:
+                self.sessions = await stack.enter_async_context(McpServerManager(self.registry, self.config))
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
+            stack.callback(self._listen.close)
+            stack.callback(self.registry.subscribe(self.announcer.changed))
+            stack.callback(self.skills.subscribe(self._skills_reloaded))
+            if self.settings.watch_skills:
+                await group.start(self.skills.watch)
+            else:
+                await self.skills.areload()
+            self._skills_reloaded(SkillsReloaded(self.skills.skills))
+            await group.start(self.announcer.run)
+            if self.sessions is not None and self.config.path is not None:
+                # The same hot reload as a Toolbox's: edited servers reach clients as tools/list_changed.
+                await group.start(self.sessions.watch, self.config.path)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        """Stop everything started on entry; MCP sessions are closed and their processes reaped."""
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def run_stdio(self) -> None:
+        """Serve one client over this process's stdin/stdout until it disconnects.
+
+        The server must be entered. Logging must go to stderr: stdout is the wire.
+        If cancelled, the connection is closed.
+        """
+        async with stdio_server() as (read, write):
+            await self.sdk.run(AnsweringReadStream(read, write), write, self.sdk.create_initialization_options())
