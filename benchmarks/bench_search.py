@@ -8,7 +8,7 @@ Run: python benchmarks/bench_search.py            (semantic backends too when to
    ``bm25s`` over name + description without stemming, computed in the same
    run. Again with the ``flow`` example, which imitates claude-flow under other
    names, among the tools. Then the older fixed set of
-   ``tests/test_search_ranking.py`` (flow's 214 tools and the example skills).
+   ``tests/search/test_search_ranking.py`` (flow's 214 tools and the example skills).
 2. Scale: claude-flow's 353 tools on 29 servers (10,237 tools, "30 similar
    servers"): fresh build with every cache cleared, rebuild after one
    server's ``tools/list_changed``, query median, distinct tools among the top 5
@@ -54,7 +54,7 @@ from _search_eval import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "examples" / "servers")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "search"), str(ROOT / "examples" / "servers")]
 
 import anyio  # noqa: E402
 import mcp.types as types  # noqa: E402

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..._exceptions import UnknownFormat
+from ..._public import publish
 from ._base import NameRule as NameRule
 from ._base import SchemaFormat as SchemaFormat
 from ._strict import drop_optional_nulls as drop_optional_nulls
@@ -45,3 +46,6 @@ def get_format(name: str | SchemaFormat) -> SchemaFormat:
         return FORMATS[name]
     except KeyError:
         raise UnknownFormat(name, list(FORMATS)) from None
+
+
+publish(globals(), __name__, __all__)

@@ -24,7 +24,7 @@ from serve_project import served_http, write_project
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
-INTEROP = Path(__file__).resolve().parent.parent / ".interop" / "node_modules"
+INTEROP = Path(__file__).resolve().parents[2] / ".interop" / "node_modules"
 SUITE = INTEROP / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 APPLICABLE = ["server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"]
 

@@ -10,37 +10,17 @@ Install them to run these tests (``.ci/run`` does)::
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
-from pathlib import Path
 
 import mcp.types as types
 import pytest
+from interop_servers import everything, needs_everything, needs_time
 
 from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import McpSession, SessionState, register_mcp_tools
 from toolsift.registry import ToolRegistry
 
 pytestmark = pytest.mark.interop
-
-PREFIX = Path(os.environ.get("TOOLSIFT_INTEROP_DIR", Path(__file__).resolve().parent.parent / ".interop"))
-EVERYTHING = PREFIX / "node_modules" / ".bin" / "mcp-server-everything"
-needs_everything = pytest.mark.skipif(
-    not EVERYTHING.exists(),
-    reason=f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING}; "
-           f"run: npm install --prefix {PREFIX} @modelcontextprotocol/server-everything",
-)
-needs_time = pytest.mark.skipif(
-    importlib.util.find_spec("mcp_server_time") is None,
-    reason="mcp-server-time is not installed; run: pip install mcp-server-time",
-)
-
-
-def everything(mode: str = "auto") -> ServerConfig:
-    return ServerConfig(command=str(EVERYTHING), args=("stdio",), protocol=mode, internal_only=False,
-                        timeout=20).with_name("everything")
-
 
 @needs_everything
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -15,7 +15,7 @@ from toolsift.search import SearchIndex
 from toolsift.search._documents import tool_document, without_mentions
 from toolsift.search._tokens import name_key
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _search_eval import eval_registry, evaluate, load_catalog, load_queries, plain_bm25s
 
 CF = "claude-flow__"

@@ -19,7 +19,7 @@ from toolsift.search import SearchIndex
 from toolsift.search._tokens import split_words, terms
 from toolsift.skills import SkillsLoader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "servers"))
 from _flow import CATALOG  # noqa: E402
 

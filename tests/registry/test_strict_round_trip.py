@@ -16,16 +16,16 @@ from typing import Any
 import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from interop_servers import EVERYTHING, everything
 from json_values import json_values
 from jsonschema import Draft202012Validator
 from local_tools import RecordingTool
-from test_interop import EVERYTHING, everything
 
 from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import McpSession
 from toolsift.registry import ToolRegistry
 
-SERVERS = Path(__file__).resolve().parent.parent / "examples" / "servers"
+SERVERS = Path(__file__).resolve().parents[2] / "examples" / "servers"
 
 
 def _configs() -> list[ServerConfig]:

@@ -10,7 +10,7 @@ from local_tools import RecordingTool
 from toolsift.registry import ToolRegistry, TurnScope
 from toolsift.skills import Skill, SkillsLoader, bind_arguments
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 
 ARGUMENTS = {
     "code-assist": "Refactor the auth module",

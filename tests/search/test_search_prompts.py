@@ -18,7 +18,7 @@ from toolsift.search import McpPromptSkill, SearchIndex, SkillCatalog, prompt_sk
 from toolsift.search._prompt_skills import _variable_name
 from toolsift.skills import SkillsLoader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

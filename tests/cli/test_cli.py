@@ -11,7 +11,7 @@ import pytest
 
 from toolsift.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "examples" / "servers"
 SKILLS = ROOT / "examples" / "skills"
 

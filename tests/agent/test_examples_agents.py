@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from llm_stub import llm_stub, recorded
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from toolsift.cli import main
 from toolsift.registry import TurnScope
 from toolsift.toolbox import Toolbox, find_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GENERAL = ROOT / "examples" / "servers" / "general.py"
 CLINE = ROOT / "tests" / "fixtures" / "client_configs" / "cline" / "cline_mcp_settings.json"
 HINT = "server(s) are internal"

@@ -16,7 +16,7 @@ from toolsift.registry import Level, Permissions, ToolRegistry, ToolResult, Turn
 from toolsift.search import SEARCH_TOOL_NAME, Discovery, SearchIndex, SearchToolsTool
 from toolsift.skills import SkillsLoader
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 F = "claude-flow__"
 SEARCH = "search_tools"
 

@@ -17,7 +17,7 @@ from toolsift import ConfigError, SecretError
 from toolsift.config import ConfigReport, ServerConfig, load_config, resolve_server, validate_config
 from toolsift.config._dialects import strip_jsonc
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "client_configs"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "client_configs"
 VSCODE = FIXTURES / "vscode" / ".vscode" / "mcp.json"
 CURSOR = FIXTURES / "cursor" / ".cursor" / "mcp.json"
 WINDSURF = FIXTURES / "windsurf" / "mcp_config.json"

@@ -238,7 +238,7 @@ def test_load_local_embedder_reports_a_model_that_does_not_load(monkeypatch: pyt
 
 def test_index_keeps_skill_documents_when_only_tools_change_and_finds_a_skill_by_name() -> None:
     registry = ToolRegistry()
-    skills = SkillsLoader(project=Path(__file__).resolve().parent.parent / "examples" / "skills").load()
+    skills = SkillsLoader(project=Path(__file__).resolve().parents[2] / "examples" / "skills").load()
     index = SearchIndex(registry, skills)
     before = {doc.name: doc for doc in index.documents if doc.kind == "skill"}
     registry.register(RecordingTool("read_file", description="Read a file."))

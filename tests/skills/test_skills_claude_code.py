@@ -18,7 +18,7 @@ from toolsift import SkillParseError
 from toolsift.registry import ToolRegistry, TurnScope, compile_patterns, split_name, validate_pattern
 from toolsift.skills import Skill, SkillsLoader, parse_skill, parse_skill_text
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "skills"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "skills"
 SERVER = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,10}", fullmatch=True).filter(lambda s: "__" not in s)
 TOOL_PART = st.from_regex(r"[A-Za-z0-9_.-]{1,12}", fullmatch=True)
 TOOL_NAME = st.one_of(TOOL_PART.filter(lambda t: "__" not in t), st.builds("{}__{}".format, SERVER, TOOL_PART))

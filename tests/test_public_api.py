@@ -1,0 +1,110 @@
+"""The public names of every package, pinned: a change to them is a deliberate change to this file."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+PUBLIC = {
+    "toolsift": [
+        "AgentError", "ConfigError", "DuplicateTool", "InvalidArguments", "InvalidPattern", "InvalidToolName",
+        "Level", "LimitExceeded", "PermissionDenied", "Permissions", "PolicyDenied", "RegistryError", "SecretError",
+        "ServerDraining", "ServerUnavailable", "SessionError", "SkillArgumentError", "SkillError", "SkillNotFound",
+        "SkillParseError", "SkillRenderError", "TemplateError", "ToolNotFound", "ToolRegistry", "ToolResult",
+        "Toolbox", "ToolsiftError", "TurnScope", "UnknownFormat", "tool",
+    ],
+    "toolsift.registry": [
+        "AuditEvent", "AuditLog", "ContentBlock", "FORMATS", "FunctionTool", "Level", "PatternSet",
+        "PermissionLayer", "Permissions", "ProgressCallback", "RegistryChange", "SchemaFormat", "Tool",
+        "ToolContext", "ToolRegistry", "ToolResult", "ToolRule", "ToolSpec", "TurnScope", "check_permissions",
+        "compile_patterns", "get_format", "literal_server", "redact", "split_name", "tool", "validate_pattern",
+        "validate_server_name", "validate_tool_name",
+    ],
+    "toolsift.registry.formats": [
+        "AnthropicFormat", "FORMATS", "GeminiFormat", "MCPFormat", "NameRule", "OpenAIFormat",
+        "OpenAIResponsesFormat", "SchemaFormat", "drop_optional_nulls", "get_format", "strict_schema",
+    ],
+    "toolsift.config": [
+        "AgentConfig", "ArgumentRule", "AuditConfig", "CommandSettings", "ConfigDiff", "ConfigReport",
+        "ConfigWarning", "LimitsConfig", "PermissionsConfig", "ProgramRule", "ResolvedServer", "SearchConfig",
+        "ServeSettings", "ServerConfig", "SkillsConfig", "ToolRuleConfig", "ToolsConfig", "ToolsiftConfig",
+        "TransportKind", "UrlPolicy", "argument_values", "child_environment", "diff_servers", "is_loopback",
+        "load_config", "parse_config", "resolve_server", "urls_in", "validate_config", "validate_serve_settings",
+    ],
+    "toolsift.config.secrets": [
+        "EnvSecretResolver", "FileSecretResolver", "SecretReference", "SecretResolver", "expand_variables",
+        "has_references", "is_secret_reference", "parse_secret_reference", "reference_problem",
+        "register_secret_resolver", "resolve_secret", "rewrite_references", "unregister_secret_resolver",
+    ],
+    "toolsift.mcp_sessions": [
+        "ListMcpResources", "ManagerEvent", "ManagerEventKind", "McpServerManager", "McpSession", "McpSessionGroup",
+        "McpToolWrapper", "ReadMcpResource", "ResourceSession", "RestartPolicy", "ServerCatalog", "ServerStatus",
+        "SessionEvent", "SessionOptions", "SessionState", "SessionStatus", "fence", "format_status", "guard_result",
+        "neutralise_markers", "register_mcp_tools", "resource_context", "status_rows",
+    ],
+    "toolsift.mcp_sessions.reload": [
+        "ManagerEvent", "ManagerEventKind", "McpServerManager", "ServerStatus",
+    ],
+    "toolsift.skills": [
+        "Skill", "SkillProblem", "SkillSet", "SkillVariable", "SkillWarning", "SkillsLoader", "SkillsReloaded",
+        "TemplateSandbox", "bind_arguments", "default_user_dir", "parse_skill", "parse_skill_text", "render_skill",
+        "shared_sandbox", "split_tool_list",
+    ],
+    "toolsift.search": [
+        "BACKENDS", "BackendName", "Bm25Backend", "Discovery", "Embedder", "HybridBackend", "IndexedSkill",
+        "McpPromptSkill", "PromptSession", "Ranker", "SEARCH_TOOL_NAME", "SearchBackend", "SearchDocument",
+        "SearchHit", "SearchIndex", "SearchToolsTool", "SemanticBackend", "SkillCatalog", "SkillProvider",
+        "UnlockMode", "format_ranking", "load_local_embedder", "prompt_skills",
+    ],
+    "toolsift.pipeline": [
+        "AuditTrail", "CallHandler", "Fence", "Middleware", "MiddlewareFactory", "PermissionFilter", "Pipeline",
+        "REFUSAL_KEY", "Refusal", "RegistryHandler", "ResultGuard", "SecurityGuard", "ToolCall", "profile_scope",
+        "refusal_of", "refuse", "result_size",
+    ],
+    "toolsift.builtins": [
+        "CommandPolicy", "FileTools", "SHELL_METACHARACTERS", "ShellTool", "Workspace", "builtin_tools",
+    ],
+    "toolsift.builtins.arguments": [
+        "ArgumentPolicy", "BUILTIN_POLICIES", "Refusal", "argument_policy", "rule_problems",
+    ],
+    "toolsift.agent": [
+        "AgentReply", "AssistantMessage", "CallHandler", "ChatModel", "Command", "CommandReply", "Conversation",
+        "Message", "ResultPart", "SkillSource", "ToolCall", "ToolMessage", "Turn", "UserMessage", "describe_result",
+        "parse_command", "result_text",
+    ],
+    "toolsift.serve": [
+        "ToolsiftServer", "app_from_environment", "build_server", "create_http_app", "load_serve_config", "main",
+        "run_http_workers", "serve_http", "serve_stdio",
+    ],
+}
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_public_names_are_pinned(package: str) -> None:
+    module = importlib.import_module(package)
+    assert sorted(module.__all__) == PUBLIC[package]
+    missing = [name for name in module.__all__ if not hasattr(module, name)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_public_classes_and_functions_report_a_public_module(package: str) -> None:
+    module = importlib.import_module(package)
+    private = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        home = getattr(obj, "__module__", None)
+        is_code = isinstance(obj, type) or callable(obj)
+        if is_code and isinstance(home, str) and any(part.startswith("_") for part in home.split(".")[1:]):
+            private.append(f"{name}: {home}")
+    assert private == []
+
+
+def test_toolbox_is_importable_from_the_root_without_loading_it_eagerly() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, toolsift; assert 'toolsift.toolbox' not in sys.modules; "
+            "from toolsift import Toolbox; assert Toolbox.__name__ == 'Toolbox'")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
