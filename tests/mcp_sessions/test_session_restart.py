@@ -68,7 +68,7 @@ async def test_session_calls_during_a_restart_fail_fast() -> None:
     config = local_server("crashy", "raw_server.py", protocol="legacy")
     async with McpSession(config, options=slow_restart) as session:
         await session.call_tool("crash")
-        assert session.state is SessionState.CONNECTING
+        assert session.state is SessionState.RESTARTING
         await wait_for(session, lambda s: "restart 1 of 5" in (s.reason or ""))
         expected = r"'crashy' is restarting: .*; restart 1 of 5 in 30s"
         with anyio.fail_after(1), pytest.raises(ServerUnavailable, match=expected):
@@ -89,7 +89,7 @@ async def test_session_without_restart_on_crash_fails_for_good() -> None:
 async def test_session_notices_a_server_that_exits_between_calls_and_restarts_it() -> None:
     async with McpSession(local_server("local", "session_server.py", max_restarts=1), options=FAST) as session:
         assert text(await session.call_tool("exit_soon")) == "bye"
-        await wait_for_state(session, SessionState.CONNECTING)
+        await wait_for_state(session, SessionState.RESTARTING)
         assert session.reason is not None and session.reason.startswith("the server's output ended")
         await wait_for_state(session, SessionState.READY)
         assert session.restarts == 1
@@ -229,4 +229,5 @@ async def test_group_replace_hands_over_and_keeps_the_replacements_tools() -> No
         assert group["general"] is new and group.starting == {}
         await wait_for_state(old, SessionState.CLOSED)
         assert {t.session for t in registry.tools(server="general")} == {new}  # type: ignore[attr-defined]
-    assert [e.state for e in events if e.kind == "state"] == [SessionState.DRAINING, SessionState.CLOSED]
+    assert [e.state for e in events if e.kind == "state"] == [SessionState.DRAINING, SessionState.CLOSING,
+                                                               SessionState.CLOSED]

@@ -22,7 +22,7 @@ def drain_outcome(ended: CallCounts, seconds: float) -> str:
 
 async def wait_draining(session: McpSession) -> None:
     """Wait until a session whose drain was scheduled has stopped taking calls (or is closed)."""
-    done = (SessionState.DRAINING, SessionState.CLOSED)
+    done = (SessionState.DRAINING, SessionState.CLOSING, SessionState.CLOSED)
     if session.state in done:
         return
     reached = anyio.Event()

@@ -315,7 +315,7 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
             if event.state is SessionState.READY:
                 self._tools_listed(session)
             return
-        if event.state in (SessionState.ERROR, SessionState.DRAINING, SessionState.CLOSED):
+        if event.state in (SessionState.ERROR, SessionState.DRAINING, SessionState.CLOSING, SessionState.CLOSED):
             self._withdraw(session)  # failed for good, or on its way out
         if event.state is SessionState.CLOSED:
             self._announce.pop(session, None)  # closed before it settled

@@ -5,14 +5,16 @@ anyio's cancel scopes require; any number of other tasks call through it at
 the same time. The owner restarts a crashed server with backoff and keeps the
 registry in step with the server's tool list.
 
-Lifecycle (``SessionState``)::
+Lifecycle (``SessionState``; ``Lifecycle`` holds the table of transitions)::
 
-    idle ──start──▶ connecting ──▶ ready ──crash──▶ connecting (backoff) ──▶ ready
+    idle ──start──▶ connecting ──▶ ready ──crash──▶ restarting (backoff) ──▶ ready
                         │                               │ restart budget spent      ▲
                         │                               ▼                           │
                         │                             error ── window has room ─────┘
                         └──── could not start ──────▶ error (for good)
-    any ──drain()──▶ draining ──▶ closed          any ──close()──▶ closed
+    any ──drain()──▶ draining ──▶ closing ──▶ closed          any ──close()──▶ closing ──▶ closed
+
+What a call gets is decided by the state alone (``_ready_client``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from ._lifecycle import Lifecycle
 from ._masking import mask_result
 from ._options import SessionOptions
 from ._publisher import ToolPublisher
+from ._resource import TaskGroupResource
 from ._state import SessionEvent, SessionState, SessionStatus
 from ._stderr import StderrBuffer
 from ._substitutes import not_sent_reason, too_large_sizes
@@ -64,6 +67,8 @@ _CONFIG_TIMEOUT: Any = object()
 # After close() cancels running calls, time for their notifications/cancelled to reach the server.
 _CANCEL_FLUSH_SECONDS = 1.0
 _DRAINED = "the session was drained: its server was removed or changed"
+# States in which the session's tools stay registered (a restart keeps them).
+_HOLDS_TOOLS = (SessionState.READY, SessionState.CONNECTING, SessionState.RESTARTING)
 
 
 @final
@@ -116,7 +121,7 @@ class McpSession:
         self._running = False
         self._close_reason: str | None = None
         self._draining_since: str | None = None
-        self._own_group: TaskGroup | None = None
+        self._owner: _OwnTask | None = None
 
     # -- what it is -----------------------------------------------------------------
 
@@ -172,7 +177,7 @@ class McpSession:
             transport=self.config.transport_kind or "-",
             visibility="internal" if self.config.internal_only else "global",
             state=state,
-            tools=len(self._wrappers) if state in (SessionState.READY, SessionState.CONNECTING) else 0,
+            tools=len(self._wrappers) if state in _HOLDS_TOOLS else 0,
             error=self._life.reason if state is not SessionState.READY else self._warning,
             restarts=self._sup.restarts,
             protocol=self._sup.protocol,
@@ -192,31 +197,17 @@ class McpSession:
     # -- lifecycle --------------------------------------------------------------------
 
     async def __aenter__(self) -> McpSession:
-        group = anyio.create_task_group()
-        await group.__aenter__()
-        self._own_group = group
-        try:
-            await group.start(self.run)
-            if not self.config.lazy:
-                await self.wait_settled()
-        except BaseException:
-            group.cancel_scope.cancel()
-            self._own_group = None
-            await group.__aexit__(None, None, None)
-            raise
+        if self._owner is not None:
+            raise RuntimeError(f"MCP session {self.name!r} is already entered")
+        self._owner = _OwnTask(self)
+        await self._owner.__aenter__()
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
                         exc_tb: TracebackType | None) -> None:
-        group, self._own_group = self._own_group, None
-        assert group is not None, "__aexit__ without __aenter__"
-        try:
-            await self.close()
-        finally:
-            if not self._finished.is_set():
-                group.cancel_scope.cancel()
-            # The body's own exception propagates as it is, not wrapped in an exception group.
-            await group.__aexit__(None, None, None)
+        if self._owner is None:
+            raise RuntimeError(f"MCP session {self.name!r} was not entered")
+        await self._owner.__aexit__(exc_type, exc_val, exc_tb)
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own the connection until :meth:`close`; a task group runs this.
@@ -235,10 +226,11 @@ class McpSession:
             if not self.config.lazy:
                 self._start.set()
             await self._start.wait()
-            if not self._sup.closing:
+            if not self._life.leaving:
                 await self._sup.run()
         finally:
-            if self._sup.closing or self._life.state is not SessionState.ERROR:
+            # A server that failed stays in error until it is closed; anything else that ends here is closed.
+            if self._life.closing or self._life.state is not SessionState.ERROR:
                 self._life.set(SessionState.CLOSED, self._close_reason)
             self._withdraw()
             self._life.settled.set()
@@ -295,9 +287,9 @@ class McpSession:
         await self._close(None)
 
     async def _close(self, reason: str | None) -> None:
-        if not self._sup.closing:
-            self._sup.closing = True
+        if not self._life.closing:
             self._close_reason = reason
+            self._life.set(SessionState.CLOSING, reason)
             self._calls.cancel_all()
             await self._calls.wait_idle(_CANCEL_FLUSH_SECONDS)
             self._start.set()
@@ -353,7 +345,7 @@ class McpSession:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is connecting, restarting, failed or closed.
         """
-        if self._life.state is SessionState.IDLE and self._running and not self._sup.closing:
+        if self._life.state is SessionState.IDLE and self._running:
             await self.ensure_started()
         client, events = self._ready_client(), self._sup.events
         seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
@@ -371,16 +363,18 @@ class McpSession:
         return cancelled_result(self.name, name, self._closed_text())
 
     def _ready_client(self) -> Client:
+        """The connection a call may use now, or the error that says why there is none: the state decides."""
         state = self._life.state
         client = self._sup.client
-        if state is SessionState.READY and client is not None and not self._sup.closing:
+        if state is SessionState.READY and client is not None:
             return client
-        if state is SessionState.DRAINING:
+        if state is SessionState.DRAINING or (state is SessionState.CLOSING and self._draining_since is not None):
             raise ServerDraining(self.name, self._draining_since or "?")
-        if self._sup.closing or state is SessionState.CLOSED:
+        if self._life.closing:
             raise ServerUnavailable(self.name, SessionState.CLOSED.value, self._closed_text())
-        if state is SessionState.CONNECTING and self._sup.restarting:
-            raise ServerUnavailable(self.name, "restarting", self._life.reason)
+        if state in (SessionState.RESTARTING, SessionState.READY):
+            # Ready without a connection: it ended a moment ago and the owner is about to restart it.
+            raise ServerUnavailable(self.name, SessionState.RESTARTING.value, self._life.reason)
         # "is error" would not read; the state itself is in session.state.
         raise ServerUnavailable(self.name, "down" if state is SessionState.ERROR else state.value, self._life.reason)
 
@@ -393,7 +387,7 @@ class McpSession:
             return not_sent_result(self.name, tool, reason)
         if exc.code != types.CONNECTION_CLOSED:
             return rpc_error_result(self.name, tool, exc, self._redact)
-        if self._sup.closing:
+        if self._life.closing:
             return cancelled_result(self.name, tool, self._closed_text())
         # The call's own connection: a straggler from a connection already replaced must not end the new one.
         events.connection_lost(f"the connection closed during tool {tool!r}")
@@ -424,3 +418,24 @@ class McpSession:
 
     def _closed_text(self) -> str:
         return self._close_reason or "the session was closed"
+
+
+class _OwnTask(TaskGroupResource):
+    """The task group of a session used on its own (``async with McpSession(...)``): it runs the owner task.
+
+    Entering starts the owner and waits for the first connection attempt
+    (not for a lazy server); a clean exit closes the session, which ends the
+    owner; an exception cancels it instead.
+    """
+
+    def __init__(self, session: McpSession) -> None:
+        super().__init__()
+        self._session = session
+
+    async def _opened(self, tasks: TaskGroup) -> None:
+        await tasks.start(self._session.run)
+        if not self._session.config.lazy:
+            await self._session.wait_settled()
+
+    async def _closing(self) -> None:
+        await self._session.close()

@@ -13,18 +13,23 @@ __all__ = ["SessionEvent", "SessionState", "SessionStatus"]
 
 
 class SessionState(StrEnum):
-    """Where a session is in its life; see ``McpSession`` for the transitions.
+    """Where a session is in its life; the one place that decides what a call gets.
 
-    ``idle -> connecting -> ready`` is the happy path; a crash goes back to
-    ``connecting`` (restarting with backoff) and, when the restarts run out, to
-    ``error``. ``draining`` and ``closed`` are the way out.
+    ``idle -> connecting -> ready`` is the happy path. A loss after the
+    session was ready goes to ``restarting`` (backoff, then a new connection)
+    and back to ``ready``; when the restart budget is spent it waits in
+    ``error`` and restarts once the window has room. ``draining``, ``closing``
+    and ``closed`` are the way out, in that order: once on it, a session never
+    goes back (see ``Lifecycle`` for the transitions).
     """
 
     IDLE = "idle"  # not connected yet: a lazy server before its first use, or a session not started
-    CONNECTING = "connecting"  # spawning or dialling, handshaking, listing; first time or after a crash
+    CONNECTING = "connecting"  # first connection: spawning or dialling, handshaking, listing
     READY = "ready"  # connected: calls go through
-    ERROR = "error"  # could not start, or gave up restarting: for good, until a new session replaces it
+    RESTARTING = "restarting"  # lost after being ready: waiting out the backoff, or connecting again
+    ERROR = "error"  # could not start, or gave up restarting (for now or for good); calls fail fast
     DRAINING = "draining"  # removed or changed: no new calls; running ones may finish until the deadline
+    CLOSING = "closing"  # running calls are being cancelled and the connection shut down
     CLOSED = "closed"  # stopped: the server process or connection is gone
 
 

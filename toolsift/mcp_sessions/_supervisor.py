@@ -61,14 +61,11 @@ class Supervisor:
         self.protocol: str | None = None
         self.catalog = ServerCatalog()
         self.events = ConnectionEvents(config.name, self._connection_lost)
-        self.closing = False  # set by the session the moment it starts closing
-        self.restarting = False
         self.restarts = 0  # in total
         self.budget = RestartBudget(config.max_restarts, options.restart)
 
     def stop(self) -> None:
-        """End the current connection (or backoff wait) and the loop."""
-        self.closing = True
+        """End the current connection (or backoff wait) and the loop; the session is closing by then."""
         self._stop.set()
         self.events.wake.set()
         if not self.events.ready and self._connection_scope is not None:
@@ -83,13 +80,16 @@ class Supervisor:
         restarted with backoff; past its restart budget it waits in ``error``
         (tools withdrawn) until the budget has room again.
         """
-        name, limit = self._config.name, self._config.max_restarts
+        name, limit, life = self._config.name, self._config.max_restarts, self._life
         ever_ready = False
-        while not self.closing:
+        while not life.leaving:
             self.events = ConnectionEvents(name, self._connection_lost)
-            self._life.set(SessionState.CONNECTING, self._life.reason if ever_ready else None)
+            if ever_ready:
+                life.set(SessionState.RESTARTING, life.reason)
+            else:
+                life.set(SessionState.CONNECTING, None)
             detail = await self._connect_once()
-            if self.closing or self._life.state is SessionState.DRAINING:
+            if life.leaving:
                 return
             ever_ready = ever_ready or self.events.ready
             if not ever_ready:
@@ -101,12 +101,11 @@ class Supervisor:
             if delay is None:
                 return self._give_up(f"{detail}; not restarted (maxRestarts is 0)")
             count = self.budget.count(now)
-            self.restarting = True
             if count >= limit:
                 self._pause(f"{detail}; {_restarts(count)} within {self._options.restart.window:g}s "
                             f"(maxRestarts={limit}): starting it again in {delay:.3g}s")
             else:
-                self._life.set(SessionState.CONNECTING, f"{detail}; restart {count + 1} of {limit} in {delay:g}s")
+                life.set(SessionState.RESTARTING, f"{detail}; restart {count + 1} of {limit} in {delay:g}s")
                 self._stderr.log_with_tail(logging.WARNING, f"MCP server {name!r} lost: {detail}", logger)
             with anyio.move_on_after(delay):
                 await self._stop.wait()
@@ -151,7 +150,7 @@ class Supervisor:
                 # The child's last words usually say why it would not start.
                 tail = self._stderr.tail(1) if config.transport_kind == "stdio" else []
                 return f"{detail}; stderr: {tail[0]}" if tail else detail
-            if not self.closing:
+            if not self._life.closing:
                 events.connection_lost(detail)
             return events.lost or detail
         finally:
@@ -162,13 +161,12 @@ class Supervisor:
         return events.lost or ""
 
     def _on_ready(self, client: Client, catalog: ServerCatalog) -> None:
-        if self.closing or self._life.state is SessionState.DRAINING:
+        if self._life.leaving:
             self.events.wake.set()
             return
         self.events.ready = True
         self.client, self.protocol, self.catalog = client, client.protocol_version, catalog
         self.events.ready_at = anyio.current_time()
-        self.restarting = False
         self._life.set(SessionState.READY, None)
         self._on_tools(catalog.tools)
         logger.info("MCP server %r ready (protocol %s, %d tools, %d resources, %d prompts)", self._config.name,
@@ -190,10 +188,9 @@ class Supervisor:
 
     def _connection_lost(self, events: ConnectionEvents) -> None:
         """Fail calls fast from the moment a loss is known, before the owner task gets to run."""
-        if events is self.events and self._life.state is SessionState.READY and not self.closing:
+        if events is self.events and self._life.state is SessionState.READY:
             self.client = None
-            self.restarting = True
-            self._life.set(SessionState.CONNECTING, f"{events.lost}; reconnecting")
+            self._life.set(SessionState.RESTARTING, f"{events.lost}; reconnecting")
 
     def _pause(self, reason: str) -> None:
         self._life.set(SessionState.ERROR, reason)
