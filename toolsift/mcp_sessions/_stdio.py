@@ -22,6 +22,7 @@ its stdout would otherwise keep the pipe open, and the crash would go unseen.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -53,8 +54,8 @@ KILL_GRACE_SECONDS = 2.0
 # Seconds the writer gets to flush messages already accepted before stdin closes.
 _FLUSH_SECONDS = 0.5
 _POLL_SECONDS = 0.01
-# How often a running server is checked for having exited. Not process.wait(): on Python 3.11 it also
-# waits for the pipes to close, which a helper holding them delays for as long as it lives.
+# How often a running server is checked for having exited where no pidfd tells it (not Linux). Not
+# process.wait(): on Python 3.11 it also waits for the pipes to close, which a helper holding them delays.
 _EXIT_CHECK_SECONDS = 0.1
 
 Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
@@ -157,9 +158,28 @@ async def _refuse(message: types.JSONRPCMessage, error: Exception, to_client: Me
 
 async def _end_group_after_leader(process: Process) -> None:
     """Once the server has exited, end what it left in its group, so that its stdout ends and the loss is seen."""
-    while process.returncode is None:
-        await anyio.sleep(_EXIT_CHECK_SECONDS)
+    await _exited(process)
     await terminate_posix_process_tree(process, KILL_GRACE_SECONDS)
+
+
+async def _exited(process: Process) -> None:
+    """Return once the server process has exited, whatever became of its pipes.
+
+    On Linux a pidfd becomes readable when the process exits: an event, with
+    no timer that runs for as long as the server does (a timer that wakes
+    periodically never lets ``anyio.wait_all_tasks_blocked`` see every task
+    blocked). Elsewhere the exit is looked for now and then.
+    """
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux 5.3+, or the process is already gone
+        while process.returncode is None:
+            await anyio.sleep(_EXIT_CHECK_SECONDS)
+        return
+    try:
+        await anyio.wait_readable(pidfd)
+    finally:
+        os.close(pidfd)
 
 
 async def _stop(process: Process) -> None:
