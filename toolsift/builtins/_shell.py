@@ -100,10 +100,13 @@ class ShellTool:
         if program is None:
             return ToolResult.error(f"exec_shell: the program {argv[0]!r} is allowed but was not found on PATH")
         try:
-            process = await anyio.open_process(
-                [program, *argv[1:]], cwd=self._workspace.root, env=_environment(), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            )
+            # Shielded: a call cancelled while the program starts would otherwise leave it running, unseen
+            # by the clean-up below (asyncio's own clean-up kills the child but cannot wait for it then).
+            with anyio.CancelScope(shield=True):
+                process = await anyio.open_process(
+                    [program, *argv[1:]], cwd=self._workspace.root, env=_environment(), stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                )
         except OSError as exc:
             return ToolResult.error(f"exec_shell: cannot start {argv[0]!r}: {exc.strerror or exc}")
         stdout, stderr = _Capture(self._policy.max_output_bytes), _Capture(self._policy.max_output_bytes)
