@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 
@@ -9,3 +11,17 @@ import pytest
 def anyio_backend() -> str:
     """Run async tests on asyncio (the MCP SDK's transports are tested there)."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _empty_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Run every test with an empty home folder, so a developer's own skills and configs never leak in.
+
+    Toolbox, ``toolsift serve`` and the CLI read ``~/.toolsift/skills``, ``~/.claude/skills`` and the
+    user config by default; a test that needs them sets them up under its own ``HOME``.
+    """
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+        yield

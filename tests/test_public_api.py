@@ -48,8 +48,8 @@ PUBLIC = {
     ],
     "toolsift.skills": [
         "Skill", "SkillProblem", "SkillSet", "SkillVariable", "SkillWarning", "SkillsLoader", "SkillsReloaded",
-        "TemplateSandbox", "bind_arguments", "default_user_dir", "parse_skill", "parse_skill_text", "render_skill",
-        "shared_sandbox", "split_tool_list",
+        "TemplateSandbox", "bind_arguments", "default_user_dir", "default_user_dirs", "parse_skill", "parse_skill_text",
+        "render_skill", "shared_sandbox", "split_tool_list", "user_folders",
     ],
     "toolsift.search": [
         "BACKENDS", "BackendName", "Bm25Backend", "Discovery", "Embedder", "HybridBackend", "IndexedSkill",

@@ -18,7 +18,7 @@ from .config import ToolsiftConfig, validate_config
 from .mcp_sessions import ListMcpResources, McpServerManager, ReadMcpResource, resource_context
 from .registry import AuditLog, ToolRegistry
 from .search import SEARCH_TOOL_NAME, BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
-from .skills import SkillsLoader, default_user_dir, shared_sandbox
+from .skills import SkillsLoader, shared_sandbox, user_folders
 
 __all__ = ["Toolbox", "find_config", "skills_loader"]
 
@@ -63,15 +63,15 @@ def skills_loader(config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | 
 
     Args:
         config: The loaded config.
-        user_dir: The user's skill folder (``~/.toolsift/skills`` by default),
-            read only when ``skills.userSkills`` is true.
+        user_dir: One user skill folder to read instead of ``~/.toolsift/skills`` and
+            ``~/.claude/skills``; user folders are read only when ``skills.userSkills`` is true.
     """
     settings = config.skills
     paths = list(settings.paths)
     sandbox = shared_sandbox(timeout=settings.template_timeout, max_output=settings.template_max_output,
                              max_memory=settings.template_max_memory, workers=settings.template_workers)
     return SkillsLoader(project=paths[0] if paths else None, extra=paths[1:], sandbox=sandbox,
-                        user=(user_dir or default_user_dir()) if settings.user_skills else None)
+                        user=user_folders(settings.user_skills, user_dir))
 
 
 @final

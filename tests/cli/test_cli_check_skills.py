@@ -78,3 +78,44 @@ def test_check_text_output_names_skill_and_pattern(capsys: pytest.CaptureFixture
     assert info.value.code == 0
     assert "warning  " in out and "allowed-tools: skill 'ops': pattern 'read_fle' matches no builtin tool" in out
     assert out.rstrip().endswith("OK, 1 warning(s)")
+
+
+def write_skill(folder: Path, name: str, front: str = "") -> Path:
+    path = folder / name / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"---\nname: {name}\ndescription: {name} skill.\n{front}---\nDo it.\n")
+    return path
+
+
+def test_skills_of_a_claude_code_project_and_home_are_found_where_claude_code_keeps_them(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    monkeypatch.setenv("HOME", str(home))
+    (repo).mkdir()
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    write_skill(repo / ".claude" / "skills", "deploy", "allowed-tools: Bash(git add:*), Read\n")
+    write_skill(home / ".claude" / "skills", "deploy")  # the user's own wins a clash, as in Claude Code
+    write_skill(home / ".claude" / "skills", "review")
+    write_skill(home / ".toolsift" / "skills", "notes")
+    monkeypatch.chdir(repo)
+    with pytest.raises(SystemExit) as info:
+        main(["skills", "list", "--json"])
+    listed = json.loads(capsys.readouterr().out)
+    assert info.value.code in (0, None)
+    paths = {s["name"]: s["path"] for s in listed["skills"]}
+    assert sorted(paths) == ["deploy", "notes", "review"]
+    assert paths["deploy"] == str(home / ".claude" / "skills" / "deploy" / "SKILL.md")
+    (clash,) = [p["message"] for p in listed["problems"]]  # reported, never resolved silently
+    assert str(repo / ".claude" / "skills" / "deploy" / "SKILL.md") in clash and paths["deploy"] in clash
+
+
+def test_check_prints_each_skill_warning_once(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    config = project(tmp_path, "Read, Bash(gh pr view:*)")
+    with pytest.raises(SystemExit):
+        main(["-c", str(config), "check"])
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert text.count("'Read' is a Claude Code built-in tool") == 1
+    assert text.count("'Bash(gh pr view:*)' is a Claude Code permission rule") == 1

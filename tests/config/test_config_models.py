@@ -218,7 +218,7 @@ def test_paths_resolve_against_the_config_folder(tmp_path: Path) -> None:
 
 def test_path_defaults_follow_the_config_folder(tmp_path: Path) -> None:
     config = parse_config({}, path=tmp_path / "toolsift.json")
-    assert config.skills.paths == (tmp_path / ".toolsift" / "skills",)
+    assert config.skills.paths == (tmp_path / ".toolsift" / "skills", tmp_path / ".claude" / "skills")
     assert config.skills.user_skills is True
     assert config.workspace == tmp_path
     assert config.audit.path is None

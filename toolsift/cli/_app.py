@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -24,7 +24,7 @@ from .._exceptions import (
     ToolsiftError,
 )
 from ..toolbox import Toolbox
-from ._output import Output
+from ._output import Output, reported_here
 
 __all__ = ["EXIT", "app", "main", "open_toolbox", "run_async", "state"]
 
@@ -82,12 +82,15 @@ async def open_toolbox(out: Output) -> AsyncIterator[Toolbox]:
     box = Toolbox.from_config(state.config)
     count = len([s for s in box.config.servers.values() if s.enabled])
     message = f"Connecting {count} MCP server(s) from {box.config.path} ..."
-    if out.err.is_terminal:
-        with out.err.status(message):
+    # The lines below report every server that failed to start, once; the session layer's own log lines
+    # saying the same (in its words, and more than once) are for library users and for --debug.
+    with nullcontext() if state.debug else reported_here("toolsift.mcp_sessions"):
+        if out.err.is_terminal:
+            with out.err.status(message):
+                await box.__aenter__()
+        else:
+            out.note(message)
             await box.__aenter__()
-    else:
-        out.note(message)
-        await box.__aenter__()
     try:
         for name, reason in box.dropped.items():
             out.note(f"server {name!r} was left out: {reason}", style="yellow")

@@ -16,7 +16,7 @@ from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
 from ._coverage import pattern_coverage
 from ._hints import internal_hint
-from ._output import Output, estimate_tokens
+from ._output import Output, estimate_tokens, reported_here
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 SkillOption = Annotated[str | None, typer.Option("--skill", "-s", help="Act as if '/use SKILL' were active.")]
@@ -41,7 +41,8 @@ def check(json_mode: JsonOption = False) -> None:
                 for w in report.warnings]
     hints = []
     if report.config is not None:
-        loaded = skills_loader(report.config).load()
+        with reported_here("toolsift.skills"):
+            loaded = skills_loader(report.config).load()
         for problem in loaded.problems:
             problems.append({"file": str(problem.path), "line": problem.line, "field": problem.field,
                              "message": problem.message})

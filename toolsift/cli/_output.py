@@ -3,14 +3,31 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["Output", "estimate_tokens"]
+__all__ = ["Output", "estimate_tokens", "reported_here"]
+
+
+@contextmanager
+def reported_here(logger_name: str) -> Iterator[None]:
+    """Keep a library logger quiet while the command prints the same problems itself (each once, not twice)."""
+    logger = logging.getLogger(logger_name)
+
+    def drop(record: logging.LogRecord) -> bool:
+        return False
+
+    logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(drop)
 
 
 def estimate_tokens(text: str) -> int:

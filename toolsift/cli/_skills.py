@@ -11,7 +11,7 @@ from ..config import load_config
 from ..skills import SkillsLoader
 from ..toolbox import find_config, skills_loader
 from ._app import EXIT, app, state
-from ._output import Output
+from ._output import Output, reported_here
 
 skills_app = typer.Typer(help="List, show and create skills.", no_args_is_help=True)
 app.add_typer(skills_app, name="skills")
@@ -43,7 +43,8 @@ def _loader() -> SkillsLoader:
 def list_skills(json_mode: JsonOption = False) -> None:
     """Every skill found, with its tools; problems and warnings go to stderr."""
     out = Output(json_mode=json_mode)
-    loaded = _loader().load()
+    with reported_here("toolsift.skills"):
+        loaded = _loader().load()
     rows: list[dict[str, Any]] = [
         {"name": s.name, "display_name": s.display_name, "description": s.description,
          "allowed_tools": list(s.allowed_tools), "user_invocable": s.user_invocable, "path": str(s.path)}

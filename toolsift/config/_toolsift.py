@@ -162,15 +162,16 @@ class SkillsConfig(ConfigModel):
 
     Attributes:
         paths: Project skill folders, searched in order (default
-            ``<config folder>/.toolsift/skills``).
-        user_skills: Also load the user's own skill folder (after the project's).
+            ``<config folder>/.toolsift/skills``, then Claude Code's ``.claude/skills``).
+        user_skills: Also load the user's own skill folders, ``~/.toolsift/skills`` and
+            ``~/.claude/skills`` (after the first project folder, before the others).
         template_timeout: Seconds one template compile or render may take.
         template_max_output: Characters one render may produce.
         template_max_memory: Bytes of address space each template worker may use.
         template_workers: Template worker processes kept at most.
     """
 
-    paths: tuple[Path, ...] = Field(default=(Path(".toolsift/skills"),), validate_default=True)
+    paths: tuple[Path, ...] = Field(default=(Path(".toolsift/skills"), Path(".claude/skills")), validate_default=True)
     user_skills: bool = True
     # The defaults are TemplateSandbox's (toolsift.skills), which config may not import.
     template_timeout: float = Field(default=2.0, gt=0, allow_inf_nan=False)

@@ -38,7 +38,7 @@ from ..pipeline import (
     profile_scope,
 )
 from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope
-from ..skills import SkillsLoader, SkillsReloaded, default_user_dir, shared_sandbox
+from ..skills import SkillsLoader, SkillsReloaded, shared_sandbox, user_folders
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._notify import ToolListAnnouncer
 from ._skills import SKILL_NAMESPACE, skill_tools
@@ -114,7 +114,7 @@ class ToolsiftServer:
                                                   commands=self.commands))
         self.skill_registry = ToolRegistry(audit=self.registry.audit)
         skills = config.skills
-        user = (user_skills_dir or default_user_dir()) if skills.user_skills else None
+        user = user_folders(skills.user_skills, user_skills_dir)
         sandbox = shared_sandbox(timeout=skills.template_timeout, max_output=skills.template_max_output,
                                  max_memory=skills.template_max_memory, workers=skills.template_workers)
         self.skills = SkillsLoader(project=skills.paths[0] if skills.paths else None, user=user,

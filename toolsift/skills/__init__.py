@@ -37,6 +37,8 @@ from .._public import publish
 from ._arguments import bind_arguments as bind_arguments
 from ._loader import SkillsLoader as SkillsLoader
 from ._loader import default_user_dir as default_user_dir
+from ._loader import default_user_dirs as default_user_dirs
+from ._loader import user_folders as user_folders
 from ._model import Skill as Skill
 from ._model import SkillVariable as SkillVariable
 from ._model import split_tool_list as split_tool_list
@@ -61,11 +63,13 @@ __all__ = [
     "TemplateSandbox",
     "bind_arguments",
     "default_user_dir",
+    "default_user_dirs",
     "parse_skill",
     "parse_skill_text",
     "render_skill",
     "shared_sandbox",
     "split_tool_list",
+    "user_folders",
 ]
 
 publish(globals(), __name__, __all__)

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import final
 
@@ -35,7 +35,7 @@ from ._parse import parse_skill_text, read_skill_file
 from ._sandbox import TemplateSandbox
 from ._skillset import SkillProblem, SkillSet, SkillsReloaded
 
-__all__ = ["SkillsLoader", "default_user_dir"]
+__all__ = ["SkillsLoader", "default_user_dir", "default_user_dirs", "user_folders"]
 
 logger = logging.getLogger("toolsift.skills")
 
@@ -47,6 +47,26 @@ _Scan = tuple[dict[str, Skill], dict[str, tuple[Path, str]], list[SkillProblem],
 def default_user_dir() -> Path:
     """The user's skill folder, ``~/.toolsift/skills``."""
     return Path.home() / ".toolsift" / "skills"
+
+
+def default_user_dirs() -> tuple[Path, ...]:
+    """The user's skill folders: toolsift's own, then Claude Code's (``~/.claude/skills``).
+
+    A user's existing Claude Code skills load as they are, after toolsift's own.
+    """
+    return default_user_dir(), Path.home() / ".claude" / "skills"
+
+
+def user_folders(enabled: bool, override: str | os.PathLike[str] | None = None) -> tuple[Path, ...]:
+    """The user skill folders a config asks for (``skills.userSkills``): ``override`` alone, else the defaults.
+
+    Args:
+        enabled: Whether user skills are wanted at all.
+        override: One folder to read instead of :func:`default_user_dirs` (tests, embedding).
+    """
+    if not enabled:
+        return ()
+    return (Path(override),) if override is not None else default_user_dirs()
 
 
 @final
@@ -61,8 +81,9 @@ class SkillsLoader:
 
     Args:
         project: The project's skill folder (usually ``<project>/.toolsift/skills``).
-        user: The user's skill folder; pass :func:`default_user_dir` for
-            ``~/.toolsift/skills``. None (the default) reads no user folder, so a
+        user: The user's skill folder, or several in order; pass
+            :func:`default_user_dirs` for ``~/.toolsift/skills`` and
+            ``~/.claude/skills``. None (the default) reads no user folder, so a
             loader never touches the home folder unless told to.
         extra: More folders, lowest precedence, in order.
         debounce_ms: While watching, how long to gather a burst of file events
@@ -75,7 +96,7 @@ class SkillsLoader:
         self,
         *,
         project: str | os.PathLike[str] | None = None,
-        user: str | os.PathLike[str] | None = None,
+        user: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
         extra: Iterable[str | os.PathLike[str]] = (),
         debounce_ms: int = 300,
         sandbox: TemplateSandbox | None = None,
@@ -83,7 +104,8 @@ class SkillsLoader:
         if debounce_ms < 0:
             raise ValueError(f"debounce_ms must be >= 0, got {debounce_ms!r}")
         folders: dict[Path, None] = {}
-        for folder in (project, user, *extra):
+        users = [user] if isinstance(user, (str, os.PathLike)) else list(user or ())
+        for folder in (project, *users, *extra):
             if folder is not None:
                 # The same folder given twice (the project folder also listed in the
                 # config's paths) would clash with itself.
