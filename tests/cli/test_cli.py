@@ -118,8 +118,12 @@ def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "-c", str(config), "tools", "--skill", "flow-memory", "--json")
     rows = json.loads(out)
     assert rows and all(r["name"].startswith("claude-flow__memory_") and r["tier"] == "internal" for r in rows)
-    code, out, _ = run(capsys, "-c", str(config), "tools", "general__e*", "--agent", "reader")
-    assert code == 0 and "general__echo" in out and "general__add" not in out
+    code, out, err = run(capsys, "-c", str(config), "tools", "general__e*", "--agent", "reader")
+    assert code == 0 and "general__echo" in out and "general__add" not in out and "internal" not in err
+    code, out, err = run(capsys, "-c", str(config), "tools", "claude-flow__memory_*")
+    assert code == 0 and "0 tool(s) in scope" in out
+    assert ("more tool(s) match but are not in a turn with no skill: server(s) claude-flow are internal "
+            "(internalOnly), so only a skill whose allowed-tools names the server ('claude-flow__*')") in err
 
 
 def test_tools_search_ranks_internal_tools_too(capsys: pytest.CaptureFixture[str], config: Path) -> None:

@@ -10,7 +10,7 @@ import typer
 from .._exceptions import SkillNotFound
 from ..agent import Conversation, result_text
 from ..config import validate_config
-from ..registry import FORMATS, TurnScope, compile_patterns
+from ..registry import FORMATS, Tool, TurnScope, compile_patterns
 from ..search import BACKENDS, BackendName, SearchIndex, format_ranking
 from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
@@ -171,9 +171,13 @@ def tools(
                 return
             _, scope = await _conversation(box, agent, skill, arguments)
             visible = box.registry.visible_tools(scope)
+            hidden: list[Tool] = []
             if patterns:
                 matcher = compile_patterns(patterns, where="the command line")
+                shown = {t.spec.name for t in visible}
                 visible = [t for t in visible if matcher.matches(t.spec.name)]
+                hidden = [t for t in box.registry.tools()
+                          if t.spec.name not in shown and matcher.matches(t.spec.name)]
             rows: list[dict[str, Any]] = [{"name": t.spec.name,
                                            "tier": "internal" if box.registry.is_internal(t.spec.name) else "global",
                      "server": t.spec.server, "read_only": t.spec.read_only,
@@ -185,8 +189,24 @@ def tools(
             title = f"{len(rows)} tool(s) in scope" + (f" with skill {skill!r}" if skill else "")
             out.table(title, ["name", "tier", "read-only", "description"],
                       [(r["name"], r["tier"], "yes" if r["read_only"] else "", r["description"][:80]) for r in rows])
+            if hidden:
+                out.note(_hidden_note(box, hidden, skill), style="yellow")
 
     run_async(body)
+
+
+def _hidden_note(box: Toolbox, hidden: list[Tool], skill: str | None) -> str:
+    """Why tools that match the patterns are not in the turn, and how to reach them."""
+    internal = sorted({t.spec.server or "?" for t in hidden if box.registry.is_internal(t.spec.name)})
+    turn = f"the turn of skill {skill!r}" if skill else "a turn with no skill"
+    text = f"{len(hidden)} more tool(s) match but are not in {turn}"
+    if internal:
+        example = f"{internal[0]}__*"
+        text += (f": server(s) {', '.join(internal)} are internal (internalOnly), so only a skill whose "
+                 f"allowed-tools names the server ({example!r}) or a search (--search) reaches their tools")
+    else:
+        text += ": the agent's or the skill's allowed-tools leave them out"
+    return text
 
 
 def _ranking(out: Output, box: Toolbox, query: str, limit: int, backend: str | None) -> None:
