@@ -21,6 +21,10 @@ needs_time = pytest.mark.skipif(
     importlib.util.find_spec("mcp_server_time") is None,
     reason="mcp-server-time is not installed; run: pip install mcp-server-time",
 )
+needs_git = pytest.mark.skipif(
+    importlib.util.find_spec("mcp_server_git") is None,
+    reason="mcp-server-git is not installed; run: pip install mcp-server-git",
+)
 
 
 def everything(mode: str = "auto") -> ServerConfig:

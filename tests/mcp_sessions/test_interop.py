@@ -1,20 +1,22 @@
-"""Interop with third-party servers: the protocol's reference server (npm) and mcp-server-time (PyPI).
+"""Interop with third-party servers: the protocol's reference server (npm), mcp-server-time and mcp-server-git (PyPI).
 
 Install them to run these tests (``.ci/run`` does)::
 
     npm install --prefix .interop @modelcontextprotocol/server-everything
-    pip install mcp-server-time
+    pip install mcp-server-time mcp-server-git
 
 ``TOOLSIFT_INTEROP_DIR`` points at another npm prefix than ``<repo>/.interop``.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
 import mcp.types as types
 import pytest
-from interop_servers import everything, needs_everything, needs_time
+from interop_servers import everything, needs_everything, needs_git, needs_time
 
 from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import McpSession, SessionState, register_mcp_tools
@@ -72,3 +74,24 @@ async def test_interop_mcp_server_time_answers() -> None:
             "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
     assert now.structured_content["timezone"] == "Europe/Paris"
     assert converted.structured_content["target"]["datetime"].endswith("T21:00:00+09:00")
+
+
+@needs_git
+async def test_interop_mcp_server_git_reads_a_real_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "first commit"]):
+        subprocess.run(["git", *argv], cwd=repo, env=env, check=True)
+    (repo / "notes.txt").write_text("hello\n")
+    config = ServerConfig(command=sys.executable, args=("-m", "mcp_server_git", "--repository", str(repo)),
+                          internal_only=False, trust="trusted").with_name("git")
+    registry = ToolRegistry()
+    async with register_mcp_tools([config], registry) as sessions:
+        assert sessions["git"].state is SessionState.READY
+        assert {"git__git_status", "git__git_log"} <= {t.spec.name for t in registry.tools(server="git")}
+        status = await registry.execute("git__git_status", {"repo_path": str(repo)})
+        log = await registry.execute("git__git_log", {"repo_path": str(repo), "max_count": 1})
+    assert not status.is_error and "notes.txt" in status.text_content()
+    assert not log.is_error and "first commit" in log.text_content()

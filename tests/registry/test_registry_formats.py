@@ -175,15 +175,14 @@ def test_a_tool_without_arguments_has_a_strict_form() -> None:
                                                  "additionalProperties": False}
 
 
-def test_drop_optional_nulls_keeps_nulls_the_schema_takes_and_required_ones() -> None:
+def test_drop_optional_nulls_drops_every_optional_null_and_keeps_required_and_undeclared_ones() -> None:
     schema = {"type": "object", "required": ["must"], "properties": {
         "must": {"type": "string"}, "opt": {"type": "string"}, "nullable": {"type": ["string", "null"]},
         "any": {}, "nested": {"type": "object", "properties": {"deep": {"type": "integer"}}},
         "rows": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}}}}
     value = {"must": None, "opt": None, "nullable": None, "any": None, "extra": None,
              "nested": {"deep": None}, "rows": [{"n": None}, {"n": 1}]}
-    assert drop_optional_nulls(schema, value) == {"must": None, "nullable": None, "any": None, "extra": None,
-                                                  "nested": {}, "rows": [{}, {"n": 1}]}
+    assert drop_optional_nulls(schema, value) == {"must": None, "extra": None, "nested": {}, "rows": [{}, {"n": 1}]}
 
 
 def test_exported_aliases_resolve_back_for_execution(registry: ToolRegistry) -> None:

@@ -15,7 +15,10 @@ for them.
 
 The way back is :func:`drop_optional_nulls`: a strict model sends ``null`` for
 every optional property it leaves out, and those nulls are dropped before
-validation and forwarding wherever the tool's own schema would not take them.
+validation and forwarding, so the tool sees the property left out and applies
+its own default. A null for an optional property therefore always means "left
+out", even where the tool's schema takes null: in strict mode the two cannot be
+told apart, and leaving out is what a strict model means almost every time.
 
 Written by hand because no maintained library does this rewrite for arbitrary
 MCP schemas.
@@ -123,32 +126,13 @@ def _resolve(schema: Any, root: Mapping[str, Any]) -> Any:
     return None
 
 
-def _accepts_null(schema: Any, root: Mapping[str, Any]) -> bool:
-    """Whether ``schema`` itself admits ``null`` (conservatively: an unresolved ``$ref`` or ``{}`` is taken to)."""
-    schema = _resolve(schema, root)
-    if not isinstance(schema, Mapping) or not schema or "$ref" in schema:
-        return True
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    if "enum" in schema:
-        return None in schema["enum"]
-    if "const" in schema:
-        return schema["const"] is None
-    branches = [*schema.get("anyOf", ()), *schema.get("oneOf", ())]
-    if branches:
-        return any(_accepts_null(branch, root) for branch in branches)
-    return kind is None and "properties" not in schema
-
-
 def drop_optional_nulls(schema: Mapping[str, Any], value: Any) -> Any:
-    """``value`` without the nulls a strict model sends for optional properties ``schema`` does not take.
+    """``value`` without the nulls a strict model sends for the optional properties it leaves out.
 
-    Only properties that are optional in ``schema`` and whose own schema does
-    not admit ``null`` lose their null; nested objects (local ``$ref`` too) and
-    arrays of objects are walked. Anything else is returned as it is, so a null
-    the tool accepts, or a null for a required property (which validation
-    should refuse), stays.
+    Every property that ``schema`` declares but does not require loses a
+    ``null`` value; nested objects (local ``$ref`` too) and arrays of objects
+    are walked. A null for a required property (validation decides) or for a
+    property ``schema`` does not declare stays as it is.
     """
     return _drop(schema, value, schema)
 
@@ -167,7 +151,7 @@ def _drop(schema: Any, value: Any, root: Mapping[str, Any]) -> Any:
     out: dict[str, Any] = {}
     for name, item in value.items():
         sub = properties.get(name)
-        if item is None and name not in required and sub is not None and not _accepts_null(sub, root):
+        if item is None and name not in required and sub is not None:
             continue
         out[name] = _drop(sub, item, root)
     return out
