@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -152,7 +153,7 @@ def test_schemas_prints_payload_size_and_tokens(capsys: pytest.CaptureFixture[st
     report = json.loads(out)
     assert report["count"] == len(report["schemas"]) and report["bytes"] > 0 and report["estimated_tokens"] > 0
     code, _, err = run(capsys, "-c", str(config), "schemas", "--format", "yaml")
-    assert code == 1 and "Unknown schema format 'yaml'" in err
+    assert code == 2 and "Unknown schema format 'yaml'" in err  # a bad command line, refused before connecting
 
 
 def test_tools_and_schemas_show_a_skill_scope_without_its_variables(
@@ -204,6 +205,37 @@ def test_bad_input_is_one_clear_line(capsys: pytest.CaptureFixture[str], config:
                                      code: int, message: str) -> None:
     got, _, err = run(capsys, "-c", str(config), *argv)
     assert got == code and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--no-such-option"], "No such option: --no-such-option"),
+        (["nosuch"], "No such command 'nosuch'"),
+        (["tools", "--limit", "x"], "Invalid value for '--limit'"),
+        (["call"], "Missing argument 'tool'"),
+        (["serve", "--transport", "bad"], "Invalid value for '--transport': 'bad' is not one of 'stdio', 'http'"),
+        (["serve", "--workers", "0"], "Invalid value for '--workers'"),
+        (["schemas", "-f", "gemini", "--strict"], "format 'gemini' has no strict mode"),
+        (["schemas", "-f", "nope"], "Unknown schema format 'nope'"),
+    ],
+)
+def test_usage_errors_exit_2_under_the_command_name(capsys: pytest.CaptureFixture[str], config: Path,
+                                                     argv: list[str], message: str) -> None:
+    code, out, err = run(capsys, "-c", str(config), *argv)
+    assert code == 2 and message in err and "Usage: toolsift" in err
+    assert "Error" + "Error" not in err and "UsageError" not in err and "python -m" not in err and out == ""
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out == f"toolsift {version('toolsift')}\n"
+
+
+def test_serve_settings_error_is_one_line_without_a_doubled_prefix(capsys: pytest.CaptureFixture[str],
+                                                                     config: Path) -> None:
+    code, _, err = run(capsys, "-c", str(config), "serve", "--transport", "http", "--workers", "2")
+    assert code == 4 and err.strip() == "error: serve: workers = 2 needs stateless = true"
 
 
 def test_debug_shows_the_traceback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

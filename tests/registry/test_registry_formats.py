@@ -208,3 +208,12 @@ def test_scope_cache_is_bounded() -> None:
     for index in range(600):
         registry.schemas_for_tools(TurnScope(skill=f"s{index}"))
     assert len(registry._scope_cache) == 512
+
+
+@pytest.mark.parametrize("fmt", ["mcp", "anthropic", "gemini"])
+def test_strict_is_refused_for_a_format_without_a_strict_mode(fmt: str) -> None:
+    registry = ToolRegistry()
+    registry.register(RecordingTool("a__b"))
+    with pytest.raises(ValueError, match=f"strict mode is OpenAI's; format '{fmt}' has none"):
+        registry.schemas_for_tools(format=fmt, strict=True)
+    assert registry.schemas_for_tools(format=fmt)  # without strict, as before

@@ -158,10 +158,12 @@ async def test_serve_http_reports_startup_failures(config: Path) -> None:
             await group.start(serve_http, server)
 
 
-async def test_serve_module_over_http_writes_its_ready_file(config: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_serve_module_over_http_writes_its_ready_file(config: Path, tmp_path: Path, workers: int) -> None:
     ready = tmp_path / "ready"
     command = [sys.executable, "-m", "toolsift.serve", "--config", str(config), "--transport", "http",
-               "--port", "0", "--stateless", "--json-response", "--ready-file", str(ready)]
+               "--port", "0", "--stateless", "--json-response", "--ready-file", str(ready),
+               "--workers", str(workers)]
     process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)
     try:

@@ -7,8 +7,9 @@ import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
+from importlib.metadata import version as _version
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Protocol, TypeVar, cast
 
 import anyio
 import click
@@ -40,6 +41,19 @@ EXIT = {
     "provider": 5,  # the LLM provider failed or is not set up
 }
 
+# Typer may bring its own copy of click, whose exceptions are not click's: take both, the copy's through a
+# public name (typer.BadParameter derives from its ClickException).
+_USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
+    {click.ClickException, *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")})
+_EXITS: tuple[type[Exception], ...] = tuple({click.exceptions.Exit, typer.Exit})
+_INTERRUPTED: tuple[type[BaseException], ...] = tuple({click.exceptions.Abort, typer.Abort, KeyboardInterrupt})
+
+class _ClickError(Protocol):
+    exit_code: int
+
+    def show(self) -> None: ...
+
+
 app = typer.Typer(
     name="toolsift",
     help="Many MCP servers, one agent: only the tools that matter this turn.",
@@ -58,6 +72,12 @@ class _State:
 state = _State()
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"toolsift {_version('toolsift')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     config: Annotated[Path | None, typer.Option("--config", "-c", envvar="TOOLSIFT_CONFIG",
@@ -66,6 +86,8 @@ def _root(
                                                      "config).")]
     = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
 ) -> None:
     state.config = config
     state.debug = debug
@@ -116,14 +138,14 @@ def main(argv: list[str] | None = None) -> None:
     """The ``toolsift`` console script: one clear line per error, meaningful exit codes."""
     try:
         # Without standalone mode click returns the code of a typer.Exit instead of raising it.
-        returned = app(args=argv, standalone_mode=False)
+        returned = app(args=argv, prog_name="toolsift", standalone_mode=False)
         code = returned if isinstance(returned, int) else 0
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        code = exc.exit_code
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except _EXITS as exc:
+        code = cast("_ClickError", exc).exit_code
+    except _USAGE_ERRORS as exc:
+        cast("_ClickError", exc).show()  # click's own "Usage: ... Error: ..." text
+        code = cast("_ClickError", exc).exit_code  # 2 for a bad command line
+    except _INTERRUPTED:
         code = 130
     except ToolsiftError as exc:
         if state.debug:

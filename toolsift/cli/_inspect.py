@@ -7,10 +7,10 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from .._exceptions import SkillNotFound
+from .._exceptions import SkillNotFound, UnknownFormat
 from ..agent import Conversation, result_text
 from ..config import validate_config
-from ..registry import FORMATS, Tool, TurnScope, compile_patterns
+from ..registry import FORMATS, Tool, TurnScope, compile_patterns, get_format
 from ..search import BACKENDS, BackendName, SearchIndex, format_ranking
 from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
@@ -235,6 +235,13 @@ def schemas(
 ) -> None:
     """The exact tool payload a turn sends, with its size in bytes and estimated tokens."""
     out = Output(json_mode=json_mode)
+    try:
+        chosen = get_format(format)
+    except UnknownFormat as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--format'") from None
+    if strict and not getattr(chosen, "strict_mode", False):
+        raise typer.BadParameter(f"format {format!r} has no strict mode; it goes with -f openai or "
+                                 "-f openai-responses", param_hint="'--strict'")
 
     async def body() -> None:
         async with open_toolbox(out) as box:

@@ -10,6 +10,8 @@ import typer
 from ..toolbox import find_config
 from ._app import app, state
 
+TRANSPORTS = ("stdio", "http")
+
 
 @app.command()
 def serve(
@@ -35,6 +37,11 @@ def serve(
     """
     from ..serve import main as serve_main
 
+    if transport is not None and transport not in TRANSPORTS:
+        raise typer.BadParameter(f"{transport!r} is not one of {', '.join(map(repr, TRANSPORTS))}",
+                                 param_hint="'--transport'")
+    if workers is not None and workers < 1:
+        raise typer.BadParameter(f"{workers} is not a number of processes (1 or more)", param_hint="'--workers'")
     argv = ["--config", str(find_config(state.config))]
     for flag, value in (("--transport", transport), ("--host", host), ("--port", port), ("--workers", workers),
                         ("--profile", profile), ("--gateway-skill", gateway_skill), ("--ready-file", ready_file)):

@@ -354,10 +354,14 @@ class ToolRegistry:
 
         Raises:
             UnknownFormat: When ``format`` is not a registered format.
+            ValueError: When ``strict`` is asked of a format that has no strict mode.
         """
         self._executor.freeze()
         scope = scope if scope is not None else TurnScope()
         fmt = get_format(format)
+        if strict and not getattr(fmt, "strict_mode", False):
+            raise ValueError(f"strict mode is OpenAI's; format {fmt.name!r} has none "
+                             "(use 'openai' or 'openai-responses', or leave strict off)")
         key = (scope, fmt.name, strict)
         cached = self._scope_cache.get(key)
         if cached is not None:

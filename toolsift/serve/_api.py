@@ -55,7 +55,7 @@ async def serve_stdio(server: ToolsiftServer) -> None:
 
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m toolsift.serve", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="toolsift serve", description=__doc__.splitlines()[0])
     parser.add_argument("--config", type=Path, default=Path("toolsift.json"), help="the config file")
     parser.add_argument("--transport", choices=["stdio", "http"])
     parser.add_argument("--host")
@@ -101,11 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if settings.transport == "stdio":
             anyio.run(serve_stdio, server)
         elif settings.workers > 1:
-            run_http_workers(args.config, settings)
+            run_http_workers(args.config, settings, announce=_Announce(args.ready_file).started)
         else:
             anyio.run(partial(serve_http, server, task_status=_Announce(args.ready_file)))
     except ToolsiftError as exc:
-        print(f"toolsift serve: {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         # The toolsift command's exit codes: 4 for configuration errors, 1 for the rest.
         return 4 if isinstance(exc, ConfigError) else 1
     except KeyboardInterrupt:

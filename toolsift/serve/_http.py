@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,13 @@ def create_http_app(server: ToolsiftServer) -> Starlette:
                      lifespan=lifespan)
 
 
+def _url(settings: ServeSettings, sock: socket.socket) -> str:
+    """The URL clients use for a bound socket (its real port, when the settings asked for port 0)."""
+    port = sock.getsockname()[1]
+    host = f"[{settings.host.strip('[]')}]" if ":" in settings.host else settings.host
+    return f"http://{host}:{port}{settings.path}"
+
+
 def _bind(host: str, port: int) -> socket.socket:
     address = host.strip("[]")
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
@@ -143,9 +150,7 @@ async def serve_http(server: ToolsiftServer, *, task_status: TaskStatus[str] = a
     settings = server.settings
     app = create_http_app(server)
     sock = _bind(settings.host, settings.port)
-    port = sock.getsockname()[1]
-    host = f"[{settings.host.strip('[]')}]" if ":" in settings.host else settings.host
-    url = f"http://{host}:{port}{settings.path}"
+    url = _url(settings, sock)
     config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=_GRACEFUL_SECONDS,
                             access_log=False)
     ready, done = anyio.Event(), anyio.Event()
@@ -203,12 +208,15 @@ def _settings_json(settings: ServeSettings) -> str:
     return json.dumps(data)
 
 
-def run_http_workers(config_path: str | os.PathLike[str], settings: ServeSettings) -> None:
+def run_http_workers(config_path: str | os.PathLike[str], settings: ServeSettings,
+                     announce: Callable[[str], None] | None = None) -> None:
     """Serve with ``settings.workers`` uvicorn processes until interrupted (blocking).
 
     Each worker loads the config itself; ``settings`` (overrides included)
     reach them through the environment. Workers share the listening socket,
     so the server must be stateless (``ServeSettings`` enforces it).
+    ``announce`` gets the URL once the socket listens: from then on a client's
+    connection is accepted, and answered as soon as a worker has started.
 
     Raises:
         ConfigError: When the settings would expose the server without a token.
@@ -224,6 +232,8 @@ def run_http_workers(config_path: str | os.PathLike[str], settings: ServeSetting
     sock = _bind(settings.host, settings.port)
     sock.set_inheritable(True)
     try:
+        if announce is not None:
+            announce(_url(settings, sock))
         Multiprocess(config, sockets=[sock]).run()
     finally:
         sock.close()

@@ -57,6 +57,9 @@ class SchemaFormat(Protocol):
     Attributes:
         name: The format's name (``"openai"``).
         name_rule: The provider's name rule, or None when canonical names always fit.
+
+    A format with a strict mode (OpenAI's) also sets ``strict_mode = True``;
+    asking any other for ``strict=True`` is refused rather than ignored.
     """
 
     name: str

@@ -23,6 +23,7 @@ class OpenAIFormat:
     """Chat Completions: ``{"type": "function", "function": {...}}``."""
 
     name = "openai"
+    strict_mode = True  # strict=True rewrites the schema for constrained decoding
     name_rule: NameRule | None = OPENAI_ANTHROPIC_NAMES
 
     def export(self, spec: ToolSpec, exported_name: str, *, strict: bool = False) -> dict[str, Any]:
@@ -38,6 +39,7 @@ class OpenAIResponsesFormat:
     """Responses API: the function fields sit at the top level of the tool."""
 
     name = "openai-responses"
+    strict_mode = True  # strict=True rewrites the schema for constrained decoding
     name_rule: NameRule | None = OPENAI_ANTHROPIC_NAMES
 
     def export(self, spec: ToolSpec, exported_name: str, *, strict: bool = False) -> dict[str, Any]:
