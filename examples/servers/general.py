@@ -133,8 +133,10 @@ async def slow(seconds: float) -> str:
 
 
 @mcp.tool(annotations=READ_ONLY)
-async def wait_for_file(path: str) -> str:
+async def wait_for_file(path: str, ctx: Context) -> str:
     """Wait until a file exists at the given path, then answer with its text; reports when it is cancelled."""
+    # One progress notification (when the client asked for progress) says the call is under way.
+    await ctx.report_progress(0, None, f"waiting for {path}")
     try:
         while not os.path.exists(path):
             await anyio.sleep(POLL_SECONDS)

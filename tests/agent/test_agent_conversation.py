@@ -89,6 +89,7 @@ def tool_names(tools: list[dict[str, object]]) -> list[str]:
         ("/skills", ("skills", None, "")),
         ("/tools", ("tools", None, "")),
         ("/help", ("help", None, "")),
+        ("/instructions", ("instructions", None, "")),
     ],
 )
 def test_parse_command(text: str, expected: tuple[str, str | None, str] | None) -> None:
@@ -164,6 +165,34 @@ async def test_listing_commands(registry: ToolRegistry, skills: SkillSet) -> Non
     assert (await Conversation(registry).handle_command("/skills")).text == "No skills are loaded."  # type: ignore[union-attr]
     assert (await Conversation(registry, allowed_tools=[]).handle_command("/tools")).text == "No tools are in scope."  # type: ignore[union-attr]
     assert (await Conversation(registry).handle_command("/unuse")).ok is False  # type: ignore[union-attr]
+
+
+async def test_instructions_command_shows_what_the_model_gets(registry: ToolRegistry, skills: SkillSet) -> None:
+    conversation = Conversation(registry, skills, instructions="Be brief.")
+    base = await conversation.handle_command("/instructions")
+    assert base is not None and base.text == "Be brief."
+    await conversation.handle_command("/use flow-memory the deploy date")
+    shown = await conversation.handle_command("/instructions")
+    assert shown is not None and shown.text == conversation.turn().instructions
+    assert "# Skill: flow-memory" in shown.text and "remember the deploy date" in shown.text
+    empty = await Conversation(registry).handle_command("/instructions")
+    assert empty is not None and empty.text.startswith("No instructions")
+
+
+async def test_call_tool_passes_progress_only_when_given(registry: ToolRegistry) -> None:
+    seen: list[dict[str, object]] = []
+
+    async def handler(*args: object, **kwargs: object) -> ToolResult:
+        seen.append(kwargs)
+        return ToolResult.text("ok")
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        """Never called: the handler only receives it."""
+
+    conversation = Conversation(registry, call_handler=handler)
+    await conversation.call_tool(ToolCall(id="1", name="general__echo", arguments={}))
+    await conversation.call_tool(ToolCall(id="2", name="general__echo", arguments={}), progress=progress)
+    assert "progress" not in seen[0] and seen[1]["progress"] is progress
 
 
 async def test_calls_outside_the_scope_become_denial_results(registry: ToolRegistry, skills: SkillSet) -> None:

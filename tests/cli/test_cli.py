@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from importlib.metadata import version
@@ -188,6 +189,9 @@ def test_call_goes_through_the_layers(capsys: pytest.CaptureFixture[str], config
     assert code == 3 and "Invalid arguments" in err
     code, out, _ = run(capsys, "-c", str(config), "call", "general__fail", '{"message": "disk full"}')
     assert code == 1 and "disk full" in out
+    code, out, err = run(capsys, "-c", str(config), "call", "general__progress", '{"steps": 2}')
+    assert code == 0 and "done 2 steps" in out
+    assert "[general__progress] 1/2 step 1" in err and "[general__progress] 2/2 step 2" in err
 
 
 @pytest.mark.parametrize(
@@ -284,6 +288,27 @@ def test_chat_manual_mode_through_stdin(config: Path) -> None:
     assert "layer 4" in out
     assert "not valid JSON" in out and "Not a command" in out
     assert "Stopped using skill 'flow-memory'" in out and "Unknown skill 'nope'" in out
+
+
+def test_chat_ctrl_c_cancels_the_running_call_and_the_chat_goes_on(config: Path, tmp_path: Path) -> None:
+    never = tmp_path / "never-written"
+    chat = subprocess.Popen([sys.executable, "-m", "toolsift", "-c", str(config), "chat"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert chat.stdin is not None and chat.stderr is not None
+    try:
+        chat.stdin.write(f'call general__wait_for_file {{"path": "{never}"}}\n')
+        chat.stdin.flush()
+        for line in chat.stderr:  # the call's progress line: it is in flight now
+            if "[general__wait_for_file] 0 waiting for" in line:
+                break
+        chat.send_signal(signal.SIGINT)
+        out, err = chat.communicate('call general__echo {"text": "still here"}\n/instructions\n/quit\n', timeout=120)
+    finally:
+        if chat.poll() is None:
+            chat.kill()
+    assert chat.returncode == 0, err
+    assert "(cancelled)" in out and "still here" in out
+    assert "No instructions: no skill is active" in out
 
 
 def test_demo_runs_offline_and_exits_0() -> None:

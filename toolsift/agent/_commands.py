@@ -1,4 +1,4 @@
-"""Slash commands typed by the user: ``/use``, ``/unuse``, ``/skills``, ``/tools``."""
+"""Slash commands typed by the user: ``/use``, ``/unuse``, ``/skills``, ``/tools``, ``/instructions``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Literal
 
 __all__ = ["Command", "parse_command"]
 
-CommandName = Literal["use", "unuse", "skills", "tools", "help"]
-COMMANDS: tuple[CommandName, ...] = ("use", "unuse", "skills", "tools", "help")
+CommandName = Literal["use", "unuse", "skills", "tools", "instructions", "help"]
+COMMANDS: tuple[CommandName, ...] = ("use", "unuse", "skills", "tools", "instructions", "help")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import anyio
 
 from .._exceptions import LimitExceeded, SkillError, ToolsiftError
 from ..config import AgentConfig, LimitsConfig
-from ..registry import Permissions, ToolRegistry, ToolResult, TurnScope
+from ..registry import Permissions, ProgressCallback, ToolRegistry, ToolResult, TurnScope
 from ..search import Discovery
 from ._active_skill import ActiveSkill, SkillSource
 from ._cap import cap_result, result_cap
@@ -221,6 +221,9 @@ class Conversation:
             return CommandReply(self._describe_skills())
         if command.name == "tools":
             return CommandReply(self._describe_tools())
+        if command.name == "instructions":
+            text = self.turn().instructions
+            return CommandReply(text or "No instructions: no skill is active and the agent has none.")
         return CommandReply(_HELP, ok=command.arguments != "use")
 
     async def use(self, name: str, arguments: str = "") -> CommandReply:
@@ -275,22 +278,26 @@ class Conversation:
 
     # -- tool calls ---------------------------------------------------------------------------------
 
-    async def call_tool(self, call: ToolCall, scope: TurnScope | None = None) -> ToolMessage:
+    async def call_tool(self, call: ToolCall, scope: TurnScope | None = None, *,
+                        progress: ProgressCallback | None = None) -> ToolMessage:
         """Run one call the model made and return the message that carries its result.
 
         Unknown tools, denials, bad arguments and session errors become error
         results naming the tool and the reason, so the model can correct itself.
         The call is checked against the active skill as its SKILL.md reads now,
         also when ``scope`` (the round's scope) was built before an edit. A result
-        over the limits' cap is cut, with a note saying what was cut.
+        over the limits' cap is cut, with a note saying what was cut. ``progress``
+        receives the tool's progress notifications (passed to the call handler
+        only when given, so a custom handler need not take it).
         """
         if isinstance(call.arguments, str):
             return ToolMessage(call, ToolResult.error(
                 f"Tool {call.name!r}: the arguments are not a JSON object: {call.arguments[:200]!r}"))
         live = self.scope() if scope is None else replace(scope, **_skill_fields(self._skill.current()))
+        extra = {"progress": progress} if progress is not None else {}
         try:
             result = await self._call(call.name, call.arguments, live, self.permissions,
-                                      timeout=self.limits.call_timeout)
+                                      timeout=self.limits.call_timeout, **extra)
         except ToolsiftError as exc:
             result = ToolResult.error(str(exc))
         return ToolMessage(call, cap_result(result, result_cap(self.limits)))
@@ -366,4 +373,5 @@ _HELP = """Commands:
   /use <skill> [arguments]  activate a skill for the following turns
   /unuse                    deactivate the active skill
   /skills                   list the skills
-  /tools                    list the tools in scope this turn"""
+  /tools                    list the tools in scope this turn
+  /instructions             show the instructions the model gets (the active skill's, rendered)"""

@@ -13,11 +13,13 @@ from ..agent import ChatModel, Conversation, ToolCall, result_text
 from ..agent.llm import load_model
 from ._app import app, open_toolbox, run_async
 from ._hints import internal_hint
-from ._output import Output
+from ._interrupt import interruptible
+from ._output import Output, progress_printer
 
 MANUAL_HELP = """Manual mode: you play the model. Type
   call TOOL {"json": "arguments"}   to call a tool in the current turn's scope
-  /use SKILL [args], /unuse, /skills, /tools, /help, /quit"""
+  /use SKILL [args], /unuse, /skills, /tools, /instructions, /help, /quit
+Ctrl-C while a call or an answer runs cancels it; at the prompt it leaves."""
 
 
 @app.command()
@@ -42,8 +44,8 @@ def chat(
                 line = await anyio.to_thread.run_sync(_read_line, "you> " if sys.stdin.isatty() else "")
                 if line is None or line.strip() in ("/quit", "/exit"):
                     return
-                if line.strip():
-                    await _one_input(out, conversation, chat_model, line.strip())
+                if line.strip() and await interruptible(_one_input(out, conversation, chat_model, line.strip())):
+                    out.line("(cancelled)", style="yellow")
 
     run_async(body)
 
@@ -78,7 +80,8 @@ async def _one_input(out: Output, conversation: Conversation, model: ChatModel |
         out.line(f"arguments are not valid JSON: {exc}", style="yellow")
         return
     arguments = parsed if isinstance(parsed, dict) else raw
-    message = await conversation.call_tool(ToolCall(id="manual", name=name, arguments=arguments))
+    message = await conversation.call_tool(ToolCall(id="manual", name=name, arguments=arguments),
+                                           progress=progress_printer(out, name))
     for notice in conversation.take_notices():
         out.line(notice, style="yellow")
     out.line(result_text(message.result), style="red" if message.result.is_error else None)

@@ -16,7 +16,7 @@ from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
 from ._coverage import pattern_coverage
 from ._hints import internal_hint
-from ._output import Output, estimate_tokens, reported_here
+from ._output import Output, estimate_tokens, progress_printer, reported_here
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 SkillOption = Annotated[str | None, typer.Option("--skill", "-s", help="Act as if '/use SKILL' were active.")]
@@ -284,7 +284,8 @@ def call(
         async with open_toolbox(out) as box:
             conversation, scope = await _conversation(box, agent, skill, skill_arguments)
             result = await box.registry.execute(tool, parsed, scope, conversation.permissions,
-                                                timeout=conversation.limits.call_timeout)
+                                                timeout=conversation.limits.call_timeout,
+                                                progress=progress_printer(out, tool))
             if json_mode:
                 out.json(result.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True))
             else:

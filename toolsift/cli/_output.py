@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["Output", "estimate_tokens", "reported_here"]
+__all__ = ["Output", "estimate_tokens", "progress_printer", "reported_here"]
 
 
 @contextmanager
@@ -80,3 +80,13 @@ class Output:
     def error(self, text: str) -> None:
         """One clear error line on stderr."""
         self.err.print(f"error: {text}", style="bold red", markup=False)
+
+
+def progress_printer(out: Output, tool: str) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    """A progress callback that prints each notification of a long call as one line on stderr."""
+
+    async def show(done: float, total: float | None, message: str | None) -> None:
+        amount = f"{done:g}/{total:g}" if total else f"{done:g}"
+        out.note(f"[{tool}] {amount}{f' {message}' if message else ''}")
+
+    return show
