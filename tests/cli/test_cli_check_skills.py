@@ -119,3 +119,16 @@ def test_check_prints_each_skill_warning_once(capsys: pytest.CaptureFixture[str]
     text = captured.out + captured.err
     assert text.count("'Read' is a Claude Code built-in tool") == 1
     assert text.count("'Bash(gh pr view:*)' is a Claude Code permission rule") == 1
+
+
+def test_check_resolve_reports_references_that_do_not_resolve(capsys: pytest.CaptureFixture[str],
+                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TOOLSIFT_TEST_UNSET", raising=False)
+    config = project(tmp_path, "general__*", {"general": {"command": "x", "env": {"K": "${TOOLSIFT_TEST_UNSET}"}}})
+    code, report = check(capsys, config)
+    assert code == 0 and report["ok"] is True  # references are resolved when a server connects
+    with pytest.raises(SystemExit) as info:
+        main(["-c", str(config), "check", "--json", "--resolve"])
+    resolved = json.loads(capsys.readouterr().out)
+    assert info.value.code == 1 and resolved["ok"] is False
+    assert "TOOLSIFT_TEST_UNSET" in json.dumps(resolved["problems"])

@@ -26,7 +26,11 @@ AgentOption = Annotated[str | None, typer.Option("--agent", "-a", help="Agent pr
 
 
 @app.command()
-def check(json_mode: JsonOption = False) -> None:
+def check(
+    json_mode: JsonOption = False,
+    resolve: Annotated[bool, typer.Option(
+        "--resolve", help="Also resolve ${VAR} and secret:// references now (values are never printed).")] = False,
+) -> None:
     """Validate the config and the skills; print every problem with its file, line and field.
 
     Skills loaded with warnings, and skill patterns that match no tool check can
@@ -34,7 +38,7 @@ def check(json_mode: JsonOption = False) -> None:
     """
     out = Output(json_mode=json_mode)
     path = find_config(state.config)
-    report = validate_config(path)
+    report = validate_config(path, resolve_references=resolve)
     problems = [{"file": str(p.path or report.path), "line": p.line, "field": p.field, "message": p.reason}
                 for p in report.problems]
     warnings = [{"file": str(w.path or report.path), "line": w.line, "field": w.field, "message": w.message}
