@@ -139,5 +139,5 @@ def test_serve_module_reports_config_errors(tmp_path: Path) -> None:
     completed = subprocess.run([sys.executable, "-m", "toolsift.serve", "--config", str(config)],
                                capture_output=True, text=True, timeout=60, check=False)
     assert completed.returncode == 4
-    assert "toolsift serve: " in completed.stderr
+    assert completed.stderr.startswith("error: ") and completed.stderr.count("\n") == 1
     assert "no agent named 'nobody'; configured agents: default" in completed.stderr
