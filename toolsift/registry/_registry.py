@@ -14,8 +14,9 @@ from ._execute import Executor
 from ._names import namespace_of, validate_server_name, validate_tool_name
 from ._permissions import PermissionLayer, Permissions, ToolRule
 from ._scope import TurnScope
+from ._selection import SelectionIndex, export_entry
 from ._tools import ProgressCallback, Tool, ToolResult, ToolSpec
-from ._visibility import Entry, hidden_reason, select
+from ._visibility import Entry, hidden_reason
 from .formats import FORMATS, SchemaFormat, get_format
 
 __all__ = ["RegistryChange", "ToolRegistry"]
@@ -67,13 +68,13 @@ class ToolRegistry:
         self._rules = tuple(rules)
         self._entries: dict[str, Entry] = {}
         self._by_namespace: dict[str | None, dict[str, Entry]] = {}
-        self._globals: dict[str, Entry] = {}
         self._alias_to_name: dict[str, str] = {}
         self._order = 0
         self._generation = 0
         self._scope_cache: OrderedDict[tuple[TurnScope, str, bool], list[dict[str, Any]]] = OrderedDict()
         self._subscribers: list[Callable[[RegistryChange], None]] = []
         self._absent: dict[str, str] = {}
+        self._selection = SelectionIndex(self._by_namespace)
         self._executor = Executor(self)
 
     # -- reading -----------------------------------------------------------------
@@ -277,14 +278,11 @@ class ToolRegistry:
         for entry in removed:
             del self._entries[entry.spec.name]
             self._by_namespace.get(entry.namespace, {}).pop(entry.spec.name, None)
-            self._globals.pop(entry.spec.name, None)
             for alias in entry.aliases.values():
                 self._alias_to_name.pop(alias, None)
         for entry in added:
             self._entries[entry.spec.name] = entry
             self._by_namespace.setdefault(entry.namespace, {})[entry.spec.name] = entry
-            if not entry.internal:
-                self._globals[entry.spec.name] = entry
             for alias in entry.aliases.values():
                 self._alias_to_name[alias] = entry.spec.name
         if server is not None and not self._by_namespace.get(server):
@@ -292,6 +290,7 @@ class ToolRegistry:
         self._order += len(added)
         self._generation += 1
         self._scope_cache.clear()
+        self._selection.changed(added, removed)
         change = RegistryChange(
             generation=self._generation,
             added=tuple(sorted(added_names - removed_names)),
@@ -313,7 +312,8 @@ class ToolRegistry:
         return [entry.tool for entry in self._select(scope or TurnScope())]
 
     def _select(self, scope: TurnScope) -> list[Entry]:
-        return select(scope, self._by_namespace, self._globals.values(), self._entries)
+        shares, merged = self._selection.select(scope, self._entries)
+        return merged if merged is not None else [e for share in shares for e in share.entries]
 
     def hidden_reason(self, name: str, scope: TurnScope | None = None) -> tuple[int, str] | None:
         """Why ``name`` is not visible in ``scope`` as (layer, reason), or None when visible.
@@ -367,14 +367,11 @@ class ToolRegistry:
         if cached is not None:
             self._scope_cache.move_to_end(key)
             return list(cached)
-        rule = fmt.name_rule
-        schemas: list[dict[str, Any]] = []
-        for entry in self._select(scope):
-            export = entry.exports.get((fmt.name, strict))
-            if export is None:
-                name = entry.aliases.get(rule.key, entry.spec.name) if rule is not None else entry.spec.name
-                export = entry.exports[(fmt.name, strict)] = fmt.export(entry.spec, name, strict=strict)
-            schemas.append(export)
+        shares, merged = self._selection.select(scope, self._entries)
+        if merged is not None:
+            schemas = [export_entry(entry, fmt, strict) for entry in merged]
+        else:
+            schemas = [schema for share in shares for schema in share.exported(fmt, strict)]
         self._scope_cache[key] = schemas
         if len(self._scope_cache) > _SCOPE_CACHE_SIZE:
             self._scope_cache.popitem(last=False)

@@ -1,4 +1,4 @@
-"""Layers 1-4: whether a tool is in a turn's scope, and selecting a scope's tools fast.
+"""Layers 1-4: whether a tool is in a turn's scope (``_selection`` lists a scope's tools fast).
 
 ``schemas_for_tools`` and ``execute`` both decide through :func:`hidden_reason`,
 which is what guarantees that the model can call only what it was shown.
@@ -6,16 +6,14 @@ which is what guarantees that the model can call only what it was shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._globs import PatternSet
-from ._names import SEPARATOR, namespace_of
+from ._names import SEPARATOR
 from ._scope import TurnScope
 from ._tools import Tool, ToolSpec
 
-__all__ = ["Entry", "hidden_reason", "select"]
+__all__ = ["Entry", "hidden_reason"]
 
 
 @dataclass(eq=False)
@@ -69,50 +67,3 @@ def hidden_reason(entry: Entry, scope: TurnScope) -> tuple[int, str] | None:
     if scope.read_only and not entry.spec.read_only:
         return 4, "plan mode offers read-only tools only"
     return None
-
-
-def _candidates(patterns: PatternSet, by_namespace: Mapping[str | None, dict[str, Entry]],
-                global_entries: Iterable[Entry]) -> Iterable[Entry]:
-    """Entries whose name could match ``patterns``, found by each pattern's literal prefix.
-
-    A prefix holding ``__`` names a namespace, so only that namespace is read;
-    any other prefix can match a global tool only (an internal tool needs a
-    pattern naming its server literally, and such a pattern's prefix holds
-    ``__``), so the global tier is read once.
-    """
-    scan_globals = False
-    for prefix in patterns.prefixes:
-        namespace = namespace_of(prefix)
-        if namespace is None:
-            scan_globals = True
-            continue
-        for name, entry in by_namespace.get(namespace, {}).items():
-            if name.startswith(prefix):
-                yield entry
-    if scan_globals:
-        yield from global_entries
-
-
-def select(scope: TurnScope, by_namespace: Mapping[str | None, dict[str, Entry]],
-           global_entries: Iterable[Entry], entries: Mapping[str, Entry]) -> list[Entry]:
-    """Every entry visible in ``scope`` (``hidden_reason`` is None), in registration order.
-
-    The result equals filtering the whole catalogue by :func:`hidden_reason`;
-    only the entries that could pass are tested, so a skill naming two servers
-    looks at those servers' tools, not all ten thousand. The candidates are a
-    superset of the visible entries: a visible tool is pinned or unlocked (both
-    added by name), or it matches the narrowest pattern set in force (the
-    skill's, else the agent's), which :func:`_candidates` reaches by prefix.
-    """
-    if scope.skill_patterns:
-        candidates: Iterable[Entry] = _candidates(scope.skill_patterns, by_namespace, global_entries)
-    elif scope.agent_patterns is not None:
-        candidates = _candidates(scope.agent_patterns, by_namespace, global_entries)
-    else:
-        candidates = global_entries
-    named = [entries[n] for n in (*scope.unlocked, *scope.pinned) if n in entries]
-    seen: dict[int, Entry] = {}
-    for entry in (*candidates, *named):
-        if id(entry) not in seen and hidden_reason(entry, scope) is None:
-            seen[id(entry)] = entry
-    return sorted(seen.values(), key=lambda e: e.order)

@@ -1,0 +1,61 @@
+"""Property tests: the indexed, per-namespace cached selection equals a plain filter of the catalogue."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from local_tools import RecordingTool
+from test_registry_properties import ALL_NAMES, BUILTINS, EXAMPLES, SERVERS, expected_visible, scopes
+
+from toolsift.registry import ToolRegistry, TurnScope
+
+SERVER_NAMES = ALL_NAMES[len(BUILTINS):]
+
+
+def _plain_filter(registry: ToolRegistry, scope: TurnScope) -> list[str]:
+    """Every registered tool, in registration order, kept where DESIGN's layers 1-4 keep it."""
+    return [t.spec.name for t in registry
+            if expected_visible(t.spec.name, registry.is_internal(t.spec.name), t.spec.read_only, scope)]
+
+
+def _listed(registry: ToolRegistry, scope: TurnScope) -> list[str]:
+    return [registry.resolve(s["name"]) for s in registry.schemas_for_tools(scope, "mcp")]
+
+
+@st.composite
+def interleaved_registries(draw: st.DrawFn) -> ToolRegistry:
+    """Tools registered one by one in a random order, so namespaces interleave in registration order."""
+    names = draw(st.lists(st.sampled_from(ALL_NAMES), unique=True, max_size=24))
+    internal = draw(st.sets(st.sampled_from(SERVERS)))
+    registry = ToolRegistry()
+    for name in names:
+        server = name.partition("__")[0] if "__" in name else None
+        registry.register(RecordingTool(name, read_only=name.endswith(("get", "search"))),
+                          internal=server in internal)
+    return registry
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(registry=interleaved_registries(), scope=scopes)
+def test_indexed_selection_equals_a_plain_filter(registry: ToolRegistry, scope: TurnScope) -> None:
+    expected = _plain_filter(registry, scope)
+    assert [t.spec.name for t in registry.visible_tools(scope)] == expected
+    assert _listed(registry, scope) == expected
+
+
+replacement = st.tuples(st.sampled_from(SERVERS), st.sets(st.sampled_from(SERVER_NAMES), max_size=8), st.booleans())
+
+
+@settings(max_examples=max(EXAMPLES // 4, 50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scope_list=st.lists(scopes, min_size=1, max_size=4), steps=st.lists(replacement, min_size=1, max_size=8))
+def test_cached_selections_equal_fresh_ones_after_server_replacements(
+        scope_list: list[TurnScope], steps: list[tuple[str, set[str], bool]]) -> None:
+    registry = ToolRegistry()
+    registry.register_many([RecordingTool(n, read_only=n == "read_file") for n in BUILTINS])
+    for server, names, internal in steps:
+        for scope in scope_list:  # warm every cache before the change
+            _listed(registry, scope)
+        tools = [RecordingTool(n, read_only=n.endswith("get")) for n in sorted(names) if n.startswith(f"{server}__")]
+        registry.replace_server(server, tools, internal=internal)
+        for scope in scope_list:
+            assert _listed(registry, scope) == _plain_filter(registry, scope)
