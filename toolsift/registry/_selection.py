@@ -48,7 +48,7 @@ class _Share:
         key = (fmt.name, strict)
         schemas = self.exports.get(key)
         if schemas is None:
-            schemas = self.exports[key] = [export_entry(e, fmt, strict) for e in self.entries]
+            schemas = self.exports[key] = [e.exports.get(key) or export_entry(e, fmt, strict) for e in self.entries]
         return schemas
 
 
@@ -128,7 +128,10 @@ class SelectionIndex:
             narrow = scope.skill_patterns or scope.agent_patterns
             candidates = (in_namespace.values() if narrow is None
                           else [in_namespace[n] for n in narrow.filter(in_namespace)])
-            share = shares[key] = _Share([e for e in candidates if hidden_reason(e, scope) is None])
+            # A global tool matching the narrowest set is visible unless another check is in force.
+            checked = scope.agent_patterns is not None or bool(scope.disallowed_patterns) or scope.read_only
+            share = shares[key] = _Share([e for e in candidates
+                                          if (not e.internal and not checked) or hidden_reason(e, scope) is None])
             if len(shares) > _PARTS_PER_NAMESPACE:
                 del shares[next(iter(shares))]
         return share
