@@ -73,6 +73,10 @@ PUBLIC = {
         "Message", "ResultPart", "SkillSource", "ToolCall", "ToolMessage", "Turn", "UserMessage", "describe_result",
         "parse_command", "result_text",
     ],
+    "toolsift.agent.adapters": ["ExportedTool", "LiveTools"],
+    "toolsift.agent.adapters.langchain": ["LangChainTools"],
+    "toolsift.agent.adapters.openai_agents": ["ToolsiftAgentsServer"],
+    "toolsift.agent.adapters.pydantic_ai": ["ToolsiftToolset"],
     "toolsift.serve": [
         "ToolsiftServer", "app_from_environment", "build_server", "create_http_app", "load_serve_config", "main",
         "run_http_workers", "serve_http", "serve_stdio",

@@ -1,0 +1,20 @@
+"""Framework adapters: toolsift's scoped, permission-checked tools as each framework's own tool objects.
+
+Each adapter lives in its own module and needs its framework (an extra):
+
+- ``toolsift.agent.adapters.pydantic_ai.ToolsiftToolset`` (``pip install 'toolsift[pydantic-ai]'``)
+- ``toolsift.agent.adapters.openai_agents.ToolsiftAgentsServer`` (``pip install 'toolsift[openai-agents]'``)
+- ``toolsift.agent.adapters.langchain.LangChainTools`` (``pip install 'toolsift[langchain]'``)
+
+All three follow the conversation turn by turn (``/use`` reaches the
+framework's model at its next step) and send every call through the five
+layers and the audit log, a refusal coming back as a tool error.
+"""
+
+from ..._public import publish
+from ._live import ExportedTool as ExportedTool
+from ._live import LiveTools as LiveTools
+
+__all__ = ["ExportedTool", "LiveTools"]
+
+publish(globals(), __name__, __all__)

@@ -1,0 +1,55 @@
+"""toolsift's tools as LangChain tools for the conversation's current turn.
+
+    tools = await LangChainTools(box.conversation()).current()
+    model = chat_model.bind_tools(tools)
+
+LangChain binds tools to a model once, so ask again after a ``/use`` (or at
+every step of a hand-written loop, as cheap as a dict lookup when nothing
+changed): the list is the turn's, as the active skill reads now. A call
+passes the five layers and the audit log; a refusal or a failure comes back
+as the tool message's error content (``status="error"``), not as an
+exception that ends the run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    from langchain_core.tools import BaseTool, StructuredTool, ToolException
+except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
+    raise ImportError("the LangChain adapter needs langchain-core: pip install 'toolsift[langchain]'") from exc
+
+from .._conversation import Conversation
+from .._results import result_text
+from ._live import ExportedTool, LiveTools
+
+__all__ = ["LangChainTools"]
+
+
+class LangChainTools:
+    """Builds LangChain tools from a conversation's current turn.
+
+    Args:
+        conversation: The toolsift conversation whose scope, skill and permissions apply.
+        format: The schema format of the names and schemas (``openai``; ``gemini`` for Gemini models).
+    """
+
+    def __init__(self, conversation: Conversation, *, format: str = "openai") -> None:
+        self._live = LiveTools(conversation, format=format)
+
+    async def current(self) -> list[BaseTool]:
+        """The turn's tools now, as ``StructuredTool`` objects that call through toolsift."""
+        return [self._tool(tool) for tool in await self._live.current()]
+
+    def _tool(self, tool: ExportedTool) -> BaseTool:
+        live = self._live
+
+        async def call(**arguments: Any) -> str:
+            result = await live.call(tool.name, arguments)
+            if result.is_error:
+                raise ToolException(result_text(result))
+            return result_text(result)
+
+        return StructuredTool(name=tool.name, description=tool.description, args_schema=tool.parameters,
+                              coroutine=call, handle_tool_error=True)
