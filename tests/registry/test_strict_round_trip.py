@@ -8,8 +8,9 @@ strict form of them must be valid against the exported strict schema, and
 
 from __future__ import annotations
 
+import importlib.util
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +32,10 @@ SERVERS = Path(__file__).resolve().parents[2] / "examples" / "servers"
 def _configs() -> list[ServerConfig]:
     configs = [ServerConfig(command=sys.executable, args=(str(SERVERS / name),), protocol="legacy").with_name(stem)
                for stem, name in (("general", "general.py"), ("flow", "flow.py"))]
-    try:
-        import mcp_server_time  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        configs.append(ServerConfig(command=sys.executable, args=("-m", "mcp_server_time"),
-                                    protocol="legacy").with_name("time"))
-    try:
-        import mcp_server_git  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        configs.append(ServerConfig(command=sys.executable, args=("-m", "mcp_server_git"),
-                                    protocol="legacy").with_name("git"))
+    # The PyPI reference servers, where installed (.ci/run installs them).
+    configs += [ServerConfig(command=sys.executable, args=("-m", module), protocol="legacy").with_name(stem)
+                for stem, module in (("time", "mcp_server_time"), ("git", "mcp_server_git"))
+                if importlib.util.find_spec(module) is not None]
     if EVERYTHING.exists():
         configs.append(everything("legacy"))
     return configs
@@ -61,40 +52,43 @@ async def _list_tools() -> list[tuple[str, dict[str, Any]]]:
 TOOLS = anyio.run(_list_tools)
 
 
-def strict_form(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any] | None = None) -> Any:
-    """What a strict-mode model sends for ``value``: every optional property present, null when left out."""
-    root = schema if root is None else root
+ObjectRule = Callable[[Mapping[str, Any], Mapping[str, Any], dict[str, Any], Callable[..., Any]], Any]
+
+
+def _objects(rule: ObjectRule, schema: Mapping[str, Any], value: Any, root: Mapping[str, Any]) -> Any:
+    """``value`` with ``rule`` applied to every object that ``schema`` (local ``$ref`` followed) declares."""
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         schema = root["$defs"][ref.removeprefix("#/$defs/")]
     if isinstance(value, list):
         items = schema.get("items")
-        return [strict_form(items, item, root) for item in value] if isinstance(items, Mapping) else value
+        return [_objects(rule, items, item, root) for item in value] if isinstance(items, Mapping) else value
     properties = schema.get("properties")
     if not isinstance(value, dict) or not isinstance(properties, Mapping):
         return value
-    return {name: strict_form(sub, value[name], root) if name in value else None for name, sub in properties.items()}
+    return rule(schema, properties, value, lambda sub, item: _objects(rule, sub, item, root))
 
 
-def meant(schema: Mapping[str, Any], value: Any, root: Mapping[str, Any] | None = None) -> Any:
+def strict_form(schema: Mapping[str, Any], value: Any) -> Any:
+    """What a strict-mode model sends for ``value``: every optional property present, null when left out."""
+    return _objects(lambda _, properties, obj, walk: {
+        name: walk(sub, obj[name]) if name in obj else None for name, sub in properties.items()}, schema, value, schema)
+
+
+def meant(schema: Mapping[str, Any], value: Any) -> Any:
     """What ``value`` means to the tool: an optional property set to null is a property left out.
 
     In strict mode the two cannot be told apart (README, "OpenAI strict mode"), so
     toolsift reads every null of an optional property as "left out".
     """
-    root = schema if root is None else root
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        schema = root["$defs"][ref.removeprefix("#/$defs/")]
-    if isinstance(value, list):
-        items = schema.get("items")
-        return [meant(items, item, root) for item in value] if isinstance(items, Mapping) else value
-    properties = schema.get("properties")
-    if not isinstance(value, dict) or not isinstance(properties, Mapping):
-        return value
-    required = set(schema.get("required") or ())
-    return {name: meant(properties[name], item, root) if name in properties else item
-            for name, item in value.items() if not (item is None and name in properties and name not in required)}
+
+    def rule(object_schema: Mapping[str, Any], properties: Mapping[str, Any], obj: dict[str, Any],
+             walk: Callable[..., Any]) -> dict[str, Any]:
+        required = set(object_schema.get("required") or ())
+        return {name: walk(properties[name], item) if name in properties else item for name, item in obj.items()
+                if not (item is None and name in properties and name not in required)}
+
+    return _objects(rule, schema, value, schema)
 
 
 def test_every_reference_server_contributes_tools() -> None:
