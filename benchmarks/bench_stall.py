@@ -1,0 +1,126 @@
+"""The event loop at 10,000 tools: the longest stall per step of a realistic sequence.
+
+Run: cd benchmarks && python bench_stall.py
+
+A ticker task sleeps 1 ms at a time and records how late it wakes. The
+sequence, each step awaited as an application would: start (50 servers of 200
+tools registered one server at a time, as their sessions come up), skill
+switches (10 new scopes, literal, mixed and wildcard, each listed in four
+formats: the first export of their schemas), a list_changed (one server's tools
+replaced, then every scope listed again), and 500 audited calls written to a
+JSON-lines audit file (the loop runs between calls, as between turns). Beside
+each step: its longest garbage collection pause (``gc.callbacks``), and the
+ticker alone (no work), the anchor for this machine's own scheduling noise in
+the same run.
+
+Target: no step stalls the loop over 20 ms. Search index builds and config
+reloads are measured by ``bench_search.py`` and ``bench_reload.py``.
+"""
+
+from __future__ import annotations
+
+import gc
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+from _report import save
+from bench_registry import SKILLS, TOOLS_PER_SERVER, BenchTool, tool_names
+
+from toolsift.registry import AuditLog, ToolRegistry, TurnScope
+
+TOOLS = 10_000
+TICK_S = 0.001
+FORMATS = ("mcp", "openai", "anthropic", "gemini")
+
+
+class Ticker:
+    """Wakes every TICK_S and keeps the worst lateness since the last reset."""
+
+    def __init__(self) -> None:
+        self.worst_ms = 0.0
+        self.worst_gc_ms = 0.0
+        self._gc_started = 0.0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.worst_gc_ms = max(self.worst_gc_ms, (time.perf_counter() - self._gc_started) * 1000)
+
+    async def run(self) -> None:
+        while True:
+            due = time.perf_counter() + TICK_S
+            await anyio.sleep(TICK_S)
+            self.worst_ms = max(self.worst_ms, (time.perf_counter() - due) * 1000)
+
+    async def measure(self, step: Callable[[], Awaitable[None]]) -> tuple[float, float]:
+        """The step's longest stall and its longest garbage collection pause, in ms."""
+        await anyio.sleep(TICK_S * 3)  # let the ticker settle after the last step
+        self.worst_ms = self.worst_gc_ms = 0.0
+        await step()
+        await anyio.sleep(TICK_S * 3)  # the tick that was due during the step's last chunk
+        return self.worst_ms, self.worst_gc_ms
+
+
+def scopes(round_: int) -> list[TurnScope]:
+    """Ten scopes never listed before: each skill's patterns plus a distinct literal pattern."""
+    return [TurnScope(skill_allowed=(*patterns, f"srv{(round_ * 7 + i) % 50:02d}__*"), skill=f"{name}{i}")
+            for i in range(4) for name, patterns in SKILLS.items()][:10]
+
+
+async def main_async() -> dict[str, float]:
+    audit_path = Path(tempfile.mkdtemp()) / "audit.jsonl"
+    registry = ToolRegistry(audit=AuditLog(audit_path))
+    ticker = Ticker()
+    figures: dict[str, float] = {}
+
+    async def idle() -> None:
+        await anyio.sleep(0.2)
+
+    async def start() -> None:
+        for server in range(TOOLS // TOOLS_PER_SERVER):
+            name = f"srv{server:02d}"
+            registry.replace_server(name, [BenchTool(n, name) for n in tool_names(server)], internal=server % 10 != 0)
+            await anyio.sleep(0)
+
+    def switches(round_: int) -> Callable[[], Awaitable[None]]:
+        async def switch() -> None:
+            for scope in scopes(round_):
+                for fmt in FORMATS:
+                    registry.schemas_for_tools(scope, fmt)
+                    await anyio.sleep(0)
+        return switch
+
+    async def list_changed() -> None:
+        registry.replace_server("srv10", [BenchTool(f"srv10__fresh{i}", "srv10") for i in range(TOOLS_PER_SERVER)],
+                                internal=False)
+        await anyio.sleep(0)
+        await switches(0)()
+
+    async def audited_calls() -> None:
+        for i in range(500):
+            await registry.execute("srv00__memory0_store", {"key": f"k{i}"})
+            await anyio.sleep(0)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ticker.run)
+        steps = {"ticker_alone": idle, "start": start, "skill_switches_new_scopes": switches(1),
+                 "list_changed_and_relist": list_changed, "audited_calls": audited_calls, "ticker_alone_after": idle}
+        for label, step in steps.items():
+            figures[f"{label}_stall_ms"], figures[f"{label}_longest_gc_ms"] = await ticker.measure(step)
+        group.cancel_scope.cancel()
+    assert sum(1 for _ in audit_path.open()) == 500, "every audited call was written"
+    figures["target_ms"] = 20.0
+    return figures
+
+
+def main() -> None:
+    save("stall", {"tools": TOOLS, **anyio.run(main_async)})
+
+
+if __name__ == "__main__":
+    main()
