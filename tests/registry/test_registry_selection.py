@@ -59,3 +59,16 @@ def test_cached_selections_equal_fresh_ones_after_server_replacements(
         registry.replace_server(server, tools, internal=internal)
         for scope in scope_list:
             assert _listed(registry, scope) == _plain_filter(registry, scope)
+
+
+def test_shares_kept_per_namespace_are_bounded_and_the_oldest_is_recomputed() -> None:
+    registry = ToolRegistry()
+    registry.replace_server("alpha", [RecordingTool("alpha__memory_store"), RecordingTool("alpha__read")],
+                            internal=False)
+    first = TurnScope(skill_allowed=("alpha__memory_*",))
+    assert _listed(registry, first) == ["alpha__memory_store"]
+    for index in range(300):
+        registry.schemas_for_tools(TurnScope(skill_allowed=(f"alpha__r{'?' * (index % 3)}*", f"x{index}")))
+    assert len(registry._selection._shares["alpha"]) == 256
+    registry._scope_cache.clear()  # the schema-list cache would answer before the evicted share is needed
+    assert _listed(registry, first) == ["alpha__memory_store"]
