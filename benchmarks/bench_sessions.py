@@ -7,7 +7,8 @@ Run: python benchmarks/bench_sessions.py
     servers are ``tests/raw_server.py`` (standard library only), so the figure
     is toolsift's parallel start-up, not 20 imports of the ``mcp`` package on a
     small machine; the same run with ``examples/servers/faulty.py --init-delay
-    0.5`` (a full SDK server) is reported beside it.
+    0.5`` (a full SDK server) is reported beside it, and as its anchor the same
+    20 SDK servers opened by the bare SDK ``Client``, all in parallel.
 (b) The median round trip of ``echo`` on ``examples/servers/general.py``
     through ``registry.execute`` (five layers, argument validation, audit,
     untrusted fencing, the session) against the bare SDK ``Client.call_tool`` on
@@ -57,6 +58,30 @@ async def start_up(script: Path, *args: str) -> tuple[float, int]:
         elapsed = time.perf_counter() - started
         ready = sum(s.state is SessionState.READY for s in sessions.values())
     return elapsed, ready
+
+
+async def bare_start_up(script: Path, *args: str) -> float:
+    """Seconds until the bare SDK ``Client`` has initialised every server, all opened at once."""
+    params = StdioServerParameters(command=sys.executable, args=[str(script), *args])
+    opened, everyone = 0, anyio.Event()
+    done = anyio.Event()
+
+    async def one() -> None:
+        nonlocal opened
+        async with Client(params, mode="legacy"):
+            opened += 1
+            if opened == SERVERS:
+                everyone.set()
+            await done.wait()
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for _ in range(SERVERS):
+            group.start_soon(one)
+        await everyone.wait()
+        elapsed = time.perf_counter() - started
+        done.set()
+    return elapsed
 
 
 async def overhead() -> dict[str, float]:
@@ -123,6 +148,7 @@ async def concurrency() -> tuple[float, int]:
 async def main() -> None:
     light, light_ready = await start_up(HERE.parent / "tests" / "raw_server.py", "--init-delay", str(INIT_DELAY))
     heavy, heavy_ready = await start_up(EXAMPLES / "faulty.py", "--init-delay", str(INIT_DELAY))
+    heavy_bare = await bare_start_up(EXAMPLES / "faulty.py", "--init-delay", str(INIT_DELAY))
     medians = await overhead()
     bare, ours = medians["bare"], medians["execute"]
     rate, errors = await concurrency()
@@ -134,6 +160,7 @@ async def main() -> None:
         "a_target_met (<= 1.5 s)": light <= 1.5 and light_ready == SERVERS,
         "a_all_ready_s_full_sdk_servers": heavy,
         "a_ready_full_sdk_servers": heavy_ready,
+        "a_anchor_bare_sdk_clients_in_parallel_s": heavy_bare,
         "b_round_trips": ROUND_TRIPS,
         "b_median_bare_sdk_us": bare,
         "b_median_toolsift_us": ours,
