@@ -12,6 +12,7 @@ from scripted_model import ScriptedModel
 
 from toolsift import ConfigError
 from toolsift.agent import AssistantMessage, ToolCall
+from toolsift.registry import ApprovalRequest
 from toolsift.toolbox import Toolbox, find_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,3 +180,24 @@ async def test_toolbox_lifecycle_errors(tmp_path: Path) -> None:
             await box.__aenter__()
     with pytest.raises(ConfigError, match="no agent named 'x'"):
         box.conversation("x")
+
+
+async def test_an_async_approver_answers_the_calls_the_profile_asks_about(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def approve_small_sums(request: ApprovalRequest) -> bool:
+        asked.append(request.tool.name)
+        return int(request.arguments["a"]) < 10
+
+    path = config_file(tmp_path, default={"permissions": {"ask": ["general__add"]}})
+    async with Toolbox.from_config(path) as box:
+        chat = box.conversation(approver=approve_small_sums)
+        small = await chat.call_tool(ToolCall("1", "general__add", {"a": 1, "b": 2}))
+        large = await chat.call_tool(ToolCall("2", "general__add", {"a": 50, "b": 2}))
+        echo = await chat.call_tool(ToolCall("3", "general__echo", {"text": "free"}))
+        unapproved = await box.conversation().call_tool(ToolCall("4", "general__add", {"a": 1, "b": 2}))
+    assert "3" in small.result.text_content() and not small.result.is_error
+    assert large.result.is_error and "approval was declined" in large.result.text_content()
+    assert not echo.result.is_error
+    assert unapproved.result.is_error and "no approver is set" in unapproved.result.text_content()
+    assert asked == ["general__add", "general__add"]

@@ -32,6 +32,7 @@ from ._exceptions import ToolNotFound as ToolNotFound
 from ._exceptions import ToolsiftError as ToolsiftError
 from ._exceptions import UnknownFormat as UnknownFormat
 from ._public import publish
+from .registry import ApprovalRequest as ApprovalRequest
 from .registry import Level as Level
 from .registry import Permissions as Permissions
 from .registry import ToolRegistry as ToolRegistry
@@ -46,6 +47,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AgentError",
+    "ApprovalRequest",
     "ConfigError",
     "DuplicateTool",
     "InvalidArguments",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Self, TypeVar, final
@@ -16,7 +17,7 @@ from ._exceptions import ConfigError
 from .agent import CallHandler, Conversation
 from .config import ToolsiftConfig, validate_config
 from .mcp_sessions import ListMcpResources, McpServerManager, ReadMcpResource, resource_context
-from .registry import AuditLog, ToolRegistry
+from .registry import Approver, AuditLog, ToolRegistry
 from .search import SEARCH_TOOL_NAME, BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
 from .skills import SkillsLoader, shared_sandbox, user_folders
 
@@ -231,24 +232,26 @@ class Toolbox:
             self._watching = False
 
     def conversation(self, agent: str | None = None, *, instructions: str = "",
-                     call_handler: CallHandler | None = None) -> Conversation:
+                     call_handler: CallHandler | None = None, approver: Approver | None = None) -> Conversation:
         """A conversation under the agent profile ``agent`` (the default profile if None).
 
         Pinned (``alwaysLoad``) servers and the resources of ``resources: true``
         servers follow the servers in force, so a reload reaches conversations
-        that began before it.
+        that began before it. ``approver`` answers the calls the profile's
+        ``ask`` / ``askDestructive`` rules hold back; without one they are refused.
 
         Raises:
             ConfigError: When the config has no such agent.
         """
         profile = self.config.agent(agent)
+        permissions = replace(profile.permissions.to_permissions(), approver=approver)
         manager = self.manager
         discovery = Discovery(
             self.registry,
             mode=profile.unlock,
             pinned_tools={SEARCH_TOOL_NAME} if profile.tool_discovery == "search" else (),
             pinned_servers=lambda: [c.namespace for c in manager.servers.values() if c.always_load],
-            permissions=profile.permissions.to_permissions(),
+            permissions=permissions,
             max_tools=profile.max_unlocked_tools,
             max_tokens=profile.max_unlocked_tokens,
             offer_search=profile.tool_discovery == "auto",
@@ -261,7 +264,8 @@ class Toolbox:
             return await resource_context(sessions)
 
         return Conversation.for_agent(self.registry, self.catalog, profile, instructions=instructions,
-                                      call_handler=call_handler, discovery=discovery, context=resources)
+                                      call_handler=call_handler, discovery=discovery, context=resources,
+                                      permissions=permissions)
 
     def agents(self) -> Sequence[str]:
         """The agent profiles the config defines."""

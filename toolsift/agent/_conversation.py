@@ -151,10 +151,15 @@ class Conversation:
     def for_agent(cls, registry: ToolRegistry, skills: SkillSource | None, agent: AgentConfig, *,
                   instructions: str = "", call_handler: CallHandler | None = None,
                   discovery: Discovery | None = None,
-                  context: Callable[[], Awaitable[str]] | None = None) -> Conversation:
-        """A conversation with an agent profile's allowlist, permissions, limits and plan mode."""
+                  context: Callable[[], Awaitable[str]] | None = None,
+                  permissions: Permissions | None = None) -> Conversation:
+        """A conversation with an agent profile's allowlist, permissions, limits and plan mode.
+
+        ``permissions`` replaces the profile's own (to give them an approver, say).
+        """
+        permissions = permissions if permissions is not None else agent.permissions.to_permissions()
         return cls(registry, skills, agent=agent.name, allowed_tools=agent.allowed_tools,
-                   permissions=agent.permissions.to_permissions(), limits=agent.limits, plan_mode=agent.plan_mode,
+                   permissions=permissions, limits=agent.limits, plan_mode=agent.plan_mode,
                    instructions=instructions, call_handler=call_handler, discovery=discovery, context=context)
 
     # -- state ---------------------------------------------------------------------------------

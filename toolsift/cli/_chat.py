@@ -12,6 +12,7 @@ import typer
 from ..agent import ChatModel, Conversation, ToolCall, result_text
 from ..agent.llm import load_model
 from ._app import app, open_toolbox, run_async
+from ._approve import TerminalApprover
 from ._hints import internal_hint
 from ._interrupt import interruptible
 from ._output import Output, progress_printer
@@ -35,7 +36,8 @@ def chat(
 
     async def body() -> None:
         async with open_toolbox(out) as box:
-            conversation = box.conversation(agent)
+            # The person at the prompt answers the calls the agent's ask rules hold back.
+            conversation = box.conversation(agent, approver=TerminalApprover(out, interactive=True))
             out.note(MANUAL_HELP if chat_model is None else f"Chatting with {model}. /quit to leave.", style=None)
             hint = internal_hint(box.manager.servers.values())
             if hint:

@@ -10,10 +10,11 @@ import typer
 from .._exceptions import SkillNotFound, UnknownFormat
 from ..agent import Conversation, result_text
 from ..config import validate_config
-from ..registry import FORMATS, Tool, TurnScope, compile_patterns, get_format
+from ..registry import FORMATS, Approver, Tool, TurnScope, compile_patterns, get_format
 from ..search import BACKENDS, BackendName, SearchIndex, format_ranking
 from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
+from ._approve import TerminalApprover
 from ._coverage import pattern_coverage
 from ._hints import internal_hint
 from ._output import Output, estimate_tokens, progress_printer, reported_here
@@ -120,13 +121,13 @@ def _server_rows(box: Toolbox) -> list[dict[str, Any]]:
 
 
 async def _conversation(box: Toolbox, agent: str | None, skill: str | None,
-                        arguments: str) -> tuple[Conversation, TurnScope]:
+                        arguments: str, approver: Approver | None = None) -> tuple[Conversation, TurnScope]:
     """The agent's conversation and the scope of a turn with ``skill`` active.
 
     The scope comes from the skill's front matter, so no variables are needed to
     see it; argument text, when given, is bound and rendered as ``/use`` would.
     """
-    conversation = box.conversation(agent)
+    conversation = box.conversation(agent, approver=approver)
     if not skill:
         return conversation, conversation.scope()
     if arguments:
@@ -272,8 +273,13 @@ def call(
     skill_arguments: ArgsOption = "",
     agent: AgentOption = None,
     json_mode: JsonOption = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve a call that the agent's ask rules hold "
+                                                          "back, without asking.")] = False,
 ) -> None:
-    """Call one tool through the five layers, as the model would in the agent's turn."""
+    """Call one tool through the five layers, as the model would in the agent's turn.
+
+    A call that an ``ask`` rule holds back is asked on the terminal (or approved by --yes).
+    """
     out = Output(json_mode=json_mode)
     try:
         parsed = json.loads(arguments)
@@ -286,7 +292,8 @@ def call(
 
     async def body() -> int:
         async with open_toolbox(out) as box:
-            conversation, scope = await _conversation(box, agent, skill, skill_arguments)
+            approver = TerminalApprover(out, assume_yes=yes)
+            conversation, scope = await _conversation(box, agent, skill, skill_arguments, approver)
             result = await box.registry.execute(tool, parsed, scope, conversation.permissions,
                                                 timeout=conversation.limits.call_timeout,
                                                 progress=progress_printer(out, tool))

@@ -92,18 +92,24 @@ class PermissionsConfig(ConfigModel):
         denylist: Globs the agent may never call.
         allowlist: Globs the agent may call; absent means no allowlist.
         custom: Named permissions the agent holds.
+        ask: Globs of tools whose calls wait for approval (deny > ask > allow).
+        ask_destructive: Calls of tools that may be destructive by their MCP
+            annotations wait for approval too.
     """
 
     level: LevelName = Level.WRITE
     denylist: tuple[str, ...] = ()
     allowlist: tuple[str, ...] | None = None
     custom: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    ask_destructive: bool = False
 
-    _check = field_validator("denylist", "allowlist")(_check_globs)
+    _check = field_validator("denylist", "allowlist", "ask")(_check_globs)
 
     def to_permissions(self) -> Permissions:
-        """The registry's ``Permissions`` for these settings."""
-        return Permissions(self.level, self.denylist, self.allowlist, frozenset(self.custom))
+        """The registry's ``Permissions`` for these settings; who approves is the caller's to add."""
+        return Permissions(self.level, self.denylist, self.allowlist, frozenset(self.custom), self.ask,
+                           self.ask_destructive)
 
 
 class LimitsConfig(ConfigModel):

@@ -5,6 +5,8 @@ loop build on it.
 """
 
 from .._public import publish
+from ._approval import ApprovalRequest as ApprovalRequest
+from ._approval import Approver as Approver
 from ._audit import AuditEvent as AuditEvent
 from ._audit import AuditLog as AuditLog
 from ._audit import redact as redact
@@ -37,6 +39,8 @@ from .formats import get_format as get_format
 
 __all__ = [
     "FORMATS",
+    "ApprovalRequest",
+    "Approver",
     "AuditEvent",
     "AuditLog",
     "ContentBlock",

@@ -13,11 +13,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from .._exceptions import InvalidArguments, PermissionDenied, ToolNotFound, ToolsiftError
+from ._approval import ApprovalRequest, approval_reason
 from ._arguments import argument_problems
 from ._audit import AuditEvent, AuditKind, redact
 from ._permissions import PermissionLayer, Permissions, check_permissions
 from ._scope import TurnScope
-from ._tools import ProgressCallback, ToolContext, ToolResult
+from ._tools import ProgressCallback, ToolContext, ToolResult, ToolSpec
 from ._visibility import Entry, hidden_reason
 from .formats import drop_optional_nulls
 
@@ -84,6 +85,7 @@ class Executor:
             if has_null:  # a strict-mode model sends null for every optional property it leaves out
                 arguments = drop_optional_nulls(entry.spec.input_schema, arguments)
             schema_problem = self._validate(entry, arguments)
+            approved = schema_problem is None and await _approve(entry.spec, arguments, permissions, scope, call_id)
         except ToolNotFound as exc:
             self._audit("tool.denied", name, entry, scope, call_id, started, arguments, layer=2, reason=str(exc))
             raise
@@ -108,7 +110,7 @@ class Executor:
         self._audit(
             "tool.failed" if result.is_error else "tool.executed", spec.name, entry, scope, call_id, started,
             arguments, reason=result.text_content()[:200] if result.is_error else None,
-            flags=tuple(result.meta.get("flags", ())),
+            flags=(*result.meta.get("flags", ()), *(("approved",) if approved else ())),
         )
         return result
 
@@ -173,3 +175,26 @@ class Executor:
             arguments=redact(arguments),
             flags=flags,
         ))
+
+
+async def _approve(spec: ToolSpec, arguments: Mapping[str, Any], permissions: Permissions, scope: TurnScope,
+                   call_id: str) -> bool:
+    """Ask the caller's approver when the call asks; True when it was asked and approved.
+
+    Raises:
+        PermissionDenied: Layer 5, when the call asks and there is no approver,
+            the approver says no, or the approver fails (its message is the reason).
+    """
+    reason = approval_reason(spec, permissions)
+    if reason is None:
+        return False
+    if permissions.approver is None:
+        raise PermissionDenied(spec.name, 5, f"{reason}, so it needs approval, and no approver is set")
+    request = ApprovalRequest(spec, arguments, reason, call_id, scope.skill, scope.agent)
+    try:
+        approved = await permissions.approver(request)
+    except Exception as exc:  # an approver that cannot ask (no terminal, no elicitation) refuses
+        raise PermissionDenied(spec.name, 5, f"{reason}, so it needs approval, which failed: {exc}") from exc
+    if approved is not True:
+        raise PermissionDenied(spec.name, 5, f"{reason}, and approval was declined")
+    return True

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from ._approval import Approver
 from ._globs import compile_patterns
 from ._levels import Level
 from ._tools import ToolSpec
@@ -21,7 +22,9 @@ class Permissions:
     Checked in this order, the first refusal wins: ``denylist`` (globs that are
     always refused), ``allowlist`` (globs; when set, nothing else is allowed),
     the tool's required level against ``level``, then the tool's required custom
-    permissions against ``custom``, then any extra permission layers.
+    permissions against ``custom``, then any extra permission layers. A call
+    that passes them all and matches ``ask`` (or ``ask_destructive``) runs only
+    when ``approver`` says yes: deny > ask > allow.
 
     Attributes:
         level: The caller's level; the default ``WRITE`` runs everything but
@@ -29,12 +32,20 @@ class Permissions:
         denylist: Globs the caller may never call.
         allowlist: Globs the caller may call; ``None`` means no allowlist.
         custom: Named permissions the caller holds (``"memory.delete"``).
+        ask: Globs of tools whose calls wait for approval.
+        ask_destructive: Calls of tools that may be destructive (MCP annotations:
+            not ``readOnlyHint``, ``destructiveHint`` not false) wait for approval.
+        approver: Says yes or no to a call that asks; without one such calls are
+            refused. Not part of equality: it is who answers, not what is allowed.
     """
 
     level: Level = Level.WRITE
     denylist: tuple[str, ...] = ()
     allowlist: tuple[str, ...] | None = None
     custom: frozenset[str] = field(default_factory=frozenset)
+    ask: tuple[str, ...] = ()
+    ask_destructive: bool = False
+    approver: Approver | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "level", Level.parse(self.level))
@@ -42,7 +53,9 @@ class Permissions:
         if self.allowlist is not None:
             object.__setattr__(self, "allowlist", tuple(self.allowlist))
         object.__setattr__(self, "custom", frozenset(self.custom))
+        object.__setattr__(self, "ask", tuple(self.ask))
         compile_patterns(self.denylist, where="permissions denylist")
+        compile_patterns(self.ask, where="permissions ask")
         if self.allowlist is not None:
             compile_patterns(self.allowlist, where="permissions allowlist")
 

@@ -62,7 +62,7 @@ class ToolSpec:
     @property
     def destructive(self) -> bool:
         """MCP's ``destructiveHint``; meaningful only for tools that are not read-only."""
-        if self.read_only:
+        if self.read_only or (self.annotations is not None and self.annotations.read_only_hint):
             return False
         hint = self.annotations.destructive_hint if self.annotations else None
         return True if hint is None else hint

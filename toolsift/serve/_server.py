@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self, final
 
@@ -39,6 +40,7 @@ from ..pipeline import (
 )
 from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope
 from ..skills import SkillsLoader, SkillsReloaded, shared_sandbox, user_folders
+from ._approval import APPROVAL_INPUT, ClientApprover
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._notify import ToolListAnnouncer
 from ._skills import SKILL_NAMESPACE, skill_tools
@@ -125,6 +127,7 @@ class ToolsiftServer:
                 raise ConfigError(f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
                                   "those namespaces are toolsift's own; rename them or set toolPrefix",
                                   path=config.path, field="serve.gateway")
+        self.approver = ClientApprover()
         self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout)
         bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(bus)
@@ -144,7 +147,8 @@ class ToolsiftServer:
 
     def _sources(self) -> list[ToolSource]:
         settings, profile = self.settings, self.profile
-        permissions = profile.permissions.to_permissions()
+        # A call the profile's ask rules hold back is put to the client that made it.
+        permissions = replace(profile.permissions.to_permissions(), approver=self.approver)
         main = Pipeline.for_registry(self.registry, [
             Middleware(PermissionFilter, agent=profile.name, allowed_tools=profile.allowed_tools,
                        permissions=permissions, plan_mode=profile.plan_mode),
@@ -198,13 +202,16 @@ class ToolsiftServer:
         return types.ListToolsResult(tools=self.tools.list_tools())
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
-                         ) -> types.CallToolResult:
-        try:
-            result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress)
-        except Exception:
-            # The pipeline answers every failure with a result; this is the last line, not the plan.
-            logger.exception("serving a call of %r failed", params.name)
-            result = ToolResult.error(f"Tool {params.name!r} failed with an internal error; see the server log")
+                         ) -> types.CallToolResult | types.InputRequiredResult:
+        with self.approver.asking(ctx, params) as asking:
+            try:
+                result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress)
+            except Exception:
+                # The pipeline answers every failure with a result; this is the last line, not the plan.
+                logger.exception("serving a call of %r failed", params.name)
+                result = ToolResult.error(f"Tool {params.name!r} failed with an internal error; see the server log")
+        if asking.pending is not None:  # an approval to ask for: the client calls again with the answer
+            return types.InputRequiredResult(input_requests={APPROVAL_INPUT: asking.pending})
         return result.to_mcp()
 
     # -- lifecycle -------------------------------------------------------------------------------
