@@ -8,14 +8,16 @@ import pytest
 
 PUBLIC = {
     "toolsift": [
-        "AgentError", "ApprovalRequest", "ConfigError", "DuplicateTool", "InvalidArguments", "InvalidPattern", "InvalidToolName",
+        "AgentError", "ApprovalRequest", "ConfigError", "DuplicateTool", "InvalidArguments", "InvalidPattern",
+        "InvalidToolName",
         "Level", "LimitExceeded", "PermissionDenied", "Permissions", "PolicyDenied", "RegistryError", "SecretError",
         "ServerDraining", "ServerUnavailable", "SessionError", "SkillArgumentError", "SkillError", "SkillNotFound",
         "SkillParseError", "SkillRenderError", "TemplateError", "ToolNotFound", "ToolRegistry", "ToolResult",
         "Toolbox", "ToolsiftError", "TurnScope", "UnknownFormat", "tool",
     ],
     "toolsift.registry": [
-        "ApprovalRequest", "Approver", "AuditEvent", "AuditLog", "ContentBlock", "FORMATS", "FunctionTool", "Level", "PatternSet",
+        "ApprovalRequest", "Approver", "AuditEvent", "AuditLog", "ContentBlock", "FORMATS", "FunctionTool", "Level",
+        "PatternSet",
         "PermissionLayer", "Permissions", "ProgressCallback", "RegistryChange", "SchemaFormat", "Tool",
         "ToolContext", "ToolRegistry", "ToolResult", "ToolRule", "ToolSpec", "TurnScope", "check_permissions",
         "compile_patterns", "get_format", "literal_server", "redact", "split_name", "tool", "validate_pattern",
