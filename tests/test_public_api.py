@@ -29,10 +29,11 @@ PUBLIC = {
     ],
     "toolsift.config": [
         "AgentConfig", "ArgumentRule", "AuditConfig", "CommandSettings", "ConfigDiff", "ConfigReport",
-        "ConfigWarning", "LimitsConfig", "PermissionsConfig", "ProgramRule", "ResolvedServer", "SearchConfig",
-        "ServeSettings", "ServerConfig", "SkillsConfig", "ToolRuleConfig", "ToolsConfig", "ToolsiftConfig",
-        "TransportKind", "UrlPolicy", "argument_values", "child_environment", "diff_servers", "is_loopback",
-        "load_config", "parse_config", "resolve_server", "urls_in", "validate_config", "validate_serve_settings",
+        "ConfigWarning", "LimitsConfig", "PermissionsConfig", "ProgramRule", "ProjectTrust", "ResolvedServer",
+        "SearchConfig", "ServeSettings", "ServerConfig", "SkillsConfig", "ToolRuleConfig", "ToolsConfig",
+        "ToolsiftConfig", "TransportKind", "TrustCheck", "UrlPolicy", "argument_values", "child_environment",
+        "diff_servers", "is_loopback", "launch_fingerprints", "load_config", "parse_config", "resolve_server",
+        "urls_in", "validate_config", "validate_serve_settings",
     ],
     "toolsift.config.secrets": [
         "EnvSecretResolver", "FileSecretResolver", "SecretReference", "SecretResolver", "expand_variables",

@@ -26,6 +26,7 @@ from .._exceptions import (
 )
 from ..toolbox import Toolbox
 from ._output import Output, reported_here
+from ._trust import TRUST_ENV, ensure_trusted
 
 __all__ = ["EXIT", "app", "main", "open_toolbox", "run_async", "state"]
 
@@ -67,6 +68,7 @@ app = typer.Typer(
 class _State:
     config: Path | None = None
     debug: bool = False
+    trust_project: bool = False
 
 
 state = _State()
@@ -86,11 +88,15 @@ def _root(
                                                      "config).")]
     = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
+    trust_project: Annotated[bool, typer.Option("--trust-project", envvar=TRUST_ENV,
+                                                help="Start the servers of this folder's config without asking "
+                                                     "(for CI; see 'toolsift trust').")] = False,
     version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
     state.config = config
     state.debug = debug
+    state.trust_project = trust_project
 
 
 def run_async(function: Callable[[], Awaitable[T]]) -> T:
@@ -102,6 +108,7 @@ def run_async(function: Callable[[], Awaitable[T]]) -> T:
 async def open_toolbox(out: Output) -> AsyncIterator[Toolbox]:
     """Start the configured toolbox, showing progress while servers connect."""
     box = Toolbox.from_config(state.config)
+    ensure_trusted(box.config, out, named=state.config is not None, assume=state.trust_project)
     count = len([s for s in box.config.servers.values() if s.enabled])
     message = f"Connecting {count} MCP server(s) from {box.config.path} ..."
     # The lines below report every server that failed to start, once; the session layer's own log lines

@@ -7,8 +7,11 @@ from typing import Annotated
 
 import typer
 
+from ..config import validate_config
 from ..toolbox import find_config
 from ._app import app, state
+from ._output import Output
+from ._trust import ensure_trusted
 
 TRANSPORTS = ("stdio", "http")
 
@@ -42,7 +45,13 @@ def serve(
                                  param_hint="'--transport'")
     if workers is not None and workers < 1:
         raise typer.BadParameter(f"{workers} is not a number of processes (1 or more)", param_hint="'--workers'")
-    argv = ["--config", str(find_config(state.config))]
+    path = find_config(state.config)
+    config = validate_config(path).usable()
+    if gateway or gateway_skill or config.serve.gateway is not False:  # only a gateway starts the servers
+        # stdin may be the MCP wire here, so there is no asking: trust is given ahead of time or by flag.
+        ensure_trusted(config, Output(), named=state.config is not None, assume=state.trust_project,
+                       interactive=False)
+    argv = ["--config", str(path)]
     for flag, value in (("--transport", transport), ("--host", host), ("--port", port), ("--workers", workers),
                         ("--profile", profile), ("--gateway-skill", gateway_skill), ("--ready-file", ready_file)):
         if value is not None:

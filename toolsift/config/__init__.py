@@ -43,6 +43,9 @@ from ._toolsift import SkillsConfig as SkillsConfig
 from ._toolsift import ToolRuleConfig as ToolRuleConfig
 from ._toolsift import ToolsConfig as ToolsConfig
 from ._toolsift import ToolsiftConfig as ToolsiftConfig
+from ._trust import ProjectTrust as ProjectTrust
+from ._trust import TrustCheck as TrustCheck
+from ._trust import launch_fingerprints as launch_fingerprints
 
 __all__ = [
     "AgentConfig",
@@ -55,6 +58,7 @@ __all__ = [
     "LimitsConfig",
     "PermissionsConfig",
     "ProgramRule",
+    "ProjectTrust",
     "ResolvedServer",
     "SearchConfig",
     "ServeSettings",
@@ -64,11 +68,13 @@ __all__ = [
     "ToolsConfig",
     "ToolsiftConfig",
     "TransportKind",
+    "TrustCheck",
     "UrlPolicy",
     "argument_values",
     "child_environment",
     "diff_servers",
     "is_loopback",
+    "launch_fingerprints",
     "load_config",
     "parse_config",
     "resolve_server",

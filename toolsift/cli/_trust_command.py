@@ -1,0 +1,34 @@
+"""``toolsift trust``: trust a project's servers ahead of time, or forget that trust."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..config import validate_config
+from ..toolbox import find_config
+from ._app import app, state
+from ._output import Output
+from ._trust import describe_launches, trust_store
+
+
+@app.command()
+def trust(
+    revoke: Annotated[bool, typer.Option("--revoke", help="Forget the trust given to this project's config.")]
+    = False,
+) -> None:
+    """Trust the servers of this folder's config ahead of time (or forget that trust with --revoke)."""
+    out = Output()
+    path = find_config(state.config)
+    store = trust_store()
+    if revoke:
+        known = store.revoke(path)
+        out.line(f"{path}: trust {'forgotten' if known else 'was never given'}")
+        return
+    config = validate_config(path).usable()
+    names = tuple(name for name, server in config.servers.items() if server.enabled)
+    for line in [f"{path} starts:", *describe_launches(config, names)] if names else [f"{path} starts no servers"]:
+        out.line(line)
+    store.remember(config, path)
+    out.line("Trusted; asked again when a server is added or its command, environment or URL changes.")
