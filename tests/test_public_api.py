@@ -61,9 +61,9 @@ PUBLIC = {
         "UnlockMode", "format_ranking", "load_local_embedder", "prompt_skills",
     ],
     "toolsift.pipeline": [
-        "AuditTrail", "CallHandler", "Fence", "Middleware", "MiddlewareFactory", "PermissionFilter", "Pipeline",
-        "REFUSAL_KEY", "Refusal", "RegistryHandler", "ResultGuard", "SecurityGuard", "ToolCall", "profile_scope",
-        "refusal_of", "refuse", "result_size",
+        "AuditTrail", "CallHandler", "Fence", "Middleware", "MiddlewareFactory", "OTEL_EXTRA_HINT", "PermissionFilter",
+        "Pipeline", "REFUSAL_KEY", "Refusal", "RegistryHandler", "ResultGuard", "SecurityGuard", "ToolCall",
+        "profile_scope", "refusal_of", "refuse", "result_size", "trace_configured_calls", "trace_tool_calls",
     ],
     "toolsift.builtins": [
         "CommandPolicy", "FileTools", "SHELL_METACHARACTERS", "ShellTool", "Workspace", "builtin_tools",

@@ -17,6 +17,7 @@ from ._exceptions import ConfigError
 from .agent import CallHandler, Conversation
 from .config import ToolsiftConfig, validate_config
 from .mcp_sessions import ListMcpResources, McpServerManager, ReadMcpResource, resource_context
+from .pipeline import trace_configured_calls
 from .registry import Approver, AuditLog, ToolRegistry
 from .search import SEARCH_TOOL_NAME, BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
 from .skills import SkillsLoader, shared_sandbox, user_folders
@@ -176,6 +177,7 @@ class Toolbox:
         async with AsyncExitStack() as guard:
             guard.push_async_exit(stack)
             await self.skills.aload()
+            stack.callback(trace_configured_calls(self.registry.audit, self.config))
             sessions = self._sessions = await stack.enter_async_context(self.manager)
             self._catalog = SkillCatalog(self.skills, sessions)
             # Read on every search, so that a reload's servers count.

@@ -196,9 +196,12 @@ class AuditConfig(ConfigModel):
 
     Attributes:
         path: A JSON Lines file; absent keeps records in memory only.
+        open_telemetry: Also emit an OpenTelemetry span per call to the global
+            tracer provider (needs the ``otel`` extra).
     """
 
     path: Path | None = None
+    open_telemetry: bool = False
 
     @field_validator("path")
     @classmethod

@@ -21,6 +21,9 @@ arguments against the schema and audits):
   and the URL policy;
 - :class:`ResultGuard`: a size limit on results, and untrusted text fenced.
 
+Beside the stages, :func:`trace_tool_calls` turns every audited call into an
+OpenTelemetry span (the ``otel`` extra).
+
 A pipeline always returns a ``ToolResult``; a refusal is an error result whose
 ``meta[REFUSAL_KEY]`` names the stage. Only cancellation propagates.
 """
@@ -43,8 +46,12 @@ from ._results import Fence as Fence
 from ._results import ResultGuard as ResultGuard
 from ._results import result_size as result_size
 from ._security import SecurityGuard as SecurityGuard
+from ._telemetry import OTEL_EXTRA_HINT as OTEL_EXTRA_HINT
+from ._telemetry import trace_configured_calls as trace_configured_calls
+from ._telemetry import trace_tool_calls as trace_tool_calls
 
 __all__ = [
+    "OTEL_EXTRA_HINT",
     "REFUSAL_KEY",
     "AuditTrail",
     "CallHandler",
@@ -62,6 +69,8 @@ __all__ = [
     "refusal_of",
     "refuse",
     "result_size",
+    "trace_configured_calls",
+    "trace_tool_calls",
 ]
 
 publish(globals(), __name__, __all__)

@@ -37,6 +37,7 @@ from ..pipeline import (
     ResultGuard,
     SecurityGuard,
     profile_scope,
+    trace_configured_calls,
 )
 from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope
 from ..skills import SkillsLoader, SkillsReloaded, shared_sandbox, user_folders
@@ -231,6 +232,7 @@ class ToolsiftServer:
                 self.sessions = await stack.enter_async_context(McpServerManager(self.registry, self.config))
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
+            stack.callback(trace_configured_calls(self.registry.audit, self.config))
             stack.callback(self._listen.close)
             stack.callback(self.registry.subscribe(self.announcer.changed))
             stack.callback(self.skills.subscribe(self._skills_reloaded))
