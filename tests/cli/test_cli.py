@@ -265,8 +265,16 @@ def test_skills_list_show_and_new(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert code == 3 and "Bad_Name" in err
 
 
+def chat(config: Path, *lines: str) -> subprocess.CompletedProcess[str]:
+    """Run ``toolsift chat`` in manual mode with ``lines`` on stdin; it must end well."""
+    done = subprocess.run([sys.executable, "-m", "toolsift", "-c", str(config), "chat"], input="\n".join(lines),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def test_chat_manual_mode_through_stdin(config: Path) -> None:
-    script = "\n".join([
+    lines = (
         "/skills",
         "/use flow-memory remember the deploy date",
         "/tools",
@@ -277,11 +285,8 @@ def test_chat_manual_mode_through_stdin(config: Path) -> None:
         "/unuse",
         "/use nope",
         "/quit",
-    ])
-    done = subprocess.run([sys.executable, "-m", "toolsift", "-c", str(config), "chat"], input=script,
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    )
+    out = chat(config, *lines).stdout
     assert "flow-memory" in out and "Using skill 'flow-memory'" in out
     assert "claude-flow__memory_store (internal)" in out
     assert '"stored": true' in out

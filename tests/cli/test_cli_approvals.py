@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from test_cli import run, write_config
+from test_cli import chat, run, write_config
 
 from toolsift.cli._approve import TerminalApprover
 from toolsift.cli._output import Output
@@ -22,16 +20,12 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_chat_asks_before_a_call_and_remembers_always(config: Path) -> None:
-    script = "\n".join([
-        'call general__add {"a": 1, "b": 2}', "n",
-        'call general__add {"a": 2, "b": 2}', "a",
-        'call general__add {"a": 3, "b": 2}',
-        'call general__echo {"text": "not asked"}',
-        "/quit",
-    ])
-    done = subprocess.run([sys.executable, "-m", "toolsift", "-c", str(config), "chat"], input=script,
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert done.returncode == 0, done.stderr
+    done = chat(config,
+                'call general__add {"a": 1, "b": 2}', "n",
+                'call general__add {"a": 2, "b": 2}', "a",
+                'call general__add {"a": 3, "b": 2}',
+                'call general__echo {"text": "not asked"}',
+                "/quit")
     out = done.stdout
     assert out.count("Approve general__add") == 2
     assert "it matches ask rule 'general__add', and approval was declined" in out
