@@ -8,9 +8,8 @@ Lazy servers (``lazy: true``) are not connected at boot and register nothing
 until their first use: a server's tool list can only be known by asking the
 server, and connecting once at boot just to list would spend exactly the
 start-up cost ``lazy`` exists to avoid. ``await sessions[name].ensure_started()``
-connects one and registers its tools; the skill layer calls it when an active
-skill names a lazy server literally (``literal_server`` of its patterns), and
-``McpSession.call_tool`` does it on a first direct call.
+connects one and registers its tools, and ``McpSession.call_tool`` does it on a
+first direct call.
 """
 
 from __future__ import annotations
