@@ -1,7 +1,15 @@
-"""OpenTelemetry spans for tool calls: one per audited call, in the caller's trace, without arguments."""
+"""OpenTelemetry spans for tool calls: one per audited call, in the caller's trace, without arguments.
+
+Spans go to a local SDK provider passed to ``trace_tool_calls``. Only the config
+switch needs the global provider (``audit.openTelemetry`` traces to it, as an
+application's setup would); OpenTelemetry lets a process set it once, so the
+``global_provider`` fixture sets it to the same local provider on first use
+rather than at import, which would reach every test collected in the worker.
+"""
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from collections.abc import Iterator
@@ -24,8 +32,7 @@ SECRET = "hunter2-not-in-spans"
 EXPORTER = InMemorySpanExporter()
 PROVIDER = TracerProvider()
 PROVIDER.add_span_processor(SimpleSpanProcessor(EXPORTER))
-# The global provider can be set once per process: the config switch traces to it.
-trace.set_tracer_provider(PROVIDER)
+PACKAGE = Path(__file__).resolve().parents[2] / "toolsift"
 
 
 @pytest.fixture(autouse=True)
@@ -50,6 +57,14 @@ def registry() -> Iterator[ToolRegistry]:
     stop = trace_tool_calls(registry.audit, PROVIDER)
     yield registry
     stop()
+
+
+@pytest.fixture
+def global_provider() -> TracerProvider:
+    """The local provider, made global once per process (a second set would be refused with a warning)."""
+    if trace.get_tracer_provider() is not PROVIDER:
+        trace.set_tracer_provider(PROVIDER)
+    return PROVIDER
 
 
 def only(exporter: InMemorySpanExporter) -> ReadableSpan:
@@ -124,7 +139,26 @@ def test_without_opentelemetry_the_error_names_the_extra(monkeypatch: pytest.Mon
     assert trace_configured_calls(AuditLog(), parse_config("{}"))() is None  # off: nothing to import
 
 
-async def test_the_config_switch_traces_a_toolbox_while_it_runs(tmp_path: Path, spans: InMemorySpanExporter) -> None:
+def test_toolsift_imports_opentelemetry_only_when_tracing_starts() -> None:
+    # The mcp SDK may import it on its own; toolsift's modules import it inside trace_tool_calls or for types only.
+    eager = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        guarded = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and ast.unparse(block.test) == "TYPE_CHECKING" for node in ast.walk(block)}
+        # Run at import: the module's own statements and what its top-level try/if blocks hold.
+        eager_nodes = [n for top in tree.body for n in (ast.walk(top) if isinstance(top, ast.Try | ast.If) else [top])]
+        for node in eager_nodes:
+            if not isinstance(node, ast.Import | ast.ImportFrom) or id(node) in guarded:
+                continue
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(name.split(".")[0] == "opentelemetry" for name in names):
+                eager.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert eager == []
+
+
+async def test_the_config_switch_traces_a_toolbox_while_it_runs(tmp_path: Path, spans: InMemorySpanExporter,
+                                                                global_provider: TracerProvider) -> None:
     path = tmp_path / "toolsift.json"
     path.write_text(json.dumps({"audit": {"openTelemetry": True}, "skills": {"paths": [], "userSkills": False}}))
     async with Toolbox.from_config(path) as box:
