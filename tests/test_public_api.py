@@ -41,10 +41,11 @@ PUBLIC = {
         "register_secret_resolver", "resolve_secret", "rewrite_references", "unregister_secret_resolver",
     ],
     "toolsift.mcp_sessions": [
-        "ListMcpResources", "ManagerEvent", "ManagerEventKind", "McpServerManager", "McpSession", "McpSessionGroup",
-        "McpToolWrapper", "ReadMcpResource", "ResourceSession", "RestartPolicy", "ServerCatalog", "ServerStatus",
-        "SessionEvent", "SessionOptions", "SessionState", "SessionStatus", "fence", "format_status", "guard_result",
-        "neutralise_markers", "register_mcp_tools", "resource_context", "status_rows",
+        "ClientCallbacks", "ListMcpResources", "ManagerEvent", "ManagerEventKind", "McpServerManager", "McpSession",
+        "McpSessionGroup", "McpToolWrapper", "ReadMcpResource", "ResourceSession", "RestartPolicy", "ServerCatalog",
+        "ServerStatus", "SessionEvent", "SessionOptions", "SessionState", "SessionStatus", "default_session_options",
+        "fence", "format_status", "guard_result", "neutralise_markers", "register_mcp_tools", "resource_context",
+        "status_rows", "verbatim_results",
     ],
     "toolsift.mcp_sessions.reload": [
         "ManagerEvent", "ManagerEventKind", "McpServerManager", "ServerStatus",

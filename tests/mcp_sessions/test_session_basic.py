@@ -14,7 +14,7 @@ from servers import http_server
 
 from toolsift import ServerUnavailable
 from toolsift.config import ServerConfig
-from toolsift.mcp_sessions import McpSession, SessionOptions, SessionState
+from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SessionState
 from toolsift.registry import ToolResult
 
 MODES = ["auto", "legacy"]
@@ -177,15 +177,15 @@ async def test_session_refuses_sampling_and_roots_unless_configured() -> None:
 async def test_session_uses_the_application_sampling_callback(mode: str) -> None:
     asked: list[str] = []
 
-    async def sample(context: object, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        asked.append(str(params.messages[0].content))
+    async def sample(server: str, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        asked.append(f"{server}: {params.messages[0].content}")
         return types.CreateMessageResult(role="assistant", content=types.TextContent(text="four"), model="stub")
 
-    options = SessionOptions(sampling_callback=sample)
+    options = SessionOptions(callbacks=ClientCallbacks(sampling=sample))
     async with McpSession(local_server("local", "session_server.py", protocol=mode), options=options) as session:
         result = await session.call_tool("ask", {"question": "2+2?"})
     assert text(result) == "four"
-    assert len(asked) == 1 and "2+2?" in asked[0]
+    assert len(asked) == 1 and asked[0].startswith("local: ") and "2+2?" in asked[0]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -34,14 +34,14 @@ async def test_serve_gateway_over_stdio_calls_a_real_mcp_server(tmp_path: Path) 
         assert {"general__echo", "general__add", "general__progress"} <= set(names[5:])
         echoed = await client.call_tool("general__echo", {"text": "through the gateway"})
         assert not echoed.is_error
-        # The server is untrusted (the default): its text is fenced by the session layer.
-        assert "<<<UNTRUSTED TOOL RESULT" in text(echoed)
-        assert "through the gateway" in text(echoed)
+        # Fences are for models: an MCP client gets the server's result as it was.
+        assert text(echoed) == "through the gateway"
+        assert echoed.structured_content == {"result": "through the gateway"}
         added = await client.call_tool("general__add", {"a": 2, "b": 3})
         assert added.structured_content == {"result": 5}
         failed = await client.call_tool("general__fail", {"message": "disk full"})
         assert failed.is_error
-        assert "disk full" in text(failed)
+        assert text(failed) == "Error executing tool fail: disk full"  # the server's words, no header
         counted = await client.call_tool("general__progress", {"steps": 3}, progress_callback=progress)
         assert "done 3 steps" in text(counted)
         assert steps == [1, 2, 3]

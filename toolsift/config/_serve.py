@@ -81,6 +81,14 @@ class ServeSettings(ConfigModel):
         gateway: Also serve MCP tools of configured servers: ``true`` (every tool
             the profile sees), a skill name (that skill's allowed-tools), or a
             list of tool globs.
+        prefix_names: Name gateway tools and prompts ``<server>__<name>``; false
+            keeps a server's own names wherever no other served tool (or
+            prompt) has that name, so a gateway in front of one server is
+            transparent. Colliding names keep the prefix.
+        fence_gateway_results: Fence gateway results for a model (untrusted
+            markers, error headers) as a Toolbox does; by default they pass to
+            the client unchanged.
+        builtins: Serve the builtin tools (``builtin__*``).
         skills: Serve each user-invocable skill as a ``skill__<name>`` tool.
         watch_skills: Follow edits of skill files while serving.
     """
@@ -105,6 +113,9 @@ class ServeSettings(ConfigModel):
     untrusted_tools: tuple[str, ...] = ("read_file", "exec_shell")
     profile: str | None = None
     gateway: bool | str | tuple[str, ...] = False
+    prefix_names: bool = True
+    fence_gateway_results: bool = False
+    builtins: bool = True
     skills: bool = True
     watch_skills: bool = True
 

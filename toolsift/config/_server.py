@@ -109,7 +109,11 @@ class ServerConfig(ConfigModel):
         include_tools: Globs over the server's own tool names to keep.
         exclude_tools: Globs over the server's own tool names to drop.
         lazy: Connect on first use instead of at boot.
-        protocol: ``auto`` negotiates the newest protocol; ``legacy`` skips the probe.
+        protocol: ``auto`` negotiates the newest protocol, but speaks the handshake
+            era (2025-11-25) when the client answers sampling or elicitation:
+            servers ask for those in the middle of a call, which 2026-07-28
+            gives a classic server no channel for. ``legacy`` skips the probe;
+            ``2026-07-28`` insists on that version.
         always_load: Keep this server's tools in every turn's schema set.
         searchable: False hides an internal server's tools from tool search.
         resources: Put the server's resources into the turn's context.
@@ -138,7 +142,7 @@ class ServerConfig(ConfigModel):
     include_tools: tuple[str, ...] = ()
     exclude_tools: tuple[str, ...] = ()
     lazy: bool = False
-    protocol: Literal["auto", "legacy"] = "auto"
+    protocol: Literal["auto", "legacy", "2026-07-28"] = "auto"
     always_load: bool = False
     searchable: bool = True
     resources: bool = False

@@ -18,7 +18,9 @@ Server settings come from :mod:`toolsift.config`.
 """
 
 from .._public import publish
+from ._bootstrap import default_session_options as default_session_options
 from ._bootstrap import register_mcp_tools as register_mcp_tools
+from ._callbacks import ClientCallbacks as ClientCallbacks
 from ._catalog import ServerCatalog as ServerCatalog
 from ._group import McpSessionGroup as McpSessionGroup
 from ._options import RestartPolicy as RestartPolicy
@@ -37,12 +39,14 @@ from ._untrusted import fence as fence
 from ._untrusted import guard_result as guard_result
 from ._untrusted import neutralise_markers as neutralise_markers
 from ._wrapper import McpToolWrapper as McpToolWrapper
+from ._wrapper import verbatim_results as verbatim_results
 from .reload import ManagerEvent as ManagerEvent
 from .reload import ManagerEventKind as ManagerEventKind
 from .reload import McpServerManager as McpServerManager
 from .reload import ServerStatus as ServerStatus
 
 __all__ = [
+    "ClientCallbacks",
     "ListMcpResources",
     "ManagerEvent",
     "ManagerEventKind",
@@ -59,6 +63,7 @@ __all__ = [
     "SessionOptions",
     "SessionState",
     "SessionStatus",
+    "default_session_options",
     "fence",
     "format_status",
     "guard_result",
@@ -66,6 +71,7 @@ __all__ = [
     "register_mcp_tools",
     "resource_context",
     "status_rows",
+    "verbatim_results",
 ]
 
 publish(globals(), __name__, __all__)

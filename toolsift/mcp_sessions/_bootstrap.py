@@ -27,7 +27,7 @@ from ._state import SessionState
 if TYPE_CHECKING:
     from ..registry import ToolRegistry
 
-__all__ = ["register_mcp_tools"]
+__all__ = ["default_session_options", "register_mcp_tools"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
@@ -42,7 +42,8 @@ def _servers(config: ServersLike) -> list[ServerConfig]:
     return list(config)
 
 
-def _options(config: ServersLike, options: SessionOptions | None) -> SessionOptions:
+def default_session_options(config: ServersLike, options: SessionOptions | None = None) -> SessionOptions:
+    """``options`` when given, else the options a config implies (its ``workspace`` as the servers' root)."""
     if options is not None:
         return options
     # Only a workspace the file sets is offered as a root; the default (the config's folder) is not a choice.
@@ -76,7 +77,7 @@ async def register_mcp_tools(
         :class:`McpSessionGroup` (a mapping that can also add, replace and retire
         sessions later).
     """
-    async with McpSessionGroup(registry, options=_options(config, options)) as group:
+    async with McpSessionGroup(registry, options=default_session_options(config, options)) as group:
         await group.start_all(_servers(config))
         for row in group.status():
             level = logging.WARNING if row.state is SessionState.ERROR else logging.INFO

@@ -38,7 +38,7 @@ from ._options import SessionOptions
 from ._stderr import StderrBuffer
 from ._transport import open_transport
 
-__all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "run_connection"]
+__all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "connect_mode", "run_connection"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
@@ -184,15 +184,17 @@ async def run_connection(
                 kind = _NOTIFICATION_KINDS.get(type(message))
                 if kind is not None and not modern:
                     events.request_relist(kind)
+                elif isinstance(message, types.ResourceUpdatedNotification):
+                    await options.callbacks.resource_changed(config.name, str(message.params.uri))
 
             client = Client(
                 transport,
-                mode=config.protocol,
+                mode=connect_mode(config, options),
                 read_timeout_seconds=config.timeout,
                 message_handler=on_message,
                 list_roots_callback=_roots_callback(options) if options.workspace is not None else None,
-                sampling_callback=options.sampling_callback,
                 client_info=CLIENT_INFO,
+                **options.callbacks.for_server(config.name),
             )
             await stack.enter_async_context(client)
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -206,6 +208,18 @@ async def run_connection(
                 await events.wake.wait()
                 watchers.cancel_scope.cancel()
     return not connect_deadline.cancelled_caught
+
+
+def connect_mode(config: ServerConfig, options: SessionOptions) -> str:
+    """The SDK's connect mode: ``auto`` becomes the handshake era when servers may ask mid-call.
+
+    A server written against the classic API asks for sampling or elicitation
+    from inside a tool; on a 2026-07-28 connection that fails with "no
+    back-channel", so a client that answers such requests speaks 2025-11-25.
+    """
+    if config.protocol == "auto" and options.callbacks.answers_requests:
+        return "legacy"
+    return config.protocol
 
 
 def _roots_callback(options: SessionOptions) -> ListRootsFnT:

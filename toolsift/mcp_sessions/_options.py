@@ -1,11 +1,11 @@
-"""What the application decides for every session: restart policy, roots, sampling, limits."""
+"""What the application decides for every session: restart policy, roots, callbacks, limits."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp.client.session import SamplingFnT
+from ._callbacks import ClientCallbacks
 
 __all__ = ["RestartPolicy", "SessionOptions"]
 
@@ -45,16 +45,16 @@ class SessionOptions:
 
     Attributes:
         workspace: When set, offered to servers as their one MCP root.
-        sampling_callback: Answers ``sampling/createMessage`` requests from servers.
-            None (the default) refuses them, and the client does not advertise
-            the sampling capability.
+        callbacks: How requests and notifications from servers are answered
+            (sampling, elicitation, log messages, resource updates). By
+            default sampling and elicitation are refused and not advertised.
         restart: Backoff of crash restarts.
         stderr_lines: How many recent stderr lines of a stdio server are kept.
         drain_seconds: Default time :meth:`McpSession.drain` lets in-flight calls finish.
     """
 
     workspace: Path | None = None
-    sampling_callback: SamplingFnT | None = None
+    callbacks: ClientCallbacks = field(default_factory=ClientCallbacks)
     restart: RestartPolicy = field(default_factory=RestartPolicy)
     stderr_lines: int = 200
     drain_seconds: float = 30.0

@@ -20,7 +20,9 @@ What a call gets is decided by the state alone (``_ready_client``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast, final
@@ -30,6 +32,8 @@ import mcp.types as types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, MCPError
 from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._exceptions import ServerDraining, ServerUnavailable
 from ..config import ServerConfig
@@ -144,6 +148,11 @@ class McpSession:
     def catalog(self) -> ServerCatalog:
         """Tools, resources, templates and prompts as last listed (unfiltered)."""
         return self._sup.catalog
+
+    @property
+    def instructions(self) -> str | None:
+        """What the server said about using it (its handshake's ``instructions``), once it connected."""
+        return self._sup.instructions
 
     @property
     def tools(self) -> tuple[McpToolWrapper, ...]:
@@ -345,9 +354,7 @@ class McpSession:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is connecting, restarting, failed or closed.
         """
-        if self._life.state is SessionState.IDLE and self._running:
-            await self.ensure_started()
-        client, events = self._ready_client(), self._sup.events
+        client, events = await self._client(), self._sup.events
         seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
         with self._calls.track():
             try:
@@ -395,29 +402,99 @@ class McpSession:
                             plan=self._sup.plan_after_loss())
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        """Read one resource.
+        """Read one resource (a lazy session is started first).
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown resource, failure).
         """
-        return await self._ready_client().read_resource(uri)
+        return await (await self._client()).read_resource(uri)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
-        """Render one prompt.
+        """Render one prompt (a lazy session is started first).
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown prompt, bad arguments).
         """
-        return await self._ready_client().get_prompt(name, arguments)
+        return await (await self._client()).get_prompt(name, arguments)
+
+    async def complete(self, ref: types.PromptReference | types.ResourceTemplateReference, argument: dict[str, str],
+                       context_arguments: dict[str, str] | None = None) -> types.CompleteResult:
+        """Ask the server to complete an argument of one of its prompts or resource templates.
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
+            MCPError: The server refused (no completions, unknown reference).
+        """
+        return await (await self._client()).complete(ref, argument, context_arguments)
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Ask the server for ``notifications/resources/updated`` of ``uri`` (to ``ClientCallbacks``).
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
+            MCPError: The server refused, or the connection speaks 2026-07-28, where
+                ``resources/subscribe`` is gone (connect with ``protocol: legacy``).
+        """
+        client = await self._client()
+        with _legacy_method(client, "resources/subscribe"):
+            await client.subscribe_resource(uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop the updates of ``uri``.
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
+            MCPError: The server refused, or the connection speaks 2026-07-28.
+        """
+        client = await self._client()
+        with _legacy_method(client, "resources/unsubscribe"):
+            await client.unsubscribe_resource(uri)
+
+    async def set_logging_level(self, level: types.LoggingLevel) -> None:
+        """Ask the server to send log messages at ``level`` and above.
+
+        On a 2026-07-28 connection there is no such request (log messages are
+        asked for per request, ``ClientCallbacks.log_level``); nothing is sent.
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
+            MCPError: The server refused.
+        """
+        client = await self._client()
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        with _legacy_method(client, "logging/setLevel"):
+            await client.set_logging_level(level)
+
+    async def _client(self) -> Client:
+        """The ready connection, after starting a lazy session that has not started yet."""
+        if self._life.state is SessionState.IDLE and self._running:
+            await self.ensure_started()
+        return self._ready_client()
 
     # -- helpers -------------------------------------------------------------------------------
 
     def _closed_text(self) -> str:
         return self._close_reason or "the session was closed"
+
+
+@contextmanager
+def _legacy_method(client: Client, method: str) -> Iterator[None]:
+    """Call a method the SDK deprecates for 2026-07-28, and say so when the connection speaks it."""
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        raise MCPError(types.METHOD_NOT_FOUND, f"{method} does not exist in protocol {client.protocol_version}; "
+                                              "connect to this server with 'protocol: legacy' to use it")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        yield
 
 
 class _OwnTask(TaskGroupResource):

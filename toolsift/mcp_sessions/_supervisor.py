@@ -60,6 +60,7 @@ class Supervisor:
         self.client: Client | None = None
         self.protocol: str | None = None
         self.catalog = ServerCatalog()
+        self.instructions: str | None = None
         self.events = ConnectionEvents(config.name, self._connection_lost)
         self.restarts = 0  # in total
         self.budget = RestartBudget(config.max_restarts, options.restart)
@@ -166,6 +167,7 @@ class Supervisor:
             return
         self.events.ready = True
         self.client, self.protocol, self.catalog = client, client.protocol_version, catalog
+        self.instructions = client.instructions
         self.events.ready_at = anyio.current_time()
         self._life.set(SessionState.READY, None)
         self._on_tools(catalog.tools)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, final
 
 import mcp.types as types
@@ -17,9 +19,26 @@ if TYPE_CHECKING:
     from ..config import ServerConfig
     from ._session import McpSession
 
-__all__ = ["McpToolWrapper", "build_wrappers", "tool_spec"]
+__all__ = ["McpToolWrapper", "build_wrappers", "tool_spec", "verbatim_results"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
+
+_VERBATIM: ContextVar[bool] = ContextVar("toolsift_verbatim_results", default=False)
+
+
+@contextmanager
+def verbatim_results() -> Iterator[None]:
+    """Within the block, MCP tool results pass unchanged: no untrusted fence, no error header.
+
+    Fences and headers are written for a model; a gateway hands results to an
+    MCP client, which may parse the text (as JSON, say) and compare it with
+    ``structuredContent``. Secrets are masked regardless.
+    """
+    token = _VERBATIM.set(True)
+    try:
+        yield
+    finally:
+        _VERBATIM.reset(token)
 
 
 def tool_spec(config: ServerConfig, tool: types.Tool) -> ToolSpec:
@@ -55,7 +74,8 @@ class McpToolWrapper:
     restarts of its server. Results keep every content block and the
     structured content; for ``trust: untrusted`` servers the text is fenced
     (see ``_untrusted``). A result the server flagged ``isError`` gets a first
-    line that names the server and the tool.
+    line that names the server and the tool. Inside :func:`verbatim_results`
+    neither happens.
 
     Args:
         session: The session that owns the connection.
@@ -97,6 +117,8 @@ class McpToolWrapper:
         """
         server, tool = self._session.config.name, self.tool.name
         result = await self._session.call_tool(tool, args, progress=ctx.progress)
+        if _VERBATIM.get():
+            return result
         ours = FAILURE_KEY in result.meta
         if self._session.config.trust == "untrusted":
             # A failure built by the session has toolsift's words first, then the server's.

@@ -72,7 +72,9 @@ class ToolResult(BaseModel):
     """The outcome of one tool call, in MCP's own content model.
 
     A tool that ran and failed returns ``is_error=True`` with a text that says
-    which tool failed and why; it does not raise.
+    which tool failed and why; it does not raise. ``meta`` is toolsift's own
+    bookkeeping (flags, refusals); ``mcp_meta`` is the ``_meta`` an MCP server
+    sent with the result, passed on unchanged.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -81,6 +83,7 @@ class ToolResult(BaseModel):
     structured_content: Any = None
     is_error: bool = False
     meta: dict[str, Any] = Field(default_factory=dict)
+    mcp_meta: dict[str, Any] | None = None
 
     @classmethod
     def text(cls, text: str, *, structured: Any = None) -> ToolResult:
@@ -121,13 +124,14 @@ class ToolResult(BaseModel):
             content=list(result.content),
             structured_content=result.structured_content,
             is_error=result.is_error,
+            mcp_meta=dict(result.meta) if result.meta else None,
         )
 
     def to_mcp(self) -> mcp_types.CallToolResult:
         """The same result as an MCP ``CallToolResult``."""
         structured = self.structured_content
         return mcp_types.CallToolResult(content=list(self.content), structured_content=structured,
-                                        is_error=self.is_error)
+                                        is_error=self.is_error, _meta=self.mcp_meta)
 
     def text_content(self) -> str:
         """The text blocks joined by newlines (other blocks are left out)."""

@@ -10,7 +10,10 @@ Three sources, each a registry seen through one scope and one pipeline:
 - ``<server>__<tool>`` in gateway mode: the MCP tools the profile sees,
   narrowed by the gateway's skill or patterns.
 
-A call is routed on the first ``__`` of its name. The builtin source takes
+With ``prefix=False`` a gateway tool is served under its server's own name
+when no other served tool has that name (the rest keep ``<server>__``). A
+call is routed by the listing's names first, then on the first ``__`` of its
+name. The builtin source takes
 only names without a further ``__``, so ``builtin__github__delete_repo``
 cannot reach a gateway tool around the gateway's narrower scope; and every
 call is re-checked against the same scope its source lists with, so what a
@@ -19,6 +22,7 @@ client can call is exactly what it was shown.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, final
@@ -111,11 +115,13 @@ class ServedTools:
     Args:
         sources: The sources, at most one of each kind.
         timeout: Seconds a call may take; None: no limit.
+        prefix: Serve gateway tools as ``<server>__<tool>`` even where their own name is unique.
     """
 
-    def __init__(self, sources: Sequence[ToolSource], *, timeout: float | None = None) -> None:
+    def __init__(self, sources: Sequence[ToolSource], *, timeout: float | None = None, prefix: bool = True) -> None:
         self._sources = {source.kind: source for source in sources}
         self._timeout = timeout
+        self._prefix = prefix
         self._listing: _Listing | None = None
 
     @property
@@ -132,17 +138,37 @@ class ServedTools:
         key = tuple(source.registry.generation for source in self._sources.values())
         if self._listing is not None and self._listing.key == key:
             return self._listing
+        listed = [(schema, source) for source in self._sources.values()
+                  for schema in source.registry.schemas_for_tools(source.scope, "mcp") if source.lists(schema["name"])]
+        served_names = [source.served_name(schema["name"]) for schema, source in listed]
+        if not self._prefix:
+            served_names = self._unprefixed(listed, served_names)
         tools: list[types.Tool] = []
         names: dict[str, tuple[str, ToolSource]] = {}
-        for source in self._sources.values():
-            for schema in source.registry.schemas_for_tools(source.scope, "mcp"):
-                canonical = schema["name"]
-                if source.lists(canonical):
-                    served = source.served_name(canonical)
-                    tools.append(types.Tool.model_validate({**schema, "name": served}))
-                    names[served] = (canonical, source)
+        for (schema, source), served in zip(listed, served_names, strict=True):
+            tools.append(types.Tool.model_validate({**schema, "name": served}))
+            names[served] = (schema["name"], source)
         self._listing = _Listing(key, tools, names)
         return self._listing
+
+    @staticmethod
+    def _unprefixed(listed: Sequence[tuple[dict[str, Any], ToolSource]], served: Sequence[str]) -> list[str]:
+        """Gateway tools under their server's own name, where no other served tool has it."""
+        own = [source.registry.spec(schema["name"]).remote_name if source.kind == "gateway" else None
+               for schema, source in listed]
+        taken = Counter(name for name, bare in zip(served, own, strict=True) if bare is None)
+        taken.update(bare for bare in own if bare is not None)
+        chosen = [bare if bare is not None and taken[bare] == 1 else name
+                  for name, bare in zip(served, own, strict=True)]
+        # A bare name may still equal another server's prefixed one ("a__b" of server c beside server a's "b").
+        final = Counter(chosen)
+        return [name if final[pick] > 1 and pick == bare else pick
+                for pick, name, bare in zip(chosen, served, own, strict=True)]
+
+    def gateway_servers(self) -> set[str]:
+        """The servers the gateway serves at least one tool of."""
+        return {source.registry.spec(canonical).server or "" for canonical, source in self._listed().names.values()
+                if source.kind == "gateway"}
 
     def list_tools(self) -> list[types.Tool]:
         """Every served tool, in source order (builtin, skill, gateway), then registration order."""
@@ -166,6 +192,9 @@ class ServedTools:
 
     def route(self, name: str) -> tuple[ToolSource, str] | None:
         """The source and canonical name a served name goes to, or None when nothing serves it."""
+        listed = self._listed().names.get(name)
+        if listed is not None:
+            return listed[1], listed[0]
         namespace, rest = split_name(name)
         if namespace is None or not rest:
             return None

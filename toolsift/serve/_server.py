@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
-from contextlib import AsyncExitStack
+import warnings
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager, nullcontext
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self, final
@@ -23,12 +25,13 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .. import __version__
 from .._exceptions import ConfigError
 from ..builtins import CommandPolicy, Workspace, builtin_tools
 from ..config import AgentConfig, ServeSettings, ToolsiftConfig
-from ..mcp_sessions import McpServerManager, guard_result
+from ..mcp_sessions import McpServerManager, SessionOptions, default_session_options, guard_result, verbatim_results
 from ..pipeline import (
     AuditTrail,
     Middleware,
@@ -44,6 +47,8 @@ from ..skills import SkillsLoader, SkillsReloaded, shared_sandbox, user_folders
 from ._approval import APPROVAL_INPUT, ClientApprover
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._notify import ToolListAnnouncer
+from ._proxy import GatewayProxy
+from ._relay import ClientRelay
 from ._skills import SKILL_NAMESPACE, skill_tools
 from ._stdio import AnsweringReadStream
 
@@ -129,15 +134,17 @@ class ToolsiftServer:
                                   "those namespaces are toolsift's own; rename them or set toolPrefix",
                                   path=config.path, field="serve.gateway")
         self.approver = ClientApprover()
-        self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout)
+        self.relay = ClientRelay()
+        self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout,
+                                 prefix=settings.prefix_names)
         bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(bus)
         self.announcer = ToolListAnnouncer(bus, self.tools.signature)
-        self.sdk = _SdkServer("toolsift", version=__version__, instructions=INSTRUCTIONS,
-                              on_list_tools=self._list_tools, on_call_tool=self._call_tool,
-                              on_subscriptions_listen=self._listen)
-        self.sdk.middleware.append(self.announcer.track)
         self.sessions: McpServerManager | None = None
+        if settings.gateway is not False:
+            self.sessions = McpServerManager(self.registry, config, options=self._session_options())
+        self.sdk = self._sdk_server()
+        self.sdk.middleware.append(self.announcer.track)
         self._stack: AsyncExitStack | None = None
         self._entered = False
 
@@ -145,6 +152,33 @@ class ToolsiftServer:
         return f"ToolsiftServer(profile={self.profile.name!r}, settings={self.settings!r})"
 
     # -- what is served ------------------------------------------------------------------------
+
+    def _session_options(self) -> SessionOptions:
+        # Whatever upstream servers ask during a call goes to the client that made the call.
+        options = default_session_options(self.config)
+        return replace(options, callbacks=self.relay.callbacks())
+
+    def _sdk_server(self) -> _SdkServer:
+        handlers: dict[str, Any] = {}
+        if self.sessions is not None:
+            proxy = GatewayProxy(self.sessions, self._proxied_servers, self.relay, prefix=self.settings.prefix_names)
+            handlers = dict(
+                on_list_resources=proxy.list_resources, on_list_resource_templates=proxy.list_resource_templates,
+                on_read_resource=proxy.read_resource, on_subscribe_resource=proxy.subscribe,
+                on_unsubscribe_resource=proxy.unsubscribe, on_list_prompts=proxy.list_prompts,
+                on_get_prompt=proxy.get_prompt, on_completion=proxy.complete, on_set_logging_level=proxy.set_level,
+            )
+        with warnings.catch_warnings():  # the SDK deprecates serving the handshake era's subscribe and logging
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            return _SdkServer("toolsift", version=__version__, instructions=INSTRUCTIONS,
+                              on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                              on_subscriptions_listen=self._listen, **handlers)
+
+    def _proxied_servers(self) -> list[str]:
+        """Servers whose resources and prompts the gateway passes on: served tools, or not internal."""
+        served = self.tools.gateway_servers()
+        return [name for name, server in self.config.servers.items()
+                if name in served or not server.internal_only]
 
     def _sources(self) -> list[ToolSource]:
         settings, profile = self.settings, self.profile
@@ -157,7 +191,9 @@ class ToolsiftServer:
         ])
         # Skills run no action, so no profile limits them; their calls are still guarded and audited.
         skills = Pipeline.for_registry(self.skill_registry, self._guards())
-        sources = [ToolSource("builtin", self.registry, main, self._profiled(TurnScope()), permissions)]
+        sources = []
+        if settings.builtins:
+            sources.append(ToolSource("builtin", self.registry, main, self._profiled(TurnScope()), permissions))
         if settings.skills:
             sources.append(ToolSource(SKILL_NAMESPACE, self.skill_registry, skills, TurnScope(agent=profile.name)))
         if settings.gateway is not False:
@@ -204,7 +240,7 @@ class ToolsiftServer:
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
                          ) -> types.CallToolResult | types.InputRequiredResult:
-        with self.approver.asking(ctx, params) as asking:
+        with self.approver.asking(ctx, params) as asking, self._relaying(params.name, ctx):
             try:
                 result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress)
             except Exception:
@@ -214,6 +250,19 @@ class ToolsiftServer:
         if asking.pending is not None:  # an approval to ask for: the client calls again with the answer
             return types.InputRequiredResult(input_requests={APPROVAL_INPUT: asking.pending})
         return result.to_mcp()
+
+    @contextmanager
+    def _relaying(self, name: str, ctx: ServerRequestContext[Any]) -> Iterator[None]:
+        """While a gateway call runs, its server's requests go to this client; its result passes verbatim."""
+        routed = self.tools.route(name)
+        server = routed[0].registry.spec(routed[1]).server if routed is not None and routed[0].kind == "gateway" \
+            else None
+        if server is None:
+            yield
+            return
+        with self.relay.calling(server, ctx), \
+                (nullcontext() if self.settings.fence_gateway_results else verbatim_results()):
+            yield
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -228,8 +277,8 @@ class ToolsiftServer:
             raise RuntimeError("A ToolsiftServer can be entered once; build a new one to serve again")
         self._entered = True
         async with AsyncExitStack() as stack:
-            if self.settings.gateway is not False:
-                self.sessions = await stack.enter_async_context(McpServerManager(self.registry, self.config))
+            if self.sessions is not None:
+                await stack.enter_async_context(self.sessions)
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
             stack.callback(trace_configured_calls(self.registry.audit, self.config))

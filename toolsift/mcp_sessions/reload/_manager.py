@@ -62,8 +62,7 @@ from anyio.abc import TaskStatus
 
 from ..._exceptions import ConfigError
 from ...config import ConfigDiff, ConfigReport, ServerConfig, ToolsiftConfig, diff_servers
-from .._bootstrap import ServersLike
-from .._bootstrap import _options as default_options
+from .._bootstrap import ServersLike, default_session_options
 from .._bootstrap import _servers as server_list
 from .._draining import wait_draining
 from .._events import ManagerEvent
@@ -121,7 +120,7 @@ class McpServerManager(Mapping[str, McpSession]):
     def __init__(self, registry: ToolRegistry, config: ServersLike | None = None, *,
                  options: SessionOptions | None = None, drain_seconds: float | None = None) -> None:
         self._initial = config
-        options = default_options(config, options) if config is not None else options or SessionOptions()
+        options = default_session_options(config, options) if config is not None else options or SessionOptions()
         self._group = McpSessionGroup(registry, options=options, drain_seconds=drain_seconds)
         self._default_drain = self._group.drain_seconds
         self._config: ToolsiftConfig | None = None
