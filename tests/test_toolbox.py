@@ -201,3 +201,21 @@ async def test_an_async_approver_answers_the_calls_the_profile_asks_about(tmp_pa
     assert not echo.result.is_error
     assert unapproved.result.is_error and "no approver is set" in unapproved.result.text_content()
     assert asked == ["general__add", "general__add"]
+
+
+async def test_a_lazy_server_starts_when_a_skill_names_it(tmp_path: Path) -> None:
+    path = config_file(tmp_path)
+    data = json.loads(path.read_text())
+    data["tools"]["mcpServers"]["claude-flow"]["lazy"] = True
+    path.write_text(json.dumps(data))
+    async with Toolbox.from_config(path) as box:
+        row = next(r for r in box.sessions.status() if r.server == "claude-flow")
+        assert row.state.value == "idle" and row.error is not None and "starts on first need" in row.error
+        assert "claude-flow" not in box.registry.servers()
+        chat = box.conversation()
+        reply = await chat.use("flow-memory")
+        assert reply.text.startswith("Using skill 'flow-memory'") and "0 tool(s)" not in reply.text
+        assert box.sessions["claude-flow"].state.value == "ready"
+        assert all(n.startswith("claude-flow__memory_") for n in names(chat.turn("openai").tools))
+        # A skill that names no lazy server starts none.
+        assert await box.sessions.start_lazy(["general", "nobody"]) == []

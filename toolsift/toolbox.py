@@ -241,6 +241,7 @@ class Toolbox:
         servers follow the servers in force, so a reload reaches conversations
         that began before it. ``approver`` answers the calls the profile's
         ``ask`` / ``askDestructive`` rules hold back; without one they are refused.
+        ``/use`` of a skill whose allowed-tools name a lazy server starts it.
 
         Raises:
             ConfigError: When the config has no such agent.
@@ -267,7 +268,7 @@ class Toolbox:
 
         return Conversation.for_agent(self.registry, self.catalog, profile, instructions=instructions,
                                       call_handler=call_handler, discovery=discovery, context=resources,
-                                      permissions=permissions)
+                                      permissions=permissions, start_servers=manager.start_lazy)
 
     def agents(self) -> Sequence[str]:
         """The agent profiles the config defines."""

@@ -194,6 +194,15 @@ def test_call_goes_through_the_layers(capsys: pytest.CaptureFixture[str], config
     assert "[general__progress] 1/2 step 1" in err and "[general__progress] 2/2 step 2" in err
 
 
+def test_call_and_servers_with_a_lazy_server(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    lazy = {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False, "lazy": True}
+    config = write_config(tmp_path, tools={"mcpServers": {"general": lazy}})
+    code, out, _ = run(capsys, "-c", str(config), "servers")
+    assert code == 0 and "idle" in out and "starts on first need" in out
+    code, out, _ = run(capsys, "-c", str(config), "call", "general__add", '{"a": 2, "b": 3}', "--json")
+    assert code == 0 and json.loads(out)["structuredContent"] == {"result": 5}
+
+
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [

@@ -224,3 +224,18 @@ async def test_relay_refuses_requests_made_outside_any_call() -> None:
     answer = await relay.sampling("quiet", params)
     assert isinstance(answer, types.ErrorData)
     assert answer.message == "MCP server 'quiet' asked outside of a call from a client; nobody to ask"
+
+
+async def test_gateway_starts_lazy_servers_its_patterns_name_or_a_call_needs(tmp_path: Path) -> None:
+    lazy = {**UPSTREAM, "lazy": True}
+    named = write_project(tmp_path / "named", serve={"gateway": ["conformance__test_simple_*"]},
+                          servers={"conformance": lazy})
+    async with served_http(named) as (url, server), Client(url, mode="legacy") as client:
+        assert server.sessions is not None and server.sessions["conformance"].state.value == "ready"
+        assert "conformance__test_simple_text" in [tool.name for tool in (await client.list_tools()).tools]
+    called = write_project(tmp_path / "called", serve={"gateway": True}, servers={"conformance": lazy})
+    async with served_http(called) as (url, server), Client(url, mode="legacy") as client:
+        assert server.sessions is not None and server.sessions["conformance"].state.value == "idle"
+        assert not any(tool.name.startswith("conformance__") for tool in (await client.list_tools()).tools)
+        simple = await client.call_tool("conformance__test_simple_text")
+    assert text(simple) == "This is a simple text response for testing."

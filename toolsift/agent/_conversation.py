@@ -10,7 +10,7 @@ import anyio
 
 from .._exceptions import LimitExceeded, SkillError, ToolsiftError
 from ..config import AgentConfig, LimitsConfig
-from ..registry import Permissions, ProgressCallback, ToolRegistry, ToolResult, TurnScope
+from ..registry import Permissions, ProgressCallback, ToolRegistry, ToolResult, TurnScope, literal_server
 from ..search import Discovery
 from ._active_skill import ActiveSkill, SkillSource
 from ._cap import cap_result, result_cap
@@ -113,6 +113,9 @@ class Conversation:
             join every turn's scope (layers 3 and 4 still apply).
         context: Fetches text for the instructions once per user message
             (the resources of ``resources: true`` servers).
+        start_servers: Starts lazy servers by namespace; ``/use`` calls it with
+            the servers a skill's allowed-tools name literally (``github__*``),
+            so their tools are there for the skill's first turn.
     """
 
     def __init__(
@@ -129,6 +132,7 @@ class Conversation:
         call_handler: CallHandler | None = None,
         discovery: Discovery | None = None,
         context: Callable[[], Awaitable[str]] | None = None,
+        start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
     ) -> None:
         self.registry = registry
         self.agent = agent
@@ -143,6 +147,7 @@ class Conversation:
         self._call = discovery.wrap(handler) if discovery is not None else handler
         self._context = context
         self._context_text = ""
+        self._start_servers = start_servers
         self._skill = ActiveSkill(skills)
         # Validate the allowlist now, so a bad pattern fails at construction with its origin named.
         self.scope()
@@ -152,7 +157,8 @@ class Conversation:
                   instructions: str = "", call_handler: CallHandler | None = None,
                   discovery: Discovery | None = None,
                   context: Callable[[], Awaitable[str]] | None = None,
-                  permissions: Permissions | None = None) -> Conversation:
+                  permissions: Permissions | None = None,
+                  start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None) -> Conversation:
         """A conversation with an agent profile's allowlist, permissions, limits and plan mode.
 
         ``permissions`` replaces the profile's own (to give them an approver, say).
@@ -160,7 +166,8 @@ class Conversation:
         permissions = permissions if permissions is not None else agent.permissions.to_permissions()
         return cls(registry, skills, agent=agent.name, allowed_tools=agent.allowed_tools,
                    permissions=permissions, limits=agent.limits, plan_mode=agent.plan_mode,
-                   instructions=instructions, call_handler=call_handler, discovery=discovery, context=context)
+                   instructions=instructions, call_handler=call_handler, discovery=discovery, context=context,
+                   start_servers=start_servers)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -240,7 +247,10 @@ class Conversation:
             SkillArgumentError: The arguments do not fit its variables.
             SkillRenderError: Its template failed to render.
         """
-        await self._skill.activate(name, arguments)
+        skill = await self._skill.activate(name, arguments)
+        named = sorted({server for pattern in skill.allowed_tools if (server := literal_server(pattern))})
+        if named and self._start_servers is not None:
+            await self._start_servers(named)
         count = len(self.registry.visible_tools(self.scope()))
         return CommandReply(f"Using skill {name!r}: {count} tool(s) in scope. /unuse to stop.")
 

@@ -24,6 +24,7 @@ from .._exceptions import (
     ToolNotFound,
     ToolsiftError,
 )
+from ..mcp_sessions import SessionState
 from ..toolbox import Toolbox
 from ._output import Output, reported_here
 from ._trust import TRUST_ENV, ensure_trusted
@@ -124,7 +125,7 @@ async def open_toolbox(out: Output) -> AsyncIterator[Toolbox]:
         for name, reason in box.dropped.items():
             out.note(f"server {name!r} was left out: {reason}", style="yellow")
         for row in box.sessions.status():
-            if row.error:
+            if row.error and row.state is not SessionState.IDLE:  # idle: a lazy server waiting for its first need
                 out.note(f"server {row.server!r} is {row.state.value}: {row.error}", style="yellow")
         yield box
     finally:

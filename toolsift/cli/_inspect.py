@@ -10,7 +10,7 @@ import typer
 from .._exceptions import SkillNotFound, UnknownFormat
 from ..agent import Conversation, result_text
 from ..config import validate_config
-from ..registry import FORMATS, Approver, Tool, TurnScope, compile_patterns, get_format
+from ..registry import FORMATS, Approver, Tool, TurnScope, compile_patterns, get_format, split_name
 from ..search import BACKENDS, BackendName, SearchIndex, format_ranking
 from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
@@ -98,7 +98,8 @@ def servers(json_mode: JsonOption = False) -> None:
                 out.note(hint, style=None)
             if box.dropped:
                 return EXIT["config"]
-            return EXIT["failed"] if any(row["error"] for row in rows) else EXIT["ok"]
+            # A lazy server waiting for its first need is idle by design, not failed.
+            return EXIT["failed"] if any(row["error"] and row["state"] != "idle" for row in rows) else EXIT["ok"]
 
     raise typer.Exit(run_async(body))
 
@@ -294,6 +295,7 @@ def call(
         async with open_toolbox(out) as box:
             approver = TerminalApprover(out, assume_yes=yes)
             conversation, scope = await _conversation(box, agent, skill, skill_arguments, approver)
+            await box.sessions.start_lazy([split_name(tool)[0] or ""])  # a lazy server starts when called
             result = await box.registry.execute(tool, parsed, scope, conversation.permissions,
                                                 timeout=conversation.limits.call_timeout,
                                                 progress=progress_printer(out, tool))

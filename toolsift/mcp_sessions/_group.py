@@ -25,13 +25,14 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import suppress
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, final
 
 import anyio
 from anyio.abc import TaskGroup
 
-from .._exceptions import ServerDraining
+from .._exceptions import ServerDraining, ServerUnavailable
 from ..config import ServerConfig
 from ._draining import drain_outcome
 from ._events import EventBus, ManagerEvent, ManagerEventKind, ToolChanges
@@ -187,6 +188,21 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
                 if not session.config.lazy:
                     waiters.start_soon(session.wait_settled)
         return {s.name: s for s in started}
+
+    async def start_lazy(self, namespaces: Iterable[str]) -> list[str]:
+        """Start the lazy servers, not started yet, whose tools are named ``<namespace>__*``; wait for each.
+
+        A server that fails to start ends in state ``error`` (its status row
+        says why); the others go on. Returns the names of the servers started.
+        """
+        wanted = set(namespaces)
+        idle = [session for session in self._serving.values()
+                if session.config.lazy and session.state is SessionState.IDLE and session.config.namespace in wanted]
+        async with anyio.create_task_group() as starting:
+            for session in idle:
+                logger.info("MCP server %r (lazy) is needed now; starting it", session.name)
+                starting.start_soon(_start_lazily, session)
+        return [session.name for session in idle]
 
     async def add(self, config: ServerConfig) -> McpSession | None:
         """Start one server and wait until it is ready or failed (lazy ones are not waited for)."""
@@ -412,6 +428,11 @@ def _skip_reason(config: ServerConfig) -> str | None:
     if config.transport_kind is None:
         return "neither 'command' nor 'url' is set"
     return None
+
+
+async def _start_lazily(session: McpSession) -> None:
+    with suppress(ServerUnavailable, ServerDraining):  # the session logged why; its row says so
+        await session.ensure_started()
 
 
 async def _guarded(session: McpSession) -> None:

@@ -71,6 +71,7 @@ _CONFIG_TIMEOUT: Any = object()
 # After close() cancels running calls, time for their notifications/cancelled to reach the server.
 _CANCEL_FLUSH_SECONDS = 1.0
 _DRAINED = "the session was drained: its server was removed or changed"
+_LAZY_REASON = "lazy: starts on first need (a skill naming it, a call of one of its tools)"
 # States in which the session's tools stay registered (a restart keeps them).
 _HOLDS_TOOLS = (SessionState.READY, SessionState.CONNECTING, SessionState.RESTARTING)
 
@@ -187,7 +188,8 @@ class McpSession:
             visibility="internal" if self.config.internal_only else "global",
             state=state,
             tools=len(self._wrappers) if state in _HOLDS_TOOLS else 0,
-            error=self._life.reason if state is not SessionState.READY else self._warning,
+            error=_LAZY_REASON if state is SessionState.IDLE and self.config.lazy
+            else self._life.reason if state is not SessionState.READY else self._warning,
             restarts=self._sup.restarts,
             protocol=self._sup.protocol,
         )

@@ -42,7 +42,7 @@ from ..pipeline import (
     profile_scope,
     trace_configured_calls,
 )
-from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope
+from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope, literal_server, split_name
 from ..skills import SkillsLoader, SkillsReloaded, shared_sandbox, user_folders
 from ._approval import APPROVAL_INPUT, ClientApprover
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
@@ -225,6 +225,11 @@ class ToolsiftServer:
                                             skill=skill.name))
         return self._profiled(TurnScope(skill_allowed=gateway if isinstance(gateway, tuple) else ()))
 
+    def _gateway_named(self) -> set[str]:
+        """The servers the gateway's skill or patterns name literally: lazy ones among them start with it."""
+        scope = self._gateway_scope()
+        return {server for pattern in scope.skill_allowed if (server := literal_server(pattern))}
+
     def _skills_reloaded(self, event: SkillsReloaded) -> None:
         tools = skill_tools(event.skills, self.tools.tools_for) if self.settings.skills else []
         self.skill_registry.replace_server(SKILL_NAMESPACE, tools, internal=False)
@@ -240,6 +245,9 @@ class ToolsiftServer:
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
                          ) -> types.CallToolResult | types.InputRequiredResult:
+        if self.sessions is not None and self.tools.route(params.name) is None:
+            # A tool of a lazy server is there once its server runs: a call is a need.
+            await self.sessions.start_lazy([split_name(params.name)[0] or ""])
         with self.approver.asking(ctx, params) as asking, self._relaying(params.name, ctx):
             try:
                 result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress)
@@ -291,6 +299,8 @@ class ToolsiftServer:
                 await self.skills.areload()
             self._skills_reloaded(SkillsReloaded(self.skills.skills))
             await group.start(self.announcer.run)
+            if self.sessions is not None:
+                await self.sessions.start_lazy(self._gateway_named())
             if self.sessions is not None and self.config.path is not None:
                 # The same hot reload as a Toolbox's: edited servers reach clients as tools/list_changed.
                 await group.start(self.sessions.watch, self.config.path)

@@ -52,7 +52,7 @@ read never overwrites a newer one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, final
@@ -171,6 +171,10 @@ class McpServerManager(Mapping[str, McpSession]):
     def draining(self) -> tuple[McpSession, ...]:
         """Old sessions still finishing their calls."""
         return self._group.draining
+
+    async def start_lazy(self, namespaces: Iterable[str]) -> list[str]:
+        """Start the lazy servers not started yet whose namespaces are given; see :meth:`McpSessionGroup.start_lazy`."""
+        return await self._group.start_lazy(namespaces)
 
     def status(self) -> list[ServerStatus]:
         """One row per session (serving, starting beside it, or draining) with its calls in flight."""
