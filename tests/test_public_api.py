@@ -45,7 +45,7 @@ PUBLIC = {
         "McpSessionGroup", "McpToolWrapper", "ReadMcpResource", "ResourceSession", "RestartPolicy", "ServerCatalog",
         "ServerStatus", "SessionEvent", "SessionOptions", "SessionState", "SessionStatus", "default_session_options",
         "fence", "format_status", "guard_result", "neutralise_markers", "register_mcp_tools", "resource_context",
-        "status_rows", "verbatim_results",
+        "server_instructions", "status_rows", "verbatim_results",
     ],
     "toolsift.mcp_sessions.reload": [
         "ManagerEvent", "ManagerEventKind", "McpServerManager", "ServerStatus",

@@ -219,3 +219,19 @@ async def test_a_lazy_server_starts_when_a_skill_names_it(tmp_path: Path) -> Non
         assert all(n.startswith("claude-flow__memory_") for n in names(chat.turn("openai").tools))
         # A skill that names no lazy server starts none.
         assert await box.sessions.start_lazy(["general", "nobody"]) == []
+
+
+async def test_server_instructions_join_the_turns_that_show_its_tools(tmp_path: Path) -> None:
+    path = config_file(tmp_path)
+    data = json.loads(path.read_text())
+    data["tools"]["mcpServers"]["general"]["instructions"] = False
+    path.write_text(json.dumps(data))
+    async with Toolbox.from_config(path) as box:
+        chat = box.conversation()
+        before = chat.turn("openai").instructions
+        await chat.use("flow-memory")
+        during = chat.turn("openai").instructions
+    assert "# MCP server claude-flow" not in before  # none of its tools are shown yet
+    assert "# MCP server claude-flow" in during and "Swarm orchestration: memory, agents" in during
+    assert "<<<UNTRUSTED TOOL RESULT" in during  # an untrusted server's words are fenced
+    assert "Everyday tools, resources and prompts" not in before + during  # general opted out

@@ -16,7 +16,7 @@ from anyio.abc import TaskStatus
 from ._exceptions import ConfigError
 from .agent import CallHandler, Conversation
 from .config import ToolsiftConfig, validate_config
-from .mcp_sessions import ListMcpResources, McpServerManager, ReadMcpResource, resource_context
+from .mcp_sessions import ListMcpResources, McpServerManager, ReadMcpResource, resource_context, server_instructions
 from .pipeline import trace_configured_calls
 from .registry import Approver, AuditLog, ToolRegistry
 from .search import SEARCH_TOOL_NAME, BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
@@ -268,7 +268,8 @@ class Toolbox:
 
         return Conversation.for_agent(self.registry, self.catalog, profile, instructions=instructions,
                                       call_handler=call_handler, discovery=discovery, context=resources,
-                                      permissions=permissions, start_servers=manager.start_lazy)
+                                      permissions=permissions, start_servers=manager.start_lazy,
+                                      server_instructions=lambda: server_instructions(sessions))
 
     def agents(self) -> Sequence[str]:
         """The agent profiles the config defines."""

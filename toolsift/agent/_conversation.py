@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -113,6 +113,8 @@ class Conversation:
             join every turn's scope (layers 3 and 4 still apply).
         context: Fetches text for the instructions once per user message
             (the resources of ``resources: true`` servers).
+        server_instructions: Instructions of MCP servers by name; a turn
+            that shows a server's tools carries its instructions.
         start_servers: Starts lazy servers by namespace; ``/use`` calls it with
             the servers a skill's allowed-tools name literally (``github__*``),
             so their tools are there for the skill's first turn.
@@ -133,6 +135,7 @@ class Conversation:
         discovery: Discovery | None = None,
         context: Callable[[], Awaitable[str]] | None = None,
         start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
+        server_instructions: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         self.registry = registry
         self.agent = agent
@@ -148,6 +151,7 @@ class Conversation:
         self._context = context
         self._context_text = ""
         self._start_servers = start_servers
+        self._server_instructions = server_instructions
         self._skill = ActiveSkill(skills)
         # Validate the allowlist now, so a bad pattern fails at construction with its origin named.
         self.scope()
@@ -158,7 +162,8 @@ class Conversation:
                   discovery: Discovery | None = None,
                   context: Callable[[], Awaitable[str]] | None = None,
                   permissions: Permissions | None = None,
-                  start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None) -> Conversation:
+                  start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
+                  server_instructions: Callable[[], Mapping[str, str]] | None = None) -> Conversation:
         """A conversation with an agent profile's allowlist, permissions, limits and plan mode.
 
         ``permissions`` replaces the profile's own (to give them an approver, say).
@@ -167,7 +172,7 @@ class Conversation:
         return cls(registry, skills, agent=agent.name, allowed_tools=agent.allowed_tools,
                    permissions=permissions, limits=agent.limits, plan_mode=agent.plan_mode,
                    instructions=instructions, call_handler=call_handler, discovery=discovery, context=context,
-                   start_servers=start_servers)
+                   start_servers=start_servers, server_instructions=server_instructions)
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -201,12 +206,21 @@ class Conversation:
         parts = [self.instructions.strip()] if self.instructions.strip() else []
         if scope.skill is not None:
             parts.append(f"# Skill: {scope.skill}\n\n{self._skill.instructions.strip()}")
+        parts += self._instructions_of_servers(scope)
         if self._context_text:
             parts.append(self._context_text)
         if self.plan_mode:
             parts.append("Plan mode: only read-only tools are available; propose changes instead of making them.")
         tools = self.registry.schemas_for_tools(scope, format, strict=strict)
         return Turn(instructions="\n\n".join(parts), tools=tools, scope=scope)
+
+    def _instructions_of_servers(self, scope: TurnScope) -> list[str]:
+        """The instructions of the servers whose tools this turn shows, in the order the tools come."""
+        given = self._server_instructions() if self._server_instructions is not None else {}
+        if not given:
+            return []
+        shown = dict.fromkeys(tool.spec.server or "" for tool in self.registry.visible_tools(scope))
+        return [f"# MCP server {server}\n\n{given[server]}" for server in shown if server in given]
 
     # -- commands ---------------------------------------------------------------------------------
 

@@ -117,6 +117,8 @@ class ServerConfig(ConfigModel):
         always_load: Keep this server's tools in every turn's schema set.
         searchable: False hides an internal server's tools from tool search.
         resources: Put the server's resources into the turn's context.
+        instructions: Put the server's instructions (from its handshake) into
+            the instructions of every turn that shows one of its tools.
         resource_filter: Globs over resource URIs; empty keeps them all.
     """
 
@@ -146,6 +148,7 @@ class ServerConfig(ConfigModel):
     always_load: bool = False
     searchable: bool = True
     resources: bool = False
+    instructions: bool = True
     resource_filter: tuple[str, ...] = ()
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)

@@ -23,6 +23,7 @@ from ._bootstrap import register_mcp_tools as register_mcp_tools
 from ._callbacks import ClientCallbacks as ClientCallbacks
 from ._catalog import ServerCatalog as ServerCatalog
 from ._group import McpSessionGroup as McpSessionGroup
+from ._instructions import server_instructions as server_instructions
 from ._options import RestartPolicy as RestartPolicy
 from ._options import SessionOptions as SessionOptions
 from ._resources import ListMcpResources as ListMcpResources
@@ -70,6 +71,7 @@ __all__ = [
     "neutralise_markers",
     "register_mcp_tools",
     "resource_context",
+    "server_instructions",
     "status_rows",
     "verbatim_results",
 ]
