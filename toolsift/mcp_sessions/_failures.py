@@ -19,6 +19,7 @@ from mcp import MCPError
 
 from .._exceptions import ToolsiftError
 from ..registry import ToolResult
+from ._http_status import HTTP_STATUS_KEY
 
 __all__ = [
     "FAILURE_KEY",
@@ -145,6 +146,8 @@ def describe_exception(exc: BaseException, *, command: str | None, url: str | No
             text = "the connection closed (the server exited or dropped it)"
         elif leaf.code == types.REQUEST_TIMEOUT:
             text = "the server did not answer in time"
+        elif isinstance(leaf.error.data, dict) and HTTP_STATUS_KEY in leaf.error.data:
+            text = leaf.message  # "HTTP 401 Unauthorized from ...: ..." says it all
         else:
             text = f"JSON-RPC error {leaf.code}: {leaf.message}"
     elif isinstance(leaf, FileNotFoundError) and command is not None:

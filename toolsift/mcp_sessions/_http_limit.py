@@ -23,7 +23,7 @@ import mcp.types as types
 
 from ._substitutes import too_large_error
 
-__all__ = ["limit_responses"]
+__all__ = ["limit_responses", "request_id_of"]
 
 # An SSE event ends with an empty line; each line ends with CRLF, LF or CR. The atomic groups keep a
 # lone CRLF from counting as two line ends.
@@ -37,7 +37,7 @@ def limit_responses(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
     async def hook(response: httpx2.Response) -> None:
         if response.request.method != "POST" or response.status_code != 200:
             return
-        request_id = _request_id(response.request)
+        request_id = request_id_of(response.request)
         if request_id is None:
             return
         kind = response.headers.get("content-type", "").lower()
@@ -51,7 +51,7 @@ def limit_responses(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
     return hook
 
 
-def _request_id(request: httpx2.Request) -> types.RequestId | None:
+def request_id_of(request: httpx2.Request) -> types.RequestId | None:
     try:
         message: Any = json.loads(request.content)
     except (httpx2.RequestNotRead, ValueError):

@@ -29,6 +29,7 @@ from mcp.types import ErrorData, JSONRPCError
 
 from ._endpoint import Endpoint
 from ._http_limit import limit_responses
+from ._http_status import explain_http_errors
 from ._stderr import StderrBuffer
 from ._stdio import stdio_transport
 
@@ -173,7 +174,8 @@ async def open_transport(
         # Uncompressed bodies: the limit counts the bytes on the wire, which then are the bytes of the text.
         headers = {"Accept-Encoding": "identity", **endpoint.headers}
         http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=headers, timeout=timeout, event_hooks={"response": [limit_responses(max_message_bytes)]}))
+            headers=headers, timeout=timeout,
+            event_hooks={"response": [explain_http_errors(), limit_responses(max_message_bytes)]}))
         inner = streamable_http_client(endpoint.url, http_client=http,
                                        max_sse_event_size=max_message_bytes + _SSE_EVENT_SLACK)
     return _WatchedTransport(inner, watcher, on_open)
