@@ -41,8 +41,9 @@ PUBLIC = {
         "register_secret_resolver", "resolve_secret", "rewrite_references", "unregister_secret_resolver",
     ],
     "toolsift.mcp_sessions": [
-        "ClientCallbacks", "ListMcpResources", "ManagerEvent", "ManagerEventKind", "McpServerManager", "McpSession",
-        "McpSessionGroup", "McpToolWrapper", "ReadMcpResource", "ResourceSession", "RestartPolicy", "ServerCatalog",
+        "ClientCallbacks", "ElicitationHandler", "ListMcpResources", "LogHandler", "ManagerEvent", "ManagerEventKind",
+        "McpServerManager", "McpSession", "McpSessionGroup", "McpToolWrapper", "ReadMcpResource", "ResourceSession",
+        "RestartPolicy", "SamplingHandler", "ServerCatalog",
         "ServerStatus", "SessionEvent", "SessionOptions", "SessionState", "SessionStatus", "default_session_options",
         "fence", "format_status", "guard_result", "neutralise_markers", "register_mcp_tools", "resource_context",
         "server_instructions", "status_rows", "verbatim_results",
@@ -75,7 +76,7 @@ PUBLIC = {
     "toolsift.agent": [
         "AgentReply", "AssistantMessage", "CallHandler", "ChatModel", "Command", "CommandReply", "Conversation",
         "Message", "ResultPart", "SkillSource", "ToolCall", "ToolMessage", "Turn", "UserMessage", "describe_result",
-        "parse_command", "result_text",
+        "model_sampler", "parse_command", "result_text",
     ],
     "toolsift.agent.adapters": ["ExportedTool", "LiveTools"],
     "toolsift.agent.adapters.langchain": ["LangChainTools"],

@@ -7,11 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import mcp.types as types
 import pytest
 from scripted_model import ScriptedModel
 
 from toolsift import ConfigError
-from toolsift.agent import AssistantMessage, ToolCall
+from toolsift.agent import AssistantMessage, ToolCall, UserMessage, model_sampler
+from toolsift.mcp_sessions import ClientCallbacks
 from toolsift.registry import ApprovalRequest
 from toolsift.toolbox import Toolbox, find_config
 
@@ -235,3 +237,31 @@ async def test_server_instructions_join_the_turns_that_show_its_tools(tmp_path: 
     assert "# MCP server claude-flow" in during and "Swarm orchestration: memory, agents" in during
     assert "<<<UNTRUSTED TOOL RESULT" in during  # an untrusted server's words are fenced
     assert "Everyday tools, resources and prompts" not in before + during  # general opted out
+
+
+async def test_servers_ask_the_agents_model_and_the_person_through_toolbox_callbacks(tmp_path: Path) -> None:
+    server = {"command": sys.executable, "args": [str(SERVERS / "conformance.py")], "internalOnly": False}
+    path = tmp_path / "toolsift.json"
+    path.write_text(json.dumps({"tools": {"mcpServers": {"conformance": server}}, "skills": {"userSkills": False}}))
+    asked: list[str] = []
+    logs: list[str] = []
+
+    async def elicit(server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(f"{server}: {params.message}")
+        return types.ElicitResult(action="accept", content={"username": "ada", "email": "a@b.c"})
+
+    async def log(server: str, params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(f"{server}: {params.data}")
+
+    model = ScriptedModel(AssistantMessage(text="forty-two"))
+    callbacks = ClientCallbacks(sampling=model_sampler(model), elicitation=elicit, logging=log)
+    async with Toolbox.from_config(path, callbacks=callbacks) as box:
+        assert box.sessions["conformance"].protocol_version == "2025-11-25"  # servers ask mid-call there
+        sampled = await box.registry.execute("conformance__test_sampling", {"prompt": "the answer?"})
+        elicited = await box.registry.execute("conformance__test_elicitation", {"message": "who?"})
+        await box.registry.execute("conformance__test_tool_with_logging", {})
+    assert "LLM response: forty-two" in sampled.text_content()
+    assert model.seen[0][1] == [UserMessage("the answer?")]
+    assert "a@b.c" in elicited.text_content() and asked == ["conformance: who?"]
+    assert logs == ["conformance: Tool execution started", "conformance: Tool processing data",
+                    "conformance: Tool execution completed"]

@@ -16,7 +16,15 @@ from anyio.abc import TaskStatus
 from ._exceptions import ConfigError
 from .agent import CallHandler, Conversation
 from .config import ToolsiftConfig, validate_config
-from .mcp_sessions import ListMcpResources, McpServerManager, ReadMcpResource, resource_context, server_instructions
+from .mcp_sessions import (
+    ClientCallbacks,
+    ListMcpResources,
+    McpServerManager,
+    ReadMcpResource,
+    default_session_options,
+    resource_context,
+    server_instructions,
+)
 from .pipeline import trace_configured_calls
 from .registry import Approver, AuditLog, ToolRegistry
 from .search import SEARCH_TOOL_NAME, BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
@@ -109,6 +117,9 @@ class Toolbox:
             calls when neither the server nor the file's top level sets
             ``drainSeconds`` (default 30).
         search_backend: Tool search's ranking, instead of the config's ``search.backend``.
+        callbacks: How servers' requests are answered: sampling (``model_sampler``
+            asks the agent's model), elicitation (ask the person), log messages.
+            By default sampling and elicitation are refused.
 
     Attributes:
         dropped: Servers of the config file left out for a problem in their
@@ -116,13 +127,17 @@ class Toolbox:
     """
 
     def __init__(self, config: ToolsiftConfig, *, user_skills_dir: Path | None = None, watch: bool = False,
-                 drain_seconds: float | None = None, search_backend: BackendName | None = None) -> None:
+                 drain_seconds: float | None = None, search_backend: BackendName | None = None,
+                 callbacks: ClientCallbacks | None = None) -> None:
         self.config = config
         self.search_backend: BackendName = search_backend or config.search.backend
         self.dropped: Mapping[str, str] = {}
         self.registry = ToolRegistry(rules=config.tool_rules, audit=AuditLog(config.audit.path))
         self.skills = skills_loader(config, user_dir=user_skills_dir)
-        self.manager = McpServerManager(self.registry, config, drain_seconds=drain_seconds)
+        options = default_session_options(config)
+        if callbacks is not None:
+            options = replace(options, callbacks=callbacks)
+        self.manager = McpServerManager(self.registry, config, options=options, drain_seconds=drain_seconds)
         self._watch = watch
         self._watching = False
         self._sessions: McpServerManager | None = None
@@ -133,7 +148,7 @@ class Toolbox:
     @classmethod
     def from_config(cls, path: str | os.PathLike[str] | None = None, *, user_skills_dir: Path | None = None,
                     watch: bool = False, drain_seconds: float | None = None,
-                    search_backend: BackendName | None = None) -> Toolbox:
+                    search_backend: BackendName | None = None, callbacks: ClientCallbacks | None = None) -> Toolbox:
         """Load a config file (see :func:`find_config`) into a toolbox that is not started yet.
 
         Raises:
@@ -141,7 +156,7 @@ class Toolbox:
         """
         report = validate_config(find_config(path))
         box = cls(report.usable(), user_skills_dir=user_skills_dir, watch=watch, drain_seconds=drain_seconds,
-                  search_backend=search_backend)
+                  search_backend=search_backend, callbacks=callbacks)
         box.dropped = report.dropped
         return box
 

@@ -18,6 +18,7 @@ from ._messages import UserMessage as UserMessage
 from ._results import ResultPart as ResultPart
 from ._results import describe_result as describe_result
 from ._results import result_text as result_text
+from ._sampling import model_sampler as model_sampler
 
 __all__ = [
     "AgentReply",
@@ -35,6 +36,7 @@ __all__ = [
     "Turn",
     "UserMessage",
     "describe_result",
+    "model_sampler",
     "parse_command",
     "result_text",
 ]

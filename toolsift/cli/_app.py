@@ -24,7 +24,7 @@ from .._exceptions import (
     ToolNotFound,
     ToolsiftError,
 )
-from ..mcp_sessions import SessionState
+from ..mcp_sessions import ClientCallbacks, SessionState
 from ..toolbox import Toolbox
 from ._output import Output, reported_here
 from ._trust import TRUST_ENV, ensure_trusted
@@ -106,9 +106,9 @@ def run_async(function: Callable[[], Awaitable[T]]) -> T:
 
 
 @asynccontextmanager
-async def open_toolbox(out: Output) -> AsyncIterator[Toolbox]:
-    """Start the configured toolbox, showing progress while servers connect."""
-    box = Toolbox.from_config(state.config)
+async def open_toolbox(out: Output, callbacks: ClientCallbacks | None = None) -> AsyncIterator[Toolbox]:
+    """Start the configured toolbox, showing progress while servers connect; ``callbacks`` answer the servers."""
+    box = Toolbox.from_config(state.config, callbacks=callbacks)
     ensure_trusted(box.config, out, named=state.config is not None, assume=state.trust_project)
     count = len([s for s in box.config.servers.values() if s.enabled])
     message = f"Connecting {count} MCP server(s) from {box.config.path} ..."

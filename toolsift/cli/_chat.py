@@ -9,10 +9,12 @@ from typing import Annotated
 import anyio
 import typer
 
-from ..agent import ChatModel, Conversation, ToolCall, result_text
+from ..agent import ChatModel, Conversation, ToolCall, model_sampler, result_text
 from ..agent.llm import load_model
+from ..mcp_sessions import ClientCallbacks
 from ._app import app, open_toolbox, run_async
 from ._approve import TerminalApprover
+from ._elicit import TerminalElicitor, log_printer
 from ._hints import internal_hint
 from ._interrupt import interruptible
 from ._output import Output, progress_printer
@@ -34,8 +36,13 @@ def chat(
     out = Output()
     chat_model = load_model(model, base_url=base_url) if model else None
 
+    # Servers may ask the person (elicitation) and the model (sampling, with --model); their logs are shown.
+    callbacks = ClientCallbacks(sampling=model_sampler(chat_model) if chat_model is not None else None,
+                                elicitation=TerminalElicitor(out, interactive=True), logging=log_printer(out),
+                                log_level="info")
+
     async def body() -> None:
-        async with open_toolbox(out) as box:
+        async with open_toolbox(out, callbacks) as box:
             # The person at the prompt answers the calls the agent's ask rules hold back.
             conversation = box.conversation(agent, approver=TerminalApprover(out, interactive=True))
             out.note(MANUAL_HELP if chat_model is None else f"Chatting with {model}. /quit to leave.", style=None)

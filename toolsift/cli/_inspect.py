@@ -10,12 +10,14 @@ import typer
 from .._exceptions import SkillNotFound, UnknownFormat
 from ..agent import Conversation, result_text
 from ..config import validate_config
+from ..mcp_sessions import ClientCallbacks
 from ..registry import FORMATS, Approver, Tool, TurnScope, compile_patterns, get_format, split_name
 from ..search import BACKENDS, BackendName, SearchIndex, format_ranking
 from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
 from ._approve import TerminalApprover
 from ._coverage import pattern_coverage
+from ._elicit import TerminalElicitor, log_printer
 from ._hints import internal_hint
 from ._output import Output, estimate_tokens, progress_printer, reported_here
 
@@ -291,8 +293,10 @@ def call(
         out.error(f"arguments for {tool!r} must be a JSON object, got {type(parsed).__name__}")
         raise typer.Exit(EXIT["usage"])
 
+    callbacks = ClientCallbacks(elicitation=TerminalElicitor(out), logging=log_printer(out), log_level="info")
+
     async def body() -> int:
-        async with open_toolbox(out) as box:
+        async with open_toolbox(out, callbacks) as box:
             approver = TerminalApprover(out, assume_yes=yes)
             conversation, scope = await _conversation(box, agent, skill, skill_arguments, approver)
             await box.sessions.start_lazy([split_name(tool)[0] or ""])  # a lazy server starts when called

@@ -21,6 +21,9 @@ from .._public import publish
 from ._bootstrap import default_session_options as default_session_options
 from ._bootstrap import register_mcp_tools as register_mcp_tools
 from ._callbacks import ClientCallbacks as ClientCallbacks
+from ._callbacks import ElicitationHandler as ElicitationHandler
+from ._callbacks import LogHandler as LogHandler
+from ._callbacks import SamplingHandler as SamplingHandler
 from ._catalog import ServerCatalog as ServerCatalog
 from ._group import McpSessionGroup as McpSessionGroup
 from ._instructions import server_instructions as server_instructions
@@ -48,7 +51,9 @@ from .reload import ServerStatus as ServerStatus
 
 __all__ = [
     "ClientCallbacks",
+    "ElicitationHandler",
     "ListMcpResources",
+    "LogHandler",
     "ManagerEvent",
     "ManagerEventKind",
     "McpServerManager",
@@ -58,6 +63,7 @@ __all__ = [
     "ReadMcpResource",
     "ResourceSession",
     "RestartPolicy",
+    "SamplingHandler",
     "ServerCatalog",
     "ServerStatus",
     "SessionEvent",
