@@ -47,6 +47,7 @@ SERVER_VALUES: dict[str, Any] = {
     "searchable": False,
     "resources": True,
     "resource_filter": ["file:///docs/*"],
+    "instructions": False,
 }
 
 SECTION_VALUES: dict[str, tuple[str, Any]] = {
