@@ -87,3 +87,24 @@ async def test_gateway_passes_every_scenario_its_server_passes(tmp_path: Path) -
     assert len(direct) == 32
     assert direct == {scenario: [] for scenario in direct}  # the server meets the suite's spec
     assert gateway == direct
+
+
+CLIENT = Path(__file__).resolve().parents[2] / "interop" / "conformance_client.py"
+# The client scenarios that need no OAuth; OAuth is not built yet (README "Conformance").
+CLIENT_SCENARIOS = ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults"]
+
+
+@needs_suite
+async def test_the_session_layer_passes_the_client_scenarios_without_oauth(tmp_path: Path) -> None:
+    assert NODE is not None
+    failures: dict[str, list[str]] = {}
+    for scenario in CLIENT_SCENARIOS:
+        out = tmp_path / scenario
+        with anyio.fail_after(90):
+            await anyio.run_process([NODE, str(SUITE), "client", "--command", f"{sys.executable} {CLIENT}",
+                                     "--scenario", scenario, "-o", str(out)], check=False)
+        checks = [c for file in out.rglob("checks.json") for c in json.loads(file.read_text())]
+        assert checks, f"{scenario}: no results"
+        failures[scenario] = [f"{c['id']}: {c.get('errorMessage')}" for c in checks
+                              if c["status"] in ("FAILURE", "ERROR")]
+    assert failures == {scenario: [] for scenario in CLIENT_SCENARIOS}

