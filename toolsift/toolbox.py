@@ -27,7 +27,7 @@ from .mcp_sessions import (
 )
 from .pipeline import trace_configured_calls
 from .registry import Approver, AuditLog, ToolRegistry
-from .search import SEARCH_TOOL_NAME, BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
+from .search import BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
 from .skills import SkillsLoader, shared_sandbox, user_folders
 
 __all__ = ["Toolbox", "find_config", "skills_loader"]
@@ -264,17 +264,8 @@ class Toolbox:
         profile = self.config.agent(agent)
         permissions = replace(profile.permissions.to_permissions(), approver=approver)
         manager = self.manager
-        discovery = Discovery(
-            self.registry,
-            mode=profile.unlock,
-            pinned_tools={SEARCH_TOOL_NAME} if profile.tool_discovery == "search" else (),
-            pinned_servers=lambda: [c.namespace for c in manager.servers.values() if c.always_load],
-            permissions=permissions,
-            max_tools=profile.max_unlocked_tools,
-            max_tokens=profile.max_unlocked_tokens,
-            offer_search=profile.tool_discovery == "auto",
-            unsearchable=self.index.unsearchable,
-        )
+        discovery = Discovery.for_agent(self.registry, profile, permissions=permissions,
+                                        servers=lambda: manager.servers.values(), unsearchable=self.index.unsearchable)
         sessions = self.sessions
 
         async def resources() -> str:

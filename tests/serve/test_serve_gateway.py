@@ -78,9 +78,38 @@ async def test_serve_gateway_hides_internal_servers_by_default(tmp_path: Path) -
     config = write_project(tmp_path, serve={"gateway": True}, servers={"general": general_server(internalOnly=True)})
     async with served_http(config) as (url, _), Client(url) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
-        assert names == [*BUILTINS, "skill__review"]
+        assert names == [*BUILTINS, "skill__review", "search_tools"]  # search reaches the internal tools
         hidden = await client.call_tool("general__echo", {"text": "x"})
         assert "denied at layer 1 (internal_only)" in text(hidden)
+
+
+async def test_serve_gateway_search_unlocks_internal_tools_for_the_client_that_searched(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"gateway": True}, servers={"general": general_server(internalOnly=True)})
+    changed = anyio.Event()
+
+    async def notice(message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with served_http(config) as (url, _), Client(url, mode="legacy", message_handler=notice) as one, \
+            Client(url, mode="legacy") as other:
+        found = await one.call_tool("search_tools", {"query": "add two integers"})
+        assert found.structured_content["unlocked"] == ["general__add"]
+        await changed.wait()
+        assert "general__add" in [tool.name for tool in (await one.list_tools()).tools]
+        assert (await one.call_tool("general__add", {"a": 2, "b": 2})).structured_content == {"result": 4}
+        # The other client searched nothing: it sees and may call what it saw before.
+        assert "general__add" not in [tool.name for tool in (await other.list_tools()).tools]
+        assert "denied at layer 1" in text(await other.call_tool("general__add", {"a": 2, "b": 2}))
+
+
+async def test_serve_gateway_offers_no_search_when_the_profile_says_skills(tmp_path: Path) -> None:
+    agents = {"default": {"toolDiscovery": "skills", "permissions": {"level": "execute"}}}
+    config = write_project(tmp_path, serve={"gateway": True}, agents=agents,
+                           servers={"general": general_server(internalOnly=True)})
+    async with served_http(config) as (url, _), Client(url) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+    assert "search_tools" not in names
 
 
 async def test_serve_gateway_follows_the_profile_and_argument_policies(tmp_path: Path) -> None:

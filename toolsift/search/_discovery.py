@@ -34,6 +34,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal, ParamSpec, TypeVar, final
 
+from ..config import AgentConfig, ServerConfig
 from ..registry import Permissions, ToolRegistry, TurnScope, check_permissions, split_name
 
 __all__ = ["SEARCH_TOOL_NAME", "Discovery", "UnlockMode", "Unlocked", "estimated_tokens"]
@@ -231,6 +232,27 @@ class Discovery:
                 for tool in self.registry.tools(internal=True))
             self._findable = {key: found}  # one registry state at a time
         return found
+
+    @classmethod
+    def for_agent(cls, registry: ToolRegistry, agent: AgentConfig, *, permissions: Permissions,
+                  servers: Callable[[], Iterable[ServerConfig]],
+                  unsearchable: Callable[[], Collection[str]] = frozenset) -> Discovery:
+        """The discovery state an agent profile asks for: its unlock mode, caps and ``toolDiscovery``.
+
+        ``servers`` gives the servers in force (asked at every turn, so a reload's
+        ``alwaysLoad`` servers count).
+        """
+        return cls(
+            registry,
+            mode=agent.unlock,
+            pinned_tools={SEARCH_TOOL_NAME} if agent.tool_discovery == "search" else (),
+            pinned_servers=lambda: [config.namespace for config in servers() if config.always_load],
+            permissions=permissions,
+            max_tools=agent.max_unlocked_tools,
+            max_tokens=agent.max_unlocked_tokens,
+            offer_search=agent.tool_discovery == "auto",
+            unsearchable=unsearchable,
+        )
 
     # -- making it current -----------------------------------------------------------------
 

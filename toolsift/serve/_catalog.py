@@ -8,7 +8,9 @@ Three sources, each a registry seen through one scope and one pipeline:
   their own (skills are instructions, not actions: the profile's tool limits
   apply to the tools a skill names, when those are called);
 - ``<server>__<tool>`` in gateway mode: the MCP tools the profile sees,
-  narrowed by the gateway's skill or patterns.
+  narrowed by the gateway's skill or patterns, plus ``search_tools`` when the
+  profile offers tool search. Each client may have a scope of its own (the
+  tools its searches unlocked), passed as ``gateway=`` to the methods below.
 
 With ``prefix=False`` a gateway tool is served under its server's own name
 when no other served tool has that name (the rest keep ``<server>__``). A
@@ -41,6 +43,7 @@ from ..registry import (
     compile_patterns,
     split_name,
 )
+from ..search import SEARCH_TOOL_NAME
 from ..skills import Skill
 from ._skills import SKILL_NAMESPACE
 
@@ -81,10 +84,10 @@ class ToolSource:
         """Whether a registry tool belongs to this source's namespace."""
         namespace, _ = split_name(canonical)
         if self.kind == BUILTIN_NAMESPACE:
-            return namespace is None
+            return namespace is None and canonical != SEARCH_TOOL_NAME
         if self.kind == SKILL_NAMESPACE:
             return namespace == SKILL_NAMESPACE
-        return namespace is not None and namespace not in RESERVED_NAMESPACES
+        return (namespace is not None and namespace not in RESERVED_NAMESPACES) or canonical == SEARCH_TOOL_NAME
 
     def served_name(self, canonical: str) -> str:
         """The name clients see for ``canonical``."""
@@ -98,6 +101,9 @@ class ToolSource:
         except ToolNotFound:
             return None
         return canonical if self.owns(canonical) else None
+
+
+_LISTINGS_KEPT = 64  # listings of distinct client scopes cached at once
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,7 @@ class ServedTools:
         self._sources = {source.kind: source for source in sources}
         self._timeout = timeout
         self._prefix = prefix
-        self._listing: _Listing | None = None
+        self._listings: dict[tuple[tuple[int, ...], TurnScope | None], _Listing] = {}
 
     @property
     def namespaces(self) -> list[str]:
@@ -132,13 +138,25 @@ class ServedTools:
     def set_scope(self, kind: str, scope: TurnScope) -> None:
         """Swap the scope of a source (the gateway's, when its skill is edited)."""
         self._sources[kind] = replace(self._sources[kind], scope=scope)
-        self._listing = None
+        self._listings.clear()
 
-    def _listed(self) -> _Listing:
-        key = tuple(source.registry.generation for source in self._sources.values())
-        if self._listing is not None and self._listing.key == key:
-            return self._listing
-        listed = [(schema, source) for source in self._sources.values()
+    def scope_of(self, kind: str) -> TurnScope | None:
+        """The scope a source lists with, or None when there is no such source."""
+        source = self._sources.get(kind)
+        return source.scope if source is not None else None
+
+    def _effective(self, gateway: TurnScope | None) -> dict[str, ToolSource]:
+        if gateway is None or "gateway" not in self._sources:
+            return self._sources
+        return {**self._sources, "gateway": replace(self._sources["gateway"], scope=gateway)}
+
+    def _listed(self, gateway: TurnScope | None = None) -> _Listing:
+        generations = tuple(source.registry.generation for source in self._sources.values())
+        cached = self._listings.get((generations, gateway))
+        if cached is not None:
+            return cached
+        sources = self._effective(gateway)
+        listed = [(schema, source) for source in sources.values()
                   for schema in source.registry.schemas_for_tools(source.scope, "mcp") if source.lists(schema["name"])]
         served_names = [source.served_name(schema["name"]) for schema, source in listed]
         if not self._prefix:
@@ -148,8 +166,11 @@ class ServedTools:
         for (schema, source), served in zip(listed, served_names, strict=True):
             tools.append(types.Tool.model_validate({**schema, "name": served}))
             names[served] = (schema["name"], source)
-        self._listing = _Listing(key, tools, names)
-        return self._listing
+        listing = _Listing(generations, tools, names)
+        if len(self._listings) >= _LISTINGS_KEPT:
+            self._listings.clear()  # the registry changed, or many clients came: start over
+        self._listings[(generations, gateway)] = listing
+        return listing
 
     @staticmethod
     def _unprefixed(listed: Sequence[tuple[dict[str, Any], ToolSource]], served: Sequence[str]) -> list[str]:
@@ -170,9 +191,9 @@ class ServedTools:
         return {source.registry.spec(canonical).server or "" for canonical, source in self._listed().names.values()
                 if source.kind == "gateway"}
 
-    def list_tools(self) -> list[types.Tool]:
+    def list_tools(self, gateway: TurnScope | None = None) -> list[types.Tool]:
         """Every served tool, in source order (builtin, skill, gateway), then registration order."""
-        return list(self._listed().tools)
+        return list(self._listed(gateway).tools)
 
     def signature(self) -> tuple[str, ...]:
         """A value that changes exactly when the served list does (names and definitions)."""
@@ -190,28 +211,28 @@ class ServedTools:
             and not (disallowed is not None and disallowed.matches(canonical))
         ]
 
-    def route(self, name: str) -> tuple[ToolSource, str] | None:
+    def route(self, name: str, gateway: TurnScope | None = None) -> tuple[ToolSource, str] | None:
         """The source and canonical name a served name goes to, or None when nothing serves it."""
-        listed = self._listed().names.get(name)
+        listed = self._listed(gateway).names.get(name)
         if listed is not None:
             return listed[1], listed[0]
         namespace, rest = split_name(name)
         if namespace is None or not rest:
             return None
         kind = namespace if namespace in RESERVED_NAMESPACES else "gateway"
-        source = self._sources.get(kind)
+        source = self._effective(gateway).get(kind)
         if source is None or (kind == BUILTIN_NAMESPACE and split_name(rest)[0] is not None):
             return None
         canonical = source.canonical(name)
         return (source, canonical) if canonical is not None else None
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, *,
-                   progress: ProgressCallback | None = None) -> ToolResult:
+                   progress: ProgressCallback | None = None, gateway: TurnScope | None = None) -> ToolResult:
         """Route one call through its source's pipeline; an unknown name gives an error result.
 
         Never raises but for cancellation, which reaches the tool.
         """
-        routed = self.route(name)
+        routed = self.route(name, gateway)
         if routed is None:
             return refuse("router", f"Unknown tool {name!r}: this server serves {', '.join(self.namespaces)}; "
                                     "list the tools to see their names")

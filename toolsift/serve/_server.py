@@ -18,6 +18,7 @@ from contextlib import AsyncExitStack, contextmanager, nullcontext
 from dataclasses import replace
 from types import TracebackType
 from typing import Any, Self, final
+from weakref import WeakKeyDictionary
 
 import anyio
 import mcp.types as types
@@ -43,12 +44,13 @@ from ..pipeline import (
     trace_configured_calls,
 )
 from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope, literal_server, split_name
+from ..search import Discovery, SearchIndex, SearchToolsTool
 from ..skills import SkillsLoader, SkillsReloaded, shared_sandbox, user_folders
 from ._approval import APPROVAL_INPUT, ClientApprover
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._notify import ToolListAnnouncer
 from ._proxy import GatewayProxy
-from ._relay import ClientRelay
+from ._relay import ClientRelay, client_of
 from ._skills import SKILL_NAMESPACE, skill_tools
 from ._stdio import AnsweringReadStream
 
@@ -135,6 +137,13 @@ class ToolsiftServer:
                                   path=config.path, field="serve.gateway")
         self.approver = ClientApprover()
         self.relay = ClientRelay()
+        self.index: SearchIndex | None = None
+        self._discoveries: WeakKeyDictionary[Any, Discovery] = WeakKeyDictionary()
+        if settings.gateway is True and self.profile.tool_discovery != "skills":
+            # search_tools reaches internal servers' tools; each client's unlocks are its own. A gateway
+            # narrowed by a skill or patterns has chosen its tools already.
+            self.index = SearchIndex(self.registry, backend=config.search.backend, unsearchable=self._unsearchable)
+            self.registry.register(SearchToolsTool(self.index, auto_unlock=config.search.auto_unlock), internal=True)
         self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout,
                                  prefix=settings.prefix_names)
         bus = InMemorySubscriptionBus()
@@ -174,6 +183,29 @@ class ToolsiftServer:
                               on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                               on_subscriptions_listen=self._listen, **handlers)
 
+    def _unsearchable(self) -> set[str]:
+        return {server.namespace for server in self.config.servers.values() if not server.searchable}
+
+    def _discovery(self, ctx: ServerRequestContext[Any]) -> Discovery | None:
+        """The tool-search state of the client of this request (None: the gateway offers no search)."""
+        if self.index is None:
+            return None
+        client = client_of(ctx.session)
+        discovery = self._discoveries.get(client)
+        if discovery is None:
+            sessions = self.sessions
+            discovery = Discovery.for_agent(
+                self.registry, self.profile, permissions=self._permissions,
+                servers=lambda: sessions.servers.values() if sessions is not None else (),
+                unsearchable=self._unsearchable)
+            self._discoveries[client] = discovery
+        return discovery
+
+    def _gateway_for(self, discovery: Discovery | None) -> TurnScope | None:
+        """The gateway scope of a client: the served one, with what its searches unlocked."""
+        base = self.tools.scope_of("gateway")
+        return discovery.scope_for_turn(base) if discovery is not None and base is not None else None
+
     def _proxied_servers(self) -> list[str]:
         """Servers whose resources and prompts the gateway passes on: served tools, or not internal."""
         served = self.tools.gateway_servers()
@@ -183,7 +215,7 @@ class ToolsiftServer:
     def _sources(self) -> list[ToolSource]:
         settings, profile = self.settings, self.profile
         # A call the profile's ask rules hold back is put to the client that made it.
-        permissions = replace(profile.permissions.to_permissions(), approver=self.approver)
+        permissions = self._permissions = replace(profile.permissions.to_permissions(), approver=self.approver)
         main = Pipeline.for_registry(self.registry, [
             Middleware(PermissionFilter, agent=profile.name, allowed_tools=profile.allowed_tools,
                        permissions=permissions, plan_mode=profile.plan_mode),
@@ -241,28 +273,36 @@ class ToolsiftServer:
 
     async def _list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
                           ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tools.list_tools())
+        return types.ListToolsResult(tools=self.tools.list_tools(self._gateway_for(self._discovery(ctx))))
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
                          ) -> types.CallToolResult | types.InputRequiredResult:
-        if self.sessions is not None and self.tools.route(params.name) is None:
+        discovery = self._discovery(ctx)
+        gateway = self._gateway_for(discovery)
+        if self.sessions is not None and self.tools.route(params.name, gateway) is None:
             # A tool of a lazy server is there once its server runs: a call is a need.
             await self.sessions.start_lazy([split_name(params.name)[0] or ""])
-        with self.approver.asking(ctx, params) as asking, self._relaying(params.name, ctx):
+        unlocked = discovery.unlocked if discovery is not None else frozenset()
+        with self.approver.asking(ctx, params) as asking, self._relaying(params.name, ctx, gateway), \
+                (discovery.bound() if discovery is not None else nullcontext()):
             try:
-                result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress)
+                result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress,
+                                               gateway=gateway)
             except Exception:
                 # The pipeline answers every failure with a result; this is the last line, not the plan.
                 logger.exception("serving a call of %r failed", params.name)
                 result = ToolResult.error(f"Tool {params.name!r} failed with an internal error; see the server log")
         if asking.pending is not None:  # an approval to ask for: the client calls again with the answer
             return types.InputRequiredResult(input_requests={APPROVAL_INPUT: asking.pending})
+        if discovery is not None and discovery.unlocked != unlocked:
+            # Its search changed what this client may see; other clients' lists are as they were.
+            await ctx.session.send_tool_list_changed()
         return result.to_mcp()
 
     @contextmanager
-    def _relaying(self, name: str, ctx: ServerRequestContext[Any]) -> Iterator[None]:
+    def _relaying(self, name: str, ctx: ServerRequestContext[Any], gateway: TurnScope | None) -> Iterator[None]:
         """While a gateway call runs, its server's requests go to this client; its result passes verbatim."""
-        routed = self.tools.route(name)
+        routed = self.tools.route(name, gateway)
         server = routed[0].registry.spec(routed[1]).server if routed is not None and routed[0].kind == "gateway" \
             else None
         if server is None:
@@ -299,6 +339,8 @@ class ToolsiftServer:
                 await self.skills.areload()
             self._skills_reloaded(SkillsReloaded(self.skills.skills))
             await group.start(self.announcer.run)
+            if self.index is not None:
+                await group.start(self.index.maintain)
             if self.sessions is not None:
                 await self.sessions.start_lazy(self._gateway_named())
             if self.sessions is not None and self.config.path is not None:
