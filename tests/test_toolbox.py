@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "examples" / "servers"
 
 
-def config_file(folder: Path, **agents: object) -> Path:
-    data = {
+def config_file(folder: Path, *, servers: dict[str, dict[str, object]] | None = None, **agents: object) -> Path:
+    """The example servers and skills; ``servers`` adds fields to a server's entry."""
+    data: dict[str, Any] = {
         "tools": {"mcpServers": {
             "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
             "general": {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False,
@@ -31,6 +32,8 @@ def config_file(folder: Path, **agents: object) -> Path:
         "agents": agents,
         "skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False},
     }
+    for name, fields in (servers or {}).items():
+        data["tools"]["mcpServers"][name].update(fields)
     path = folder / "toolsift.json"
     path.write_text(json.dumps(data))
     return path
@@ -206,11 +209,7 @@ async def test_an_async_approver_answers_the_calls_the_profile_asks_about(tmp_pa
 
 
 async def test_a_lazy_server_starts_when_a_skill_names_it(tmp_path: Path) -> None:
-    path = config_file(tmp_path)
-    data = json.loads(path.read_text())
-    data["tools"]["mcpServers"]["claude-flow"]["lazy"] = True
-    path.write_text(json.dumps(data))
-    async with Toolbox.from_config(path) as box:
+    async with Toolbox.from_config(config_file(tmp_path, servers={"claude-flow": {"lazy": True}})) as box:
         row = next(r for r in box.sessions.status() if r.server == "claude-flow")
         assert row.state.value == "idle" and row.error is not None and "starts on first need" in row.error
         assert "claude-flow" not in box.registry.servers()
@@ -224,11 +223,7 @@ async def test_a_lazy_server_starts_when_a_skill_names_it(tmp_path: Path) -> Non
 
 
 async def test_server_instructions_join_the_turns_that_show_its_tools(tmp_path: Path) -> None:
-    path = config_file(tmp_path)
-    data = json.loads(path.read_text())
-    data["tools"]["mcpServers"]["general"]["instructions"] = False
-    path.write_text(json.dumps(data))
-    async with Toolbox.from_config(path) as box:
+    async with Toolbox.from_config(config_file(tmp_path, servers={"general": {"instructions": False}})) as box:
         chat = box.conversation()
         before = chat.turn("openai").instructions
         await chat.use("flow-memory")

@@ -12,7 +12,8 @@ ready the same way, so one test helper can start any of them:
    is written under a temporary name and renamed, so a reader never sees a
    half-written URL.
 
-Flags added by :func:`add_http_arguments`: ``--http`` (serve HTTP instead of
+:func:`run_stdio_or_http` is the whole ``main`` of a server without options
+of its own. Flags added by :func:`add_http_arguments`: ``--http`` (serve HTTP instead of
 stdio), ``--port N`` (default 0 = a free port), ``--ready-file PATH``.
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import anyio
 import uvicorn
+from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp
 
 HOST = "127.0.0.1"
@@ -75,3 +77,14 @@ def serve_http(app: ASGIApp, *, port: int = 0, ready_file: Path | None = None) -
     # A short graceful timeout: open SSE streams would otherwise hold shutdown forever.
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")
     _AnnouncingServer(config, url, ready_file).run(sockets=[sock])
+
+
+def run_stdio_or_http(server: MCPServer, description: str) -> None:
+    """The ``main`` of a server that needs no options of its own: stdio, or ``--http`` with readiness."""
+    parser = argparse.ArgumentParser(description=description)
+    add_http_arguments(parser)
+    args = parser.parse_args()
+    if args.http:
+        serve_http(server.streamable_http_app(), port=args.port, ready_file=args.ready_file)
+    else:
+        server.run("stdio")

@@ -18,7 +18,6 @@ Run it::
 
 from __future__ import annotations
 
-import argparse
 import base64
 import io
 import json
@@ -28,7 +27,7 @@ from typing import Any
 
 import anyio
 import mcp.types as types
-from _http import add_http_arguments, serve_http
+from _http import run_stdio_or_http
 from mcp.server import ServerRequestContext
 from mcp.server.mcpserver import Audio, Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -301,6 +300,8 @@ async def set_level(ctx: ServerRequestContext[Any], params: types.SetLevelReques
 
 async def subscribe(ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
     subscribers.setdefault(str(params.uri), []).append(ctx.session)
+    # A log message outside any tool call: clients hear it when they asked for a log level.
+    await ctx.session.send_log_message("info", f"subscribed to {params.uri}")
     return types.EmptyResult()
 
 
@@ -316,13 +317,7 @@ _lowlevel.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestP
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_http_arguments(parser)
-    args = parser.parse_args()
-    if args.http:
-        serve_http(mcp.streamable_http_app(), port=args.port, ready_file=args.ready_file)
-    else:
-        mcp.run("stdio")
+    run_stdio_or_http(mcp, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

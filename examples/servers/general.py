@@ -21,7 +21,6 @@ Environment:
 
 from __future__ import annotations
 
-import argparse
 import base64
 import io
 import os
@@ -30,7 +29,7 @@ import wave
 
 import anyio
 import mcp.types as types
-from _http import add_http_arguments, serve_http
+from _http import run_stdio_or_http
 from mcp.server.mcpserver import Audio, Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -202,13 +201,7 @@ def summarize(text: str, style: str = "short") -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_http_arguments(parser)
-    args = parser.parse_args()
-    if args.http:
-        serve_http(mcp.streamable_http_app(), port=args.port, ready_file=args.ready_file)
-    else:
-        mcp.run("stdio")
+    run_stdio_or_http(mcp, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SessionState
 from toolsift.registry import ToolResult
 
-MODES = ["auto", "legacy"]
+MODES = ["auto", "legacy", "2026-07-28"]
 
 
 def text(result: ToolResult, index: int = 0) -> str:
@@ -26,7 +26,8 @@ def text(result: ToolResult, index: int = 0) -> str:
     return block.text
 
 
-@pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+@pytest.mark.parametrize(("mode", "version"),
+                         [("auto", "2026-07-28"), ("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")])
 async def test_session_connects_lists_and_calls_in_both_eras(mode: str, version: str) -> None:
     async with McpSession(stdio_server("general", "general.py", protocol=mode)) as session:
         assert session.state is SessionState.READY

@@ -6,7 +6,7 @@ import logging
 
 import mcp.types as types
 import pytest
-from mcp_helpers import FAST, stdio_server, wait_for_state
+from mcp_helpers import FAST, local_server, stdio_server, wait_for_state
 
 from toolsift import ServerUnavailable
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
@@ -138,3 +138,11 @@ async def test_session_faulty_neighbours_leave_the_healthy_server_alone() -> Non
         await wait_for_state(group["crashy"], SessionState.ERROR)
         assert "\nfine\n" in (await registry.execute("general__echo", {"text": "fine"})).text_content()
         assert group["general"].state is SessionState.READY and group["general"].restarts == 0
+
+
+async def test_session_pinned_to_2026_against_a_handshake_server_says_why() -> None:
+    async with McpSession(local_server("raw", "raw_server.py", protocol="2026-07-28"), options=FAST) as session:
+        assert session.state is SessionState.ERROR
+        assert session.reason == ("could not start: the config pins protocol 2026-07-28, which the server does not "
+                                  "speak (server/discover: Method not found: server/discover); use protocol: auto "
+                                  "to fall back to the handshake")

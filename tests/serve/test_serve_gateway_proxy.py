@@ -239,3 +239,48 @@ async def test_gateway_starts_lazy_servers_its_patterns_name_or_a_call_needs(tmp
         assert not any(tool.name.startswith("conformance__") for tool in (await client.list_tools()).tools)
         simple = await client.call_tool("conformance__test_simple_text")
     assert text(simple) == "This is a simple text response for testing."
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_logs_outside_calls_reach_clients_that_set_a_level(tmp_path: Path) -> None:
+    listening, quiet = Downstream(), Downstream()
+    async with served_http(project(tmp_path)) as (url, _), listening.client(url) as one, quiet.client(url) as two:
+        await one.set_logging_level("debug")
+        await two.subscribe_resource("test://watched-resource")  # the server logs as it subscribes
+        await one.call_tool("conformance__test_simple_text")  # a round trip: the log line went out before it
+    assert listening.logs == ["subscribed to test://watched-resource"]
+    assert quiet.logs == []
+
+
+async def test_requests_to_a_server_that_went_away_say_so(tmp_path: Path) -> None:
+    async with served_http(project(tmp_path)) as (url, server), Client(url, mode="legacy") as client:
+        assert server.sessions is not None
+        await server.sessions["conformance"].close()
+        for request in (client.read_resource("test://static-text"),
+                        client.get_prompt("conformance__test_simple_prompt"),
+                        client.complete(types.PromptReference(name="conformance__test_prompt_with_arguments"),
+                                        {"name": "arg1", "value": "p"})):
+            with pytest.raises(MCPError, match="'conformance' is closed"):
+                await request
+
+
+async def test_a_client_that_refuses_sampling_is_heard(tmp_path: Path) -> None:
+    async def refuse(context: ClientRequestContext, params: types.CreateMessageRequestParams) -> types.ErrorData:
+        return types.ErrorData(code=types.INVALID_REQUEST, message="the person said no")
+
+    async with served_http(project(tmp_path, prefixNames=False)) as (url, _), \
+            Client(url, mode="legacy", sampling_callback=refuse) as client:
+        sampled = await client.call_tool("test_sampling", {"prompt": "x"})
+    assert "the person said no" in text(sampled)
+
+
+async def test_a_2026_server_asking_within_a_call_reaches_the_calling_client(tmp_path: Path) -> None:
+    # A 2026-07-28 server asks by InputRequiredResult; the SDK answers it in the calling task.
+    upstream = {"command": sys.executable, "args": [str(Path(__file__).parents[1] / "session_server.py")],
+                "internalOnly": False, "protocol": "2026-07-28"}
+    config = write_project(tmp_path, serve={"gateway": True}, servers={"session": upstream})
+    down = Downstream()
+    async with served_http(config) as (url, server), down.client(url) as client:
+        assert server.sessions is not None and server.sessions["session"].protocol_version == "2026-07-28"
+        answered = await client.call_tool("session__ask", {"question": "2+2?"})
+    assert text(answered) == "forty-two" and down.sampled == ["2+2?"]

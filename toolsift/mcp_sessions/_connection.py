@@ -31,6 +31,7 @@ from mcp.client.subscriptions import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from .._exceptions import SessionError
 from ..config import ServerConfig
 from ._catalog import ServerCatalog, list_catalog
 from ._endpoint import Endpoint
@@ -197,6 +198,8 @@ async def run_connection(
                 **options.callbacks.for_server(config.name),
             )
             await stack.enter_async_context(client)
+            if client.mode in MODERN_PROTOCOL_VERSIONS:
+                await _discover_pinned(client, client.mode)
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
             catalog = await list_catalog(client, config.name)
             connect_deadline.deadline = math.inf
@@ -220,6 +223,17 @@ def connect_mode(config: ServerConfig, options: SessionOptions) -> str:
     if config.protocol == "auto" and options.callbacks.answers_requests:
         return "legacy"
     return config.protocol
+
+
+async def _discover_pinned(client: Client, version: str) -> None:
+    """Learn a pinned-version server's capabilities: the SDK adopts a pin with none at all."""
+    try:
+        raw = await client.session.send_discover(version)
+    except MCPError as exc:
+        raise SessionError(f"the config pins protocol {version}, which the server does not speak (server/discover: "
+                           f"{exc.message}); use protocol: auto to fall back to the handshake") from exc
+    discovered = types.DiscoverResult.model_validate(raw)
+    client.session.adopt(discovered.model_copy(update={"supported_versions": [version]}))
 
 
 def _roots_callback(options: SessionOptions) -> ListRootsFnT:
