@@ -8,7 +8,12 @@ reports, in the same run:
 
 - warm: the same scope again (cache hit);
 - cold: the first call after an unrelated server was swapped;
-- new scope: the first call for a pattern set never listed before;
+- new scope: the first call for a pattern set never listed before (the
+  skill's patterns plus one new one);
+- fresh patterns: the first call for a skill of the same kind whose patterns
+  are all drawn at random from thousands of realistic ones (servers, groups,
+  actions, digits), so nearly none was ever listed: the cost of a skill never
+  seen before;
 - naive: the same selection the naive way (every tool, ``fnmatch`` per pattern),
   the anchor the speedups are measured against.
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import random
 from typing import Any
 
 from _report import median_us, save
@@ -38,6 +44,8 @@ SKILLS = {
     "wildcard": ("*_search", "*memory1?_store", "*swarm*_list", "?", "*neural?_get"),
 }
 FORMAT = "openai"
+# How many of each kind a fresh skill draws: (naming a server, bare wildcard).
+FRESH_KINDS = {"literal": (5, 0), "mixed": (5, 5), "wildcard": (0, 5)}
 
 
 class BenchTool:
@@ -81,7 +89,29 @@ def naive(registry: ToolRegistry, scope: TurnScope) -> list[dict[str, Any]]:
     return out
 
 
-def measure(registry: ToolRegistry, patterns: tuple[str, ...], repeat: int) -> dict[str, float]:
+def fresh_patterns(rng: random.Random, servers: int, skill: str) -> tuple[str, ...]:
+    """A skill of the given kind drawn at random: literal forms name a server, bare ones do not."""
+    literal, bare = FRESH_KINDS[skill]
+
+    def words() -> tuple[str, str, int]:
+        return rng.choice(GROUPS), rng.choice(ACTIONS), rng.randrange(40)
+
+    def named() -> str:
+        group, action, digit = words()
+        server = f"srv{rng.randrange(servers):02d}__"
+        return server + rng.choice([f"{group}*", f"*_{action}", f"{group}{digit}_{action}", f"{group}?_{action}",
+                                    f"{group}{digit}*"])
+
+    def wildcard() -> str:
+        group, action, digit = words()
+        return rng.choice([f"*{group}{digit}_*", f"*_{action}", f"*{group}*_{action}", f"*{group}{digit // 10}?_*",
+                           f"*{digit}_{action}"])
+
+    return (*(named() for _ in range(literal)), *(wildcard() for _ in range(bare)))
+
+
+def measure(registry: ToolRegistry, skill: str, repeat: int) -> dict[str, float]:
+    patterns = SKILLS[skill]
     scope = TurnScope(skill_allowed=patterns, skill="bench")
     selected = registry.schemas_for_tools(scope, FORMAT)
     reference = naive(registry, scope)
@@ -96,17 +126,22 @@ def measure(registry: ToolRegistry, patterns: tuple[str, ...], repeat: int) -> d
     cold = median_us(lambda: registry.schemas_for_tools(scope, FORMAT), repeat=repeat, setup=change)
     fresh_scopes = (TurnScope(skill_allowed=(*patterns, f"never{i}__seen")) for i in itertools.count())
     new_scope = median_us(lambda: registry.schemas_for_tools(next(fresh_scopes), FORMAT), repeat=repeat)
+    rng = random.Random(7)
+    servers = len(registry.servers())
+    fresh_scopes = (TurnScope(skill_allowed=fresh_patterns(rng, servers, skill)) for _ in itertools.count())
+    fresh = median_us(lambda: registry.schemas_for_tools(next(fresh_scopes), FORMAT), repeat=repeat)
     naive_us = median_us(lambda: naive(registry, scope), repeat=5)
     return {"selected": len(selected), "warm_us": warm, "cold_us": cold, "new_scope_us": new_scope,
-            "naive_us": naive_us, "cold_speedup": naive_us / cold, "new_scope_speedup": naive_us / new_scope}
+            "fresh_patterns_us": fresh, "naive_us": naive_us, "cold_speedup": naive_us / cold,
+            "new_scope_speedup": naive_us / new_scope, "fresh_patterns_speedup": naive_us / fresh}
 
 
 def main() -> None:
     figures: dict[str, Any] = {}
     for size in SIZES:
         registry = build(size)
-        for skill, patterns in SKILLS.items():
-            for key, value in measure(registry, patterns, repeat=200 if size < 100_000 else 40).items():
+        for skill in SKILLS:
+            for key, value in measure(registry, skill, repeat=200 if size < 100_000 else 40).items():
                 figures[f"{size // 1000}k_{skill}_{key}"] = value
     figures.update({"target_cold_us_10k": 500.0, "target_cold_us_100k": 2000.0, "target_speedup": 25.0})
     save("registry", figures)

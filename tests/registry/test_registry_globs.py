@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from toolsift import InvalidPattern
 from toolsift.registry import compile_patterns, literal_server, validate_pattern
+from toolsift.registry._name_index import NameIndex
 
 
 def reference_match(pattern: str, name: str) -> bool:
@@ -111,3 +112,14 @@ def test_non_string_pattern_is_rejected() -> None:
 def test_literal_server_only_for_patterns_naming_a_server(pattern: str, server: str | None) -> None:
     assert literal_server(pattern) == server
     assert compile_patterns([pattern]).servers == ({server} if server else set())
+
+
+# Tool names never hold a newline (the index joins them with one), so the index is tested on valid characters.
+TOOL_NAME_CHARS = st.sampled_from(list("ab_-./9"))
+
+
+@given(names=st.sets(st.text(TOOL_NAME_CHARS, min_size=1, max_size=8), max_size=30),
+       pattern=st.text(st.sampled_from(list("ab_-.*?")), min_size=1, max_size=6))
+def test_name_index_finds_exactly_what_a_scan_finds(names: set[str], pattern: str) -> None:
+    glob = compile_patterns([pattern])
+    assert sorted(NameIndex(names).matching(glob)) == sorted(n for n in names if reference_match(pattern, n))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from .._exceptions import InvalidPattern
 
@@ -97,7 +97,11 @@ def _union(patterns: Iterable[str]) -> re.Pattern[str]:
 
 @dataclass(frozen=True, eq=False)
 class PatternSet:
-    """An immutable, compiled set of globs; build it with :func:`compile_patterns`.
+    """An immutable set of globs; build it with :func:`compile_patterns`.
+
+    Its regular expressions are compiled on first use: listing a scope works
+    pattern by pattern (see :attr:`parts`), so a new pattern set that is only
+    listed never pays for compiling its union.
 
     Attributes:
         patterns: The globs, in the order given, duplicates removed.
@@ -108,15 +112,32 @@ class PatternSet:
     patterns: tuple[str, ...]
     servers: frozenset[str] = field(init=False)
     prefixes: tuple[str, ...] = field(init=False)
-    _regex: re.Pattern[str] = field(init=False, repr=False)
-    _surfacing: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         servers = {s for s in map(literal_server, self.patterns) if s is not None}
         object.__setattr__(self, "servers", frozenset(servers))
         object.__setattr__(self, "prefixes", tuple(literal_prefix(p) for p in self.patterns))
-        object.__setattr__(self, "_regex", _union(self.patterns))
-        object.__setattr__(self, "_surfacing", _union(p for p in self.patterns if literal_server(p) is not None))
+
+    @cached_property
+    def parts(self) -> tuple[PatternSet, ...]:
+        """One single-pattern set per pattern (shared through the compile cache)."""
+        return (self,) if len(self.patterns) == 1 else tuple(_compile((p,)) for p in self.patterns)
+
+    @cached_property
+    def parts_by_server(self) -> dict[str | None, tuple[PatternSet, ...]]:
+        """The parts grouped by the server they name literally; bare ones under None."""
+        grouped: dict[str | None, list[PatternSet]] = {}
+        for part in self.parts:
+            grouped.setdefault(literal_server(part.patterns[0]), []).append(part)
+        return {server: tuple(parts) for server, parts in grouped.items()}
+
+    @cached_property
+    def _regex(self) -> re.Pattern[str]:
+        return _union(self.patterns)
+
+    @cached_property
+    def _surfacing(self) -> re.Pattern[str]:
+        return _union(p for p in self.patterns if literal_server(p) is not None)
 
     def matches(self, name: str) -> bool:
         """Return True when any pattern matches the whole name."""

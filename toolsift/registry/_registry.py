@@ -11,6 +11,7 @@ from typing import Any
 from .._exceptions import DuplicateTool, InvalidToolName, ToolNotFound
 from ._audit import AuditLog
 from ._execute import Executor
+from ._heap import HeapSettler
 from ._names import namespace_of, validate_server_name, validate_tool_name
 from ._permissions import PermissionLayer, Permissions, ToolRule
 from ._scope import TurnScope
@@ -61,9 +62,12 @@ class ToolRegistry:
         rules: Config rules that set required levels and permissions by glob;
             applied to every tool as it is registered.
         audit: Where audit events go; a fresh :class:`AuditLog` by default.
+        settle_heap: Freeze the heap after large registrations so the garbage
+            collector stops re-walking the catalogue (see ``_heap``).
     """
 
-    def __init__(self, *, rules: Sequence[ToolRule] = (), audit: AuditLog | None = None) -> None:
+    def __init__(self, *, rules: Sequence[ToolRule] = (), audit: AuditLog | None = None,
+                 settle_heap: bool = True) -> None:
         self.audit = audit if audit is not None else AuditLog()
         self._rules = tuple(rules)
         self._entries: dict[str, Entry] = {}
@@ -76,6 +80,7 @@ class ToolRegistry:
         self._absent: dict[str, str] = {}
         self._selection = SelectionIndex(self._by_namespace)
         self._executor = Executor(self)
+        self._heap = HeapSettler() if settle_heap else None
 
     # -- reading -----------------------------------------------------------------
 
@@ -303,6 +308,8 @@ class ToolRegistry:
                 callback(change)
             except Exception:
                 logger.exception("registry change subscriber %r failed", callback)
+        if self._heap is not None:
+            self._heap.note(len(added))
         return change
 
     # -- turns -------------------------------------------------------------------------

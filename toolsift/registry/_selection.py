@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
+from ._globs import PatternSet
+from ._name_index import NameIndex
 from ._names import namespace_of
 from ._scope import TurnScope
 from ._visibility import Entry, hidden_reason
@@ -52,6 +54,10 @@ class _Share:
         return schemas
 
 
+def _order(entry: Entry) -> int:
+    return entry.order
+
+
 def _pattern_key(scope: TurnScope) -> _PatternKey:
     agent = scope.agent_patterns
     return (agent.patterns if agent is not None else None, scope.skill_patterns.patterns,
@@ -69,12 +75,15 @@ class SelectionIndex:
     def __init__(self, by_namespace: Mapping[str | None, dict[str, Entry]]) -> None:
         self._by_namespace = by_namespace
         self._shares: dict[str | None, dict[_PatternKey, _Share]] = {}
+        self._matches: dict[str | None, dict[str, list[Entry]]] = {}
+        self._names: dict[str | None, NameIndex] = {}
         self._global_counts: dict[str | None, int] = {}
 
     def changed(self, added: Iterable[Entry], removed: Iterable[Entry]) -> None:
         """Forget the shares of every namespace ``added`` or ``removed`` touch."""
         for entry, step in [*((e, -1) for e in removed), *((e, 1) for e in added)]:
-            self._shares.pop(entry.namespace, None)
+            for cache in (self._shares, self._matches, self._names):
+                cache.pop(entry.namespace, None)
             if not entry.internal:
                 count = self._global_counts.get(entry.namespace, 0) + step
                 if count:
@@ -124,14 +133,56 @@ class SelectionIndex:
         shares = self._shares.setdefault(namespace, {})
         share = shares.get(key)
         if share is None:
-            in_namespace = self._by_namespace.get(namespace, {})
-            narrow = scope.skill_patterns or scope.agent_patterns
-            candidates = (in_namespace.values() if narrow is None
-                          else [in_namespace[n] for n in narrow.filter(in_namespace)])
-            # A global tool matching the narrowest set is visible unless another check is in force.
-            checked = scope.agent_patterns is not None or bool(scope.disallowed_patterns) or scope.read_only
-            share = shares[key] = _Share([e for e in candidates
-                                          if (not e.internal and not checked) or hidden_reason(e, scope) is None])
+            share = shares[key] = _Share(self._visible(namespace, scope))
             if len(shares) > _PARTS_PER_NAMESPACE:
                 del shares[next(iter(shares))]
         return share
+
+    def _visible(self, namespace: str | None, scope: TurnScope) -> list[Entry]:
+        """The namespace's entries ``scope`` shows, in registration order."""
+        # A tool matching the narrowest set is visible unless another check is in force.
+        checked = scope.agent_patterns is not None or bool(scope.disallowed_patterns) or scope.read_only
+        narrow = scope.skill_patterns or scope.agent_patterns
+        if narrow is None:
+            return [e for e in self._by_namespace.get(namespace, {}).values()
+                    if (not e.internal and not checked) or hidden_reason(e, scope) is None]
+        matched, surfaced = self._matching(namespace, narrow)
+        if checked:
+            return [e for e in matched if hidden_reason(e, scope) is None]
+        # Unchecked, the narrow set is the skill's, and an internal tool needs a pattern naming its server.
+        return [e for e in matched if not e.internal or e.order in surfaced]
+
+    def _matching(self, namespace: str | None, patterns: PatternSet) -> tuple[list[Entry], set[int]]:
+        """Entries any pattern matches (in registration order), and the orders of those surfacing ones match."""
+        grouped = patterns.parts_by_server
+        named, bare = grouped.get(namespace, ()) if namespace is not None else (), grouped.get(None, ())
+        lists = [self._matched(namespace, part, named=True) for part in named]
+        surfaced = {e.order for hits in lists for e in hits}
+        lists += [self._matched(namespace, part, named=False) for part in bare]
+        if len(lists) == 1:
+            return lists[0], surfaced
+        by_order = {e.order: e for hits in lists for e in hits}
+        return [by_order[order] for order in sorted(by_order)], surfaced
+
+    def _matched(self, namespace: str | None, glob: PatternSet, *, named: bool) -> list[Entry]:
+        """The namespace's entries one glob matches, kept until the namespace changes.
+
+        A glob naming the namespace is tried on its names directly; the name
+        index pays off for bare globs, which are tried on every global namespace.
+        """
+        matches = self._matches.setdefault(namespace, {})
+        pattern = glob.patterns[0]
+        hits = matches.get(pattern)
+        if hits is None:
+            entries = self._by_namespace.get(namespace, {})
+            index = self._names.get(namespace)
+            if index is None and not named:
+                index = self._names[namespace] = NameIndex(entries)
+            if index is None:
+                hits = [entries[name] for name in glob.filter(entries)]
+            else:
+                hits = sorted((entries[name] for name in index.matching(glob)), key=_order)
+            matches[pattern] = hits
+            if len(matches) > _PARTS_PER_NAMESPACE:
+                del matches[next(iter(matches))]
+        return hits

@@ -1,0 +1,68 @@
+"""Heap settling: large registrations freeze the heap, and what is garbage by then is collected first."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+from local_tools import RecordingTool
+
+from toolsift.registry import ToolRegistry
+from toolsift.registry._heap import HeapSettler
+
+
+class Node:
+    """A small object that can hold a reference cycle."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.fixture(autouse=True)
+def unfreeze() -> Iterator[None]:
+    yield
+    gc.unfreeze()
+
+
+def test_a_settler_waits_for_its_threshold() -> None:
+    settler = HeapSettler(threshold=10)
+    settler.note(9)
+    assert settler.settled == 0
+    settler.note(1)
+    assert settler.settled == 1 and gc.get_freeze_count() > 0
+    settler.note(9)
+    assert settler.settled == 1
+
+
+def test_young_garbage_is_collected_not_frozen() -> None:
+    cycle = Node()
+    gone = weakref.ref(cycle)
+    del cycle
+    HeapSettler().settle()
+    assert gone() is None
+
+
+def test_old_garbage_is_collected_once_something_is_frozen() -> None:
+    HeapSettler().settle()
+    cycle = Node()
+    gone = weakref.ref(cycle)
+    gc.collect(1)
+    gc.collect(1)  # survived twice: it now sits in the oldest generation
+    del cycle
+    HeapSettler().settle()
+    assert gone() is None
+
+
+def test_registry_settles_after_large_registrations_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen: list[int] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
+    tools = [RecordingTool(f"big__t{i}") for i in range(2_000)]
+    ToolRegistry(settle_heap=False).replace_server("big", tools, internal=True)
+    assert frozen == []
+    registry = ToolRegistry()
+    registry.replace_server("big", tools[:1_999], internal=True)
+    assert frozen == []
+    registry.replace_server("big", tools, internal=True)
+    assert frozen == [1]

@@ -1,0 +1,83 @@
+"""One namespace's tool names, indexed so a glob is tried only on names that can match it.
+
+A glob's literal prefix, its literal suffix, its longest literal inside and,
+when it has no ``*``, its length each bound the names it can match. The index
+keeps the names sorted forwards, sorted reversed, grouped by length, and
+joined in one text: prefix and suffix bounds are binary searches, an inside
+literal is found by ``str.find`` (a C loop, not one Python step per name).
+The narrowest bound is scanned with the glob's regular expression, so
+``*_search`` or ``*memory1?_*`` over 10,000 names tries only a few of them.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Iterable
+from functools import lru_cache
+
+from ._globs import PatternSet
+
+__all__ = ["NameIndex"]
+
+# Above every character a tool name may hold, so ``prefix + _TOP`` ends a prefix's range.
+_TOP = "\U0010ffff"
+
+
+@lru_cache(maxsize=4096)
+def _bounds(pattern: str) -> tuple[str, str, str, int | None]:
+    """The glob's literal prefix, literal suffix, longest literal between wildcards, and fixed length.
+
+    The length is None when the glob has a ``*``.
+    """
+    chunks = re.split(r"[*?]", pattern)
+    if len(chunks) == 1:
+        return pattern, pattern, "", len(pattern)
+    inside = max(chunks[1:-1], key=len, default="")
+    return chunks[0], chunks[-1], inside, None if "*" in pattern else len(pattern)
+
+
+class NameIndex:
+    """The names of one namespace, sorted forwards, sorted reversed and grouped by length."""
+
+    __slots__ = ("_backward", "_by_length", "_forward", "_text")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._forward = sorted(names)
+        self._backward = sorted(name[::-1] for name in self._forward)
+        self._by_length: dict[int, list[str]] = {}
+        for name in self._forward:
+            self._by_length.setdefault(len(name), []).append(name)
+        self._text = "\n".join(self._forward) + "\n"
+
+    def matching(self, glob: PatternSet) -> list[str]:
+        """The names a single-pattern set matches."""
+        prefix, suffix, inside, length = _bounds(glob.patterns[0])
+        pool = self._forward
+        if prefix:
+            pool = min(pool, self._starting(prefix), key=len)
+        if suffix:
+            pool = min(pool, self._ending(suffix), key=len)
+        if length is not None:
+            pool = min(pool, self._by_length.get(length, []), key=len)
+        if inside and len(pool) > len(inside):
+            pool = min(pool, self._containing(inside), key=len)
+        return glob.filter(pool)
+
+    def _starting(self, prefix: str) -> list[str]:
+        return self._forward[bisect_left(self._forward, prefix):bisect_left(self._forward, prefix + _TOP)]
+
+    def _ending(self, suffix: str) -> list[str]:
+        backward, reversed_suffix = self._backward, suffix[::-1]
+        low, high = bisect_left(backward, reversed_suffix), bisect_left(backward, reversed_suffix + _TOP)
+        return [name[::-1] for name in backward[low:high]]
+
+    def _containing(self, literal: str) -> list[str]:
+        text, found = self._text, []
+        start = text.find(literal)
+        while start != -1:
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", start)
+            found.append(text[line_start:line_end])
+            start = text.find(literal, line_end)
+        return found
