@@ -14,7 +14,7 @@ entry as written instead of being refused, and its scope is not widened.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -95,6 +95,26 @@ def _union(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile(body, re.DOTALL)
 
 
+def _regex_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
+    fullmatch = _union(patterns).fullmatch
+    return lambda name: fullmatch(name) is not None
+
+
+def _simple_matcher(pattern: str) -> Callable[[str], bool]:
+    """String tests for a glob with no ``?`` and at most one ``*``: compiling a regex costs more than using one."""
+    if "?" in pattern or pattern.count("*") > 1:
+        return _regex_matcher([pattern])
+    head, star, tail = pattern.partition("*")
+    if not star:
+        return pattern.__eq__
+    if not tail:
+        return lambda name: name.startswith(head)
+    if not head:
+        return lambda name: name.endswith(tail)
+    shortest = len(head) + len(tail)
+    return lambda name: len(name) >= shortest and name.startswith(head) and name.endswith(tail)
+
+
 @dataclass(frozen=True, eq=False)
 class PatternSet:
     """An immutable set of globs; build it with :func:`compile_patterns`.
@@ -132,8 +152,8 @@ class PatternSet:
         return {server: tuple(parts) for server, parts in grouped.items()}
 
     @cached_property
-    def _regex(self) -> re.Pattern[str]:
-        return _union(self.patterns)
+    def _match(self) -> Callable[[str], bool]:
+        return _simple_matcher(self.patterns[0]) if len(self.patterns) == 1 else _regex_matcher(self.patterns)
 
     @cached_property
     def _surfacing(self) -> re.Pattern[str]:
@@ -141,7 +161,7 @@ class PatternSet:
 
     def matches(self, name: str) -> bool:
         """Return True when any pattern matches the whole name."""
-        return self._regex.fullmatch(name) is not None
+        return self._match(name)
 
     def surfaces(self, name: str) -> bool:
         """Return True when a pattern that names a server literally matches the whole name.
@@ -155,8 +175,8 @@ class PatternSet:
 
     def filter(self, names: Iterable[str]) -> list[str]:
         """Return the names that match, in their order."""
-        fullmatch = self._regex.fullmatch
-        return [n for n in names if fullmatch(n) is not None]
+        match = self._match
+        return [n for n in names if match(n)]
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
