@@ -7,19 +7,24 @@ sequence, each step awaited as an application would: start (50 servers of 200
 tools registered one server at a time, as their sessions come up), skill
 switches (10 new scopes, literal, mixed and wildcard, each listed in four
 formats: the first export of their schemas), a list_changed (one server's tools
-replaced, then every scope listed again), and 500 audited calls written to a
-JSON-lines audit file (the loop runs between calls, as between turns). Beside
+replaced, then every scope listed again), a config reload (a file of 50
+servers, lazy so none starts, rewritten with one server changed and one added:
+read, validated, diffed and applied by ``McpServerManager.reload``), and 500
+audited calls written to a JSON-lines audit file (the loop runs between calls,
+as between turns). Beside
 each step: its longest garbage collection pause (``gc.callbacks``), and the
 ticker alone (no work), the anchor for this machine's own scheduling noise in
 the same run.
 
-Target: no step stalls the loop over 20 ms. Search index builds and config
-reloads are measured by ``bench_search.py`` and ``bench_reload.py``.
+Target: no step stalls the loop over 20 ms. Search index builds are measured
+by ``bench_search.py``.
 """
 
 from __future__ import annotations
 
 import gc
+import json
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -29,9 +34,12 @@ import anyio
 from _report import save
 from bench_registry import SKILLS, TOOLS_PER_SERVER, BenchTool, tool_names
 
+from toolsift.config import load_config
+from toolsift.mcp_sessions import McpServerManager
 from toolsift.registry import AuditLog, ToolRegistry, TurnScope
 
 TOOLS = 10_000
+CONFIG_SERVERS = 50
 TICK_S = 0.001
 FORMATS = ("mcp", "openai", "anthropic", "gemini")
 
@@ -72,8 +80,18 @@ def scopes(round_: int) -> list[TurnScope]:
             for i in range(4) for name, patterns in SKILLS.items()][:10]
 
 
+def write_config(path: Path, version: int) -> Path:
+    """A config of lazy servers (none starts); each version changes one server and adds one."""
+    servers = {f"lazy{i:02d}": {"command": sys.executable, "args": ["-c", "pass", str(version if i == 0 else 0)],
+                                "lazy": True} for i in range(CONFIG_SERVERS + version)}
+    path.write_text(json.dumps({"tools": {"mcpServers": servers}}), encoding="utf-8")
+    return path
+
+
 async def main_async() -> dict[str, float]:
-    audit_path = Path(tempfile.mkdtemp()) / "audit.jsonl"
+    folder = Path(tempfile.mkdtemp())
+    audit_path = folder / "audit.jsonl"
+    config_path = write_config(folder / "toolsift.json", 0)
     registry = ToolRegistry(audit=AuditLog(audit_path))
     ticker = Ticker()
     figures: dict[str, float] = {}
@@ -101,15 +119,21 @@ async def main_async() -> dict[str, float]:
         await anyio.sleep(0)
         await switches(0)()
 
+    async def reload() -> None:
+        write_config(config_path, 1)
+        diff = await manager.reload(config_path)
+        assert diff is not None and diff.changed and diff.added, "one server changed and one added"
+
     async def audited_calls() -> None:
         for i in range(500):
             await registry.execute("srv00__memory0_store", {"key": f"k{i}"})
             await anyio.sleep(0)
 
-    async with anyio.create_task_group() as group:
+    async with McpServerManager(registry, load_config(config_path)) as manager, anyio.create_task_group() as group:
         group.start_soon(ticker.run)
         steps = {"ticker_alone": idle, "start": start, "skill_switches_new_scopes": switches(1),
-                 "list_changed_and_relist": list_changed, "audited_calls": audited_calls, "ticker_alone_after": idle}
+                 "list_changed_and_relist": list_changed, "config_reload": reload, "audited_calls": audited_calls,
+                 "ticker_alone_after": idle}
         for label, step in steps.items():
             figures[f"{label}_stall_ms"], figures[f"{label}_longest_gc_ms"] = await ticker.measure(step)
         group.cancel_scope.cancel()

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from local_tools import RecordingTool
 
-from toolsift.registry import ToolRegistry
+from toolsift.registry import ToolRegistry, _heap
 from toolsift.registry._heap import HeapSettler
 
 
@@ -26,7 +26,15 @@ def unfreeze() -> Iterator[None]:
     gc.unfreeze()
 
 
-def test_a_settler_waits_for_its_threshold() -> None:
+def test_the_first_registration_of_a_process_settles_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_heap, "_frozen_before", False)
+    settler = HeapSettler(threshold=10)
+    settler.note(1)
+    assert settler.settled == 1 and gc.get_freeze_count() > 0
+
+
+def test_a_settler_waits_for_its_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_heap, "_frozen_before", True)
     settler = HeapSettler(threshold=10)
     settler.note(9)
     assert settler.settled == 0
@@ -57,6 +65,7 @@ def test_old_garbage_is_collected_once_something_is_frozen() -> None:
 
 def test_registry_settles_after_large_registrations_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
     frozen: list[int] = []
+    monkeypatch.setattr(_heap, "_frozen_before", True)
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
     tools = [RecordingTool(f"big__t{i}") for i in range(2_000)]
     ToolRegistry(settle_heap=False).replace_server("big", tools, internal=True)

@@ -34,7 +34,7 @@ _frozen_before = False
 
 
 class HeapSettler:
-    """Freezes the heap after every ``threshold`` tools registered since the last time.
+    """Freezes the heap at the process's first registration, then after every ``threshold`` tools.
 
     Args:
         threshold: Tools registered between settlings; small servers coming and
@@ -47,9 +47,14 @@ class HeapSettler:
         self._pending = 0
 
     def note(self, added: int) -> None:
-        """Count newly registered tools and settle once ``threshold`` is reached."""
+        """Count newly registered tools and settle once ``threshold`` is reached.
+
+    The first registration of the process settles at once: what imports and
+    start-up made is the bulk of the heap, and nothing frozen yet means the
+    next full collection would walk all of it.
+    """
         self._pending += added
-        if self._pending >= self.threshold:
+        if self._pending >= self.threshold or not _frozen_before:
             self._pending = 0
             self.settle()
 

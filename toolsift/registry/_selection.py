@@ -150,6 +150,8 @@ class SelectionIndex:
         if checked:
             return [e for e in matched if hidden_reason(e, scope) is None]
         # Unchecked, the narrow set is the skill's, and an internal tool needs a pattern naming its server.
+        if self._global_counts.get(namespace) == len(self._by_namespace.get(namespace, ())):
+            return matched  # no internal tool here
         return [e for e in matched if not e.internal or e.order in surfaced]
 
     def _matching(self, namespace: str | None, patterns: PatternSet) -> tuple[list[Entry], set[int]]:
