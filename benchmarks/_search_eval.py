@@ -6,7 +6,9 @@
 holds the queries, each with the tools that answer it and its half: the
 ``heldout`` half was written with the ``tuning`` half before any ranking change
 and was never looked at while tuning, so its figures show what tuning did not
-fit. A tool of the same name on another server also answers a query (the
+fit. The ``fresh`` split (44 queries) was written after the ranking was tuned,
+over claude-flow tools no earlier query names, and committed before it was
+first run: a second check of what the ranking does on queries it never saw. A tool of the same name on another server also answers a query (the
 ``flow`` example imitates claude-flow; ``general`` and ``everything`` both have
 ``echo``).
 
@@ -98,7 +100,7 @@ def eval_registry(*, imitation: bool = False) -> ToolRegistry:
 
 
 def load_queries(split: str | None = None) -> list[Query]:
-    """The queries, all or one half (``tuning`` or ``heldout``)."""
+    """The queries, all or one split (``tuning``, ``heldout`` or ``fresh``)."""
     raw = json.loads(QUERIES.read_text())["queries"]
     queries = [Query(q["query"], tuple(q["expected"]), q["split"]) for q in raw]
     return [q for q in queries if split is None or q.split == split]
