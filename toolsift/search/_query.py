@@ -9,6 +9,9 @@ so that they reorder close calls without outvoting the query's own words:
 - words of the index that share the query word's stem (``similar`` ->
   ``similarity``, ``setting`` -> ``set``): indexing stems outright merges words
   that tell tools apart (``execute``/``executor``) and cost first places;
+- for a query word the index does not hold, the index word it extends by one
+  to three letters (``healthy`` -> ``health``, ``risky`` -> ``risk``), which
+  the stemmer leaves apart;
 - :data:`SYNONYMS`: groups of verbs that tool names and descriptions use for the
   same action (``start``/``initialize``, ``remove``/``delete``).
 """
@@ -63,6 +66,17 @@ def stem(word: str) -> str:
     return str(_STEMMER.stemWord(word))
 
 
+def _vocabulary_prefix(word: str, vocabulary: Mapping[str, int]) -> str | None:
+    """The longest index term that ``word`` extends by one to three letters (``healthy`` -> ``health``)."""
+    for cut in range(1, 4):
+        base = word[:-cut]
+        if len(base) < 4:
+            return None
+        if base in vocabulary:
+            return base
+    return None
+
+
 def expand(query: str, vocabulary: Mapping[str, int], stems: Mapping[str, Iterable[str]]) -> dict[str, float]:
     """Terms of ``query`` with their weights: its own (1), joined pairs (1), stem relatives, synonyms.
 
@@ -81,6 +95,8 @@ def expand(query: str, vocabulary: Mapping[str, int], stems: Mapping[str, Iterab
     for term in own:
         for relative in stems.get(stem(term), ()):
             weights.setdefault(relative, STEM_WEIGHT)
+        if term not in vocabulary and (base := _vocabulary_prefix(term, vocabulary)) is not None:
+            weights.setdefault(base, STEM_WEIGHT)
         for synonym in _SYNONYMS_OF.get(term, ()):
             if synonym in vocabulary:
                 weights.setdefault(synonym, SYNONYM_WEIGHT)
