@@ -8,9 +8,9 @@ holds the queries, each with the tools that answer it and its half: the
 and was never looked at while tuning, so its figures show what tuning did not
 fit. The ``fresh`` split (44 queries) was written after the ranking was tuned,
 over claude-flow tools no earlier query names, and committed before it was
-first run: a second check of what the ranking does on queries it never saw. A tool of the same name on another server also answers a query (the
-``flow`` example imitates claude-flow; ``general`` and ``everything`` both have
-``echo``).
+first run: a second check of what the ranking does on queries it never saw.
+A tool of the same name on another server also answers a query (the ``flow``
+example imitates claude-flow; ``general`` and ``everything`` both have ``echo``).
 
 The anchor is plain ``bm25s`` over name and description, with bm25s' own
 tokenizer and English stop words and no stemming, computed in the same run.
