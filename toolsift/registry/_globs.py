@@ -101,26 +101,22 @@ def _regex_matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
 
 
 def _simple_matcher(pattern: str) -> Callable[[str], bool]:
-    """String tests for a glob without ``?``: compiling a regex costs more than a skill's first listing."""
-    if "?" in pattern:
+    """String tests for a glob with no ``?`` and at most one ``*``: compiling a regex costs more than using one.
+
+    Globs with more wildcards get a regex: it is compiled once, and a bare glob
+    is tried on many names, where a compiled match is the faster test.
+    """
+    if "?" in pattern or pattern.count("*") > 1:
         return _regex_matcher([pattern])
-    if "*" not in pattern:
+    head, star, tail = pattern.partition("*")
+    if not star:
         return pattern.__eq__
-    head, *middle, tail = pattern.split("*")
-    shortest = len(head) + sum(map(len, middle)) + len(tail)
-
-    def match(name: str) -> bool:
-        if len(name) < shortest or not name.startswith(head) or not name.endswith(tail):
-            return False
-        at, end = len(head), len(name) - len(tail)
-        for chunk in middle:
-            found = name.find(chunk, at, end)
-            if found < 0:
-                return False
-            at = found + len(chunk)
-        return True
-
-    return match
+    if not tail:
+        return lambda name: name.startswith(head)
+    if not head:
+        return lambda name: name.endswith(tail)
+    shortest = len(head) + len(tail)
+    return lambda name: len(name) >= shortest and name.startswith(head) and name.endswith(tail)
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,6 +22,8 @@ __all__ = ["NameIndex"]
 
 # Above every character a tool name may hold, so ``prefix + _TOP`` ends a prefix's range.
 _TOP = "\U0010ffff"
+# Pools this small are scanned as they are: finding an inside literal would cost more.
+_SCAN_DIRECTLY = 16
 
 
 @lru_cache(maxsize=4096)
@@ -40,11 +42,13 @@ def _bounds(pattern: str) -> tuple[str, str, str, int | None]:
 class NameIndex:
     """The names of one namespace, sorted forwards, sorted reversed and grouped by length."""
 
-    __slots__ = ("_backward", "_by_length", "_forward", "_text")
+    __slots__ = ("_backward", "_backward_names", "_by_length", "_forward", "_text")
 
     def __init__(self, names: Iterable[str]) -> None:
         self._forward = sorted(names)
-        self._backward = sorted(name[::-1] for name in self._forward)
+        backward = sorted((name[::-1], name) for name in self._forward)
+        self._backward = [reversed_name for reversed_name, _ in backward]
+        self._backward_names = [name for _, name in backward]
         self._by_length: dict[int, list[str]] = {}
         for name in self._forward:
             self._by_length.setdefault(len(name), []).append(name)
@@ -52,25 +56,35 @@ class NameIndex:
 
     def matching(self, glob: PatternSet) -> list[str]:
         """The names a single-pattern set matches."""
-        prefix, suffix, inside, length = _bounds(glob.patterns[0])
-        pool = self._forward
+        pattern = glob.patterns[0]
+        prefix, suffix, inside, length = _bounds(pattern)
+        # The narrowest pool so far, and whether its bound alone decides (``memory_*``, ``*_search``).
+        best, decided = self._forward, False
         if prefix:
-            pool = min(pool, self._starting(prefix), key=len)
+            pool = self._starting(prefix)
+            if len(pool) < len(best):
+                best, decided = pool, pattern == prefix + "*"
         if suffix:
-            pool = min(pool, self._ending(suffix), key=len)
+            pool = self._ending(suffix)
+            if len(pool) < len(best):
+                best, decided = pool, pattern == "*" + suffix
         if length is not None:
-            pool = min(pool, self._by_length.get(length, []), key=len)
-        if inside and len(pool) > len(inside):
-            pool = min(pool, self._containing(inside), key=len)
-        return glob.filter(pool)
+            pool = self._by_length.get(length, [])
+            if len(pool) < len(best):
+                best, decided = pool, False
+        if inside and len(best) > _SCAN_DIRECTLY:
+            pool = self._containing(inside)
+            if len(pool) < len(best):
+                best, decided = pool, False
+        return best if decided else glob.filter(best)
 
     def _starting(self, prefix: str) -> list[str]:
         return self._forward[bisect_left(self._forward, prefix):bisect_left(self._forward, prefix + _TOP)]
 
     def _ending(self, suffix: str) -> list[str]:
-        backward, reversed_suffix = self._backward, suffix[::-1]
-        low, high = bisect_left(backward, reversed_suffix), bisect_left(backward, reversed_suffix + _TOP)
-        return [name[::-1] for name in backward[low:high]]
+        reversed_suffix = suffix[::-1]
+        low = bisect_left(self._backward, reversed_suffix)
+        return self._backward_names[low:bisect_left(self._backward, reversed_suffix + _TOP)]
 
     def _containing(self, literal: str) -> list[str]:
         text, found = self._text, []

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
+from operator import attrgetter
 from typing import Any
 
 from ._globs import PatternSet
@@ -26,6 +27,7 @@ __all__ = ["SelectionIndex", "export_entry"]
 # Per namespace: distinct pattern sets remembered before the oldest is dropped.
 _PARTS_PER_NAMESPACE = 256
 
+_ORDER = attrgetter("order")
 _PatternKey = tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...], bool]
 
 
@@ -52,10 +54,6 @@ class _Share:
         if schemas is None:
             schemas = self.exports[key] = [e.exports.get(key) or export_entry(e, fmt, strict) for e in self.entries]
         return schemas
-
-
-def _order(entry: Entry) -> int:
-    return entry.order
 
 
 def _pattern_key(scope: TurnScope) -> _PatternKey:
@@ -183,7 +181,7 @@ class SelectionIndex:
             if index is None:
                 hits = [entries[name] for name in glob.filter(entries)]
             else:
-                hits = sorted((entries[name] for name in index.matching(glob)), key=_order)
+                hits = sorted((entries[name] for name in index.matching(glob)), key=_ORDER)
             matches[pattern] = hits
             if len(matches) > _PARTS_PER_NAMESPACE:
                 del matches[next(iter(matches))]
