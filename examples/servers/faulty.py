@@ -21,6 +21,9 @@ next to it (the flag wins). Boolean variables take 1/true/yes.
                                                    that has no "id" member, then process it normally
     --fake-capabilities   FAULTY_FAKE_CAPABILITIES advertise resources and prompts; resources/list answers
                                                    -32601 and prompts/list -32603
+    --fake-tasks          FAULTY_FAKE_TASKS        list a tool ``research`` whose execution.taskSupport is
+                                                   "required", though the server runs no tasks: calling it
+                                                   (as a task or not) answers -32601
     --old-protocol        FAULTY_OLD_PROTOCOL      behave like a server that only knows protocol 2024-11-05:
                                                    server/discover is an unknown method (-32601), initialize
                                                    is answered with 2024-11-05 whatever the client asked,
@@ -96,6 +99,7 @@ class Faults:
     rpc_errors: bool = False
     notification_error: bool = False
     fake_capabilities: bool = False
+    fake_tasks: bool = False
     old_protocol: bool = False
     spawn_helper: str | None = None
 
@@ -108,7 +112,7 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Faults, argparse.Name
     """Read the faults from ``argv`` and the FAULTY_* environment variables."""
     parser = argparse.ArgumentParser(description="An MCP server that misbehaves on request.")
     for flag in ("crash-at-start", "hang", "inject", "rpc-errors", "notification-error", "fake-capabilities",
-                 "old-protocol"):
+                 "fake-tasks", "old-protocol"):
         variable = "FAULTY_" + flag.upper().replace("-", "_")
         parser.add_argument(f"--{flag}", action="store_true", default=_env_flag(variable), help=f"or {variable}=1")
     numeric: tuple[tuple[str, type[int] | type[float], float | None], ...] = (
@@ -230,6 +234,9 @@ def build_table(faults: Faults, counts: dict[str, int]) -> ToolTable:
             await table.announce_change(ctx)
         return text_result(f"announced {args['count']} times; tools/list answered {counts.get('tools/list', 0)} times")
 
+    async def no_tasks(ctx: ServerRequestContext[Any], args: dict[str, Any]) -> types.CallToolResult:
+        raise MCPError(types.METHOD_NOT_FOUND, "tasks are not supported here")
+
     async def big(ctx: ServerRequestContext[Any], args: dict[str, Any]) -> types.CallToolResult:
         line = "entry {:08d}: the quick brown fox jumps over the lazy dog; status=ok\n"
         size = args["size"]
@@ -253,6 +260,9 @@ def build_table(faults: Faults, counts: dict[str, int]) -> ToolTable:
     size_schema = {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}}, "required": ["size"]}
     table.add(types.Tool(name="big", description="Answer with that many characters of numbered lines.",
                          input_schema=size_schema, annotations=read_only), big)
+    if faults.fake_tasks:
+        table.add(types.Tool(name="research", description="Claims to run only as a task.", input_schema=NAME_SCHEMA,
+                             execution=types.ToolExecution(task_support="required")), no_tasks)
     return table
 
 

@@ -48,6 +48,7 @@ SERVER_VALUES: dict[str, Any] = {
     "resources": True,
     "resource_filter": ["file:///docs/*"],
     "instructions": False,
+    "tasks": "when-supported",
 }
 
 SECTION_VALUES: dict[str, tuple[str, Any]] = {

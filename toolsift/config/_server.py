@@ -119,6 +119,9 @@ class ServerConfig(ConfigModel):
         resources: Put the server's resources into the turn's context.
         instructions: Put the server's instructions (from its handshake) into
             the instructions of every turn that shows one of its tools.
+        tasks: Which tools run as MCP tasks (create, follow, fetch the result):
+            ``when-required`` only those whose ``execution.taskSupport`` is
+            ``required``; ``when-supported`` also those where it is ``optional``.
         resource_filter: Globs over resource URIs; empty keeps them all.
     """
 
@@ -149,6 +152,7 @@ class ServerConfig(ConfigModel):
     searchable: bool = True
     resources: bool = False
     instructions: bool = True
+    tasks: Literal["when-required", "when-supported"] = "when-required"
     resource_filter: tuple[str, ...] = ()
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)

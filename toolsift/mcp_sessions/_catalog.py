@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Protocol, TypeVar
 
 import mcp.types as types
@@ -48,6 +49,12 @@ class ServerCatalog:
     resources: tuple[types.Resource, ...] = ()
     resource_templates: tuple[types.ResourceTemplate, ...] = ()
     prompts: tuple[types.Prompt, ...] = ()
+
+    @cached_property
+    def task_support(self) -> dict[str, str]:
+        """``execution.taskSupport`` of the tools that state one, by tool name."""
+        return {tool.name: tool.execution.task_support for tool in self.tools
+                if tool.execution is not None and tool.execution.task_support is not None}
 
 
 async def _paginate(server: str, what: str, fetch: Callable[[str | None], Awaitable[P]],

@@ -59,6 +59,7 @@ from ._state import SessionEvent, SessionState, SessionStatus
 from ._stderr import StderrBuffer
 from ._substitutes import not_sent_reason, too_large_sizes
 from ._supervisor import Supervisor
+from ._tasks import call_as_task, runs_as_task
 from ._tracker import CallCounts, CallTracker
 from ._wrapper import McpToolWrapper, build_wrappers
 
@@ -360,9 +361,12 @@ class McpSession:
         seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
         with self._calls.track():
             try:
-                # The SDK calls progress callbacks positionally, as ProgressCallback promises.
-                raw = await client.call_tool(name, arguments, progress_callback=cast("ProgressFnT", progress),
-                                             read_timeout_seconds=seconds if seconds is not None else math.inf)
+                if runs_as_task(self.catalog.task_support.get(name), self.config.tasks):
+                    raw = await self._call_as_task(client, name, arguments, seconds, progress)
+                else:
+                    # The SDK calls progress callbacks positionally, as ProgressCallback promises.
+                    raw = await client.call_tool(name, arguments, progress_callback=cast("ProgressFnT", progress),
+                                                 read_timeout_seconds=seconds if seconds is not None else math.inf)
                 return mask_result(ToolResult.from_mcp(raw), self._redact)
             except MCPError as exc:
                 return self._call_error(name, exc, seconds, events)
@@ -370,6 +374,17 @@ class McpSession:
                 return invalid_result(self.name, name, exc, self._redact)
         # Reached only when close() or the end of a drain cancelled this call.
         return cancelled_result(self.name, name, self._closed_text())
+
+    async def _call_as_task(self, client: Client, name: str, arguments: dict[str, Any] | None,
+                            seconds: float | None, progress: ProgressCallback | None) -> types.CallToolResult:
+        # Only handshake-era listings carry execution.taskSupport (2026-07-28 moved tasks to an extension).
+        with anyio.fail_after(seconds if seconds is not None else math.inf) as deadline:
+            try:
+                return await call_as_task(client, name, arguments, ttl=seconds, progress=progress)
+            except anyio.get_cancelled_exc_class():
+                if deadline.cancel_called:
+                    raise MCPError(types.REQUEST_TIMEOUT, "the task did not finish in time") from None
+                raise
 
     def _ready_client(self) -> Client:
         """The connection a call may use now, or the error that says why there is none: the state decides."""

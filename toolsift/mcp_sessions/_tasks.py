@@ -1,0 +1,114 @@
+"""Task-augmented tool calls (MCP 2025-11-25): create the task, follow it, fetch its result, cancel it.
+
+A tool whose ``execution.taskSupport`` is ``required`` answers a plain
+``tools/call`` with -32601; it runs only as a task. The call then asks
+``tools/call`` with ``task: {ttl}`` and gets a ``CreateTaskResult`` back at
+once. ``tasks/result`` waits for the outcome (the server also delivers
+requests it makes of the client, such as elicitation, while it waits), and
+beside it ``tasks/get`` is asked every ``pollInterval`` so that each new
+status message reaches the caller as progress. A caller that gives up sends
+``tasks/cancel``.
+
+The SDK validates every ``tools/call`` answer as a ``CallToolResult``, so the
+creating request goes through the session's raw request path; the other three
+are ordinary typed requests.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp import Client
+from mcp.shared.dispatcher import CallOptions
+
+from ..registry import ProgressCallback
+
+__all__ = ["call_as_task", "runs_as_task"]
+
+# Polling bounds, in seconds: a server's pollInterval is followed within them.
+_POLL_MIN, _POLL_MAX = 0.05, 5.0
+# How long a task outlives a call with no time limit, in milliseconds.
+_UNLIMITED_TTL_MS = 3_600_000
+# Seconds given to tasks/cancel when the caller has gone.
+_CANCEL_WITHIN = 5.0
+
+
+def runs_as_task(support: str | None, mode: str) -> bool:
+    """Whether a tool with ``execution.taskSupport`` ``support`` is called as a task under the server's ``tasks``."""
+    return support == "required" or (support == "optional" and mode == "when-supported")
+
+
+async def call_as_task(client: Client, name: str, arguments: dict[str, Any] | None, *, ttl: float | None,
+                       progress: ProgressCallback | None) -> types.CallToolResult:
+    """Run one tool call as a task and return the tool's result.
+
+    The requests wait as long as the task runs: the caller's own deadline
+    ends the call, and the task with it.
+
+    Args:
+        ttl: Seconds the server should keep the task (the call's time limit; None: an hour).
+
+    Raises:
+        MCPError: The server refused a request.
+    """
+    timeout = math.inf
+    ttl_ms = _UNLIMITED_TTL_MS if ttl is None or math.isinf(ttl) else max(int(ttl * 1000), 1_000)
+    request = types.CallToolRequest(params=types.CallToolRequestParams(
+        name=name, arguments=arguments, task=types.TaskMetadata(ttl=ttl_ms)))
+    task = types.CreateTaskResult.model_validate(await _send_unvalidated(client, request, timeout)).task
+    finished = False
+    try:
+        async with anyio.create_task_group() as group:
+            if progress is not None:
+                group.start_soon(_follow, client, task, progress)
+            result = await client.session.send_request(
+                types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task.task_id)),
+                types.CallToolResult, request_read_timeout_seconds=timeout)
+            finished = True
+            group.cancel_scope.cancel()
+        return result
+    finally:
+        if not finished:
+            await _cancel(client, task.task_id)
+
+
+async def _send_unvalidated(client: Client, request: types.CallToolRequest, timeout: float) -> dict[str, Any]:
+    """``ClientSession.send_request`` without its result check, which knows no ``CreateTaskResult``.
+
+    Mirrors what that method does before sending (the protocol stamp, the read
+    timeout) through the session's own hooks; a change in the SDK shows in the
+    tests against server-everything.
+    """
+    session = client.session
+    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    opts: CallOptions = {}
+    session._stamp(data, opts)
+    opts["timeout"] = timeout
+    return await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
+
+
+async def _follow(client: Client, task: types.Task, progress: ProgressCallback) -> None:
+    """Report each new status message of ``task`` as progress until it ends."""
+    seen, message, status = 0, None, task
+    while True:
+        if status.status_message and status.status_message != message:
+            message, seen = status.status_message, seen + 1
+            await progress(seen, None, message)
+        if status.status in ("completed", "failed", "cancelled"):
+            return
+        await anyio.sleep(min(max((status.poll_interval or 1000) / 1000, _POLL_MIN), _POLL_MAX))
+        status = await client.session.send_request(
+            types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task.task_id)), types.GetTaskResult)
+
+
+async def _cancel(client: Client, task_id: str) -> None:
+    """Tell the server to stop the task; the caller has gone, so failures here are not its business."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_WITHIN):
+        try:
+            await client.session.send_request(
+                types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)), types.CancelTaskResult)
+        except Exception:  # the call already ended: a refused cancel changes nothing for it
+            return
