@@ -284,3 +284,14 @@ async def test_a_2026_server_asking_within_a_call_reaches_the_calling_client(tmp
         assert server.sessions is not None and server.sessions["session"].protocol_version == "2026-07-28"
         answered = await client.call_tool("session__ask", {"question": "2+2?"})
     assert text(answered) == "forty-two" and down.sampled == ["2+2?"]
+
+
+async def test_the_gateway_passes_on_its_upstream_servers_instructions(tmp_path: Path) -> None:
+    hidden = {"command": sys.executable, "args": [str(EXAMPLES / "general.py")]}  # internal, no served tools
+    config = write_project(tmp_path, serve={"gateway": True}, servers={"conformance": UPSTREAM, "general": hidden})
+    async with served_http(config) as (url, _), Client(url, mode="legacy") as client:
+        instructions = client.session.instructions
+    assert instructions is not None and instructions.startswith("toolsift serves builtin tools")
+    assert "# MCP server conformance\n\n<<<UNTRUSTED TOOL RESULT" in instructions
+    assert "Every feature the conformance suite checks." in instructions
+    assert "Everyday tools" not in instructions  # an internal server the gateway does not proxy

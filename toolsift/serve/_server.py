@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager, nullcontext
 from dataclasses import replace
 from types import TracebackType
@@ -32,7 +32,14 @@ from .. import __version__
 from .._exceptions import ConfigError
 from ..builtins import CommandPolicy, Workspace, builtin_tools
 from ..config import AgentConfig, ServeSettings, ToolsiftConfig
-from ..mcp_sessions import McpServerManager, SessionOptions, default_session_options, guard_result, verbatim_results
+from ..mcp_sessions import (
+    McpServerManager,
+    SessionOptions,
+    default_session_options,
+    guard_result,
+    server_instructions,
+    verbatim_results,
+)
 from ..pipeline import (
     AuditTrail,
     Middleware,
@@ -70,8 +77,22 @@ class _SdkServer(Server[Any]):
 
     ``streamable_http_app`` and ``InMemoryTransport`` call
     ``create_initialization_options()`` without arguments, so the default has
-    to change here rather than at each call site.
+    to change here rather than at each call site. Its instructions are read
+    at each handshake from ``instructions_of``, so a gateway's reflect the
+    upstream servers connected then.
     """
+
+    def __init__(self, *args: Any, instructions_of: Callable[[], str], **kwargs: Any) -> None:
+        self._instructions_of = instructions_of
+        super().__init__(*args, **kwargs)
+
+    @property
+    def instructions(self) -> str:
+        return self._instructions_of()
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        """``Server.__init__`` sets it; the text comes from ``instructions_of``."""
 
     def create_initialization_options(
         self,
@@ -179,7 +200,7 @@ class ToolsiftServer:
             )
         with warnings.catch_warnings():  # the SDK deprecates serving the handshake era's subscribe and logging
             warnings.simplefilter("ignore", MCPDeprecationWarning)
-            return _SdkServer("toolsift", version=__version__, instructions=INSTRUCTIONS,
+            return _SdkServer("toolsift", version=__version__, instructions_of=self._instructions,
                               on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                               on_subscriptions_listen=self._listen, **handlers)
 
@@ -205,6 +226,14 @@ class ToolsiftServer:
         """The gateway scope of a client: the served one, with what its searches unlocked."""
         base = self.tools.scope_of("gateway")
         return discovery.scope_for_turn(base) if discovery is not None and base is not None else None
+
+    def _instructions(self) -> str:
+        """toolsift's own, then those of the proxied upstream servers (fenced unless trusted)."""
+        if self.sessions is None:
+            return INSTRUCTIONS
+        proxied = set(self._proxied_servers())
+        upstream = server_instructions({name: session for name, session in self.sessions.items() if name in proxied})
+        return "\n\n".join([INSTRUCTIONS, *(f"# MCP server {name}\n\n{text}" for name, text in upstream.items())])
 
     def _proxied_servers(self) -> list[str]:
         """Servers whose resources and prompts the gateway passes on: served tools, or not internal."""
