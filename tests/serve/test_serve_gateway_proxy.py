@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
+from interop_servers import EVERYTHING, needs_everything
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import IncomingMessage
@@ -295,3 +296,12 @@ async def test_the_gateway_passes_on_its_upstream_servers_instructions(tmp_path:
     assert "# MCP server conformance\n\n<<<UNTRUSTED TOOL RESULT" in instructions
     assert "Every feature the conformance suite checks." in instructions
     assert "Everyday tools" not in instructions  # an internal server the gateway does not proxy
+
+
+@needs_everything
+async def test_a_tool_that_runs_only_as_a_task_answers_gateway_clients_as_a_plain_call(tmp_path: Path) -> None:
+    upstream = {"command": str(EVERYTHING), "args": ["stdio"], "internalOnly": False, "timeout": 20}
+    config = write_project(tmp_path, serve={"gateway": True}, servers={"everything": upstream})
+    async with served_http(config) as (url, _), Client(url, mode="legacy") as client:
+        answered = await client.call_tool("everything__simulate-research-query", {"topic": "bees"})
+    assert not answered.is_error and "# Research Report: bees" in text(answered)
