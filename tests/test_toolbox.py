@@ -260,3 +260,16 @@ async def test_servers_ask_the_agents_model_and_the_person_through_toolbox_callb
     assert "a@b.c" in elicited.text_content() and asked == ["conformance: who?"]
     assert logs == ["conformance: Tool execution started", "conformance: Tool processing data",
                     "conformance: Tool execution completed"]
+
+
+async def test_the_workspace_and_the_configs_roots_are_the_servers_roots(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "docs").mkdir()
+    server = {"command": sys.executable, "args": [str(ROOT / "tests" / "session_server.py")], "internalOnly": False}
+    path = tmp_path / "toolsift.json"
+    path.write_text(json.dumps({"tools": {"mcpServers": {"local": server}}, "workspace": "ws",
+                                "roots": ["docs", "ws"], "skills": {"userSkills": False}}))
+    async with Toolbox.from_config(path) as box:
+        listed = await box.registry.execute("local__roots", {})
+    ws, docs = (tmp_path / "ws").resolve(), (tmp_path / "docs").resolve()
+    assert f"{ws.as_uri()} ws\n{docs.as_uri()} docs\n" in listed.text_content()  # the workspace once, first

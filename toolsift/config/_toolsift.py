@@ -218,6 +218,8 @@ class ToolsiftConfig(ConfigModel):
         agents: Agent profiles by name.
         skills: Skill folders.
         workspace: The folder builtin file tools work in (default: the config's folder).
+        roots: More folders offered to MCP servers as roots, after the workspace
+            (relative paths are read from the config's folder).
         audit: Audit log settings.
         serve: How ``toolsift serve`` serves (transport, safety limits, policies).
         search: How tool search ranks and unlocks.
@@ -231,6 +233,7 @@ class ToolsiftConfig(ConfigModel):
     # `{}` rather than an instance so the default validates with the base_dir context.
     skills: SkillsConfig = Field(default={}, validate_default=True)
     workspace: Path = Field(default=Path(), validate_default=True)
+    roots: tuple[Path, ...] = ()
     audit: AuditConfig = AuditConfig()
     # `{}` so the default validates with the base_dir context (relative workspace paths).
     serve: ServeSettings = Field(default={}, validate_default=True)
@@ -246,6 +249,11 @@ class ToolsiftConfig(ConfigModel):
     @classmethod
     def _resolve(cls, value: Path, info: ValidationInfo) -> Path:
         return resolve_path(value, info)
+
+    @field_validator("roots")
+    @classmethod
+    def _resolve_roots(cls, value: tuple[Path, ...], info: ValidationInfo) -> tuple[Path, ...]:
+        return tuple(resolve_path(path, info) for path in value)
 
     @property
     def servers(self) -> dict[str, ServerConfig]:

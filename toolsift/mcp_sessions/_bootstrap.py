@@ -43,13 +43,14 @@ def _servers(config: ServersLike) -> list[ServerConfig]:
 
 
 def default_session_options(config: ServersLike, options: SessionOptions | None = None) -> SessionOptions:
-    """``options`` when given, else the options a config implies (its ``workspace`` as the servers' root)."""
+    """``options`` when given, else the options a config implies (its ``workspace`` and ``roots`` as roots)."""
     if options is not None:
         return options
+    if not isinstance(config, ToolsiftConfig):
+        return SessionOptions()
     # Only a workspace the file sets is offered as a root; the default (the config's folder) is not a choice.
-    if isinstance(config, ToolsiftConfig) and "workspace" in config.model_fields_set:
-        return SessionOptions(workspace=config.workspace)
-    return SessionOptions()
+    workspace = config.workspace if "workspace" in config.model_fields_set else None
+    return SessionOptions(workspace=workspace, roots=config.roots)
 
 
 @asynccontextmanager

@@ -193,7 +193,7 @@ async def run_connection(
                 mode=connect_mode(config, options),
                 read_timeout_seconds=config.timeout,
                 message_handler=on_message,
-                list_roots_callback=_roots_callback(options) if options.workspace is not None else None,
+                list_roots_callback=_roots_callback(options) if options.workspace or options.roots else None,
                 client_info=CLIENT_INFO,
                 **options.callbacks.for_server(config.name),
             )
@@ -237,12 +237,12 @@ async def _discover_pinned(client: Client, version: str) -> None:
 
 
 def _roots_callback(options: SessionOptions) -> ListRootsFnT:
-    assert options.workspace is not None
-    workspace = options.workspace.resolve()
-    root = types.Root(uri=workspace.as_uri(), name=workspace.name or str(workspace))  # type: ignore[arg-type]
+    folders = [path.resolve() for path in (options.workspace, *options.roots) if path is not None]
+    roots = [types.Root(uri=folder.as_uri(), name=folder.name or str(folder))  # type: ignore[arg-type]
+             for folder in dict.fromkeys(folders)]
 
     async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[root])
+        return types.ListRootsResult(roots=roots)
 
     return list_roots
 

@@ -44,7 +44,8 @@ class SessionOptions:
     """Application-level settings shared by the sessions of one group.
 
     Attributes:
-        workspace: When set, offered to servers as their one MCP root.
+        workspace: When set, offered to servers as their first MCP root.
+        roots: More folders offered as MCP roots, after the workspace.
         callbacks: How requests and notifications from servers are answered
             (sampling, elicitation, log messages, resource updates). By
             default sampling and elicitation are refused and not advertised.
@@ -54,6 +55,7 @@ class SessionOptions:
     """
 
     workspace: Path | None = None
+    roots: tuple[Path, ...] = ()
     callbacks: ClientCallbacks = field(default_factory=ClientCallbacks)
     restart: RestartPolicy = field(default_factory=RestartPolicy)
     stderr_lines: int = 200
