@@ -5,16 +5,27 @@ the scenario's server URL as the last argument and the scenario's name in
 ``MCP_CONFORMANCE_SCENARIO``; it exits 0 when it did what the scenario asks.
 Connections go through :class:`toolsift.mcp_sessions.McpSession`, never the
 bare SDK. Run it through ``interop/conformance.py client``.
+
+Authorization scenarios (``auth/...``) get the server's ``auth`` settings from
+``MCP_CONFORMANCE_CONTEXT`` (pre-registered clients, client credentials with a
+secret or a private key) and sign in headless: the suite's authorization server
+redirects at once, so following the authorization URL one step yields the code
+a person's browser would have carried back. Tokens go to a fresh folder.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import tempfile
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
+import httpx2
 import mcp.types as types
+from mcp.shared.auth import AuthorizationCodeResult
 
 from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SessionState
@@ -33,6 +44,33 @@ async def sample(server: str, params: types.CreateMessageRequestParams) -> types
     return types.CreateMessageResult(role="assistant", content=types.TextContent(text="ok"), model="conformance")
 
 
+# The client ID metadata document the suite's scenarios expect a client to name.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+async def sign_in_headless(server: str, url: str, redirect_uri: str) -> AuthorizationCodeResult:
+    """Follow the authorization URL one step and read the code off the redirect, as a browser would carry it."""
+    async with httpx2.AsyncClient() as http:
+        response = await http.get(url, follow_redirects=False)
+    query = parse_qs(urlsplit(response.headers["location"]).query)
+    return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0],
+                                   iss=query.get("iss", [None])[0])
+
+
+def auth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | None:
+    """The server's ``auth`` block for an authorization scenario, from what the suite hands over."""
+    if not scenario.startswith("auth/"):
+        return None
+    client = {"clientId": context["client_id"]} if "client_id" in context else {}
+    if "private_key_pem" in context:
+        return {"grant": "client_credentials", **client, "privateKey": context["private_key_pem"],
+                "signingAlgorithm": context.get("signing_algorithm", "RS256")}
+    if scenario.startswith("auth/client-credentials"):
+        return {"grant": "client_credentials", **client, "clientSecret": context["client_secret"]}
+    secret = {"clientSecret": context["client_secret"]} if "client_secret" in context else {}
+    return {"clientMetadataUrl": CLIENT_METADATA_URL, **client, **secret}
+
+
 CALLS: dict[str, tuple[str, dict[str, Any]] | None] = {
     "initialize": None,
     "tools_call": ("add_numbers", {"a": 5, "b": 3}),
@@ -41,9 +79,10 @@ CALLS: dict[str, tuple[str, dict[str, Any]] | None] = {
 }
 
 
-async def run(scenario: str, url: str) -> int:
-    callbacks = ClientCallbacks(sampling=sample, elicitation=accept_defaults)
-    config = ServerConfig(url=url).with_name("conformance")
+async def run(scenario: str, url: str, context: dict[str, Any]) -> int:
+    callbacks = ClientCallbacks(sampling=sample, elicitation=accept_defaults, sign_in=sign_in_headless)
+    settings = {"url": url, "auth": auth_settings(scenario, context)}
+    config = ServerConfig.model_validate(settings).with_name("conformance")
     async with McpSession(config, options=SessionOptions(callbacks=callbacks)) as session:
         if session.state is not SessionState.READY:
             print(f"{scenario}: {session.status().error}", file=sys.stderr)
@@ -61,7 +100,9 @@ async def run(scenario: str, url: str) -> int:
 
 def main() -> None:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
-    sys.exit(anyio.run(run, scenario, sys.argv[-1]))
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="toolsift-conformance-")  # tokens of this run only
+    sys.exit(anyio.run(run, scenario, sys.argv[-1], context))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from ._exceptions import SecretError as SecretError
 from ._exceptions import ServerDraining as ServerDraining
 from ._exceptions import ServerUnavailable as ServerUnavailable
 from ._exceptions import SessionError as SessionError
+from ._exceptions import SignInRequired as SignInRequired
 from ._exceptions import SkillArgumentError as SkillArgumentError
 from ._exceptions import SkillError as SkillError
 from ._exceptions import SkillNotFound as SkillNotFound
@@ -63,6 +64,7 @@ __all__ = [
     "ServerDraining",
     "ServerUnavailable",
     "SessionError",
+    "SignInRequired",
     "SkillArgumentError",
     "SkillError",
     "SkillNotFound",

@@ -17,6 +17,7 @@ room of the product the problem comes from::
     ├── SessionError
     │   ├── ServerUnavailable        the server is connecting, restarting or broken
     │   ├── ServerDraining           the server was removed or changed and is draining
+    │   ├── SignInRequired           an OAuth server wants a person to sign in first
     │   └── SecretError              a ``${VAR}`` or ``secret://`` reference cannot resolve
     ├── SkillError
     │   ├── SkillParseError          (also ValueError) a SKILL.md is malformed
@@ -52,6 +53,7 @@ __all__ = [
     "ServerDraining",
     "ServerUnavailable",
     "SessionError",
+    "SignInRequired",
     "SkillArgumentError",
     "SkillError",
     "SkillNotFound",
@@ -231,6 +233,15 @@ class ServerDraining(SessionError):
         self.server = server
         self.since = since
         super().__init__(f"MCP server {server!r} is draining (removed at {since}); no new calls are accepted")
+
+
+class SignInRequired(SessionError):
+    """Raised when an OAuth server needs a person to sign in and nobody can be asked there."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        super().__init__(f"MCP server {server!r} needs you to sign in (OAuth): run `toolsift auth login {server}`, "
+                         "then start again")
 
 
 class SecretError(SessionError):

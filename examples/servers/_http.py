@@ -61,18 +61,26 @@ class _AnnouncingServer(uvicorn.Server):
             os.replace(tmp, self._ready_file)
 
 
-def serve_http(app: ASGIApp, *, port: int = 0, ready_file: Path | None = None) -> None:
+def bind_loopback(port: int = 0) -> socket.socket:
+    """A listening socket on 127.0.0.1 (``port`` 0: a free one), for servers that must know their URL first."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((HOST, port))
+    sock.listen(128)
+    return sock
+
+
+def serve_http(app: ASGIApp, *, port: int = 0, ready_file: Path | None = None,
+               sock: socket.socket | None = None) -> None:
     """Serve ``app`` on 127.0.0.1 until SIGINT/SIGTERM, announcing readiness.
 
     Args:
         app: the Starlette app of an MCP server (``streamable_http_app()``).
         port: TCP port to bind; 0 picks a free one.
         ready_file: where to write the URL once the server accepts connections.
+        sock: a socket :func:`bind_loopback` bound already (``port`` is then ignored).
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((HOST, port))
-    sock.listen(128)
+    sock = sock if sock is not None else bind_loopback(port)
     url = f"http://{HOST}:{sock.getsockname()[1]}{MCP_PATH}"
     # A short graceful timeout: open SSE streams would otherwise hold shutdown forever.
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")

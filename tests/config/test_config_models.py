@@ -49,6 +49,7 @@ SERVER_VALUES: dict[str, Any] = {
     "resource_filter": ["file:///docs/*"],
     "instructions": False,
     "tasks": "when-supported",
+    "auth": {"clientId": "toolsift-test", "scopes": ["read"]},
 }
 
 SECTION_VALUES: dict[str, tuple[str, Any]] = {
@@ -82,7 +83,8 @@ def test_server_fields_are_all_covered_by_the_spelling_test() -> None:
 @pytest.mark.parametrize("field", sorted(SERVER_VALUES))
 def test_server_field_accepts_camel_and_snake_case(field: str) -> None:
     value = SERVER_VALUES[field]
-    base = {"command": "x"} if field != "command" else {}
+    # auth signs in to HTTP servers only; every other field goes with a command.
+    base = {"url": "https://mcp.example.com/mcp"} if field == "auth" else {"command": "x"} if field != "command" else {}
     camel = ServerConfig.model_validate({**base, to_camel(field): value})
     snake = ServerConfig.model_validate({**base, field: value})
     assert camel == snake

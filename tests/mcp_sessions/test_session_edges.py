@@ -7,6 +7,7 @@ import logging
 import anyio
 import anyio.to_thread
 import pytest
+from mcp.client.auth.exceptions import OAuthTokenError
 from mcp_helpers import FAST, local_server, stdio_server, wait_for
 
 from toolsift import ServerUnavailable
@@ -150,6 +151,7 @@ def test_describe_exception_names_the_cause() -> None:
     assert describe(ExceptionGroup("outer", [ExceptionGroup("inner", [OSError("boom")])])) == "OSError: boom"
     assert describe(FileNotFoundError("x")) == "FileNotFoundError: x"
     assert describe(ValueError()) == "ValueError"
+    assert describe(OAuthTokenError("exchange failed (401)")) == "OAuth sign-in failed: exchange failed (401)"
     assert timeout_result("s", "t", None).text_content() == (
         "Tool 't' of MCP server 's' did not answer; the server was told to cancel it.")
 

@@ -90,16 +90,18 @@ async def test_gateway_passes_every_scenario_its_server_passes(tmp_path: Path) -
 
 
 CLIENT = Path(__file__).resolve().parents[2] / "interop" / "conformance_client.py"
-# The client scenarios that need no OAuth; OAuth is not built yet (README "Conformance").
-CLIENT_SCENARIOS = ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults"]
+# The scenarios without OAuth, and one of each kind of OAuth flow (interop/conformance.py runs all 26).
+CLIENT_SCENARIOS = ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults",
+                    "auth/metadata-default", "auth/basic-cimd", "auth/pre-registration", "auth/scope-step-up",
+                    "auth/token-endpoint-auth-post", "auth/client-credentials-basic", "auth/client-credentials-jwt"]
 
 
 @needs_suite
-async def test_the_session_layer_passes_the_client_scenarios_without_oauth(tmp_path: Path) -> None:
+async def test_the_session_layer_passes_the_client_scenarios(tmp_path: Path) -> None:
     assert NODE is not None
     failures: dict[str, list[str]] = {}
     for scenario in CLIENT_SCENARIOS:
-        out = tmp_path / scenario
+        out = tmp_path / scenario.replace("/", "-")
         with anyio.fail_after(90):
             await anyio.run_process([NODE, str(SUITE), "client", "--command", f"{sys.executable} {CLIENT}",
                                      "--scenario", scenario, "-o", str(out)], check=False)

@@ -33,6 +33,7 @@ from ._search import SearchConfig as SearchConfig
 from ._serve import ServeSettings as ServeSettings
 from ._serve import is_loopback as is_loopback
 from ._serve import validate_serve_settings as validate_serve_settings
+from ._server import OAuthConfig as OAuthConfig
 from ._server import ServerConfig as ServerConfig
 from ._server import TransportKind as TransportKind
 from ._toolsift import AgentConfig as AgentConfig
@@ -56,6 +57,7 @@ __all__ = [
     "ConfigReport",
     "ConfigWarning",
     "LimitsConfig",
+    "OAuthConfig",
     "PermissionsConfig",
     "ProgramRule",
     "ProjectTrust",

@@ -47,6 +47,7 @@ class ResolvedServer:
         cwd: Absolute working directory (stdio), or None to inherit the current one.
         url: Endpoint (http, sse), else None.
         headers: HTTP headers (http, sse).
+        auth_secrets: ``auth.clientSecret`` and ``auth.privateKey``, resolved (http, sse).
     """
 
     name: str
@@ -57,6 +58,7 @@ class ResolvedServer:
     cwd: Path | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    auth_secrets: Mapping[str, str] = field(default_factory=dict)
     # Fields (``command``, ``args[1]``, ``url``...) whose value came from a reference.
     redacted: frozenset[str] = field(default_factory=frozenset, compare=False)
 
@@ -75,6 +77,7 @@ class ResolvedServer:
             f"cwd={shown('cwd', None if self.cwd is None else str(self.cwd))!r}",
             f"url={url if url in (None, _MASK) else redact_url(url)!r}",
             f"headers={dict.fromkeys(self.headers, _MASK)!r}",
+            f"auth_secrets={dict.fromkeys(self.auth_secrets, _MASK)!r}",
         ]
         return f"ResolvedServer({', '.join(parts)})"
 
@@ -104,6 +107,13 @@ class _Resolver:
 
     def mapping(self, values: Mapping[str, str], field: str) -> dict[str, str]:
         return {key: self.value(raw, f"{field}.{key}") for key, raw in values.items()}
+
+    def auth_secrets(self, config: ServerConfig) -> dict[str, str]:
+        auth = config.auth
+        if auth is None:
+            return {}
+        given = {"clientSecret": auth.client_secret, "privateKey": auth.private_key}
+        return {name: self.value(raw, f"auth.{name}") for name, raw in given.items() if raw is not None}
 
     def path(self, raw: str, field: str) -> Path:
         path = Path(self.value(raw, field)).expanduser()
@@ -169,6 +179,7 @@ def resolve_server(
             transport=kind,
             url=resolver.value(config.url, "url"),
             headers=resolver.mapping(config.headers, "headers"),
+            auth_secrets=resolver.auth_secrets(config),
             redacted=frozenset(resolver.redacted),
         )
     assert config.command is not None  # transport_kind said so

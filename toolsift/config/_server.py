@@ -74,6 +74,49 @@ def redact_url(url: str) -> str:
         return "***"
 
 
+class OAuthConfig(ConfigModel):
+    """How toolsift signs in to an HTTP server that asks for OAuth 2.1 (a server's ``auth``).
+
+    Attributes:
+        grant: ``authorization_code`` (a person signs in once in a browser, with
+            PKCE; ``toolsift auth login SERVER``) or ``client_credentials`` (a
+            service signs in with its own secret or private key, no person).
+        client_id: A client registered ahead of time with the authorization
+            server; without one, toolsift registers itself (dynamic client
+            registration) or names itself by ``client_metadata_url``.
+        client_secret: That client's secret (``${VAR}`` or ``secret://`` forms).
+        private_key: A PEM private key: with ``client_credentials`` the client
+            proves itself by a signed JWT (``private_key_jwt``) instead of a secret.
+        signing_algorithm: The JWT's algorithm (``RS256``, ``ES256``, ...).
+        scopes: Scopes to ask for; without them, those the server names.
+        client_metadata_url: An HTTPS URL of this client's metadata document, used as
+            its client ID where the authorization server accepts them.
+        redirect_port: The loopback port the browser returns to after signing in.
+        token_endpoint_auth_method: How the client authenticates at the token
+            endpoint (``client_secret_basic``, ``client_secret_post`` or ``none``);
+            by default the one the server supports.
+    """
+
+    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    client_id: str | None = None
+    client_secret: Expandable | None = None
+    private_key: Expandable | None = None
+    signing_algorithm: str = "RS256"
+    scopes: tuple[str, ...] = ()
+    client_metadata_url: str | None = None
+    redirect_port: int = Field(default=33418, ge=1, le=65535)
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] | None = None
+
+    @model_validator(mode="after")
+    def _check_grant(self) -> OAuthConfig:
+        if self.grant == "client_credentials" and (self.client_id is None
+                                                   or (self.client_secret is None) == (self.private_key is None)):
+            raise ValueError("grant client_credentials needs clientId and one of clientSecret or privateKey")
+        if self.private_key is not None and self.grant != "client_credentials":
+            raise ValueError("privateKey signs client_credentials requests; set grant: client_credentials")
+        return self
+
+
 class ServerConfig(ConfigModel):
     """One MCP server (an entry of ``tools.mcpServers`` or of a bare ``mcpServers``).
 
@@ -123,6 +166,7 @@ class ServerConfig(ConfigModel):
             ``when-required`` only those whose ``execution.taskSupport`` is
             ``required``; ``when-supported`` also those where it is ``optional``.
         resource_filter: Globs over resource URIs; empty keeps them all.
+        auth: OAuth 2.1 sign-in for an HTTP server that asks for it (see :class:`OAuthConfig`).
     """
 
     name: str = Field(default="", exclude=True)
@@ -154,6 +198,7 @@ class ServerConfig(ConfigModel):
     instructions: bool = True
     tasks: Literal["when-required", "when-supported"] = "when-required"
     resource_filter: tuple[str, ...] = ()
+    auth: OAuthConfig | None = None
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
 
@@ -184,6 +229,8 @@ class ServerConfig(ConfigModel):
     @model_validator(mode="after")
     def _remember_base_dir(self, info: ValidationInfo) -> ServerConfig:
         self._base_dir = base_dir_of(info)
+        if self.auth is not None and self.command:
+            raise ValueError("auth signs in to HTTP servers (url); a server started by command needs none")
         return self
 
     @property

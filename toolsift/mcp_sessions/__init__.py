@@ -24,9 +24,12 @@ from ._callbacks import ClientCallbacks as ClientCallbacks
 from ._callbacks import ElicitationHandler as ElicitationHandler
 from ._callbacks import LogHandler as LogHandler
 from ._callbacks import SamplingHandler as SamplingHandler
+from ._callbacks import SignInHandler as SignInHandler
 from ._catalog import ServerCatalog as ServerCatalog
 from ._group import McpSessionGroup as McpSessionGroup
 from ._instructions import server_instructions as server_instructions
+from ._oauth import FileTokenStorage as FileTokenStorage
+from ._oauth import token_file as token_file
 from ._options import RestartPolicy as RestartPolicy
 from ._options import SessionOptions as SessionOptions
 from ._resources import ListMcpResources as ListMcpResources
@@ -52,6 +55,7 @@ from .reload import ServerStatus as ServerStatus
 __all__ = [
     "ClientCallbacks",
     "ElicitationHandler",
+    "FileTokenStorage",
     "ListMcpResources",
     "LogHandler",
     "ManagerEvent",
@@ -70,6 +74,7 @@ __all__ = [
     "SessionOptions",
     "SessionState",
     "SessionStatus",
+    "SignInHandler",
     "default_session_options",
     "fence",
     "format_status",
@@ -79,6 +84,7 @@ __all__ = [
     "resource_context",
     "server_instructions",
     "status_rows",
+    "token_file",
     "verbatim_results",
 ]
 

@@ -1,4 +1,4 @@
-"""What servers may ask of toolsift, and who answers: sampling, elicitation, log messages, resource updates.
+"""What servers may ask of toolsift, and who answers: sampling, elicitation, log messages, resource updates, sign-in.
 
 The SDK's callbacks know the connection, not the server; these take the
 server's name first, so that one :class:`ClientCallbacks` serves every session
@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import mcp.types as types
 from mcp.client.context import ClientRequestContext
+from mcp.shared.auth import AuthorizationCodeResult
 
 __all__ = [
     "ClientCallbacks",
@@ -26,6 +27,7 @@ __all__ = [
     "LogHandler",
     "ResourceUpdatedHandler",
     "SamplingHandler",
+    "SignInHandler",
     "python_log_level",
 ]
 
@@ -63,6 +65,17 @@ class ResourceUpdatedHandler(Protocol):
     def __call__(self, server: str, uri: str) -> Awaitable[None]: ...
 
 
+class SignInHandler(Protocol):
+    """Has a person sign in to a server's authorization server: open ``url``, wait for the redirect.
+
+    Returns the ``code`` and ``state`` (and ``iss``) that came back to
+    ``redirect_uri``. The CLI's handler opens a browser and listens on the
+    loopback port; an application may show the URL its own way.
+    """
+
+    def __call__(self, server: str, url: str, redirect_uri: str) -> Awaitable[AuthorizationCodeResult]: ...
+
+
 def python_log_level(level: str) -> int:
     """The Python logging level of an MCP log level (``notice`` is INFO, ``alert``/``emergency`` CRITICAL)."""
     return _PYTHON_LEVELS.get(level, logging.INFO)
@@ -81,6 +94,9 @@ class ClientCallbacks:
         log_level: On 2026-07-28 connections, where a server sends log
             messages only to requests that ask for them, the level asked for
             (None: no log messages). Handshake-era servers send theirs anyway.
+        sign_in: Has a person sign in when an OAuth server (``auth`` with the
+            ``authorization_code`` grant) holds no usable token; None makes the
+            connection fail with the command that signs in (``toolsift auth login``).
     """
 
     sampling: SamplingHandler | None = None
@@ -88,6 +104,7 @@ class ClientCallbacks:
     logging: LogHandler | None = None
     resource_updated: ResourceUpdatedHandler | None = None
     log_level: types.LoggingLevel | None = None
+    sign_in: SignInHandler | None = None
 
     @property
     def answers_requests(self) -> bool:

@@ -35,6 +35,7 @@ from .._exceptions import SessionError
 from ..config import ServerConfig
 from ._catalog import ServerCatalog, list_catalog
 from ._endpoint import Endpoint
+from ._oauth import oauth_provider
 from ._options import SessionOptions
 from ._stderr import StderrBuffer
 from ._transport import open_transport
@@ -175,9 +176,11 @@ async def run_connection(
     # entering alone. Once ready, the deadline is lifted.
     with connect_deadline:
         async with AsyncExitStack() as stack:
+            auth = (oauth_provider(config, dict(endpoint.auth_secrets), options.callbacks.sign_in)
+                    if config.auth is not None and endpoint.kind != "stdio" else None)
             transport = await open_transport(endpoint, stack, watcher=events, stderr=stderr,
                                              connect_timeout=config.timeout, server=config.name,
-                                             max_message_bytes=config.max_result_bytes)
+                                             max_message_bytes=config.max_result_bytes, auth=auth)
             modern = False
 
             async def on_message(message: IncomingMessage) -> None:

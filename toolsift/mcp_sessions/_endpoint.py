@@ -66,6 +66,7 @@ class Endpoint:
         cwd: The child's working directory.
         url: The endpoint (http, sse).
         headers: Headers sent with every HTTP request.
+        auth_secrets: The resolved ``auth.clientSecret`` / ``auth.privateKey``.
         secrets: Values that came from the config's env and headers, to mask.
     """
 
@@ -76,6 +77,7 @@ class Endpoint:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    auth_secrets: Mapping[str, str] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
@@ -93,7 +95,7 @@ def resolve_endpoint(config: ServerConfig) -> Endpoint:
         ConfigError: The server has neither ``command`` nor ``url``.
     """
     resolved = resolve_server(config)
-    secrets = [*resolved.env.values(), *resolved.headers.values()]
+    secrets = [*resolved.env.values(), *resolved.headers.values(), *resolved.auth_secrets.values()]
     for name in resolved.redacted:
         # Settings that came from references: command, args[i], url, cwd.
         if name.startswith("args["):
@@ -110,5 +112,6 @@ def resolve_endpoint(config: ServerConfig) -> Endpoint:
         cwd=str(resolved.cwd) if resolved.cwd is not None else None,
         url=resolved.url,
         headers=dict(resolved.headers),
+        auth_secrets=dict(resolved.auth_secrets),
         secrets=tuple(secrets),
     )

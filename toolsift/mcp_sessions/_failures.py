@@ -16,6 +16,7 @@ from enum import StrEnum
 import httpx2
 import mcp.types as types
 from mcp import MCPError
+from mcp.client.auth.exceptions import OAuthFlowError
 
 from .._exceptions import ToolsiftError
 from ..registry import ToolResult
@@ -156,6 +157,8 @@ def describe_exception(exc: BaseException, *, command: str | None, url: str | No
         text = f"cannot reach {url!r}: {type(leaf).__name__}: {leaf}".rstrip(": ")
     elif isinstance(leaf, ToolsiftError):
         text = str(leaf)
+    elif isinstance(leaf, OAuthFlowError):
+        text = f"OAuth sign-in failed: {leaf}"
     else:
         text = f"{type(leaf).__name__}: {leaf}".rstrip(": ")
     return redact(text)

@@ -134,6 +134,7 @@ async def open_transport(
     connect_timeout: float,
     server: str,
     max_message_bytes: int,
+    auth: httpx2.Auth | None = None,
 ) -> Transport:
     """Build the transport for one connection; whatever it needs is entered on ``stack``.
 
@@ -141,7 +142,8 @@ async def open_transport(
     on ``stack`` too. Answers over ``max_message_bytes`` are dropped as they
     arrive (stdio, Streamable HTTP) and their request gets the error of
     ``_substitutes``; the legacy SSE transport keeps the SDK's fixed 1 MiB bound
-    per message. The returned transport is not entered: the ``Client`` does that.
+    per message. ``auth`` (an OAuth flow) signs HTTP requests. The returned
+    transport is not entered: the ``Client`` does that.
     """
     on_open: Callable[[], None] | None = None
     inner: Transport
@@ -166,7 +168,7 @@ async def open_transport(
     elif endpoint.kind == "sse":
         assert endpoint.url is not None
         inner = sse_client(endpoint.url, headers=dict(endpoint.headers), timeout=connect_timeout,
-                           sse_read_timeout=_HTTP_READ_TIMEOUT)
+                           sse_read_timeout=_HTTP_READ_TIMEOUT, auth=auth)
     else:
         assert endpoint.url is not None
         timeout = httpx2.Timeout(connect_timeout if math.isfinite(connect_timeout) else None,
@@ -174,7 +176,7 @@ async def open_transport(
         # Uncompressed bodies: the limit counts the bytes on the wire, which then are the bytes of the text.
         headers = {"Accept-Encoding": "identity", **endpoint.headers}
         http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=headers, timeout=timeout,
+            headers=headers, timeout=timeout, auth=auth,
             event_hooks={"response": [explain_http_errors(), limit_responses(max_message_bytes)]}))
         inner = streamable_http_client(endpoint.url, http_client=http,
                                        max_sse_event_size=max_message_bytes + _SSE_EVENT_SLACK)

@@ -1,0 +1,192 @@
+"""``toolsift auth login|logout|status``: sign in to OAuth servers once, for every later run.
+
+``login`` connects to the server with a sign-in handler that prints the
+authorization URL, opens a browser when it can, and waits on the loopback
+redirect port (``auth.redirectPort``) for the code; the SDK then exchanges it
+and the tokens land in the server's token file (``$XDG_CONFIG_HOME/toolsift/oauth``,
+readable by the user only). Later runs use and refresh them without asking.
+"""
+
+from __future__ import annotations
+
+import webbrowser
+from collections.abc import Callable
+from typing import Annotated
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import typer
+from anyio.abc import SocketStream
+from mcp.shared.auth import AuthorizationCodeResult
+
+from .._exceptions import ConfigError, SessionError
+from ..config import ServerConfig, ToolsiftConfig, validate_config
+from ..mcp_sessions import (
+    ClientCallbacks,
+    FileTokenStorage,
+    McpSession,
+    SessionOptions,
+    SessionState,
+    SignInHandler,
+    token_file,
+)
+from ..toolbox import find_config
+from ._app import app, run_async, state
+from ._output import Output
+from ._trust import ensure_trusted
+
+__all__ = ["auth_app", "loopback_sign_in"]
+
+auth_app = typer.Typer(name="auth", help="Sign in to OAuth servers, sign out, and see where you are signed in.",
+                       no_args_is_help=True)
+app.add_typer(auth_app)
+
+# How long a person has to finish signing in, in seconds.
+SIGN_IN_SECONDS = 300.0
+_PAGE = "<!doctype html><title>toolsift</title><p>{}</p>"
+
+ServerArgument = Annotated[str, typer.Argument(help="The server's name in the config.")]
+
+
+def loopback_sign_in(show: Callable[[str], object], *, open_browser: bool = True) -> SignInHandler:
+    """A ``SignInHandler`` that shows the URL, opens a browser, and takes the code at the loopback redirect.
+
+    ``show`` gets the line with the URL once the loopback port is listening.
+    """
+
+    async def sign_in(server: str, url: str, redirect_uri: str) -> AuthorizationCodeResult:
+        target = urlsplit(redirect_uri)
+        received: list[AuthorizationCodeResult | SessionError] = []
+        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=target.port or 80)
+        async with listener, anyio.create_task_group() as group:
+
+            async def handle(stream: SocketStream) -> None:
+                result: AuthorizationCodeResult | SessionError | None
+                async with stream:
+                    try:
+                        result = await _redirect(stream, target.path)
+                    except SessionError as refused:
+                        result = refused
+                if result is not None:
+                    received.append(result)
+                    group.cancel_scope.cancel()
+
+            group.cancel_scope.deadline = anyio.current_time() + SIGN_IN_SECONDS
+            group.start_soon(listener.serve, handle)
+            show(f"Sign in to {server!r} at:\n  {url}")
+            if open_browser:  # some browsers run in the terminal until closed: never wait for it
+                group.start_soon(_open_browser, url)
+        if not received:
+            raise SessionError(f"nobody signed in to {server!r} within {SIGN_IN_SECONDS:.0f} s")
+        if isinstance(received[0], SessionError):
+            raise received[0]
+        return received[0]
+
+    return sign_in
+
+
+async def _open_browser(url: str) -> None:
+    await anyio.to_thread.run_sync(webbrowser.open, url)
+
+
+async def _redirect(stream: SocketStream, path: str) -> AuthorizationCodeResult | None:
+    """Read one HTTP request; the authorization result when it is the redirect, else None."""
+    request = b""
+    while b"\r\n\r\n" not in request and len(request) < 65_536:
+        request += await stream.receive()
+    target = urlsplit(request.split(b" ", 2)[1].decode("ascii", "replace"))
+    if target.path != path:
+        await _answer(stream, "404 Not Found", "Not the sign-in address.")
+        return None
+    query = parse_qs(target.query)
+    if "error" in query:
+        await _answer(stream, "400 Bad Request", "Sign-in was refused; see the terminal.")
+        reason = query.get("error_description", query["error"])[0]
+        raise SessionError(f"the authorization server refused the sign-in: {query['error'][0]}: {reason}")
+    if "code" not in query:
+        await _answer(stream, "400 Bad Request", "No authorization code came back.")
+        return None
+    await _answer(stream, "200 OK", "Signed in. You can close this tab and go back to the terminal.")
+    return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0],
+                                   iss=query.get("iss", [None])[0])
+
+
+async def _answer(stream: SocketStream, status: str, text: str) -> None:
+    body = _PAGE.format(text).encode()
+    head = f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {len(body)}\r\n"
+    await stream.send(head.encode() + b"Connection: close\r\n\r\n" + body)
+
+
+def _config(out: Output) -> ToolsiftConfig:
+    config = validate_config(find_config(state.config)).usable()
+    ensure_trusted(config, out, named=state.config is not None, assume=state.trust_project)
+    return config
+
+
+def _oauth_server(config: ToolsiftConfig, name: str) -> ServerConfig:
+    server = config.servers.get(name)
+    if server is None:
+        known = ", ".join(sorted(config.servers)) or "none"
+        raise ConfigError(f"no server {name!r} in {config.path}; servers: {known}")
+    if server.auth is None:
+        raise ConfigError(f"server {name!r} has no 'auth' block in {config.path}; add one to sign in with OAuth")
+    return server
+
+
+@auth_app.command()
+def login(server: ServerArgument,
+          browser: Annotated[bool, typer.Option("--browser/--no-browser", help="Open the URL in a browser.")] = True,
+          ) -> None:
+    """Sign in to an OAuth server now (a browser opens), so later runs need no sign-in."""
+    out = Output()
+    chosen = _oauth_server(_config(out), server)
+    path = token_file(chosen)
+    FileTokenStorage(path).forget_tokens()  # a fresh sign-in, even when old tokens still work
+    options = SessionOptions(callbacks=ClientCallbacks(sign_in=loopback_sign_in(out.line, open_browser=browser)))
+
+    async def connect() -> None:
+        async with McpSession(chosen, options=options) as session:
+            if session.state is not SessionState.READY:
+                raise SessionError(f"signing in to {server!r} failed: {session.reason}")
+    run_async(connect)
+    out.line(f"Signed in to {server!r}; tokens saved in {path}")
+
+
+@auth_app.command()
+def logout(server: ServerArgument) -> None:
+    """Forget a server's tokens (its client registration too), so the next run signs in again."""
+    out = Output()
+    path = token_file(_oauth_server(_config(out), server))
+    if path.exists():
+        path.unlink()
+        out.line(f"Signed out of {server!r}; removed {path}")
+    else:
+        out.line(f"Not signed in to {server!r} (no {path})")
+
+
+@auth_app.command()
+def status() -> None:
+    """Where you are signed in: each server with an 'auth' block, and its tokens."""
+    out = Output()
+    config = _config(out)
+    rows = [(name, server.auth.grant, _token_state(FileTokenStorage(token_file(server))))
+            for name, server in config.servers.items() if server.auth is not None]
+    if not rows:
+        out.line(f"no server in {config.path} has an 'auth' block")
+        return
+    out.table("OAuth sign-in", ("server", "grant", "tokens"), rows)
+
+
+def _token_state(storage: FileTokenStorage) -> str:
+    saved = storage.saved_tokens()
+    if saved is None:
+        return "none: not signed in"
+    tokens, when = saved
+    parts = [f"saved {when:%Y-%m-%d %H:%M} UTC"]
+    if tokens.expires_in:
+        parts.append(f"access token valid for {tokens.expires_in} s from then")
+    if tokens.refresh_token:
+        parts.append("refreshable")
+    if tokens.scope:
+        parts.append(f"scope {tokens.scope}")
+    return ", ".join(parts)
