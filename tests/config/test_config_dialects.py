@@ -90,7 +90,7 @@ def test_cursor_file_loads_env_variables_env_file_and_warns_about_oauth() -> Non
     assert servers["docs"].transport_kind == "sse"  # Cursor picks SSE for a /sse path
     ((field, (line, message)),) = warnings_by_field(report).items()
     assert field == "mcpServers.docs.auth" and line == line_of(CURSOR, '"auth"')
-    assert "OAuth sign-in is not supported yet" in message
+    assert "this client's OAuth settings are not read" in message and "toolsift auth login" in message
 
 
 def test_windsurf_file_maps_server_url_disabled_and_disabled_tools() -> None:
@@ -159,7 +159,8 @@ def test_fastmcp_config_maps_transport_auth_token_and_milliseconds() -> None:
     line, message = warnings["mcpServers.weather.auth"]
     assert line == line_of(FASTMCP, '"auth"', after='"weather"') and "plaintext" in message
     line, message = warnings["mcpServers.assistant.auth"]
-    assert line == line_of(FASTMCP, '"auth"', after='"assistant"') and "not supported yet" in message
+    assert line == line_of(FASTMCP, '"auth"', after='"assistant"') and "signs in with OAuth" in message
+    assert servers["assistant"].auth is not None and servers["assistant"].auth.grant == "authorization_code"
 
 
 def test_claude_code_file_maps_streamable_http_and_plugin_variables() -> None:

@@ -30,8 +30,12 @@ _STREAMABLE = frozenset({"streamable-http", "streamableHttp", "streamable_http"}
 _SSE_PATH = re.compile(r"/sse(/|$)")
 # Fields whose strings may hold variables (as ServerConfig's Expandable fields).
 _EXPANDABLE = frozenset({"command", "args", "env", "cwd", "url", "headers", "env_file"})
-_OAUTH = ("OAuth sign-in is not supported yet: the server is kept and connects without it. "
-          "For a bearer token write \"auth\": \"${TOKEN}\" or a headers.Authorization value")
+_OAUTH = ("this client's OAuth settings are not read: the server is kept and connects without them. Write "
+          "toolsift's \"auth\" block instead (clientId, clientSecret, scopes) and sign in once with "
+          "'toolsift auth login <server>'; for a bearer token write \"auth\": \"${TOKEN}\" or a headers.Authorization "
+          "value")
+_OAUTH_ON = ("signs in with OAuth (toolsift's \"auth\": {}): sign in once with 'toolsift auth login <server>'; "
+             "the tokens are kept and refreshed")
 _APPROVE = ("ignored: {key!r} lets {client} run these tools without asking. toolsift has no prompts to skip: it "
             "restricts instead; limit what an agent may call with agents.<name>.permissions (denylist, allowlist, "
             "level) and what a turn shows with skills' allowed-tools")
@@ -111,7 +115,11 @@ class _Translator:
         if self.auth is None:
             return
         key, value = self.auth
-        if not isinstance(value, str) or value == "oauth":
+        if value == "oauth":
+            self.derive("auth", {}, (key,))
+            self.note(key, _OAUTH_ON)
+            return
+        if not isinstance(value, str):
             self.note(key, _OAUTH)
             return
         if is_secret_reference(value):
