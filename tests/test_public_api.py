@@ -48,7 +48,7 @@ PUBLIC = {
         "ResourceSession", "RestartPolicy", "SamplingHandler", "ServerCatalog",
         "ServerStatus", "SessionEvent", "SessionOptions", "SessionState", "SessionStatus", "SignInHandler",
         "default_session_options", "fence", "format_status", "guard_result", "neutralise_markers",
-        "register_mcp_tools", "resource_context", "server_instructions", "status_rows", "token_file",
+        "register_mcp_tools", "resource_context", "searchable_lazy", "server_instructions", "status_rows", "token_file",
         "verbatim_results",
     ],
     "toolsift.mcp_sessions.reload": [

@@ -273,3 +273,18 @@ async def test_the_workspace_and_the_configs_roots_are_the_servers_roots(tmp_pat
         listed = await box.registry.execute("local__roots", {})
     ws, docs = (tmp_path / "ws").resolve(), (tmp_path / "docs").resolve()
     assert f"{ws.as_uri()} ws\n{docs.as_uri()} docs\n" in listed.text_content()  # the workspace once, first
+
+
+async def test_a_search_starts_the_lazy_servers_it_needs_to_know(tmp_path: Path) -> None:
+    path = config_file(tmp_path, servers={"claude-flow": {"lazy": True}}, finder={"toolDiscovery": "search"})
+    async with Toolbox.from_config(path) as box:
+        assert box.sessions["claude-flow"].state.value == "idle"
+        chat = box.conversation("finder")
+        model = ScriptedModel(
+            AssistantMessage(tool_calls=(ToolCall("s", "search_tools", {"query": "store a value in memory"}),)),
+            AssistantMessage(text="found"),
+        )
+        reply = await chat.send("find a memory tool", model)
+        assert box.sessions["claude-flow"].state.value == "ready"
+        found = json.loads(reply.tool_calls[0].result.text_content())
+    assert found["unlocked"] == ["claude-flow__memory_store"]

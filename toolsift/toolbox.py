@@ -23,6 +23,7 @@ from .mcp_sessions import (
     ReadMcpResource,
     default_session_options,
     resource_context,
+    searchable_lazy,
     server_instructions,
 )
 from .pipeline import trace_configured_calls
@@ -200,7 +201,9 @@ class Toolbox:
                                               unsearchable=lambda: {c.namespace for c in sessions.servers.values()
                                                                     if not c.searchable})
             # search_tools sits in the internal tier: only a conversation's discovery pins it into its turns.
-            self.registry.register(SearchToolsTool(index, auto_unlock=self.config.search.auto_unlock), internal=True)
+            search = SearchToolsTool(index, auto_unlock=self.config.search.auto_unlock,
+                                     prepare=lambda: sessions.start_lazy(searchable_lazy(sessions.servers)))
+            self.registry.register(search, internal=True)
             # The index builds in a worker thread, now and after every registry change, so no search waits for it.
             background = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(background.cancel_scope.cancel)

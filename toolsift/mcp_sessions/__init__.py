@@ -20,6 +20,7 @@ Server settings come from :mod:`toolsift.config`.
 from .._public import publish
 from ._bootstrap import default_session_options as default_session_options
 from ._bootstrap import register_mcp_tools as register_mcp_tools
+from ._bootstrap import searchable_lazy as searchable_lazy
 from ._callbacks import ClientCallbacks as ClientCallbacks
 from ._callbacks import ElicitationHandler as ElicitationHandler
 from ._callbacks import LogHandler as LogHandler
@@ -82,6 +83,7 @@ __all__ = [
     "neutralise_markers",
     "register_mcp_tools",
     "resource_context",
+    "searchable_lazy",
     "server_instructions",
     "status_rows",
     "token_file",

@@ -5,11 +5,12 @@ rather than a plain function: ``async with register_mcp_tools(config, registry)
 as sessions:`` starts everything, and leaving the block stops everything.
 
 Lazy servers (``lazy: true``) are not connected at boot and register nothing
-until their first use: a server's tool list can only be known by asking the
+until their first need: a server's tool list can only be known by asking the
 server, and connecting once at boot just to list would spend exactly the
-start-up cost ``lazy`` exists to avoid. ``await sessions[name].ensure_started()``
-connects one and registers its tools, and ``McpSession.call_tool`` does it on a
-first direct call.
+start-up cost ``lazy`` exists to avoid. A need is a direct call
+(``McpSession.call_tool``), a skill or gateway pattern naming the server
+(``McpSessionGroup.start_lazy``), or a tool search, which has to know every
+searchable server's tools (:func:`searchable_lazy`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ._state import SessionState
 if TYPE_CHECKING:
     from ..registry import ToolRegistry
 
-__all__ = ["default_session_options", "register_mcp_tools"]
+__all__ = ["default_session_options", "register_mcp_tools", "searchable_lazy"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
@@ -40,6 +41,11 @@ def _servers(config: ServersLike) -> list[ServerConfig]:
     if isinstance(config, Mapping):
         return [server if server.name == name else server.with_name(name) for name, server in config.items()]
     return list(config)
+
+
+def searchable_lazy(servers: Mapping[str, ServerConfig]) -> list[str]:
+    """Namespaces of the lazy, searchable ``servers``: a tool search is a need to know their tools."""
+    return [config.namespace for config in servers.values() if config.lazy and config.searchable]
 
 
 def default_session_options(config: ServersLike, options: SessionOptions | None = None) -> SessionOptions:

@@ -24,6 +24,7 @@ whose caps evict the least recently used ones.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any, final
 
 import mcp.types as types
@@ -60,18 +61,22 @@ class SearchToolsTool:
         skill_limit: Skills returned at most, besides the tools.
         auto_unlock: How many of the best callable hits a search unlocks by itself (0: only
             exact names and what ``unlock`` asks for).
+        prepare: Awaited before each call: the toolbox starts there the lazy servers a
+            search should see (their tools are unknown until they run).
 
     Raises:
         ValueError: A limit is below 1, ``default_max`` exceeds ``max_limit``, or ``auto_unlock`` is negative.
     """
 
     def __init__(self, index: SearchIndex, *, default_max: int = DEFAULT_MAX, max_limit: int = MAX_LIMIT,
-                 skill_limit: int = SKILL_LIMIT, auto_unlock: int = AUTO_UNLOCK) -> None:
+                 skill_limit: int = SKILL_LIMIT, auto_unlock: int = AUTO_UNLOCK,
+                 prepare: Callable[[], Awaitable[object]] | None = None) -> None:
         if min(default_max, max_limit, skill_limit) < 1 or default_max > max_limit or auto_unlock < 0:
             raise ValueError(f"need 1 <= default_max <= max_limit, skill_limit >= 1 and auto_unlock >= 0, got "
                              f"default_max={default_max!r}, max_limit={max_limit!r}, skill_limit={skill_limit!r}, "
                              f"auto_unlock={auto_unlock!r}")
         self.index = index
+        self._prepare = prepare
         self._default_max = default_max
         self._skill_limit = skill_limit
         self._auto_unlock = auto_unlock
@@ -117,6 +122,8 @@ class SearchToolsTool:
         requested = [str(name) for name in args.get("unlock") or ()]
         if query is None and not requested:
             raise InvalidArguments(SEARCH_TOOL_NAME, ["give a 'query', or the names of listed tools to 'unlock'"])
+        if self._prepare is not None:
+            await self._prepare()
         scope = ctx.scope or TurnScope()
         permissions = ctx.permissions or Permissions()
         # Every indexed tool unlocked: layers 1-4 as they would be once the model unlocks a tool.

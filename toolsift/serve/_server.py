@@ -37,6 +37,7 @@ from ..mcp_sessions import (
     SessionOptions,
     default_session_options,
     guard_result,
+    searchable_lazy,
     server_instructions,
     verbatim_results,
 )
@@ -164,7 +165,8 @@ class ToolsiftServer:
             # search_tools reaches internal servers' tools; each client's unlocks are its own. A gateway
             # narrowed by a skill or patterns has chosen its tools already.
             self.index = SearchIndex(self.registry, backend=config.search.backend, unsearchable=self._unsearchable)
-            self.registry.register(SearchToolsTool(self.index, auto_unlock=config.search.auto_unlock), internal=True)
+            self.registry.register(SearchToolsTool(self.index, auto_unlock=config.search.auto_unlock,
+                                                   prepare=self._start_searchable_lazy), internal=True)
         self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout,
                                  prefix=settings.prefix_names)
         bus = InMemorySubscriptionBus()
@@ -226,6 +228,10 @@ class ToolsiftServer:
         """The gateway scope of a client: the served one, with what its searches unlocked."""
         base = self.tools.scope_of("gateway")
         return discovery.scope_for_turn(base) if discovery is not None and base is not None else None
+
+    async def _start_searchable_lazy(self) -> None:
+        if self.sessions is not None:
+            await self.sessions.start_lazy(searchable_lazy(self.sessions.servers))
 
     def _instructions(self) -> str:
         """toolsift's own, then those of the proxied upstream servers (fenced unless trusted)."""
