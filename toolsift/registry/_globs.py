@@ -26,6 +26,8 @@ __all__ = ["PatternSet", "compile_patterns", "literal_server", "validate_pattern
 # refusing them beats silently matching them literally.
 _FORBIDDEN = {"[": "character classes", "]": "character classes", "{": "brace expansion", "}": "brace expansion"}
 _GROUP = re.compile(r"\([^()]*\)")
+# What may not stand outside a parenthesised group: the refused characters, and spaces.
+_OUTSIDE_GROUPS = re.compile(r"[\[\]{}\s]")
 SERVER_SEPARATOR = "__"
 
 
@@ -44,16 +46,17 @@ def validate_pattern(pattern: object, *, where: str | None = None) -> str:
         raise InvalidPattern(repr(pattern), f"expected a string, got {type(pattern).__name__}", where=where)
     if not pattern:
         raise InvalidPattern(pattern, "it is empty", where=where)
-    for char in pattern:
-        if not char.isprintable():
-            raise InvalidPattern(pattern, f"it contains the non-printable or space character {char!r}", where=where)
-    for char in _GROUP.sub("", pattern):
-        if char in _FORBIDDEN:
+    bad: str | None = None
+    if not pattern.isprintable():
+        bad = next(char for char in pattern if not char.isprintable())
+    elif (found := _OUTSIDE_GROUPS.search(_GROUP.sub("", pattern) if "(" in pattern else pattern)) is not None:
+        bad = found.group()
+        if bad in _FORBIDDEN:
             raise InvalidPattern(
-                pattern, f"{char!r} ({_FORBIDDEN[char]}) is not supported; use only '*' and '?'", where=where
+                pattern, f"{bad!r} ({_FORBIDDEN[bad]}) is not supported; use only '*' and '?'", where=where
             )
-        if char.isspace():
-            raise InvalidPattern(pattern, f"it contains the non-printable or space character {char!r}", where=where)
+    if bad is not None:
+        raise InvalidPattern(pattern, f"it contains the non-printable or space character {bad!r}", where=where)
     return pattern
 
 
