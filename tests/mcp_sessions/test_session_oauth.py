@@ -111,3 +111,4 @@ async def test_a_server_without_auth_that_answers_401_says_how_to_authorise() ->
     async with http_server("oauth_notes.py") as url, McpSession(ServerConfig(url=url).with_name("bare")) as session:
         assert session.state is SessionState.ERROR
         assert "HTTP 401 Unauthorized" in (session.reason or "")
+        assert "wants an OAuth sign-in" in (session.reason or "") and "toolsift auth login" in (session.reason or "")

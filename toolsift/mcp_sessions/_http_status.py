@@ -33,6 +33,9 @@ _SNIPPET = 200
 
 def _advice(status: int, challenge: str | None) -> str:
     asked = f"; it asks for: {challenge}" if challenge else ""
+    if status == 401 and challenge is not None and "resource_metadata" in challenge:
+        return (f"the server wants an OAuth sign-in{asked}. Add \"auth\": {{}} to the server's config and sign "
+                "in once with 'toolsift auth login <server>' (README: Signing in to remote servers)")
     if status == 401:
         return (f"the server wants authorisation{asked}. Give the server an access token in its config, "
                 '"headers": {"Authorization": "Bearer ${TOKEN}"} (the value may be ${VAR} or secret://...)')
