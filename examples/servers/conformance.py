@@ -19,15 +19,14 @@ Run it::
 from __future__ import annotations
 
 import base64
-import io
 import json
 import warnings
-import wave
 from typing import Any
 
 import anyio
 import mcp.types as types
 from _http import run_stdio_or_http
+from _media import tiny_wav
 from mcp.server import ServerRequestContext
 from mcp.server.mcpserver import Audio, Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -50,16 +49,6 @@ subscribers: dict[str, list[Any]] = {}
 watched_version = 0
 
 
-def _wav() -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(8000)
-        wav.writeframes(b"\x00\x00" * 80)
-    return buffer.getvalue()
-
-
 # -- tools -------------------------------------------------------------------------------------
 
 
@@ -78,7 +67,7 @@ def test_image_content() -> Image:
 @mcp.tool()
 def test_audio_content() -> Audio:
     """Return a short WAV file."""
-    return Audio(data=_wav(), format="wav")
+    return Audio(data=tiny_wav(), format="wav")
 
 
 @mcp.tool()

@@ -22,14 +22,13 @@ Environment:
 from __future__ import annotations
 
 import base64
-import io
 import os
 import sys
-import wave
 
 import anyio
 import mcp.types as types
 from _http import run_stdio_or_http
+from _media import tiny_wav
 from mcp.server.mcpserver import Audio, Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -48,17 +47,6 @@ DOCS = {
     "readme": "general: an everyday MCP server used by toolsift's tests.",
     "changelog": "0.1.0: first release.",
 }
-
-
-def _tiny_wav() -> bytes:
-    """Ten milliseconds of 8 kHz mono silence as a valid WAV file."""
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(8000)
-        wav.writeframes(b"\x00\x00" * 80)
-    return buffer.getvalue()
 
 
 mcp = MCPServer(
@@ -87,7 +75,7 @@ def get_image() -> Image:
 @mcp.tool(annotations=READ_ONLY)
 def get_audio() -> Audio:
     """Return ten milliseconds of silence as a WAV file."""
-    return Audio(data=_tiny_wav(), format="wav")
+    return Audio(data=tiny_wav(), format="wav")
 
 
 @mcp.tool(annotations=READ_ONLY)

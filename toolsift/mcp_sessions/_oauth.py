@@ -120,15 +120,13 @@ class FileTokenStorage:
         self._write("client", client_info.model_dump(mode="json", exclude_none=True))
 
 
-def oauth_provider(config: ServerConfig, secrets: dict[str, str], sign_in: SignInHandler | None,
-                   *, storage: FileTokenStorage | None = None) -> httpx2.Auth:
+def oauth_provider(config: ServerConfig, secrets: dict[str, str], sign_in: SignInHandler | None) -> httpx2.Auth:
     """The SDK auth flow for ``config`` (which has ``auth`` and a ``url``).
 
     Args:
         config: The server.
         secrets: Its resolved ``clientSecret`` / ``privateKey``.
         sign_in: Who has a person sign in (authorization code grant); None fails with :class:`SignInRequired`.
-        storage: Where tokens live (default: :func:`token_file`).
     """
     auth, url = config.auth, config.url
     assert auth is not None and url is not None
@@ -136,7 +134,7 @@ def oauth_provider(config: ServerConfig, secrets: dict[str, str], sign_in: SignI
     secret, key = secrets.get("clientSecret"), secrets.get("privateKey")
     if auth.grant == "client_credentials":
         assert auth.client_id is not None
-        store = storage or FileTokenStorage(token_file(config))
+        store = FileTokenStorage(token_file(config))
         if key is not None:
             signer = SignedJWTParameters(issuer=auth.client_id, subject=auth.client_id, signing_key=key,
                                          signing_algorithm=auth.signing_algorithm)
@@ -152,7 +150,7 @@ def oauth_provider(config: ServerConfig, secrets: dict[str, str], sign_in: SignI
         client_name=CLIENT_NAME, redirect_uris=[redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"], response_types=["code"], scope=scope,
         token_endpoint_auth_method=auth.token_endpoint_auth_method or ("client_secret_basic" if secret else "none"))
-    store = storage or FileTokenStorage(token_file(config), _preregistered(auth, secret, metadata))
+    store = FileTokenStorage(token_file(config), _preregistered(auth, secret, metadata))
     handoff = _SignIn(config.name, redirect_uri, sign_in)
     return _SavedTokensProvider(url, metadata, store, redirect_handler=handoff.redirect,
                                 callback_handler=handoff.callback, client_metadata_url=auth.client_metadata_url)

@@ -32,6 +32,8 @@ __all__ = ["call_as_task", "runs_as_task"]
 _POLL_MIN, _POLL_MAX = 0.05, 5.0
 # How long a task outlives a call with no time limit, in milliseconds.
 _UNLIMITED_TTL_MS = 3_600_000
+# Read timeout of the task's own requests: the caller's deadline ends the call, not the SDK's default.
+_UNTIL_DONE = math.inf
 # Seconds given to tasks/cancel when the caller has gone.
 _CANCEL_WITHIN = 5.0
 
@@ -54,11 +56,10 @@ async def call_as_task(client: Client, name: str, arguments: dict[str, Any] | No
     Raises:
         MCPError: The server refused a request.
     """
-    timeout = math.inf
     ttl_ms = _UNLIMITED_TTL_MS if ttl is None or math.isinf(ttl) else max(int(ttl * 1000), 1_000)
     request = types.CallToolRequest(params=types.CallToolRequestParams(
         name=name, arguments=arguments, task=types.TaskMetadata(ttl=ttl_ms)))
-    task = types.CreateTaskResult.model_validate(await _send_unvalidated(client, request, timeout)).task
+    task = types.CreateTaskResult.model_validate(await _send_unvalidated(client, request)).task
     finished = False
     try:
         async with anyio.create_task_group() as group:
@@ -66,7 +67,7 @@ async def call_as_task(client: Client, name: str, arguments: dict[str, Any] | No
                 group.start_soon(_follow, client, task, progress)
             result = await client.session.send_request(
                 types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task.task_id)),
-                types.CallToolResult, request_read_timeout_seconds=timeout)
+                types.CallToolResult, request_read_timeout_seconds=_UNTIL_DONE)
             finished = True
             group.cancel_scope.cancel()
         return result
@@ -75,7 +76,7 @@ async def call_as_task(client: Client, name: str, arguments: dict[str, Any] | No
             await _cancel(client, task.task_id)
 
 
-async def _send_unvalidated(client: Client, request: types.CallToolRequest, timeout: float) -> dict[str, Any]:
+async def _send_unvalidated(client: Client, request: types.CallToolRequest) -> dict[str, Any]:
     """``ClientSession.send_request`` without its result check, which knows no ``CreateTaskResult``.
 
     Mirrors what that method does before sending (the protocol stamp, the read
@@ -86,7 +87,7 @@ async def _send_unvalidated(client: Client, request: types.CallToolRequest, time
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
     opts: CallOptions = {}
     session._stamp(data, opts)
-    opts["timeout"] = timeout
+    opts["timeout"] = _UNTIL_DONE
     return await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
 
 
