@@ -31,8 +31,8 @@ PUBLIC = {
     "toolsift.config": [
         "AgentConfig", "ArgumentRule", "AuditConfig", "CommandSettings", "ConfigDiff", "ConfigReport",
         "ConfigWarning", "LimitsConfig", "OAuthConfig", "PermissionsConfig", "ProgramRule", "ProjectTrust",
-        "ResolvedServer",
-        "SearchConfig", "ServeSettings", "ServerConfig", "SkillsConfig", "ToolRuleConfig", "ToolsConfig",
+        "ResolvedServer", "SearchConfig", "ServeSettings", "ServerConfig", "SharedSettings", "SkillsConfig",
+        "ToolRuleConfig", "ToolsConfig",
         "ToolsiftConfig", "TransportKind", "TrustCheck", "UrlPolicy", "argument_values", "child_environment",
         "diff_servers", "is_loopback", "launch_fingerprints", "load_config", "parse_config", "resolve_server",
         "urls_in", "validate_config", "validate_serve_settings",

@@ -248,7 +248,8 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
 def test_serve_settings_error_is_one_line_without_a_doubled_prefix(capsys: pytest.CaptureFixture[str],
                                                                      config: Path) -> None:
     code, _, err = run(capsys, "-c", str(config), "serve", "--transport", "http", "--workers", "2")
-    assert code == 4 and err.strip() == "error: serve: workers = 2 needs stateless = true"
+    assert code == 4 and err.strip() == ("error: serve: workers = 2 needs stateless = true, or shared sessions "
+                                         "(serve.shared)")
 
 
 def test_debug_shows_the_traceback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -33,6 +33,9 @@ def serve(
     = None,
     ready_file: Annotated[Path | None, typer.Option("--ready-file", help="HTTP: write the URL here once up.")]
     = None,
+    redis: Annotated[str | None, typer.Option("--redis", help="HTTP: share sessions with other replicas through "
+                                                              "this Redis URL.")] = None,
+    replica: Annotated[str | None, typer.Option("--replica", help="This replica's name in Redis.")] = None,
 ) -> None:
     """Serve toolsift over MCP: `claude mcp add toolsift -- toolsift serve`.
 
@@ -53,7 +56,8 @@ def serve(
                        interactive=False)
     argv = ["--config", str(path)]
     for flag, value in (("--transport", transport), ("--host", host), ("--port", port), ("--workers", workers),
-                        ("--profile", profile), ("--gateway-skill", gateway_skill), ("--ready-file", ready_file)):
+                        ("--profile", profile), ("--gateway-skill", gateway_skill), ("--ready-file", ready_file),
+                        ("--redis", redis), ("--replica", replica)):
         if value is not None:
             argv += [flag, str(value)]
     argv += [flag for flag, on in (("--stateless", stateless), ("--json-response", json_response),

@@ -31,6 +31,7 @@ from ._resolve import child_environment as child_environment
 from ._resolve import resolve_server as resolve_server
 from ._search import SearchConfig as SearchConfig
 from ._serve import ServeSettings as ServeSettings
+from ._serve import SharedSettings as SharedSettings
 from ._serve import is_loopback as is_loopback
 from ._serve import validate_serve_settings as validate_serve_settings
 from ._server import OAuthConfig as OAuthConfig
@@ -65,6 +66,7 @@ __all__ = [
     "SearchConfig",
     "ServeSettings",
     "ServerConfig",
+    "SharedSettings",
     "SkillsConfig",
     "ToolRuleConfig",
     "ToolsConfig",

@@ -34,7 +34,7 @@ from ._model import BASE_DIR, ConfigModel, resolve_path
 from ._policies import ArgumentRule, UrlPolicy
 from .secrets import expand_variables, has_references
 
-__all__ = ["ServeSettings", "is_loopback", "validate_serve_settings"]
+__all__ = ["ServeSettings", "SharedSettings", "is_loopback", "validate_serve_settings"]
 
 DEFAULT_PORT = 8765
 MiB = 1024 * 1024
@@ -52,6 +52,45 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class SharedSettings(ConfigModel):
+    """``serve.shared``: state that several gateway replicas share in Redis.
+
+    Attributes:
+        redis: The Redis URL (``redis://[:password@]host:6379/0``, ``rediss://``
+            for TLS); ``${VAR}`` references are expanded, and the URL is kept
+            as a secret, since it may hold a password.
+        key_prefix: Prefix of every key and channel, so gateways serving
+            different configs can share one Redis.
+        replica: This replica's name in Redis and in audit records; default:
+            ``<hostname>-<pid>``.
+        lease_seconds: How long a replica that stopped answering counts as
+            alive; a call it was running is reported lost after that.
+        session_idle_seconds: A session no request used for this long ends,
+            on every replica and in Redis.
+    """
+
+    redis: SecretStr
+    key_prefix: str = Field(default="toolsift", pattern=r"^[A-Za-z0-9_.:-]+$")
+    replica: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
+    lease_seconds: float = Field(default=10.0, gt=0)
+    session_idle_seconds: float = Field(default=1800.0, gt=0)
+
+    @field_validator("redis", mode="before")
+    @classmethod
+    def _expand(cls, value: object) -> object:
+        if isinstance(value, str) and has_references(value):
+            return expand_variables(value, os.environ, field="serve.shared.redis")
+        return value
+
+    @field_validator("redis")
+    @classmethod
+    def _scheme(cls, value: SecretStr) -> SecretStr:
+        scheme = value.get_secret_value().partition("://")[0]
+        if scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("expected a URL starting with redis://, rediss:// or unix://")
+        return value
+
+
 class ServeSettings(ConfigModel):
     """The ``serve`` section.
 
@@ -67,7 +106,11 @@ class ServeSettings(ConfigModel):
         stateless: Serve HTTP without sessions, so that several workers behind a
             load balancer can serve one config.
         json_response: Answer HTTP requests with JSON instead of an SSE stream.
-        workers: uvicorn worker processes for HTTP (more than one needs ``stateless``).
+        workers: uvicorn worker processes for HTTP (more than one needs
+            ``stateless`` or ``shared``).
+        shared: Share sessions, resumable streams, unlocked tools and audit
+            records in Redis, so that several replicas (processes or machines)
+            behind a load balancer serve one session; None: one process.
         max_request_bytes: Largest HTTP request body (larger: 413).
         max_argument_bytes: Largest arguments of one call, as JSON.
         max_result_bytes: Largest result of one call.
@@ -103,6 +146,7 @@ class ServeSettings(ConfigModel):
     stateless: bool = False
     json_response: bool = False
     workers: int = Field(default=1, ge=1)
+    shared: SharedSettings | None = None
     max_request_bytes: Bytes = 4 * MiB
     max_argument_bytes: Bytes = 1 * MiB
     max_result_bytes: Bytes = 1 * MiB
@@ -172,9 +216,14 @@ class ServeSettings(ConfigModel):
 
     @model_validator(mode="after")
     def _workers_need_stateless(self) -> ServeSettings:
-        if self.workers > 1 and not self.stateless:
+        if self.workers > 1 and not self.stateless and self.shared is None:
             # Sessions live in one process; a second worker would not know them.
-            raise ValueError(f"workers = {self.workers} needs stateless = true")
+            raise ValueError(f"workers = {self.workers} needs stateless = true, or shared sessions (serve.shared)")
+        if self.shared is not None and self.stateless:
+            raise ValueError("shared and stateless exclude each other: stateless serving keeps no session to share")
+        if self.shared is not None and self.shared.replica is not None and self.workers > 1:
+            raise ValueError("each worker is a replica with a name of its own: leave shared.replica unset "
+                             "(each takes <hostname>-<pid>) or run one worker per named replica")
         return self
 
     def __repr__(self) -> str:

@@ -60,6 +60,13 @@ class ToolSpec:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def repeatable(self) -> bool:
+        """Whether running a call again does nothing more than running it once (read-only or idempotent)."""
+        annotations = self.annotations
+        return self.read_only or (annotations is not None
+                                  and bool(annotations.read_only_hint or annotations.idempotent_hint))
+
+    @property
     def destructive(self) -> bool:
         """MCP's ``destructiveHint``; meaningful only for tools that are not read-only."""
         if self.read_only or (self.annotations is not None and self.annotations.read_only_hint):

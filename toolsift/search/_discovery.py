@@ -153,6 +153,18 @@ class Discovery:
         return frozenset(self._unlocked)
 
     @property
+    def recent(self) -> tuple[str, ...]:
+        """The unlocked names, least recently used first (what :meth:`restore` takes back)."""
+        return tuple(self._unlocked)
+
+    def restore(self, names: Iterable[str]) -> None:
+        """Make ``names`` (least recently used first) the unlocked set, skipping tools no longer registered."""
+        wanted = tuple(name for name in names if name in self.registry)
+        if wanted != self.recent:
+            self._unlocked.clear()
+            self.unlock(wanted)
+
+    @property
     def unlocked_tokens(self) -> int:
         """Estimated tokens of the unlocked tools' declarations."""
         return sum(self._unlocked.values())

@@ -13,7 +13,7 @@ And a runnable module (used by tests and benchmarks)::
 
     python -m toolsift.serve --config toolsift.json [--transport http] [--port 0]
         [--host H] [--stateless] [--json-response] [--workers N] [--profile NAME]
-        [--gateway | --gateway-skill NAME] [--ready-file PATH]
+        [--gateway | --gateway-skill NAME] [--ready-file PATH] [--redis URL] [--replica NAME]
 
 The ``serve`` section of ``toolsift.json`` is :class:`toolsift.config.ServeSettings`.
 """

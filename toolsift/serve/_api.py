@@ -49,7 +49,11 @@ async def serve_stdio(server: ToolsiftServer) -> None:
     """Start ``server`` and serve one client on stdin/stdout until it disconnects.
 
     If cancelled, the connection and the server are closed.
+
+    Raises:
+        ConfigError: When the settings share sessions, which only HTTP serves.
     """
+    server.check_stdio()
     async with server:
         await server.run_stdio()
 
@@ -68,6 +72,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     gateway.add_argument("--gateway", action="store_true", default=None, help="also serve configured MCP tools")
     gateway.add_argument("--gateway-skill", help="serve the MCP tools this skill's allowed-tools name")
     parser.add_argument("--ready-file", type=Path, help="HTTP: write the URL here once serving")
+    parser.add_argument("--redis", help="HTTP: share sessions with other replicas through this Redis URL")
+    parser.add_argument("--replica", help="this replica's name in Redis (default: host-pid)")
     return parser.parse_args(argv)
 
 
@@ -95,8 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "json_response": args.json_response, "workers": args.workers, "profile": args.profile,
         "gateway": args.gateway_skill or args.gateway,
     }.items() if value is not None}
+    shared = {key: value for key, value in {"redis": args.redis, "replica": args.replica}.items()
+              if value is not None}
     try:
-        server = build_server(args.config, **overrides)
+        config, settings = load_serve_config(args.config)
+        if shared:
+            current = settings.shared.model_dump(exclude_unset=True) if settings.shared is not None else {}
+            overrides["shared"] = {**current, **shared}
+        server = build_server(config, settings, **overrides)
         settings = server.settings
         if settings.transport == "stdio":
             anyio.run(serve_stdio, server)

@@ -14,7 +14,9 @@ scope instead, which also lets the refusals say what to configure.
 - **Host** (when bound to loopback): the ``Host`` header must name this
   machine, which defeats DNS rebinding (a hostile name resolved to 127.0.0.1).
 - **Bearer token** (when configured): compared in constant time; a missing or
-  wrong token gets 401 with ``WWW-Authenticate: Bearer``.
+  wrong token gets 401 with ``WWW-Authenticate: Bearer``. The health and
+  readiness paths need none: load balancers probe them, and they tell nothing
+  but whether the server is up.
 
 Request bodies are bounded by the SDK's own limit (413), configured from
 ``serve.maxRequestBytes``. Refusals are JSON-RPC error objects, so MCP
@@ -24,7 +26,7 @@ clients show their message.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import final
 from urllib.parse import urlsplit
 
@@ -55,11 +57,13 @@ class HttpGuard:
         token: The bearer token to require; None: none required.
         allowed_origins: Origins allowed besides loopback ones; ``scheme://host:*`` allows any port.
         check_host: Require a loopback ``Host`` header (set when bound to loopback).
+        open_paths: Paths served without the token (health probes).
     """
 
     def __init__(self, app: ASGIApp, *, token: str | None = None, allowed_origins: Sequence[str] = (),
-                 check_host: bool = True) -> None:
+                 check_host: bool = True, open_paths: Collection[str] = ()) -> None:
         self._app = app
+        self._open_paths = frozenset(open_paths)
         self._token = token.encode("utf-8") if token is not None else None
         self._origins = frozenset(allowed_origins)
         self._any_port = tuple(origin[:-1] for origin in allowed_origins if origin.endswith(":*"))
@@ -86,7 +90,7 @@ class HttpGuard:
             return
         headers = Headers(scope=scope)
         server = scope.get("server")
-        refusal = self._refusal(headers, server[1] if server else None)
+        refusal = self._refusal(headers, server[1] if server else None, scope["path"] in self._open_paths)
         if refusal is None:
             await self._app(scope, receive, send)
             return
@@ -95,7 +99,7 @@ class HttpGuard:
         body = {"jsonrpc": "2.0", "id": None, "error": {"code": _INVALID_REQUEST, "message": message}}
         await JSONResponse(body, status_code=status, headers=extra)(scope, receive, send)
 
-    def _refusal(self, headers: Headers, served_port: int | None) -> tuple[int, str] | None:
+    def _refusal(self, headers: Headers, served_port: int | None, open_path: bool) -> tuple[int, str] | None:
         origin = headers.get("origin")
         if origin is not None and not self.origin_allowed(origin, served_port):
             return 403, (f"Origin {origin!r} is not allowed; only this server's own origin (a loopback name, port "
@@ -106,7 +110,7 @@ class HttpGuard:
             if name is None or not is_loopback(name):
                 return 421, (f"Host {host!r} is not a loopback name; this server listens on loopback only "
                              "(DNS rebinding protection)")
-        if self._token is not None:
+        if self._token is not None and not open_path:
             scheme, _, credentials = headers.get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(credentials.strip().encode("utf-8"),
                                                                      self._token):

@@ -26,12 +26,15 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
+from starlette.types import ASGIApp
 from uvicorn.supervisors import Multiprocess
 
 from .._exceptions import ConfigError
 from ..config import ServeSettings, is_loopback
 from ._guard import HttpGuard
+from ._health import HEALTH_PATH, READY_PATH, health_routes
 from ._load import load_serve_config
+from ._replicas import SharedSessionManager
 from ._server import ToolsiftServer
 
 __all__ = ["ENV_CONFIG", "ENV_SETTINGS", "app_from_environment", "create_http_app", "run_http_workers",
@@ -60,7 +63,10 @@ def check_binding(settings: ServeSettings) -> None:
 
 
 def create_http_app(server: ToolsiftServer) -> Starlette:
-    """The server as an ASGI app (Starlette) with the MCP endpoint at ``settings.path``.
+    """The server as an ASGI app (Starlette): the MCP endpoint at ``settings.path``, ``/healthz`` and ``/readyz``.
+
+    With ``settings.shared``, sessions live in Redis and any replica serves
+    them (:class:`toolsift.serve.SharedSessionManager`); otherwise in this process.
 
     The app's lifespan enters ``server`` and the SDK's session manager, so run
     it under a server that runs lifespans (uvicorn does). Each app is started once.
@@ -70,20 +76,29 @@ def create_http_app(server: ToolsiftServer) -> Starlette:
     """
     settings = server.settings
     check_binding(settings)
-    manager = StreamableHTTPSessionManager(
-        app=server.sdk,
-        json_response=settings.json_response,
-        stateless=settings.stateless,
-        # HttpGuard checks Origin and Host with toolsift's settings and messages.
-        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_request_body_size=settings.max_request_bytes,
-    )
+    # HttpGuard checks Origin and Host with toolsift's settings and messages.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    manager: StreamableHTTPSessionManager | SharedSessionManager
+    if server.shared is not None:
+        manager = SharedSessionManager(server.sdk, server.shared, repeatable=server.repeatable,
+                                       json_response=settings.json_response,
+                                       security_settings=security, max_request_body_size=settings.max_request_bytes)
+        endpoint: ASGIApp = manager
+    else:
+        manager = StreamableHTTPSessionManager(app=server.sdk, json_response=settings.json_response,
+                                               stateless=settings.stateless, security_settings=security,
+                                               max_request_body_size=settings.max_request_bytes)
+        endpoint = StreamableHTTPASGIApp(manager)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
             async with server, manager.run():
-                yield
+                app.state.ready = True
+                try:
+                    yield
+                finally:
+                    app.state.ready = False
         except Exception as exc:
             # uvicorn reports a failed startup by exiting; keep the cause for serve_http.
             app.state.startup_error = exc
@@ -91,8 +106,8 @@ def create_http_app(server: ToolsiftServer) -> Starlette:
 
     token = settings.token.get_secret_value() if settings.token is not None else None
     guard = Middleware(HttpGuard, token=token, allowed_origins=settings.allowed_origins,
-                       check_host=is_loopback(settings.host))
-    return Starlette(routes=[Route(settings.path, endpoint=StreamableHTTPASGIApp(manager))], middleware=[guard],
+                       check_host=is_loopback(settings.host), open_paths=(HEALTH_PATH, READY_PATH))
+    return Starlette(routes=[Route(settings.path, endpoint=endpoint), *health_routes(server)], middleware=[guard],
                      lifespan=lifespan)
 
 
@@ -205,6 +220,8 @@ def _settings_json(settings: ServeSettings) -> str:
     data: dict[str, Any] = settings.model_dump(mode="json")
     if settings.token is not None:
         data["token"] = settings.token.get_secret_value()
+    if settings.shared is not None:
+        data["shared"]["redis"] = settings.shared.redis.get_secret_value()
     return json.dumps(data)
 
 

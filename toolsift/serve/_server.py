@@ -59,6 +59,7 @@ from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._notify import ToolListAnnouncer
 from ._proxy import GatewayProxy
 from ._relay import ClientRelay, client_of
+from ._replicas import SharedState
 from ._skills import SKILL_NAMESPACE, skill_tools
 from ._stdio import AnsweringReadStream
 
@@ -175,6 +176,8 @@ class ToolsiftServer:
         self.sessions: McpServerManager | None = None
         if settings.gateway is not False:
             self.sessions = McpServerManager(self.registry, config, options=self._session_options())
+        # Several replicas serving one set of sessions keep what they share in Redis.
+        self.shared = SharedState(settings.shared, self.registry.audit) if settings.shared is not None else None
         self.sdk = self._sdk_server()
         self.sdk.middleware.append(self.announcer.track)
         self._stack: AsyncExitStack | None = None
@@ -232,6 +235,11 @@ class ToolsiftServer:
     async def _start_searchable_lazy(self) -> None:
         if self.sessions is not None:
             await self.sessions.start_lazy(searchable_lazy(self.sessions.servers))
+
+    def repeatable(self, name: str) -> bool:
+        """Whether served tool ``name`` may run a call again without more effect (read-only or idempotent)."""
+        routed = self.tools.route(name, self.tools.scope_of("gateway"))
+        return routed is not None and routed[0].registry.spec(routed[1]).repeatable
 
     def _instructions(self) -> str:
         """toolsift's own, then those of the proxied upstream servers (fenced unless trusted)."""
@@ -308,11 +316,20 @@ class ToolsiftServer:
 
     async def _list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
                           ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tools.list_tools(self._gateway_for(self._discovery(ctx))))
+        discovery = await self._synced_discovery(ctx)
+        return types.ListToolsResult(tools=self.tools.list_tools(self._gateway_for(discovery)))
+
+    async def _synced_discovery(self, ctx: ServerRequestContext[Any]) -> Discovery | None:
+        """The client's tool-search state; with shared sessions, as the last replica to serve it left it."""
+        discovery = self._discovery(ctx)
+        session_id = getattr(client_of(ctx.session), "session_id", None)
+        if discovery is not None and self.shared is not None and session_id is not None:
+            discovery.restore(await self.shared.unlocked(session_id))
+        return discovery
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
                          ) -> types.CallToolResult | types.InputRequiredResult:
-        discovery = self._discovery(ctx)
+        discovery = await self._synced_discovery(ctx)
         gateway = self._gateway_for(discovery)
         if self.sessions is not None and self.tools.route(params.name, gateway) is None:
             # A tool of a lazy server is there once its server runs: a call is a need.
@@ -331,6 +348,9 @@ class ToolsiftServer:
             return types.InputRequiredResult(input_requests={APPROVAL_INPUT: asking.pending})
         if discovery is not None and discovery.unlocked != unlocked:
             # Its search changed what this client may see; other clients' lists are as they were.
+            session_id = getattr(client_of(ctx.session), "session_id", None)
+            if self.shared is not None and session_id is not None:
+                await self.shared.save_unlocked(session_id, discovery.recent)
             await ctx.session.send_tool_list_changed()
         return result.to_mcp()
 
@@ -360,6 +380,8 @@ class ToolsiftServer:
             raise RuntimeError("A ToolsiftServer can be entered once; build a new one to serve again")
         self._entered = True
         async with AsyncExitStack() as stack:
+            if self.shared is not None:
+                await stack.enter_async_context(self.shared)
             if self.sessions is not None:
                 await stack.enter_async_context(self.sessions)
             group = await stack.enter_async_context(anyio.create_task_group())
@@ -391,11 +413,25 @@ class ToolsiftServer:
         if stack is not None:
             await stack.aclose()
 
+    def check_stdio(self) -> None:
+        """Refuse to serve over stdio what only HTTP serves.
+
+        Raises:
+            ConfigError: When the settings share sessions (``shared``).
+        """
+        if self.shared is not None:
+            raise ConfigError("shared sessions are served over HTTP: use --transport http, or remove serve.shared",
+                              path=self.config.path, field="serve.shared")
+
     async def run_stdio(self) -> None:
         """Serve one client over this process's stdin/stdout until it disconnects.
 
         The server must be entered. Logging must go to stderr: stdout is the wire.
         If cancelled, the connection is closed.
+
+        Raises:
+            ConfigError: When the settings share sessions (``shared``), which only HTTP serves.
         """
+        self.check_stdio()
         async with stdio_server() as (read, write):
             await self.sdk.run(AnsweringReadStream(read, write), write, self.sdk.create_initialization_options())

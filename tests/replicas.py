@@ -1,0 +1,190 @@
+"""Gateway replicas for the shared-session tests: a real redis-server, replica processes, a round-robin proxy."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from servers import START_TIMEOUT, stop_process, wait_for_file
+
+BALANCER = Path(__file__).resolve().parent.parent / "examples" / "balancer" / "round_robin.py"
+
+
+def round_robin() -> ModuleType:
+    """The example balancer, ``examples/balancer/round_robin.py``, as a module."""
+    spec = importlib.util.spec_from_file_location("round_robin", BALANCER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@asynccontextmanager
+async def redis_server() -> AsyncIterator[str]:
+    """A redis-server on a free loopback port, nothing saved to disk; yields its URL.
+
+    Skips the test when Debian's ``redis-server`` is not installed.
+    """
+    program = shutil.which("redis-server")
+    if program is None:
+        pytest.skip("redis-server is not installed (Debian package redis-server)")
+    port = _free_port()
+    command = [program, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        assert process.stdout is not None
+        seen = b""
+        with anyio.fail_after(START_TIMEOUT):
+            async for chunk in process.stdout:  # it says when it accepts connections
+                seen += chunk
+                if b"Ready to accept connections" in seen:
+                    break
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        await stop_process(process)
+
+
+@dataclass
+class Replica:
+    """One ``toolsift serve`` process."""
+
+    name: str
+    process: Process
+    url: str
+
+    @property
+    def address(self) -> tuple[str, int]:
+        authority = self.url.split("//", 1)[1].split("/", 1)[0]
+        host, _, port = authority.rpartition(":")
+        return host, int(port)
+
+
+@dataclass
+class Cluster:
+    """Replicas of one config behind a round-robin proxy (``url``), and their Redis."""
+
+    config: Path
+    redis: str
+    replicas: list[Replica] = field(default_factory=list)
+    proxy: Any = None
+    url: str = ""
+    stack: AsyncExitStack = field(default_factory=AsyncExitStack)
+
+    async def start(self, name: str) -> Replica:
+        """Start replica ``name`` and wait until it serves."""
+        folder = self.config.parent
+        ready = folder / f"{name}.ready"
+        ready.unlink(missing_ok=True)
+        command = [sys.executable, "-m", "toolsift.serve", "--config", str(self.config), "--transport", "http",
+                   "--port", "0", "--gateway", "--redis", self.redis, "--replica", name, "--ready-file", str(ready)]
+        with (folder / f"{name}.log").open("ab") as log:
+            process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                               stderr=log)
+        self.stack.push_async_callback(stop_process, process)
+        try:
+            url = (await wait_for_file(ready, timeout=START_TIMEOUT, process=process)).strip()
+        except (RuntimeError, TimeoutError) as exc:
+            log_text = (folder / f"{name}.log").read_text(encoding="utf-8", errors="replace")[-3000:]
+            raise type(exc)(f"replica {name}: {exc}; stderr:\n{log_text}") from None
+        replica = Replica(name, process, url)
+        self.replicas.append(replica)
+        return replica
+
+    def index(self, name: str) -> int:
+        return [replica.name for replica in self.replicas].index(name)
+
+
+@asynccontextmanager
+async def cluster(config: Path, redis: str, count: int = 3) -> AsyncIterator[Cluster]:
+    """``count`` replicas (``r0``, ``r1``...) of ``config`` sharing ``redis``, behind a round-robin proxy."""
+    shared = Cluster(config, redis)
+    async with shared.stack:
+        with anyio.fail_after(START_TIMEOUT * 2):
+            for index in range(count):
+                await shared.start(f"r{index}")
+        shared.proxy = round_robin().RoundRobinProxy([replica.address for replica in shared.replicas])
+        server = await shared.proxy.start()
+        shared.stack.push_async_callback(_close, server)
+        shared.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/mcp"
+        yield shared
+
+
+async def _close(server: Any) -> None:
+    server.close()
+    await server.wait_closed()
+
+
+async def audit_records(redis_url: str, prefix: str = "toolsift") -> list[dict[str, Any]]:
+    """The shared audit stream: each entry's record, with the replica that wrote it."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis_url, decode_responses=True)
+    try:
+        entries = await client.xrange(f"{prefix}:audit")
+    finally:
+        await client.aclose()
+    return [{**json.loads(fields["record"]), "replica": fields["replica"]} for _, fields in entries]
+
+
+async def redis_keys(redis_url: str, pattern: str) -> list[str]:
+    """The keys matching ``pattern``."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis_url, decode_responses=True)
+    try:
+        return sorted(await client.keys(pattern))
+    finally:
+        await client.aclose()
+
+
+async def call_runner(redis_url: str, prefix: str = "toolsift") -> str:
+    """The replica that stored the latest event of a request stream (the one running the latest call).
+
+    The tests that ask have one session, hence one event stream.
+    """
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis_url, decode_responses=True)
+    try:
+        (key,) = await client.keys(f"{prefix}:events:*")
+        entries = await client.xrevrange(key, count=50)
+    finally:
+        await client.aclose()
+    return next(fields["r"] for _, fields in entries if fields["s"] != "_GET_stream")
+
+
+async def waiting_call(client: Any, tool: str, release: Path, results: list[str], *,
+                       task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    """Call ``tool`` (which waits for ``release``), report once it runs (its first progress), keep its text."""
+    running = anyio.Event()
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        running.set()
+
+    async def call() -> None:
+        result = await client.call_tool(tool, {"path": str(release)}, progress_callback=progress)
+        results.append("\n".join(block.text for block in result.content if hasattr(block, "text")))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await running.wait()
+        task_status.started()

@@ -1,0 +1,239 @@
+"""Gateway replicas sharing sessions through a real Redis, behind a round-robin proxy with no stickiness."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from mcp import Client, MCPError
+from replicas import audit_records, call_runner, cluster, redis_keys, redis_server, waiting_call
+from serve_project import general_server, text, write_project
+from servers import wait_for_file
+
+pytestmark = pytest.mark.timeout(120)
+
+TESTS = Path(__file__).resolve().parent.parent
+MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2025-11-25"}
+
+
+def _project(tmp_path: Path, **serve: object) -> Path:
+    blocking = {"command": sys.executable, "args": [str(TESTS / "blocking_server.py")], "internalOnly": False,
+                "protocol": "legacy"}
+    return write_project(tmp_path, serve={"shared": {"redis": "redis://unused", "leaseSeconds": 1}, **serve},
+                         servers={"general": general_server(), "blocking": blocking})
+
+
+async def _audited(redis: str, count: int) -> list[dict[str, object]]:
+    """The shared audit stream once it holds ``count`` records (records are written after the answer)."""
+    with anyio.fail_after(30):
+        while len(records := await audit_records(redis)) < count:
+            await anyio.sleep(0.02)
+    return records
+
+
+async def test_one_session_is_served_by_every_replica_in_turn(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    async with redis_server() as redis, cluster(config, redis) as shared, \
+            Client(shared.url, mode="legacy") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"general__echo", "blocking__hold", "builtin__read_file"} <= names
+        for index in range(9):
+            assert text(await client.call_tool("general__echo", {"text": f"call {index}"})) == f"call {index}"
+        assert all(count >= 3 for count in shared.proxy.routed)  # no replica was skipped
+        records = await _audited(redis, 9)
+    calls = Counter(record["call_id"] for record in records)
+    assert len(calls) == 9 and set(calls.values()) == {1}
+    assert {record["replica"] for record in records} == {"r0", "r1", "r2"}
+    assert sorted(record["arguments"]["text"] for record in records) == [f"call {i}" for i in range(9)]
+
+
+async def test_a_broken_stream_resumes_on_another_replica(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    release = tmp_path / "release.txt"
+    results: list[str] = []
+    async with redis_server() as redis, cluster(config, redis) as shared:
+        async with Client(shared.url, mode="legacy") as client, anyio.create_task_group() as group:
+            await group.start(waiting_call, client, "general__wait_for_file", release, results)
+            runner = shared.index(await call_runner(redis))
+            shared.proxy.exclude(runner)  # the stream must resume elsewhere
+            routed = shared.proxy.routed[runner]
+            shared.proxy.cut()
+            release.write_text("released", encoding="utf-8")
+        assert results == ["released"]
+        assert shared.proxy.routed[runner] == routed
+        records = await _audited(redis, 1)
+    assert [(record["tool"], record["replica"]) for record in records] == [("general__wait_for_file", f"r{runner}")]
+
+
+async def test_a_call_lost_with_a_killed_replica_runs_again_when_safe_and_the_session_goes_on(
+        tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    release = tmp_path / "release.txt"
+    results: list[str] = []
+    async with redis_server() as redis, cluster(config, redis) as shared:
+        async with Client(shared.url, mode="legacy") as client:
+            assert text(await client.call_tool("general__echo", {"text": "before"})) == "before"
+            async with anyio.create_task_group() as group:
+                await group.start(waiting_call, client, "general__wait_for_file", release, results)
+                killed = shared.index(await call_runner(redis))
+                shared.replicas[killed].process.kill()  # no goodbye: its lease runs out
+                shared.proxy.exclude(killed)  # as a balancer's health check would
+                release.write_text("released", encoding="utf-8")
+            assert results == ["released"]  # read-only: run again on another replica
+            for index in range(4):
+                assert text(await client.call_tool("general__echo", {"text": f"after {index}"})) == f"after {index}"
+        records = await _audited(redis, 6)
+    calls = Counter(record["call_id"] for record in records)
+    assert set(calls.values()) == {1}
+    rerun = [record for record in records if record["tool"] == "general__wait_for_file"]
+    assert len(rerun) == 1 and rerun[0]["replica"] != f"r{killed}"
+
+
+async def test_a_call_lost_with_a_killed_replica_is_reported_when_not_safe_to_repeat(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    release = tmp_path / "release.txt"
+    async with redis_server() as redis, cluster(config, redis) as shared:
+        async with Client(shared.url, mode="legacy") as client, anyio.create_task_group() as group:
+            failure: list[BaseException] = []
+
+            async def hold() -> None:
+                try:
+                    await client.call_tool("blocking__hold", {"path": str(release)})
+                except MCPError as exc:
+                    failure.append(exc)
+
+            group.start_soon(hold)
+            await wait_for_file(Path(f"{release}.running"), timeout=30)
+            killed = shared.index(await call_runner(redis))
+            shared.replicas[killed].process.kill()
+            shared.proxy.exclude(killed)
+        assert len(failure) == 1
+        assert f"replica 'r{killed}' running this request stopped before it answered" in str(failure[0])
+        assert "not repeated" in str(failure[0])
+        async with Client(shared.url, mode="legacy") as client:
+            assert text(await client.call_tool("general__echo", {"text": "still here"})) == "still here"
+
+
+async def test_answers_to_the_gateway_s_questions_reach_the_replica_that_asked(tmp_path: Path) -> None:
+    # The approval (elicitation) and the upstream's sampling request are answered by POSTs that the proxy
+    # is made to send to another replica than the one running the call.
+    session = {"command": sys.executable, "args": [str(TESTS / "session_server.py")], "internalOnly": False,
+               "protocol": "legacy"}
+    config = write_project(tmp_path, agents={"default": {"permissions": {"level": "execute", "ask": ["write_file"]}}},
+                           serve={"shared": {"redis": "redis://unused"}}, servers={"session": session})
+    async with redis_server() as redis, cluster(config, redis) as shared:
+        asked: list[str] = []
+
+        async def elsewhere() -> None:
+            shared.proxy.include(0), shared.proxy.include(1), shared.proxy.include(2)
+            shared.proxy.exclude(shared.index(await call_runner(redis)))
+
+        async def approve(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+            asked.append(params.message)
+            await elsewhere()
+            return types.ElicitResult(action="accept", content={"approve": True})
+
+        async def sample(context: object, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+            await elsewhere()
+            return types.CreateMessageResult(role="assistant", content=types.TextContent(text="forty-two"), model="m")
+
+        async with Client(shared.url, mode="legacy", elicitation_callback=approve,
+                          sampling_callback=sample) as client:
+            for index in range(2):
+                written = await client.call_tool("builtin__write_file", {"path": f"{index}.txt", "content": "hi"})
+                assert not written.is_error, text(written)
+                assert text(await client.call_tool("session__ask", {"question": "2+2?"})) == "forty-two"
+    assert len(asked) == 2 and asked[0].startswith("Approve write_file")
+    assert sorted(path.name for path in (tmp_path / "ws").glob("?.txt")) == ["0.txt", "1.txt"]
+
+
+async def test_what_a_search_unlocked_follows_the_session_to_every_replica(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"shared": {"redis": "redis://unused"}},
+                           servers={"general": general_server(internalOnly=True)})
+    changed = anyio.Event()
+
+    async def notice(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with redis_server() as redis, cluster(config, redis) as shared, \
+            Client(shared.url, mode="legacy", message_handler=notice) as one, \
+            Client(shared.url, mode="legacy") as other:
+        found = await one.call_tool("search_tools", {"query": "add two integers"})
+        assert (found.structured_content or {})["unlocked"] == ["general__add"]
+        await changed.wait()  # sent by the replica that ran the search, on the stream another may hold
+        for index in range(3):  # one call on each replica
+            assert "general__add" in [tool.name for tool in (await one.list_tools()).tools]
+            assert (await one.call_tool("general__add", {"a": index, "b": 2})).structured_content == {
+                "result": index + 2}
+        assert "denied at layer 1" in text(await other.call_tool("general__add", {"a": 2, "b": 2}))
+
+
+async def test_a_session_the_client_ended_is_gone_from_every_replica(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    async with redis_server() as redis, cluster(config, redis) as shared:
+        async with Client(shared.url, mode="legacy") as client:
+            for index in range(3):
+                await client.call_tool("general__echo", {"text": str(index)})
+            (session_id,) = [key.rsplit(":", 1)[1] for key in await redis_keys(redis, "toolsift:session:*")]
+        # The client sent DELETE on the way out: every replica forgets the session, and Redis too.
+        assert await redis_keys(redis, f"toolsift:*{session_id}*") == []
+        async with httpx2.AsyncClient(timeout=30) as http:
+            for replica in shared.replicas:
+                response = await http.post(replica.url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
+                                           headers={**MCP_HEADERS, "mcp-session-id": session_id})
+                assert response.status_code == 404, replica.name
+                assert response.json()["error"]["message"] == "Session not found"
+
+
+async def test_a_replica_started_late_serves_sessions_opened_before_it(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    async with redis_server() as redis, cluster(config, redis, count=2) as shared, \
+            Client(shared.url, mode="legacy") as client:
+        assert text(await client.call_tool("general__echo", {"text": "early"})) == "early"
+        late = await shared.start("late")  # builds its own upstream sessions from the config
+        index = shared.proxy.add(late.address)
+        shared.proxy.exclude(0), shared.proxy.exclude(1)
+        assert text(await client.call_tool("general__echo", {"text": "late"})) == "late"
+        assert "general__echo" in [tool.name for tool in (await client.list_tools()).tools]
+        assert shared.proxy.routed[index] == 2
+
+
+class ListChanges:
+    """A message handler that hears ``tools/list_changed``; ``event`` is set by the next one."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+
+    async def __call__(self, message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.event.set()
+            self.event = anyio.Event()
+
+
+async def test_a_config_change_reaches_every_replica(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    async with redis_server() as redis, cluster(config, redis) as shared, AsyncExitStack() as stack:
+        heard = [ListChanges() for _ in shared.replicas]
+        # One client on each replica, straight, to hear each announce the change.
+        clients = [await stack.enter_async_context(Client(replica.url, mode="legacy", message_handler=changes))
+                   for replica, changes in zip(shared.replicas, heard, strict=True)]
+        data = json.loads(config.read_text())
+        data["tools"]["mcpServers"]["extra"] = general_server()
+        config.write_text(json.dumps(data), encoding="utf-8")
+        for changes, client in zip(heard, clients, strict=True):
+            with anyio.fail_after(60):
+                while True:
+                    next_change = changes.event
+                    if "extra__echo" in [tool.name for tool in (await client.list_tools()).tools]:
+                        break
+                    await next_change.wait()
+            assert text(await client.call_tool("extra__echo", {"text": "new"})) == "new"

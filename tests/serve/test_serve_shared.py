@@ -1,0 +1,332 @@
+"""Shared sessions in this process: two replicas on one Redis, the probes, and every refusal and failure path."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp.types as types
+import pytest
+from mcp import Client, MCPError
+from replicas import audit_records, call_runner, redis_keys, redis_server, round_robin, waiting_call
+from serve_project import general_server, served_http, text, write_project
+from servers import wait_for_file
+
+from toolsift import ConfigError
+from toolsift.config import validate_serve_settings
+from toolsift.serve import ToolsiftServer, build_server, serve_stdio
+
+pytestmark = pytest.mark.timeout(90)
+
+HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+           "mcp-protocol-version": "2025-11-25"}
+
+
+def _config(tmp_path: Path, redis: str, **serve: object) -> Path:
+    return write_project(tmp_path, serve={"gateway": True, "shared": {"redis": redis, "leaseSeconds": 1}, **serve},
+                         servers={"general": general_server()})
+
+
+@dataclass
+class _InProcess:
+    """Replicas served in this process (URL and server each), and the round-robin proxy in front."""
+
+    served: list[tuple[str, ToolsiftServer]]
+    proxy: Any
+    url: str
+
+
+@asynccontextmanager
+async def _replicas(config: Path, *names: str) -> AsyncIterator[_InProcess]:
+    """Replicas of ``config`` served in this process, behind the example round-robin proxy."""
+    async with anyio.create_task_group() as group:
+        served = []
+        for name in names:
+            server = _replica(config, name)
+            served.append((await group.start(_serve, server), server))
+        proxy = round_robin().RoundRobinProxy([_address(url) for url, _ in served])
+        listener = await proxy.start()
+        try:
+            yield _InProcess(served, proxy, f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/mcp")
+        finally:
+            listener.close()
+            group.cancel_scope.cancel()
+
+
+async def _serve(server: ToolsiftServer, *, task_status: anyio.abc.TaskStatus[str]) -> None:
+    from toolsift.serve import serve_http
+
+    await serve_http(server, task_status=task_status)
+
+
+def _replica(config: Path, name: str) -> ToolsiftServer:
+    """A server of ``config`` (whose ``serve.shared`` is set) named ``name`` in Redis."""
+    shared = json.loads(config.read_text())["serve"]["shared"]
+    return build_server(config, transport="http", port=0, shared={**shared, "replica": name})
+
+
+def _address(url: str) -> tuple[str, int]:
+    host, _, port = url.split("//", 1)[1].split("/", 1)[0].rpartition(":")
+    return host, int(port)
+
+
+async def test_two_replicas_in_one_process_share_a_session(tmp_path: Path) -> None:
+    async with redis_server() as redis:
+        async with _replicas(_config(tmp_path, redis), "a", "b") as replicas, \
+                Client(replicas.url, mode="legacy") as client:
+            for index in range(4):
+                assert text(await client.call_tool("general__echo", {"text": str(index)})) == str(index)
+        with anyio.fail_after(30):
+            while len(records := await audit_records(redis)) < 4:
+                await anyio.sleep(0.02)
+    assert len(records) == 4 and {record["replica"] for record in records} == {"a", "b"}
+
+
+async def _lose_lease(redis: str, replica: str) -> None:
+    """Make ``replica`` count as gone, as a replica cut off from Redis would (its lease is long: not renewed)."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis)
+    try:
+        await client.delete(f"toolsift:replica:{replica}")
+    finally:
+        await client.aclose()
+
+
+async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(tmp_path: Path) -> None:
+    release, again = tmp_path / "release.txt", tmp_path / "again.txt"
+    results: list[str] = []
+    async with redis_server() as redis, \
+            _replicas(_config(tmp_path, redis, shared={"redis": redis, "leaseSeconds": 60}), "a", "b") as replicas, \
+            Client(replicas.url, mode="legacy") as client:
+        proxy = replicas.proxy
+        # A stream cut while its replica still runs the call: it resumes on the other, which follows Redis.
+        async with anyio.create_task_group() as group:
+            await group.start(waiting_call, client, "general__wait_for_file", release, results)
+            runner = await call_runner(redis)
+            proxy.exclude("ab".index(runner))
+            proxy.cut()
+            release.write_text("released", encoding="utf-8")
+        proxy.include("ab".index(runner))
+        # The replica running a call loses its lease: the read-only call runs again on the other.
+        async with anyio.create_task_group() as group:
+            await group.start(waiting_call, client, "general__wait_for_file", again, results)
+            runner = await call_runner(redis)
+            proxy.exclude("ab".index(runner))
+            proxy.cut()
+            await _lose_lease(redis, runner)
+            with anyio.fail_after(30):  # released once the other replica claimed the call
+                while not await redis_keys(redis, "toolsift:rerun:*"):
+                    await anyio.sleep(0.02)
+            again.write_text("again", encoding="utf-8")
+    assert results == ["released", "again"]
+
+
+async def test_probes_say_whether_a_replica_can_serve(tmp_path: Path) -> None:
+    async with redis_server() as redis:
+        config = _config(tmp_path, redis, token="secret")
+        async with _replicas(config, "probe") as replicas, httpx2.AsyncClient(timeout=30) as http:
+            url = replicas.served[0][0]
+            base = url.removesuffix("/mcp")
+            health = await http.get(f"{base}/healthz")  # no token needed
+            ready = await http.get(f"{base}/readyz")
+            refused = await http.post(url, json={}, headers=HEADERS)
+            assert (health.status_code, health.json()) == (200, {"status": "ok", "replica": "probe"})
+            assert (ready.status_code, ready.json()) == (200, {"status": "ready", "replica": "probe"})
+            assert refused.status_code == 401
+            await redis_down(redis)
+            gone = await http.get(f"{base}/readyz")
+            assert (gone.status_code, gone.json()["status"]) == (503, "redis unreachable")
+
+
+async def redis_down(url: str) -> None:
+    """Stop the Redis at ``url`` (SHUTDOWN NOSAVE)."""
+    from redis.asyncio import Redis
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    client = Redis.from_url(url)
+    try:
+        await client.shutdown(nosave=True)
+    except RedisConnectionError:
+        pass  # it closes the connection as it goes
+    finally:
+        await client.aclose()
+
+
+async def test_a_single_process_has_probes_too(tmp_path: Path) -> None:
+    async with served_http(write_project(tmp_path)) as (url, _), httpx2.AsyncClient(timeout=30) as http:
+        base = url.removesuffix("/mcp")
+        assert (await http.get(f"{base}/healthz")).json() == {"status": "ok"}
+        assert (await http.get(f"{base}/readyz")).json() == {"status": "ready"}
+
+
+async def test_an_unknown_session_and_malformed_ids_are_refused(tmp_path: Path) -> None:
+    async with redis_server() as redis, _replicas(_config(tmp_path, redis), "a") as replicas, \
+            Client(replicas.url, mode="legacy") as client, httpx2.AsyncClient(timeout=30) as http:
+        url = replicas.served[0][0]
+        await client.call_tool("general__echo", {"text": "x"})
+        (key,) = await redis_keys(redis, "toolsift:session:*")
+        session = key.rsplit(":", 1)[1]
+        unknown = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                  headers={**HEADERS, "mcp-session-id": "nope"})
+        assert unknown.status_code == 404
+        # A Last-Event-ID this store never gave out: the SDK's GET stream answers, with nothing to replay.
+        async with http.stream("GET", url, headers={**HEADERS, "mcp-session-id": session,
+                                                    "last-event-id": "not-an-id"}) as stream:
+            assert stream.status_code == 200
+        no_session = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                     headers=HEADERS)
+        assert no_session.status_code == 400
+
+
+async def test_a_session_can_be_answered_by_json_bodies(tmp_path: Path) -> None:
+    async with redis_server() as redis:
+        config = _config(tmp_path, redis, jsonResponse=True)
+        async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client:
+            assert text(await client.call_tool("general__add", {"a": 1, "b": 2})) == "3"
+            assert text(await client.call_tool("general__echo", {"text": "json"})) == "json"
+
+
+async def test_modern_clients_need_no_session(tmp_path: Path) -> None:
+    async with redis_server() as redis, _replicas(_config(tmp_path, redis), "a", "b") as replicas, \
+            Client(replicas.url, mode="2026-07-28") as client:
+        assert text(await client.call_tool("general__echo", {"text": "modern"})) == "modern"
+        assert text(await client.call_tool("general__echo", {"text": "again"})) == "again"
+
+
+async def test_an_unreachable_redis_stops_the_start_with_the_url_and_no_password(tmp_path: Path) -> None:
+    config = write_project(tmp_path, serve={"shared": {"redis": "redis://:hunter2@127.0.0.1:1/0"}})
+    server = build_server(config, transport="http", port=0)
+    with pytest.raises(ConfigError, match=r"cannot reach Redis at redis://:\*\*\*@127\.0\.0\.1:1/0") as caught:
+        async with server:
+            pass
+    assert "hunter2" not in str(caught.value) and "hunter2" not in repr(server.shared)
+
+
+async def test_stdio_refuses_shared_sessions(tmp_path: Path) -> None:
+    server = build_server(write_project(tmp_path, serve={"shared": {"redis": "redis://127.0.0.1:1"}}))
+    with pytest.raises(ConfigError, match="shared sessions are served over HTTP"):
+        await serve_stdio(server)
+
+
+@pytest.mark.parametrize(("serve", "message"), [
+    ({"shared": {"redis": "http://x"}}, "expected a URL starting with redis://"),
+    ({"shared": {"redis": "redis://x"}, "stateless": True}, "shared and stateless exclude each other"),
+    ({"shared": {"redis": "redis://x", "replica": "one"}, "workers": 2, "transport": "http"},
+     "each worker is a replica with a name of its own"),
+    ({"shared": {"redis": "redis://x", "replica": "a b"}}, "serve.shared.replica"),
+    ({"shared": {}}, "serve.shared.redis"),
+    ({"workers": 2}, "needs stateless = true, or shared sessions"),
+])
+def test_shared_settings_refuse_what_cannot_work(serve: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        validate_serve_settings(serve)
+
+
+def test_shared_settings_expand_variables_and_allow_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", "redis://:pw@db:6379/2")
+    settings = validate_serve_settings({"shared": {"redis": "${REDIS_URL}"}, "workers": 3, "transport": "http"})
+    assert settings.shared is not None and settings.shared.redis.get_secret_value() == "redis://:pw@db:6379/2"
+    assert "pw" not in repr(settings.shared)
+    assert (settings.shared.key_prefix, settings.shared.replica, settings.shared.lease_seconds) == ("toolsift", None,
+                                                                                                   10.0)
+
+
+async def test_a_client_answer_posted_on_another_replica_and_list_changes_travel(tmp_path: Path) -> None:
+    session_server = Path(__file__).resolve().parent.parent / "session_server.py"
+    config = write_project(tmp_path, serve={"gateway": True, "shared": {"redis": "redis://unused"}}, servers={
+        "general": general_server(internalOnly=True),
+        "session": {"command": sys.executable, "args": [str(session_server)], "internalOnly": False,
+                    "protocol": "legacy"}})
+    changed = anyio.Event()
+
+    async def notice(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async def sample(context: object, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(text="forty-two"), model="m")
+
+    async with redis_server() as redis:
+        data = json.loads(config.read_text())
+        data["serve"]["shared"]["redis"] = redis
+        config.write_text(json.dumps(data), encoding="utf-8")
+        async with _replicas(config, "a", "b") as replicas, \
+                Client(replicas.url, mode="legacy", message_handler=notice, sampling_callback=sample) as client:
+            for _ in range(2):
+                assert text(await client.call_tool("session__ask", {"question": "?"})) == "forty-two"
+            found = await client.call_tool("search_tools", {"query": "add two integers"})
+            assert (found.structured_content or {})["unlocked"] == ["general__add"]
+            await changed.wait()
+            assert text(await client.call_tool("general__add", {"a": 1, "b": 1})) == "2"
+
+
+async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -> None:
+    blocking = Path(__file__).resolve().parent.parent / "blocking_server.py"
+    release = tmp_path / "release.txt"
+    failures: list[str] = []
+    async with redis_server() as redis:
+        config = write_project(tmp_path, serve={"gateway": True, "shared": {"redis": redis, "leaseSeconds": 60}},
+                               servers={"blocking": {"command": sys.executable, "args": [str(blocking)],
+                                                     "internalOnly": False, "protocol": "legacy"}})
+        async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
+                anyio.create_task_group() as group:
+            proxy = replicas.proxy
+            async def hold() -> None:
+                try:
+                    await client.call_tool("blocking__hold", {"path": str(release)})
+                except MCPError as exc:
+                    failures.append(str(exc))
+
+            group.start_soon(hold)
+            await wait_for_file(Path(f"{release}.running"), timeout=30)
+            runner = await call_runner(redis)
+            proxy.exclude("ab".index(runner))
+            proxy.cut()
+            await _lose_lease(redis, runner)
+    assert len(failures) == 1
+    assert "stopped before it answered; the call may or may not have run, so it was not repeated" in failures[0]
+
+
+async def test_audit_records_wait_for_redis_and_say_what_was_lost(caplog: pytest.LogCaptureFixture,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolsift.registry import AuditEvent, AuditLog
+    from toolsift.serve._replicas import _audit
+    from toolsift.serve._replicas._redis import RedisClient
+
+    monkeypatch.setattr(_audit, "MAX_QUEUED", 2)
+    monkeypatch.setattr(_audit, "_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(_audit, "_FLUSH_SECONDS", 0.5)
+    log = AuditLog()
+    stream = _audit.AuditStream(RedisClient("redis://127.0.0.1:1/0", prefix="t"), "lonely", log)
+    event = AuditEvent(kind="tool.executed", tool="x", outcome="ok", call_id="1", duration_ms=1.0)
+    async with anyio.create_task_group() as group:
+        await group.start(stream.run)
+        for _ in range(3):
+            log.emit(event)
+        with anyio.fail_after(30):
+            while "could not write audit records to Redis" not in caplog.text:
+                await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+    assert "dropping some from the stream" in caplog.text
+    assert "2 audit records did not reach Redis" in caplog.text
+    await stream.redis.aclose()
+
+
+def test_bodies_are_told_apart_without_mistaking_malformed_ones() -> None:
+    from toolsift.serve._replicas._manager import _answers, _calls, _json
+
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {}}
+    call = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "x"}}
+    assert _json(b"{not json") is None and _answers(None) is None
+    assert _answers(answer) == [answer] and _answers([answer, answer]) == [answer, answer]
+    assert _answers([answer, call]) is None and _answers([]) is None
+    assert _answers({"id": 1, "result": 5, "bogus": True, "jsonrpc": "1.0"}) is None  # not JSON-RPC 2.0
+    assert _calls([call, answer, {"method": "tools/call"}]) == {"8": json.dumps(call)}

@@ -1,0 +1,53 @@
+"""``ReplicaLease``: a replica says it is alive by renewing a key that expires.
+
+A replica that stops (killed, frozen, cut off) stops renewing; once its
+lease expires the others know that the calls it was running will not be
+answered. A replica that stops cleanly gives its lease up at once.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from anyio.abc import TaskStatus
+
+from ._redis import RedisClient
+
+__all__ = ["ReplicaLease"]
+
+logger = logging.getLogger("toolsift.serve")
+
+
+class ReplicaLease:
+    """The lease of replica ``name``, valid ``seconds`` after each renewal (renewed three times as often)."""
+
+    def __init__(self, redis: RedisClient, name: str, *, seconds: float) -> None:
+        self.redis = redis
+        self.name = name
+        self.seconds = seconds
+
+    def _key(self, name: str) -> str:
+        return self.redis.key("replica", name)
+
+    async def hold(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Take the lease, then renew it until cancelled; on the way out, give it up."""
+        await self.redis.set(self._key(self.name), "alive", seconds=self.seconds)
+        task_status.started()
+        try:
+            while True:
+                await anyio.sleep(self.seconds / 3)
+                try:
+                    await self.redis.set(self._key(self.name), "alive", seconds=self.seconds)
+                except Exception as exc:  # Redis away for a moment: the next renewal may succeed
+                    logger.warning("replica %s could not renew its lease in Redis: %s", self.name, exc)
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(self.seconds / 3):
+                try:
+                    await self.redis.delete(self._key(self.name))
+                except Exception as exc:  # it expires by itself
+                    logger.warning("replica %s could not give up its lease in Redis: %s", self.name, exc)
+
+    async def alive(self, name: str) -> bool:
+        """Whether replica ``name`` holds its lease."""
+        return await self.redis.exists(self._key(name))

@@ -1,0 +1,117 @@
+"""The few Redis commands the replicas use, typed, over redis-py's asyncio client.
+
+redis-py declares most commands as returning ``T | Awaitable[T]`` (one
+signature for its sync and async clients); this face awaits them with the
+type they have on the asyncio client, so callers stay checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from ..._exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.asyncio.client import PubSub
+
+__all__ = ["RedisClient", "StreamEntry"]
+
+T = TypeVar("T")
+# One stream entry as XRANGE and XREAD give it: (entry id, fields).
+StreamEntry = tuple[str, dict[str, str]]
+
+
+async def _awaited(value: Awaitable[T] | T) -> T:
+    return await cast(Awaitable[T], value)
+
+
+def _fields(fields: Mapping[str, str]) -> dict[Any, Any]:
+    """XADD's fields, in the mapping type redis-py's stubs ask for."""
+    return dict(fields)
+
+
+class RedisClient:
+    """A Redis connection pool and the key names of one gateway (``<prefix>:<part>:...``).
+
+    Raises:
+        ConfigError: When the ``redis`` package is not installed.
+    """
+
+    def __init__(self, url: str, *, prefix: str) -> None:
+        try:
+            from redis.asyncio import Redis
+        except ImportError:
+            raise ConfigError("serve.shared needs the redis package: pip install 'toolsift[redis]'",
+                              field="serve.shared") from None
+        self.prefix = prefix
+        self.redis: Redis = Redis.from_url(url, decode_responses=True)
+
+    def key(self, *parts: str) -> str:
+        return ":".join((self.prefix, *parts))
+
+    async def ping(self) -> bool:
+        return bool(await _awaited(self.redis.ping()))
+
+    async def get(self, key: str) -> str | None:
+        return cast("str | None", await self.redis.get(key))
+
+    async def set(self, key: str, value: str, *, seconds: float) -> None:
+        await self.redis.set(key, value, px=max(1, int(seconds * 1000)))
+
+    async def claim(self, key: str, value: str, *, seconds: float) -> tuple[bool, str]:
+        """SET NX: set ``key`` unless it is set; returns whether this call set it, and the value it holds."""
+        if await self.redis.set(key, value, px=max(1, int(seconds * 1000)), nx=True):
+            return True, value
+        return False, await self.get(key) or value
+
+    async def exists(self, key: str) -> bool:
+        return bool(await self.redis.exists(key))
+
+    async def delete(self, *keys: str) -> None:
+        await self.redis.delete(*keys)
+
+    async def expire(self, keys: list[str], seconds: float) -> None:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.pexpire(key, max(1, int(seconds * 1000)))
+            await pipe.execute()
+
+    async def append(self, key: str, fields: Mapping[str, str], *, max_length: int, seconds: float | None = None,
+                     ) -> str:
+        """XADD, trimming the stream to about ``max_length`` entries; returns the entry id."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.xadd(key, _fields(fields), maxlen=max_length, approximate=True)
+            if seconds is not None:
+                pipe.pexpire(key, max(1, int(seconds * 1000)))
+            results: list[Any] = await pipe.execute()
+        return cast(str, results[0])
+
+    async def append_many(self, key: str, entries: Sequence[Mapping[str, str]], *, max_length: int) -> None:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for fields in entries:
+                pipe.xadd(key, _fields(fields), maxlen=max_length, approximate=True)
+            await pipe.execute()
+
+    async def entries(self, key: str, start: str, end: str = "+", count: int | None = None) -> list[StreamEntry]:
+        return cast("list[StreamEntry]", await _awaited(self.redis.xrange(key, start, end, count=count)))
+
+    async def read_after(self, key: str, last_id: str, *, block_ms: int) -> list[StreamEntry]:
+        """XREAD BLOCK: the entries after ``last_id``, waiting up to ``block_ms`` for one."""
+        found = cast("list[tuple[str, list[StreamEntry]]] | None",
+                     await _awaited(self.redis.xread({key: last_id}, block=block_ms)))
+        return found[0][1] if found else []
+
+    async def publish(self, channel: str, message: str) -> None:
+        await self.redis.publish(channel, message)
+
+    def pubsub(self) -> PubSub:
+        return self.redis.pubsub(ignore_subscribe_messages=True)
+
+    @staticmethod
+    async def close_pubsub(pubsub: PubSub) -> None:
+        await cast(Any, pubsub).aclose()  # untyped in redis-py
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()

@@ -1,0 +1,120 @@
+"""``SharedState``: one replica's share of a gateway's state in Redis.
+
+Entered before the replica serves: it checks that Redis answers, takes the
+replica's lease and starts copying audit records to the shared stream. The
+session manager and the server keep their shared data through it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+from collections.abc import Iterable
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Self
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+
+from ..._exceptions import ConfigError
+from ...config import SharedSettings
+from ...registry import AuditLog
+from ._audit import AuditStream
+from ._lease import ReplicaLease
+from ._redis import RedisClient
+
+__all__ = ["SharedState", "redacted_url"]
+
+logger = logging.getLogger("toolsift.serve")
+
+_READY_SECONDS = 2.0
+
+
+def redacted_url(url: str) -> str:
+    """``url`` without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class SharedState:
+    """A replica's Redis: its name and lease, the audit stream, and each session's unlocked tools.
+
+    Args:
+        settings: The ``serve.shared`` section.
+        audit: The audit log whose records go to the shared stream.
+
+    Raises:
+        ConfigError: When the ``redis`` package is missing.
+    """
+
+    def __init__(self, settings: SharedSettings, audit: AuditLog) -> None:
+        self.settings = settings
+        self.replica = settings.replica or f"{socket.gethostname()}-{os.getpid()}"
+        self.url = settings.redis.get_secret_value()
+        self.redis = RedisClient(self.url, prefix=settings.key_prefix)
+        self.lease = ReplicaLease(self.redis, self.replica, seconds=settings.lease_seconds)
+        self.audit = AuditStream(self.redis, self.replica, audit)
+        self._stack: AsyncExitStack | None = None
+
+    def __repr__(self) -> str:
+        return f"SharedState(replica={self.replica!r}, redis={redacted_url(self.url)!r})"
+
+    def session_keys(self, session_id: str) -> list[str]:
+        """Every key a session owns, for expiry and deletion."""
+        return [self.redis.key(part, session_id) for part in ("session", "events", "unlocked")]
+
+    async def __aenter__(self) -> Self:
+        """Reach Redis, take the lease, start the audit stream.
+
+        Raises:
+            ConfigError: When Redis cannot be reached (naming the URL, without its password).
+        """
+        try:
+            await self.redis.ping()
+        except Exception as exc:
+            await self.redis.aclose()
+            raise ConfigError(f"cannot reach Redis at {redacted_url(self.url)}: {exc}",
+                              field="serve.shared.redis") from None
+        async with AsyncExitStack() as stack:
+            stack.push_async_callback(self.redis.aclose)
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
+            await group.start(self.lease.hold)
+            await group.start(self.audit.run)
+            self._stack = stack.pop_all()
+        logger.info("replica %s shares its sessions through Redis at %s", self.replica, redacted_url(self.url))
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.aclose()
+
+    async def ready(self) -> bool:
+        """Whether Redis answers now (for the readiness endpoint)."""
+        with anyio.move_on_after(_READY_SECONDS):
+            try:
+                return await self.redis.ping()
+            except Exception:
+                return False
+        return False
+
+    # -- unlocked tools ---------------------------------------------------------------------------
+
+    async def unlocked(self, session_id: str) -> list[str]:
+        """The tools the session's searches unlocked, least recently used first."""
+        saved = await self.redis.get(self.redis.key("unlocked", session_id))
+        names = json.loads(saved) if saved else []
+        return [name for name in names if isinstance(name, str)]
+
+    async def save_unlocked(self, session_id: str, names: Iterable[str]) -> None:
+        await self.redis.set(self.redis.key("unlocked", session_id), json.dumps(list(names)),
+                             seconds=self.settings.session_idle_seconds)
