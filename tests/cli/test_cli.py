@@ -252,6 +252,14 @@ def test_serve_settings_error_is_one_line_without_a_doubled_prefix(capsys: pytes
                                          "(serve.shared)")
 
 
+def test_serve_passes_redis_and_replica_on(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    # Over stdio the shared settings are refused before anything starts; the message shows they arrived.
+    code, _, err = run(capsys, "-c", str(config), "serve", "--redis", "redis://127.0.0.1:1/0", "--replica", "gw-1")
+    assert code == 4 and "shared sessions are served over HTTP" in err
+    code, _, err = run(capsys, "-c", str(config), "serve", "--replica", "gw 1")
+    assert code == 4 and "serve.shared" in err
+
+
 def test_debug_shows_the_traceback(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = run(capsys, "--debug", "-c", str(tmp_path / "nope.json"), "check")
     assert code == 4 and "Traceback" in err

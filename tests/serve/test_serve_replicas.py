@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections import Counter
 from contextlib import AsyncExitStack
@@ -15,7 +16,7 @@ import pytest
 from mcp import Client, MCPError
 from replicas import audit_records, call_runner, cluster, redis_keys, redis_server, waiting_call
 from serve_project import general_server, text, write_project
-from servers import wait_for_file
+from servers import stop_process, wait_for_file
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -237,3 +238,22 @@ async def test_a_config_change_reaches_every_replica(tmp_path: Path) -> None:
                         break
                     await next_change.wait()
             assert text(await client.call_tool("extra__echo", {"text": "new"})) == "new"
+
+
+async def test_uvicorn_workers_are_replicas_of_their_own(tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    ready = tmp_path / "workers.ready"
+    async with redis_server() as redis:
+        command = [sys.executable, "-m", "toolsift.serve", "--config", str(config), "--transport", "http",
+                   "--port", "0", "--gateway", "--redis", redis, "--workers", "2", "--ready-file", str(ready)]
+        process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL)
+        try:
+            url = (await wait_for_file(ready, timeout=30, process=process)).strip()
+            async with Client(url, mode="legacy") as client:  # answered once a worker has started
+                for index in range(6):
+                    assert text(await client.call_tool("general__echo", {"text": str(index)})) == str(index)
+            records = await _audited(redis, 6)
+        finally:
+            await stop_process(process)
+    assert all(record["replica"].rsplit("-", 1)[-1].isdigit() for record in records)  # <hostname>-<pid>

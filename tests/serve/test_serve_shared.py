@@ -320,6 +320,20 @@ async def test_audit_records_wait_for_redis_and_say_what_was_lost(caplog: pytest
     await stream.redis.aclose()
 
 
+async def test_a_replica_full_of_sessions_refuses_more(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolsift.serve._replicas import _manager
+
+    monkeypatch.setattr(_manager, "MAX_SESSIONS", 1)
+    async with redis_server() as redis, _replicas(_config(tmp_path, redis), "a") as replicas, \
+            Client(replicas.url, mode="legacy") as client, httpx2.AsyncClient(timeout=30) as http:
+        await client.call_tool("general__echo", {"text": "first"})
+        refused = await http.post(replicas.served[0][0], headers=HEADERS, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}})
+        assert (refused.status_code, refused.json()["error"]["message"]) == (503, "Too many open sessions")
+        assert text(await client.call_tool("general__echo", {"text": "still"})) == "still"
+
+
 def test_bodies_are_told_apart_without_mistaking_malformed_ones() -> None:
     from toolsift.serve._replicas._manager import _answers, _calls, _json
 

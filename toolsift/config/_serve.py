@@ -52,6 +52,13 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _expanded(value: object, field: str) -> object:
+    """A secret setting with its ``${VAR}`` references expanded from the environment."""
+    if isinstance(value, str) and has_references(value):
+        return expand_variables(value, os.environ, field=field)
+    return value
+
+
 class SharedSettings(ConfigModel):
     """``serve.shared``: state that several gateway replicas share in Redis.
 
@@ -78,9 +85,7 @@ class SharedSettings(ConfigModel):
     @field_validator("redis", mode="before")
     @classmethod
     def _expand(cls, value: object) -> object:
-        if isinstance(value, str) and has_references(value):
-            return expand_variables(value, os.environ, field="serve.shared.redis")
-        return value
+        return _expanded(value, "serve.shared.redis")
 
     @field_validator("redis")
     @classmethod
@@ -171,9 +176,7 @@ class ServeSettings(ConfigModel):
     @field_validator("token", mode="before")
     @classmethod
     def _expand(cls, value: object) -> object:
-        if isinstance(value, str) and has_references(value):
-            return expand_variables(value, os.environ, field="serve.token")
-        return value
+        return _expanded(value, "serve.token")
 
     @field_validator("token")
     @classmethod

@@ -381,7 +381,7 @@ class ToolsiftServer:
         self._entered = True
         async with AsyncExitStack() as stack:
             if self.shared is not None:
-                await stack.enter_async_context(self.shared)
+                await stack.enter_async_context(self.shared.running())
             if self.sessions is not None:
                 await stack.enter_async_context(self.sessions)
             group = await stack.enter_async_context(anyio.create_task_group())

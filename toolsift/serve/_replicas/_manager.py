@@ -69,6 +69,8 @@ logger = logging.getLogger("toolsift.serve")
 _POLL_MS = 500
 # Milliseconds a client waits before resuming a broken stream (the SSE retry field).
 _RETRY_MS = 250
+# Sessions one replica serves at once (opened or taken up); past it, new ones get 503, as with the SDK.
+MAX_SESSIONS = 10_000
 
 
 @dataclass
@@ -157,10 +159,6 @@ async def _status_of(app: Callable[[Scope, Receive, Send], Any], scope: Scope, r
     return status
 
 
-def _never(name: str) -> bool:
-    return False
-
-
 class SharedSessionManager:
     """The ASGI endpoint of a replica: sessions shared with every replica through ``state``'s Redis.
 
@@ -169,16 +167,16 @@ class SharedSessionManager:
 
     Args:
         app: The SDK server.
-        state: This replica's share of the gateway's state (entered before :meth:`run`).
+        state: This replica's share of the gateway's state (running before :meth:`run`).
         repeatable: Whether a served tool may run again when the replica
             running a call of it stopped before answering (read-only or
-            idempotent tools); by default none may.
+            idempotent tools).
         json_response: Answer with JSON bodies instead of SSE streams (nothing to resume then).
         security_settings: The SDK's transport security settings.
         max_request_body_size: Largest request body (larger: 413).
     """
 
-    def __init__(self, app: Server[Any], state: SharedState, *, repeatable: Callable[[str], bool] = _never,
+    def __init__(self, app: Server[Any], state: SharedState, *, repeatable: Callable[[str], bool],
                  json_response: bool = False, security_settings: TransportSecuritySettings | None = None,
                  max_request_body_size: int = 4 * 1024 * 1024) -> None:
         self.app = app
@@ -199,11 +197,6 @@ class SharedSessionManager:
         self._answers_channel = redis.key("answers")
         self._notes_channel = redis.key("notes")
         self._ended_channel = redis.key("ended")
-
-    @property
-    def sessions(self) -> frozenset[str]:
-        """The sessions this replica serves now."""
-        return frozenset(self._sessions)
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
@@ -230,6 +223,10 @@ class SharedSessionManager:
             await self._modern.handle_request(scope, receive, send)
             return
         session_id = headers.get(MCP_SESSION_ID_HEADER)
+        if session_id not in self._sessions and len(self._sessions) >= MAX_SESSIONS:
+            logger.warning("replica %s refuses a session: %d are open", self.state.replica, len(self._sessions))
+            await _error("Too many open sessions", 503)(scope, receive, send)
+            return
         if session_id is None:
             await self._open(scope, receive, send)
             return

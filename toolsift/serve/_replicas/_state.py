@@ -1,7 +1,8 @@
 """``SharedState``: one replica's share of a gateway's state in Redis.
 
-Entered before the replica serves: it checks that Redis answers, takes the
-replica's lease and starts copying audit records to the shared stream. The
+Running before the replica serves (:meth:`SharedState.running`), it checks
+that Redis answers, holds the replica's lease and copies audit records to
+the shared stream. The
 session manager and the server keep their shared data through it.
 """
 
@@ -11,9 +12,8 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Iterable
-from contextlib import AsyncExitStack
-from types import TracebackType
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from typing import Self
 from urllib.parse import urlsplit, urlunsplit
 
@@ -61,7 +61,6 @@ class SharedState:
         self.redis = RedisClient(self.url, prefix=settings.key_prefix)
         self.lease = ReplicaLease(self.redis, self.replica, seconds=settings.lease_seconds)
         self.audit = AuditStream(self.redis, self.replica, audit)
-        self._stack: AsyncExitStack | None = None
 
     def __repr__(self) -> str:
         return f"SharedState(replica={self.replica!r}, redis={redacted_url(self.url)!r})"
@@ -70,33 +69,28 @@ class SharedState:
         """Every key a session owns, for expiry and deletion."""
         return [self.redis.key(part, session_id) for part in ("session", "events", "unlocked")]
 
-    async def __aenter__(self) -> Self:
-        """Reach Redis, take the lease, start the audit stream.
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Self]:
+        """Reach Redis, hold the lease and copy audit records while the context runs.
 
         Raises:
             ConfigError: When Redis cannot be reached (naming the URL, without its password).
         """
         try:
-            await self.redis.ping()
-        except Exception as exc:
+            try:
+                await self.redis.ping()
+            except Exception as exc:
+                raise ConfigError(f"cannot reach Redis at {redacted_url(self.url)}: {exc}",
+                                  field="serve.shared.redis") from None
+            async with anyio.create_task_group() as group:
+                await group.start(self.lease.hold)
+                await group.start(self.audit.run)
+                logger.info("replica %s shares its sessions through Redis at %s", self.replica,
+                            redacted_url(self.url))
+                yield self
+                group.cancel_scope.cancel()
+        finally:
             await self.redis.aclose()
-            raise ConfigError(f"cannot reach Redis at {redacted_url(self.url)}: {exc}",
-                              field="serve.shared.redis") from None
-        async with AsyncExitStack() as stack:
-            stack.push_async_callback(self.redis.aclose)
-            group = await stack.enter_async_context(anyio.create_task_group())
-            stack.callback(group.cancel_scope.cancel)
-            await group.start(self.lease.hold)
-            await group.start(self.audit.run)
-            self._stack = stack.pop_all()
-        logger.info("replica %s shares its sessions through Redis at %s", self.replica, redacted_url(self.url))
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        stack, self._stack = self._stack, None
-        if stack is not None:
-            await stack.aclose()
 
     async def ready(self) -> bool:
         """Whether Redis answers now (for the readiness endpoint)."""
