@@ -172,6 +172,13 @@ async def call_runner(redis_url: str, prefix: str = "toolsift") -> str:
     return next(fields["r"] for _, fields in entries if fields["s"] != "_GET_stream")
 
 
+def release_with(path: Path, text: str) -> None:
+    """Create ``path`` holding ``text`` at once (by rename): a tool waiting for it never reads it half written."""
+    pending = path.with_name(path.name + ".tmp")
+    pending.write_text(text, encoding="utf-8")
+    pending.replace(path)
+
+
 async def waiting_call(client: Any, tool: str, release: Path, results: list[str], *,
                        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
     """Call ``tool`` (which waits for ``release``), report once it runs (its first progress), keep its text."""

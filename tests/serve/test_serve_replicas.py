@@ -14,7 +14,7 @@ import httpx2
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
-from replicas import audit_records, call_runner, cluster, redis_keys, redis_server, waiting_call
+from replicas import audit_records, call_runner, cluster, redis_keys, redis_server, release_with, waiting_call
 from serve_project import general_server, text, write_project
 from servers import stop_process, wait_for_file
 
@@ -67,7 +67,7 @@ async def test_a_broken_stream_resumes_on_another_replica(tmp_path: Path) -> Non
             shared.proxy.exclude(runner)  # the stream must resume elsewhere
             routed = shared.proxy.routed[runner]
             shared.proxy.cut()
-            release.write_text("released", encoding="utf-8")
+            release_with(release, "released")
         assert results == ["released"]
         assert shared.proxy.routed[runner] == routed
         records = await _audited(redis, 1)
@@ -87,7 +87,7 @@ async def test_a_call_lost_with_a_killed_replica_runs_again_when_safe_and_the_se
                 killed = shared.index(await call_runner(redis))
                 shared.replicas[killed].process.kill()  # no goodbye: its lease runs out
                 shared.proxy.exclude(killed)  # as a balancer's health check would
-                release.write_text("released", encoding="utf-8")
+                release_with(release, "released")
             assert results == ["released"]  # read-only: run again on another replica
             for index in range(4):
                 assert text(await client.call_tool("general__echo", {"text": f"after {index}"})) == f"after {index}"

@@ -15,7 +15,7 @@ import httpx2
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
-from replicas import audit_records, call_runner, redis_keys, redis_server, round_robin, waiting_call
+from replicas import audit_records, call_runner, redis_keys, redis_server, release_with, round_robin, waiting_call
 from serve_project import general_server, served_http, text, write_project
 from servers import wait_for_file
 
@@ -113,7 +113,7 @@ async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(tm
             runner = await call_runner(redis)
             proxy.exclude("ab".index(runner))
             proxy.cut()
-            release.write_text("released", encoding="utf-8")
+            release_with(release, "released")
         proxy.include("ab".index(runner))
         # The replica running a call loses its lease: the read-only call runs again on the other.
         async with anyio.create_task_group() as group:
@@ -125,7 +125,7 @@ async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(tm
             with anyio.fail_after(30):  # released once the other replica claimed the call
                 while not await redis_keys(redis, "toolsift:rerun:*"):
                     await anyio.sleep(0.02)
-            again.write_text("again", encoding="utf-8")
+            release_with(again, "again")
     assert results == ["released", "again"]
 
 
