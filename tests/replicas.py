@@ -157,7 +157,7 @@ async def redis_keys(redis_url: str, pattern: str) -> list[str]:
 
 
 async def call_runner(redis_url: str, prefix: str = "toolsift") -> str:
-    """The replica that stored the latest event of a request stream (the one running the latest call).
+    """The name of the replica that stored the latest event of a request stream (the one running the latest call).
 
     The tests that ask have one session, hence one event stream.
     """
@@ -169,7 +169,7 @@ async def call_runner(redis_url: str, prefix: str = "toolsift") -> str:
         entries = await client.xrevrange(key, count=50)
     finally:
         await client.aclose()
-    return next(fields["r"] for _, fields in entries if fields["s"] != "_GET_stream")
+    return next(fields["r"].partition("#")[0] for _, fields in entries if fields["s"] != "_GET_stream")
 
 
 def release_with(path: Path, text: str) -> None:

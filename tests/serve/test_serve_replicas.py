@@ -257,3 +257,30 @@ async def test_uvicorn_workers_are_replicas_of_their_own(tmp_path: Path) -> None
         finally:
             await stop_process(process)
     assert all(record["replica"].rsplit("-", 1)[-1].isdigit() for record in records)  # <hostname>-<pid>
+
+
+async def test_a_replica_restarted_under_its_name_takes_the_session_up_and_reports_its_lost_call(
+        tmp_path: Path) -> None:
+    config = _project(tmp_path)
+    release = tmp_path / "release.txt"
+    failure: list[str] = []
+    async with redis_server() as redis, cluster(config, redis) as shared:
+        async with Client(shared.url, mode="legacy") as client:
+            async with anyio.create_task_group() as group:
+                async def hold() -> None:
+                    try:
+                        await client.call_tool("blocking__hold", {"path": str(release)})
+                    except MCPError as exc:
+                        failure.append(str(exc))
+
+                group.start_soon(hold)
+                await wait_for_file(Path(f"{release}.running"), timeout=30)
+                name = await call_runner(redis)
+                shared.replicas[shared.index(name)].process.kill()
+                restarted = await shared.start(name)  # a new run under the old name: not the one that held the call
+                only = shared.proxy.add(restarted.address)
+                for index in range(only):
+                    shared.proxy.exclude(index)
+            assert text(await client.call_tool("general__echo", {"text": "back"})) == "back"
+        assert shared.proxy.routed[only] >= 2  # the resumed stream and the call after it
+    assert len(failure) == 1 and f"replica {name!r} running this request stopped" in failure[0]

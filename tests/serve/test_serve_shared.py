@@ -95,7 +95,7 @@ async def _lose_lease(redis: str, replica: str) -> None:
 
     client = Redis.from_url(redis)
     try:
-        await client.delete(f"toolsift:replica:{replica}")
+        await client.delete(*await client.keys(f"toolsift:replica:{replica}#*"))
     finally:
         await client.aclose()
 

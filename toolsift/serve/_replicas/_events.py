@@ -56,7 +56,7 @@ class RedisEventStore(EventStore):
     Args:
         redis: The gateway's Redis.
         session_id: The MCP session the events belong to.
-        replica: The name written beside each event this replica stores.
+        replica: The replica instance written beside each event this replica stores.
         ttl: Seconds the events outlive the session's last stored event.
     """
 

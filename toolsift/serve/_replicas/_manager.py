@@ -59,7 +59,7 @@ from starlette.types import Message, Receive, Scope, Send
 from ._channels import InjectableReadStream, PublishingWriteStream, SharedDispatcher
 from ._events import RedisEventStore
 from ._resume import resume_request_stream
-from ._state import SharedState
+from ._state import SharedState, replica_of
 
 __all__ = ["SharedSessionManager"]
 
@@ -288,10 +288,11 @@ class SharedSessionManager:
         if not isinstance(name, str) or not self.repeatable(name):
             return None
         won, runner = await self.state.redis.claim(self.state.redis.key("rerun", session.id, stream),
-                                                   self.state.replica, seconds=self.state.settings.session_idle_seconds)
+                                                   self.state.instance,
+                                                   seconds=self.state.settings.session_idle_seconds)
         if won and session.reader is not None:
             logger.warning("replica %s runs call %s of %r again: replica %s stopped before it answered",
-                           self.state.replica, stream, name, lost)
+                           self.state.replica, stream, name, replica_of(lost))
             session.reader.inject(SessionMessage(request))
         return runner
 
@@ -310,7 +311,7 @@ class SharedSessionManager:
         idle = state.settings.session_idle_seconds
         transport = StreamableHTTPServerTransport(
             mcp_session_id=session_id, is_json_response_enabled=self.json_response,
-            event_store=(store := RedisEventStore(state.redis, session_id, replica=state.replica, ttl=idle)),
+            event_store=(store := RedisEventStore(state.redis, session_id, replica=state.instance, ttl=idle)),
             security_settings=self.security_settings, retry_interval=_RETRY_MS, idle_timeout=idle)
         return _Session(session_id, transport, store)
 

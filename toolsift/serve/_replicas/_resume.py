@@ -26,6 +26,7 @@ from starlette.types import Receive, Scope, Send
 
 from ._events import RedisEventStore, StoredEvent
 from ._lease import ReplicaLease
+from ._state import replica_of
 
 __all__ = ["Rerun", "resume_request_stream"]
 
@@ -39,8 +40,9 @@ def _event(stored: StoredEvent) -> dict[str, str]:
             "data": stored.message.model_dump_json(by_alias=True, exclude_unset=True)}
 
 
-def _lost(stream: str, replica: str) -> dict[str, str]:
+def _lost(stream: str, instance: str) -> dict[str, str]:
     request_id: int | str = int(stream) if stream.lstrip("-").isdigit() else stream
+    replica = replica_of(instance)
     error = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(
         code=INTERNAL_ERROR,
         message=f"the gateway replica {replica!r} running this request stopped before it answered; the call "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 import socket
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -26,11 +27,18 @@ from ._audit import AuditStream
 from ._lease import ReplicaLease
 from ._redis import RedisClient
 
-__all__ = ["SharedState", "redacted_url"]
+__all__ = ["SharedState", "redacted_url", "replica_of"]
 
 logger = logging.getLogger("toolsift.serve")
 
 _READY_SECONDS = 2.0
+# Between a replica's name and the run it is in (names may not hold it).
+_INSTANCE_MARK = "#"
+
+
+def replica_of(instance: str) -> str:
+    """The replica name of an instance id (``gw-1#5f3a9c01`` -> ``gw-1``)."""
+    return instance.partition(_INSTANCE_MARK)[0]
 
 
 def redacted_url(url: str) -> str:
@@ -57,9 +65,12 @@ class SharedState:
     def __init__(self, settings: SharedSettings, audit: AuditLog) -> None:
         self.settings = settings
         self.replica = settings.replica or f"{socket.gethostname()}-{os.getpid()}"
+        # This run of the replica: a replica restarted under its name is another instance, whose lease
+        # says nothing about the calls the previous one took down with it.
+        self.instance = f"{self.replica}{_INSTANCE_MARK}{secrets.token_hex(4)}"
         self.url = settings.redis.get_secret_value()
         self.redis = RedisClient(self.url, prefix=settings.key_prefix)
-        self.lease = ReplicaLease(self.redis, self.replica, seconds=settings.lease_seconds)
+        self.lease = ReplicaLease(self.redis, self.instance, seconds=settings.lease_seconds)
         self.audit = AuditStream(self.redis, self.replica, audit)
 
     def __repr__(self) -> str:
