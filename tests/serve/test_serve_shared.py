@@ -239,33 +239,58 @@ def test_shared_settings_expand_variables_and_allow_workers(monkeypatch: pytest.
                                                                                                    10.0)
 
 
-async def test_a_client_answer_posted_on_another_replica_and_list_changes_travel(tmp_path: Path) -> None:
+async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_session(tmp_path: Path) -> None:
+    # The approval (elicitation) and the upstream's sampling request are answered by POSTs that the proxy
+    # is made to send to the replica not running the call; the search's list_changed comes from one replica
+    # while the client's GET stream may be open on the other; what it unlocked is callable on both.
     session_server = Path(__file__).resolve().parent.parent / "session_server.py"
-    config = write_project(tmp_path, serve={"gateway": True, "shared": {"redis": "redis://unused"}}, servers={
-        "general": general_server(internalOnly=True),
-        "session": {"command": sys.executable, "args": [str(session_server)], "internalOnly": False,
-                    "protocol": "legacy"}})
-    changed = anyio.Event()
+    agents = {"default": {"permissions": {"level": "execute", "ask": ["write_file"]}}}
+    servers = {"general": general_server(internalOnly=True),
+               "session": {"command": sys.executable, "args": [str(session_server)], "internalOnly": False,
+                           "protocol": "legacy"}}
+    changes = anyio.Event()
+    asked: list[str] = []
 
     async def notice(message: object) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            changed.set()
-
-    async def sample(context: object, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-        return types.CreateMessageResult(role="assistant", content=types.TextContent(text="forty-two"), model="m")
+            changes.set()
 
     async with redis_server() as redis:
-        data = json.loads(config.read_text())
-        data["serve"]["shared"]["redis"] = redis
-        config.write_text(json.dumps(data), encoding="utf-8")
-        async with _replicas(config, "a", "b") as replicas, \
-                Client(replicas.url, mode="legacy", message_handler=notice, sampling_callback=sample) as client:
-            for _ in range(2):
-                assert text(await client.call_tool("session__ask", {"question": "?"})) == "forty-two"
-            found = await client.call_tool("search_tools", {"query": "add two integers"})
-            assert (found.structured_content or {})["unlocked"] == ["general__add"]
-            await changed.wait()
-            assert text(await client.call_tool("general__add", {"a": 1, "b": 1})) == "2"
+        config = write_project(tmp_path, agents=agents, servers=servers,
+                               serve={"gateway": True, "shared": {"redis": redis}})
+        async with _replicas(config, "a", "b") as replicas:
+            async def elsewhere() -> None:
+                replicas.proxy.include(0), replicas.proxy.include(1)
+                replicas.proxy.exclude("ab".index(await call_runner(redis)))
+
+            async def approve(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+                asked.append(params.message)
+                await elsewhere()
+                return types.ElicitResult(action="accept", content={"approve": True})
+
+            async def sample(context: object, params: types.CreateMessageRequestParams,
+                             ) -> types.CreateMessageResult:
+                await elsewhere()
+                return types.CreateMessageResult(role="assistant", content=types.TextContent(text="forty-two"),
+                                                 model="m")
+
+            async with Client(replicas.url, mode="legacy", message_handler=notice, sampling_callback=sample,
+                              elicitation_callback=approve) as client:
+                for index in range(2):
+                    written = await client.call_tool("builtin__write_file", {"path": f"{index}.txt", "content": "hi"})
+                    assert not written.is_error, text(written)
+                    assert text(await client.call_tool("session__ask", {"question": "2+2?"})) == "forty-two"
+                replicas.proxy.include(0), replicas.proxy.include(1)
+                found = await client.call_tool("search_tools", {"query": "add two integers"})
+                assert (found.structured_content or {})["unlocked"] == ["general__add"]
+                await changes.wait()
+                for index in range(2):  # one call on each replica
+                    assert "general__add" in [tool.name for tool in (await client.list_tools()).tools]
+                    assert text(await client.call_tool("general__add", {"a": index, "b": 1})) == str(index + 1)
+            async with Client(replicas.url, mode="legacy") as other:  # another session unlocked nothing
+                assert "denied at layer 1" in text(await other.call_tool("general__add", {"a": 2, "b": 2}))
+    assert len(asked) == 2 and asked[0].startswith("Approve write_file")
+    assert sorted(path.name for path in (tmp_path / "ws").glob("?.txt")) == ["0.txt", "1.txt"]
 
 
 async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -> None:
