@@ -369,3 +369,25 @@ def test_bodies_are_told_apart_without_mistaking_malformed_ones() -> None:
     assert _answers([answer, call]) is None and _answers([]) is None
     assert _answers({"id": 1, "result": 5, "bogus": True, "jsonrpc": "1.0"}) is None  # not JSON-RPC 2.0
     assert _calls([call, answer, {"method": "tools/call"}]) == {"8": json.dumps(call)}
+
+
+async def test_each_replica_numbers_its_requests_to_the_client_from_its_own_random_start() -> None:
+    # Answers go to every replica serving the session, so two replicas must never wait on the same id.
+    from mcp.shared.message import SessionMessage
+
+    from toolsift.serve._replicas._channels import SharedDispatcher
+
+    async def ignore(*args: object) -> None:
+        return None
+
+    first_ids = []
+    for _ in range(2):
+        to_client, written = anyio.create_memory_object_stream[SessionMessage](4)
+        from_client, read = anyio.create_memory_object_stream[SessionMessage | Exception](4)
+        dispatcher = SharedDispatcher(read, to_client)
+        async with anyio.create_task_group() as group, from_client, written:
+            await group.start(dispatcher.run, ignore, ignore)
+            group.start_soon(dispatcher.send_raw_request, "ping", None)
+            first_ids.append((await written.receive()).message.id)
+            group.cancel_scope.cancel()
+    assert first_ids[0] != first_ids[1] and all(isinstance(i, int) and i > 1 for i in first_ids)
