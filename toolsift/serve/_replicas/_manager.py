@@ -69,6 +69,8 @@ logger = logging.getLogger("toolsift.serve")
 _POLL_MS = 500
 # Milliseconds a client waits before resuming a broken stream (the SSE retry field).
 _RETRY_MS = 250
+# The longest wait between attempts to subscribe again while Redis is away.
+_MAX_RETRY_SECONDS = 5.0
 # Sessions one replica serves at once (opened or taken up); past it, new ones get 503, as with the SDK.
 MAX_SESSIONS = 10_000
 
@@ -406,14 +408,21 @@ class SharedSessionManager:
         pubsub = self.state.redis.pubsub()
         await pubsub.subscribe(self._answers_channel, self._notes_channel, self._ended_channel)
         task_status.started()
+        delay = 0.0
         try:
             while True:
                 try:
                     async for message in pubsub.listen():
+                        if delay:
+                            logger.warning("replica %s has its Redis subscription back", self.state.replica)
+                            delay = 0.0
                         await self._deliver_safely(message["channel"], message["data"])
                 except Exception as exc:  # Redis away: redis-py reconnects and subscribes again on the next read
-                    logger.warning("replica %s lost its Redis subscription (%s); retrying", self.state.replica, exc)
-                    await anyio.sleep(_RETRY_MS / 1000)
+                    if not delay:
+                        logger.warning("replica %s lost its Redis subscription (%s); retrying", self.state.replica,
+                                       exc)
+                    delay = min(_MAX_RETRY_SECONDS, max(_RETRY_MS / 1000, delay * 2))
+                    await anyio.sleep(delay)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.state.redis.close_pubsub(pubsub)
