@@ -300,6 +300,31 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
     assert sorted(path.name for path in (tmp_path / "ws").glob("?.txt")) == ["0.txt", "1.txt"]
 
 
+async def test_a_cancel_posted_on_another_replica_reaches_the_call(tmp_path: Path) -> None:
+    marker, release = tmp_path / "cancelled.txt", tmp_path / "never.txt"
+    async with redis_server() as redis:
+        config = write_project(tmp_path, serve={"gateway": True, "shared": {"redis": redis}},
+                               servers={"general": general_server(env={"TOOLSIFT_CANCEL_MARKER": str(marker)})})
+        async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
+                anyio.create_task_group() as group:
+            running = anyio.Event()
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                running.set()
+
+            async def call(*, task_status: anyio.abc.TaskStatus[anyio.CancelScope]) -> None:
+                with anyio.CancelScope() as scope:
+                    task_status.started(scope)
+                    await client.call_tool("general__wait_for_file", {"path": str(release)},
+                                           progress_callback=progress)
+
+            scope = await group.start(call)
+            await running.wait()
+            replicas.proxy.exclude("ab".index(await call_runner(redis)))
+            scope.cancel()  # the client posts notifications/cancelled, to the replica not running the call
+            assert (await wait_for_file(marker, timeout=30)).strip() == "CANCELLED wait_for_file"
+
+
 async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -> None:
     blocking = Path(__file__).resolve().parent.parent / "blocking_server.py"
     release = tmp_path / "release.txt"
@@ -367,14 +392,16 @@ async def test_a_replica_full_of_sessions_refuses_more(tmp_path: Path, monkeypat
 
 
 def test_bodies_are_told_apart_without_mistaking_malformed_ones() -> None:
-    from toolsift.serve._replicas._manager import _answers, _calls, _json
+    from toolsift.serve._replicas._manager import _calls, _json, _routed
 
     answer = {"jsonrpc": "2.0", "id": 7, "result": {}}
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}}
     call = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "x"}}
-    assert _json(b"{not json") is None and _answers(None) is None
-    assert _answers(answer) == [answer] and _answers([answer, answer]) == [answer, answer]
-    assert _answers([answer, call]) is None and _answers([]) is None
-    assert _answers({"id": 1, "result": 5, "bogus": True, "jsonrpc": "1.0"}) is None  # not JSON-RPC 2.0
+    assert _json(b"{not json") is None and _routed(None) is None
+    assert _routed(answer) == [answer] and _routed([answer, cancel]) == [answer, cancel]
+    assert _routed([answer, call]) is None and _routed([]) is None and _routed([1]) is None
+    assert _routed({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+    assert _routed({"id": 1, "result": 5, "bogus": True, "jsonrpc": "1.0"}) is None  # not JSON-RPC 2.0
     assert _calls([call, answer, {"method": "tools/call"}]) == {"8": json.dumps(call)}
 
 

@@ -5,11 +5,12 @@ dispatcher over its own transport. Two kinds of message must then reach a
 replica other than the one that received or sent them:
 
 - The client's answer to a server request (an elicitation, a sampling
-  request) comes back in a POST that the load balancer may give to any
-  replica. That replica publishes it; every replica serving the session
-  injects it into its dispatcher's read stream (:class:`InjectableReadStream`),
-  and the one that asked resolves it. Request ids are random per dispatcher
-  (:class:`SharedDispatcher`), so two replicas never wait on the same id.
+  request), or its cancellation of a call, comes in a POST that the load
+  balancer may give to any replica. That replica publishes it; every replica
+  serving the session injects it into its dispatcher's read stream
+  (:class:`InjectableReadStream`), and the one holding the request acts on
+  it. Server request ids are random per dispatcher (:class:`SharedDispatcher`),
+  so two replicas never wait on the same id.
 - A notification or request that belongs to no request (``tools/list_changed``
   after a search unlocked tools) travels on the client's standalone GET
   stream, which is open on one replica only. :class:`PublishingWriteStream`

@@ -10,8 +10,9 @@ replicas does so through Redis:
 
 - every SSE event, in the session's event stream (:mod:`._events`), so a
   client whose stream broke resumes it on any replica (:mod:`._resume`);
-- the client's answers to server requests, and standalone notifications,
-  by publish/subscribe (:mod:`._channels`);
+- the client's answers to server requests and cancellations of its own
+  requests, and standalone notifications, by publish/subscribe
+  (:mod:`._channels`);
 - the end of a session (``DELETE``), so every replica forgets it.
 
 Sessions expire in Redis after ``serve.shared.sessionIdleSeconds`` without a
@@ -46,6 +47,7 @@ from mcp_types import (
     ErrorData,
     InitializeRequestParams,
     JSONRPCError,
+    JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResponse,
     jsonrpc_message_adapter,
@@ -133,18 +135,25 @@ def _calls(data: Any) -> dict[str, str]:
             if isinstance(item, dict) and item.get("method") == "tools/call" and item.get("id") is not None}
 
 
-def _answers(data: Any) -> list[dict[str, Any]] | None:
-    """The body's JSON-RPC responses when it holds nothing else (the client answering the server)."""
+def _routed(data: Any) -> list[dict[str, Any]] | None:
+    """The body's messages when each concerns a request some replica holds, and nothing else is in it.
+
+    Those are the client's answers to the server's requests, and its cancellations of its own requests:
+    either may reach a replica other than the one holding that request.
+    """
     if data is None:
         return None
     items = data if isinstance(data, list) else [data]
-    if not items or not all(isinstance(item, dict) and "method" not in item for item in items):
+    if not items or not all(isinstance(item, dict) for item in items):
         return None
     try:
         parsed = [jsonrpc_message_adapter.validate_python(item, by_name=False) for item in items]
     except ValidationError:
         return None  # the SDK's transport answers malformed bodies
-    return items if all(isinstance(message, JSONRPCResponse | JSONRPCError) for message in parsed) else None
+    routed = all(isinstance(message, JSONRPCResponse | JSONRPCError)
+                 or (isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled")
+                 for message in parsed)
+    return items if routed else None
 
 
 async def _status_of(app: Callable[[Scope, Receive, Send], Any], scope: Scope, receive: Receive,
@@ -241,10 +250,10 @@ class SharedSessionManager:
         if method == "POST":
             body, receive = await _buffered(receive)
             data = _json(body)
-            answers = _answers(data)
-            if answers is not None:
+            routed = _routed(data)
+            if routed is not None:
                 await self.state.redis.publish(self._answers_channel,
-                                               json.dumps({"session": session.id, "messages": answers}))
+                                               json.dumps({"session": session.id, "messages": routed}))
                 await Response(status_code=202)(scope, receive, send)
                 return
             calls = _calls(data)
