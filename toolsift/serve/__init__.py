@@ -16,6 +16,9 @@ And a runnable module (used by tests and benchmarks)::
         [--gateway | --gateway-skill NAME] [--ready-file PATH] [--redis URL] [--replica NAME]
 
 The ``serve`` section of ``toolsift.json`` is :class:`toolsift.config.ServeSettings`.
+With its ``shared`` section (a Redis URL), several such processes, on one
+machine or many, serve one set of sessions behind any HTTP load balancer;
+every app also answers ``/healthz`` and ``/readyz``.
 """
 
 from .._public import publish
