@@ -195,3 +195,20 @@ async def waiting_call(client: Any, tool: str, release: Path, results: list[str]
         group.start_soon(call)
         await running.wait()
         task_status.started()
+
+
+async def holding_call(client: Any, release: Path, failures: list[str], *,
+                       task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    """Call ``blocking__hold`` (which waits for ``release``), report once it runs, keep the error it ends with."""
+    from mcp import MCPError
+
+    async def hold() -> None:
+        try:
+            await client.call_tool("blocking__hold", {"path": str(release)})
+        except MCPError as exc:
+            failures.append(str(exc))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(hold)
+        await wait_for_file(Path(f"{release}.running"), timeout=START_TIMEOUT)
+        task_status.started()

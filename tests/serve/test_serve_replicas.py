@@ -13,8 +13,17 @@ import anyio
 import httpx2
 import mcp.types as types
 import pytest
-from mcp import Client, MCPError
-from replicas import audit_records, call_runner, cluster, redis_keys, redis_server, release_with, waiting_call
+from mcp import Client
+from replicas import (
+    audit_records,
+    call_runner,
+    cluster,
+    holding_call,
+    redis_keys,
+    redis_server,
+    release_with,
+    waiting_call,
+)
 from serve_project import general_server, text, write_project
 from servers import stop_process, wait_for_file
 
@@ -151,14 +160,7 @@ async def test_a_replica_restarted_under_its_name_takes_the_session_up_and_repor
     async with redis_server() as redis, cluster(config, redis) as shared:
         async with Client(shared.url, mode="legacy") as client:
             async with anyio.create_task_group() as group:
-                async def hold() -> None:
-                    try:
-                        await client.call_tool("blocking__hold", {"path": str(release)})
-                    except MCPError as exc:
-                        failure.append(str(exc))
-
-                group.start_soon(hold)
-                await wait_for_file(Path(f"{release}.running"), timeout=30)
+                await group.start(holding_call, client, release, failure)
                 name = await call_runner(redis)
                 shared.replicas[shared.index(name)].process.kill()
                 restarted = await shared.start(name)  # a new run under the old name: not the one that held the call

@@ -14,8 +14,17 @@ import anyio
 import httpx2
 import mcp.types as types
 import pytest
-from mcp import Client, MCPError
-from replicas import audit_records, call_runner, redis_keys, redis_server, release_with, round_robin, waiting_call
+from mcp import Client
+from replicas import (
+    audit_records,
+    call_runner,
+    holding_call,
+    redis_keys,
+    redis_server,
+    release_with,
+    round_robin,
+    waiting_call,
+)
 from serve_project import general_server, served_http, text, write_project
 from servers import wait_for_file
 
@@ -336,14 +345,7 @@ async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -
         async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
                 anyio.create_task_group() as group:
             proxy = replicas.proxy
-            async def hold() -> None:
-                try:
-                    await client.call_tool("blocking__hold", {"path": str(release)})
-                except MCPError as exc:
-                    failures.append(str(exc))
-
-            group.start_soon(hold)
-            await wait_for_file(Path(f"{release}.running"), timeout=30)
+            await group.start(holding_call, client, release, failures)
             runner = await call_runner(redis)
             proxy.exclude("ab".index(runner))
             proxy.cut()
