@@ -37,9 +37,9 @@ MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, 
 def _project(tmp_path: Path, *, blocking: bool = False) -> Path:
     """The test project with ``general`` (and the ``blocking`` server) behind a gateway with shared sessions."""
     servers = {"general": general_server()}
-    if blocking:
+    if blocking:  # lazy: started by the replicas that need it
         servers["blocking"] = {"command": sys.executable, "args": [str(TESTS / "blocking_server.py")],
-                               "internalOnly": False, "protocol": "legacy"}
+                               "internalOnly": False, "protocol": "legacy", "lazy": True}
     return write_project(tmp_path, serve={"shared": {"redis": "redis://unused", "leaseSeconds": 1}},
                          servers=servers)
 
@@ -157,7 +157,7 @@ async def test_a_replica_restarted_under_its_name_takes_the_session_up_and_repor
     config = _project(tmp_path, blocking=True)
     release = tmp_path / "release.txt"
     failure: list[str] = []
-    async with redis_server() as redis, cluster(config, redis) as shared:
+    async with redis_server() as redis, cluster(config, redis, count=2) as shared:
         async with Client(shared.url, mode="legacy") as client:
             async with anyio.create_task_group() as group:
                 await group.start(holding_call, client, release, failure)

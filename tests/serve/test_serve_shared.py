@@ -341,7 +341,7 @@ async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -
     async with redis_server() as redis:
         config = write_project(tmp_path, serve={"gateway": True, "shared": {"redis": redis, "leaseSeconds": 60}},
                                servers={"blocking": {"command": sys.executable, "args": [str(blocking)],
-                                                     "internalOnly": False, "protocol": "legacy"}})
+                                                     "internalOnly": False, "protocol": "legacy", "lazy": True}})
         async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
                 anyio.create_task_group() as group:
             proxy = replicas.proxy

@@ -236,9 +236,15 @@ class ToolsiftServer:
         if self.sessions is not None:
             await self.sessions.start_lazy(searchable_lazy(self.sessions.servers))
 
-    def repeatable(self, name: str) -> bool:
-        """Whether served tool ``name`` may run a call again without more effect (read-only or idempotent)."""
-        routed = self.tools.route(name, self.tools.scope_of("gateway"))
+    async def repeatable(self, name: str) -> bool:
+        """Whether served tool ``name`` may run a call again without more effect (read-only or idempotent).
+
+        A tool of a lazy server is known once its server runs, so asking starts it.
+        """
+        gateway = self.tools.scope_of("gateway")
+        if self.sessions is not None and self.tools.route(name, gateway) is None:
+            await self.sessions.start_lazy([split_name(name)[0] or ""])
+        routed = self.tools.route(name, gateway)
         return routed is not None and routed[0].registry.spec(routed[1]).repeatable
 
     def _instructions(self) -> str:

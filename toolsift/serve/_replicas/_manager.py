@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -187,7 +187,7 @@ class SharedSessionManager:
         max_request_body_size: Largest request body (larger: 413).
     """
 
-    def __init__(self, app: Server[Any], state: SharedState, *, repeatable: Callable[[str], bool],
+    def __init__(self, app: Server[Any], state: SharedState, *, repeatable: Callable[[str], Awaitable[bool]],
                  json_response: bool = False, security_settings: TransportSecuritySettings | None = None,
                  max_request_body_size: int = 4 * 1024 * 1024) -> None:
         self.app = app
@@ -296,7 +296,7 @@ class SharedSessionManager:
         if not isinstance(request, JSONRPCRequest) or not request.params:
             return None
         name = request.params.get("name")
-        if not isinstance(name, str) or not self.repeatable(name):
+        if not isinstance(name, str) or not await self.repeatable(name):
             return None
         won, runner = await self.state.redis.claim(self.state.redis.key("rerun", session.id, stream),
                                                    self.state.instance,
