@@ -4,8 +4,8 @@ The SDK's transport stores every message it sends on a session's streams
 (the priming event of each request stream included) before sending it; the
 event id the client sees is the Redis entry id. Each entry also names the
 stream it belongs to (the request's id, or the standalone GET stream) and
-the replica that wrote it, which is how another replica knows whose call a
-resumed stream belongs to. The priming event of a ``tools/call`` also keeps
+the run of the replica that wrote it, which is how another replica knows
+whose call a resumed stream belongs to. The priming event of a ``tools/call`` also keeps
 the request, so that a call lost with its replica can be run again where
 that is safe.
 """

@@ -20,7 +20,10 @@ logger = logging.getLogger("toolsift.serve")
 
 
 class ReplicaLease:
-    """The lease of replica ``name``, valid ``seconds`` after each renewal (renewed three times as often)."""
+    """The lease of one replica run (``name`` is ``<replica>#<run>``), valid ``seconds`` after each renewal.
+
+    It is renewed three times as often as it would expire.
+    """
 
     def __init__(self, redis: RedisClient, name: str, *, seconds: float) -> None:
         self.redis = redis
@@ -49,5 +52,5 @@ class ReplicaLease:
                     logger.warning("replica %s could not give up its lease in Redis: %s", self.name, exc)
 
     async def alive(self, name: str) -> bool:
-        """Whether replica ``name`` holds its lease."""
+        """Whether the replica run ``name`` holds its lease."""
         return await self.redis.exists(self._key(name))
