@@ -242,8 +242,7 @@ class ToolsiftServer:
         A tool of a lazy server is known once its server runs, so asking starts it.
         """
         gateway = self.tools.scope_of("gateway")
-        if self.sessions is not None and self.tools.route(name, gateway) is None:
-            await self.sessions.start_lazy([split_name(name)[0] or ""])
+        await self._start_lazy_for(name, gateway)
         routed = self.tools.route(name, gateway)
         return routed is not None and routed[0].registry.spec(routed[1]).repeatable
 
@@ -325,10 +324,20 @@ class ToolsiftServer:
         discovery = await self._synced_discovery(ctx)
         return types.ListToolsResult(tools=self.tools.list_tools(self._gateway_for(discovery)))
 
+    async def _start_lazy_for(self, name: str, gateway: TurnScope | None) -> None:
+        """A tool of a lazy server is there once its server runs: needing the tool starts the server."""
+        if self.sessions is not None and self.tools.route(name, gateway) is None:
+            await self.sessions.start_lazy([split_name(name)[0] or ""])
+
+    @staticmethod
+    def _session_id(ctx: ServerRequestContext[Any]) -> str | None:
+        """The MCP session of the request (None on connections without one)."""
+        return getattr(client_of(ctx.session), "session_id", None)
+
     async def _synced_discovery(self, ctx: ServerRequestContext[Any]) -> Discovery | None:
         """The client's tool-search state; with shared sessions, as the last replica to serve it left it."""
         discovery = self._discovery(ctx)
-        session_id = getattr(client_of(ctx.session), "session_id", None)
+        session_id = self._session_id(ctx)
         if discovery is not None and self.shared is not None and session_id is not None:
             discovery.restore(await self.shared.unlocked(session_id))
         return discovery
@@ -337,9 +346,7 @@ class ToolsiftServer:
                          ) -> types.CallToolResult | types.InputRequiredResult:
         discovery = await self._synced_discovery(ctx)
         gateway = self._gateway_for(discovery)
-        if self.sessions is not None and self.tools.route(params.name, gateway) is None:
-            # A tool of a lazy server is there once its server runs: a call is a need.
-            await self.sessions.start_lazy([split_name(params.name)[0] or ""])
+        await self._start_lazy_for(params.name, gateway)
         unlocked = discovery.unlocked if discovery is not None else frozenset()
         with self.approver.asking(ctx, params) as asking, self._relaying(params.name, ctx, gateway), \
                 (discovery.bound() if discovery is not None else nullcontext()):
@@ -354,7 +361,7 @@ class ToolsiftServer:
             return types.InputRequiredResult(input_requests={APPROVAL_INPUT: asking.pending})
         if discovery is not None and discovery.unlocked != unlocked:
             # Its search changed what this client may see; other clients' lists are as they were.
-            session_id = getattr(client_of(ctx.session), "session_id", None)
+            session_id = self._session_id(ctx)
             if self.shared is not None and session_id is not None:
                 await self.shared.save_unlocked(session_id, discovery.recent)
             await ctx.session.send_tool_list_changed()
