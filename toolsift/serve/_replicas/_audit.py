@@ -65,11 +65,14 @@ class AuditStream:
             while True:
                 await self._wake.wait()
                 self._wake = anyio.Event()
+                failing = False
                 while self._queued:
                     try:
                         await self._write_batch()
                     except Exception as exc:
-                        logger.warning("could not write audit records to Redis (%s); retrying", exc)
+                        if not failing:  # once per outage, not once per retry
+                            logger.warning("could not write audit records to Redis (%s); retrying", exc)
+                        failing = True
                         await anyio.sleep(_RETRY_SECONDS)
         finally:
             unsubscribe()
