@@ -20,11 +20,16 @@ from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_mes
 
 from ._redis import RedisClient, StreamEntry
 
-__all__ = ["RedisEventStore", "StoredEvent"]
+__all__ = ["RedisEventStore", "StoredEvent", "events_key"]
 
 # Entries kept per session (about: Redis trims whole nodes); a client resuming past them gets nothing.
 MAX_EVENTS = 10_000
 _ENTRY_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
+
+
+def events_key(redis: RedisClient, session_id: str) -> str:
+    """The Redis stream holding a session's events."""
+    return redis.key("events", session_id)
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ class RedisEventStore(EventStore):
 
     def __init__(self, redis: RedisClient, session_id: str, *, replica: str, ttl: float) -> None:
         self.redis = redis
-        self.key = redis.key("events", session_id)
+        self.key = events_key(redis, session_id)
         self.replica = replica
         self.ttl = ttl
         # Request JSON by stream id, put by the session manager before the SDK stores the priming event.

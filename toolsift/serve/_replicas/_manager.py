@@ -339,7 +339,7 @@ class SharedSessionManager:
             if status is not None and status < 400 and connection is not None and params is not None:
                 record = {"protocolVersion": connection.protocol_version,
                           "client": params.model_dump(mode="json", by_alias=True, exclude_none=True)}
-                await self.state.redis.set(self.state.redis.key("session", session.id), json.dumps(record),
+                await self.state.redis.set(self.state.record_key(session.id), json.dumps(record),
                                            seconds=self.state.settings.session_idle_seconds)
                 established = True
         finally:
@@ -355,7 +355,7 @@ class SharedSessionManager:
             session = self._sessions.get(session_id)
             if session is not None:
                 return session
-            saved = await self.state.redis.get(self.state.redis.key("session", session_id))
+            saved = await self.state.redis.get(self.state.record_key(session_id))
             if saved is None:
                 return None
             session = self._local(session_id)

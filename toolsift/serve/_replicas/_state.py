@@ -24,6 +24,7 @@ from ..._exceptions import ConfigError
 from ...config import SharedSettings
 from ...registry import AuditLog
 from ._audit import AuditStream
+from ._events import events_key
 from ._lease import ReplicaLease
 from ._redis import RedisClient
 
@@ -76,9 +77,16 @@ class SharedState:
     def __repr__(self) -> str:
         return f"SharedState(replica={self.replica!r}, redis={redacted_url(self.url)!r})"
 
+    def record_key(self, session_id: str) -> str:
+        """The key of what a replica needs to take a session up (the client's initialize, the version)."""
+        return self.redis.key("session", session_id)
+
+    def unlocked_key(self, session_id: str) -> str:
+        return self.redis.key("unlocked", session_id)
+
     def session_keys(self, session_id: str) -> list[str]:
         """Every key a session owns, for expiry and deletion."""
-        return [self.redis.key(part, session_id) for part in ("session", "events", "unlocked")]
+        return [self.record_key(session_id), events_key(self.redis, session_id), self.unlocked_key(session_id)]
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Self]:
@@ -116,10 +124,10 @@ class SharedState:
 
     async def unlocked(self, session_id: str) -> list[str]:
         """The tools the session's searches unlocked, least recently used first."""
-        saved = await self.redis.get(self.redis.key("unlocked", session_id))
+        saved = await self.redis.get(self.unlocked_key(session_id))
         names = json.loads(saved) if saved else []
         return [name for name in names if isinstance(name, str)]
 
     async def save_unlocked(self, session_id: str, names: Iterable[str]) -> None:
-        await self.redis.set(self.redis.key("unlocked", session_id), json.dumps(list(names)),
+        await self.redis.set(self.unlocked_key(session_id), json.dumps(list(names)),
                              seconds=self.settings.session_idle_seconds)
