@@ -27,6 +27,11 @@ async def _awaited(value: Awaitable[T] | T) -> T:
     return await cast(Awaitable[T], value)
 
 
+def _ms(seconds: float) -> int:
+    """A time to live in whole milliseconds, at least one (Redis refuses zero)."""
+    return max(1, int(seconds * 1000))
+
+
 def _fields(fields: Mapping[str, str]) -> dict[Any, Any]:
     """XADD's fields, in the mapping type redis-py's stubs ask for."""
     return dict(fields)
@@ -58,11 +63,11 @@ class RedisClient:
         return cast("str | None", await self.redis.get(key))
 
     async def set(self, key: str, value: str, *, seconds: float) -> None:
-        await self.redis.set(key, value, px=max(1, int(seconds * 1000)))
+        await self.redis.set(key, value, px=_ms(seconds))
 
     async def claim(self, key: str, value: str, *, seconds: float) -> tuple[bool, str]:
         """SET NX: set ``key`` unless it is set; returns whether this call set it, and the value it holds."""
-        if await self.redis.set(key, value, px=max(1, int(seconds * 1000)), nx=True):
+        if await self.redis.set(key, value, px=_ms(seconds), nx=True):
             return True, value
         return False, await self.get(key) or value
 
@@ -75,7 +80,7 @@ class RedisClient:
     async def expire(self, keys: list[str], seconds: float) -> None:
         async with self.redis.pipeline(transaction=False) as pipe:
             for key in keys:
-                pipe.pexpire(key, max(1, int(seconds * 1000)))
+                pipe.pexpire(key, _ms(seconds))
             await pipe.execute()
 
     async def append(self, key: str, fields: Mapping[str, str], *, max_length: int, seconds: float | None = None,
@@ -84,7 +89,7 @@ class RedisClient:
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.xadd(key, _fields(fields), maxlen=max_length, approximate=True)
             if seconds is not None:
-                pipe.pexpire(key, max(1, int(seconds * 1000)))
+                pipe.pexpire(key, _ms(seconds))
             results: list[Any] = await pipe.execute()
         return cast(str, results[0])
 
