@@ -133,27 +133,29 @@ async def _close(server: Any) -> None:
     await server.wait_closed()
 
 
-async def audit_records(redis_url: str, prefix: str = "toolsift") -> list[dict[str, Any]]:
-    """The shared audit stream: each entry's record, with the replica that wrote it."""
+@asynccontextmanager
+async def redis_client(redis_url: str) -> AsyncIterator[Any]:
+    """A redis-py client of ``redis_url`` (answers decoded), closed on the way out."""
     from redis.asyncio import Redis
 
     client = Redis.from_url(redis_url, decode_responses=True)
     try:
-        entries = await client.xrange(f"{prefix}:audit")
+        yield client
     finally:
         await client.aclose()
+
+
+async def audit_records(redis_url: str, prefix: str = "toolsift") -> list[dict[str, Any]]:
+    """The shared audit stream: each entry's record, with the replica that wrote it."""
+    async with redis_client(redis_url) as client:
+        entries = await client.xrange(f"{prefix}:audit")
     return [{**json.loads(fields["record"]), "replica": fields["replica"]} for _, fields in entries]
 
 
 async def redis_keys(redis_url: str, pattern: str) -> list[str]:
     """The keys matching ``pattern``."""
-    from redis.asyncio import Redis
-
-    client = Redis.from_url(redis_url, decode_responses=True)
-    try:
+    async with redis_client(redis_url) as client:
         return sorted(await client.keys(pattern))
-    finally:
-        await client.aclose()
 
 
 async def call_runner(redis_url: str, prefix: str = "toolsift") -> str:
@@ -161,14 +163,9 @@ async def call_runner(redis_url: str, prefix: str = "toolsift") -> str:
 
     The tests that ask have one session, hence one event stream.
     """
-    from redis.asyncio import Redis
-
-    client = Redis.from_url(redis_url, decode_responses=True)
-    try:
+    async with redis_client(redis_url) as client:
         (key,) = await client.keys(f"{prefix}:events:*")
         entries = await client.xrevrange(key, count=50)
-    finally:
-        await client.aclose()
     return next(fields["r"].partition("#")[0] for _, fields in entries if fields["s"] != "_GET_stream")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from replicas import (
     audit_records,
     call_runner,
     holding_call,
+    redis_client,
     redis_keys,
     redis_server,
     release_with,
@@ -106,13 +108,8 @@ async def test_two_replicas_in_one_process_share_a_session(tmp_path: Path) -> No
 
 async def _lose_lease(redis: str, replica: str) -> None:
     """Make ``replica`` count as gone, as a replica cut off from Redis would (its lease is long: not renewed)."""
-    from redis.asyncio import Redis
-
-    client = Redis.from_url(redis)
-    try:
+    async with redis_client(redis) as client:
         await client.delete(*await client.keys(f"toolsift:replica:{replica}#*"))
-    finally:
-        await client.aclose()
 
 
 async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(tmp_path: Path) -> None:
@@ -164,16 +161,11 @@ async def test_probes_say_whether_a_replica_can_serve(tmp_path: Path) -> None:
 
 async def redis_down(url: str) -> None:
     """Stop the Redis at ``url`` (SHUTDOWN NOSAVE)."""
-    from redis.asyncio import Redis
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    client = Redis.from_url(url)
-    try:
-        await client.shutdown(nosave=True)
-    except RedisConnectionError:
-        pass  # it closes the connection as it goes
-    finally:
-        await client.aclose()
+    async with redis_client(url) as client:
+        with contextlib.suppress(RedisConnectionError):  # it closes the connection as it goes
+            await client.shutdown(nosave=True)
 
 
 async def test_a_single_process_has_probes_too(tmp_path: Path) -> None:
