@@ -3,19 +3,23 @@
 Run once (needs npm for the claude-flow server)::
 
     npm install --prefix .interop @claude-flow/cli @modelcontextprotocol/server-everything
-    python benchmarks/record_catalog.py
+    pip install mcp-server-time mcp-server-git
+    python benchmarks/record_catalog.py            # every server
+    python benchmarks/record_catalog.py git time   # only these; the others stay as recorded
 
 Each server is started over stdio and listed through toolsift's own
 ``McpSession``: the real claude-flow server (``claude-flow mcp start``), the
-example ``flow`` and ``general`` servers, and server-everything when it is
-installed. Names, titles, descriptions, input schemas and annotations go to
-``benchmarks/fixtures/tool_catalog.json``; ``search_eval.py`` reads that file.
+example ``flow`` and ``general`` servers, and, when installed, server-everything
+and the reference ``time`` and ``git`` servers from PyPI. Names, titles,
+descriptions, input schemas and annotations go to
+``benchmarks/fixtures/tool_catalog.json``; ``_search_eval.py`` reads that file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,6 +50,12 @@ def servers() -> list[ServerConfig]:
     if (BIN / "mcp-server-everything").exists():
         configs.append(ServerConfig(command=str(BIN / "mcp-server-everything"), args=("stdio",),
                                     protocol="legacy", timeout=60).with_name("everything"))
+    for name, command in (("time", "mcp-server-time"), ("git", "mcp-server-git")):
+        found = shutil.which(command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        if found:
+            configs.append(ServerConfig(command=found, protocol="legacy", timeout=60).with_name(name))
+        else:
+            print(f"{command} is not installed; run: pip install {command}")
     return configs
 
 
@@ -57,9 +67,12 @@ async def listing(config: ServerConfig) -> list[dict[str, Any]]:
                 for tool in session.catalog.tools]
 
 
-async def main() -> None:
-    recorded: dict[str, list[dict[str, Any]]] = {}
+async def main(only: list[str]) -> None:
+    kept = json.loads(CATALOG.read_text())["servers"] if only and CATALOG.exists() else {}
+    recorded: dict[str, list[dict[str, Any]]] = dict(kept)
     for config in servers():
+        if only and config.name not in only:
+            continue
         recorded[config.name] = await listing(config)
         print(f"{config.name}: {len(recorded[config.name])} tools")
     CATALOG.parent.mkdir(exist_ok=True)
@@ -68,4 +81,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    anyio.run(main, sys.argv[1:])
