@@ -7,12 +7,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from local_tools import RecordingTool
 
 from toolsift.registry import ToolRegistry
-from toolsift.search import SearchIndex
+from toolsift.search import Bm25Backend, SearchIndex
 from toolsift.search._documents import tool_document, without_mentions
+from toolsift.search._fielded import FieldedIndex
+from toolsift.search._query import expand
 from toolsift.search._tokens import name_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -31,29 +34,31 @@ def names(index: SearchIndex, query: str, **kwargs: Any) -> list[str]:
     return [hit.document.name for hit in index.search(query, **kwargs)]
 
 
-def test_evaluation_set_has_both_halves_over_the_recorded_claude_flow_tools() -> None:
+def test_evaluation_set_has_its_four_splits_over_the_recorded_tools() -> None:
     assert len(load_catalog()["claude-flow"]) == 353
+    assert {"time", "git", "everything"} <= set(load_catalog())
     queries = load_queries()
-    halves = {query.split for query in queries}
-    assert len(queries) >= 60 and halves == {"tuning", "heldout", "fresh"}
-    assert min(len(load_queries(half)) for half in halves) >= 30
+    splits = {query.split for query in queries}
+    assert len(queries) >= 60 and splits == {"tuning", "heldout", "fresh", "blind"}
+    assert min(len(load_queries(split)) for split in splits) >= 30
     registered = {tool.spec.name for tool in eval_registry()}
     assert {name for query in queries for name in query.expected} <= registered
 
 
 def test_default_backend_reaches_the_recall_targets_and_beats_plain_bm25s(flow: SearchIndex) -> None:
     tool_names = [doc.name for doc in flow.documents]
+    anchor = plain_bm25s(flow.registry)
 
     def measured(queries: list[Query]) -> tuple[Metrics, Metrics]:
         ours = evaluate(lambda q: [frozenset(d.name for d in h.members) for h in flow.search(q)], queries, tool_names)
-        return ours, evaluate(plain_bm25s(flow.registry), queries, tool_names)
+        return ours, evaluate(anchor, queries, tool_names)
 
-    ours, anchor = measured(load_queries("tuning") + load_queries("heldout"))
+    ours, _ = measured(load_queries())
     assert ours.recall1 >= 0.80 and ours.recall3 >= 0.95, ours.misses
-    assert ours.recall1 > anchor.recall1 and ours.mrr > anchor.mrr
-    # The fresh split (written after tuning) falls short of the targets; it must still beat the anchor.
-    fresh, fresh_anchor = measured(load_queries("fresh"))
-    assert fresh.recall1 > fresh_anchor.recall1 and fresh.recall3 > fresh_anchor.recall3
+    # Every split on its own beats the anchor: the splits written later were not fitted.
+    for split in ("tuning", "heldout", "fresh", "blind"):
+        ours, plain = measured(load_queries(split))
+        assert ours.recall1 > plain.recall1 and ours.recall3 > plain.recall3 and ours.mrr > plain.mrr, split
 
 
 @pytest.mark.parametrize(("query", "tool"), [
@@ -77,6 +82,23 @@ def test_a_name_match_outweighs_the_same_words_repeated_in_a_description() -> No
         RecordingTool("kv__audit", description="Store value store value: lists each store value call."),
     ])
     assert names(SearchIndex(registry), "store value")[0] == "kv__store_value"
+
+
+def test_scores_are_scaled_by_the_share_of_the_query_a_tool_meets() -> None:
+    tools = [RecordingTool("ops__system_report", description="Report on the system."),
+             RecordingTool("ops__tune", description="Optimize slow caches.", schema={
+                 "type": "object", "properties": {"system": {"type": "string"}}}),
+             RecordingTool("ops__clear", description="Clear the caches of the system."),
+             RecordingTool("ops__backup", description="Back up the database.")]
+    documents = [tool_document(tool.spec) for tool in tools]
+    scorer = FieldedIndex().build(documents)
+    query = "optimize the system caches"
+    read = expand(query, scorer.vocabulary, scorer.stems)
+    raw = scorer.scores(read.weights)
+    # report meets "system", tune "optimize" and "caches" (a parameter name does not count), clear two of three.
+    assert raw[3] == 0 and all(raw[:3] > 0)
+    met = np.array([1, 2, 2, 0]) / 3
+    assert np.allclose(Bm25Backend().build(documents).scores(query), raw * np.sqrt(met))
 
 
 def test_a_description_naming_a_sibling_tool_does_not_rank_for_that_name() -> None:

@@ -123,6 +123,18 @@ async def test_search_tools_lists_but_does_not_unlock_what_permissions_refuse(re
     assert listed(payload)[F + "memory_store"]["reason"] == "layer 5: it requires level write, the caller has read"
 
 
+async def test_the_best_callable_hit_is_unlocked_when_the_best_hit_is_refused(registry: ToolRegistry,
+                                                                            index: SearchIndex) -> None:
+    query = "delete a memory entry"
+    with Discovery(registry).bound():
+        first, second = [entry["name"] for entry in (await search(registry, query, max=2))["tools"]]
+    discovery = Discovery(registry)
+    with discovery.bound():
+        payload = await search(registry, query, permissions=Permissions(denylist=(first,)), max=2)
+    assert [entry["callable"] for entry in payload["tools"]] == [False, True]
+    assert payload["unlocked"] == [second] and discovery.unlocked == {second}
+
+
 async def test_search_tools_in_plan_mode_offers_read_only_tools_only(registry: ToolRegistry,
                                                                    index: SearchIndex) -> None:
     discovery = Discovery(registry)

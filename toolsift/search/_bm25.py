@@ -2,9 +2,15 @@
 
 No network and no model: the documents' terms (see ``_tokens``) are scored
 field by field (see ``_fielded``). A query is read the same way as the
-documents, plus one addition: two query words, in their order, are also tried
-as one word, since people write apart what names write together ("shut the
-swarm down" for ``shutdown``, "back it up" for ``backup``).
+documents, plus variants of its words (see ``_query``).
+
+BM25 adds up what each word scores, so one rare word matched in a name can
+outrank a tool that matches every word of the request ("speed up the system
+with optimizations" put ``system_reset`` above ``performance_optimize``). Each
+score is therefore scaled by the square root of the share of the query's words
+(its concepts: a word with its variants) that the tool meets in any field, as
+Lucene's classic coordination factor did: a tool meeting two words of three
+keeps 82 % of its score, one of three 58 %.
 """
 
 from __future__ import annotations
@@ -52,7 +58,13 @@ class _Bm25Ranker:
         self._scorer = scorer
 
     def scores(self, query: str) -> Scores:
-        return self._scorer.scores(expand(query, self._scorer.vocabulary, self._scorer.stems))
+        scorer = self._scorer
+        read = expand(query, scorer.vocabulary, scorer.stems)
+        scores = scorer.scores(read.weights)
+        if len(read.concepts) > 1:
+            met = np.sum([scorer.matching(concept) for concept in read.concepts], axis=0, dtype=np.float32)
+            scores *= np.sqrt(met / len(read.concepts))
+        return scores
 
 
 class Bm25Backend:

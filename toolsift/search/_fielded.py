@@ -18,7 +18,7 @@ the token lists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +28,7 @@ from ._documents import FIELDS, SearchDocument
 from ._pace import paced
 from ._query import stem
 
-__all__ = ["DEFAULT_WEIGHTS", "FieldWeights", "FieldedIndex", "FieldedScorer"]
+__all__ = ["DEFAULT_WEIGHTS", "TELLING", "FieldWeights", "FieldedIndex", "FieldedScorer"]
 
 Scores = npt.NDArray[np.float32]
 _Ids = npt.NDArray[np.int32]
@@ -37,7 +37,9 @@ _Ids = npt.NDArray[np.int32]
 FieldWeights = Mapping[str, float]
 # Term sequences kept between builds; past this the cache starts again (documents that left).
 _SEQUENCES = 200_000
-DEFAULT_WEIGHTS: FieldWeights = {"name": 3.0, "summary": 1.0, "description": 1.0, "parameters": 0.5,
+#: The fields that say what a tool does (its parameters say what it takes, its server where it is).
+TELLING = frozenset({"name", "summary", "description"})
+DEFAULT_WEIGHTS: FieldWeights = {"name": 1.5, "summary": 1.0, "description": 0.5, "parameters": 0.25,
                                  "server": 0.5}
 
 
@@ -54,6 +56,10 @@ class _Postings:
             return
         begin, end = self.starts[term], self.starts[term + 1]
         scores[self.docs[begin:end]] += factor * self.weights[begin:end]
+
+    def mark(self, found: npt.NDArray[np.bool_], term: int) -> None:
+        if term + 1 < len(self.starts):
+            found[self.docs[self.starts[term]:self.starts[term + 1]]] = True
 
 
 def _postings(ids: Sequence[tuple[_Ids, _Ids]], vocabulary: int, k1: float, b: float) -> _Postings:
@@ -96,6 +102,16 @@ class FieldedScorer:
             for term, weight in ids:
                 postings.add_to(scores, term, factor * weight)
         return scores
+
+    def matching(self, words: Iterable[str]) -> npt.NDArray[np.bool_]:
+        """Per document: whether any of ``words`` is in the fields that say what it does (:data:`TELLING`)."""
+        found = np.zeros(self.size, dtype=np.bool_)
+        ids = [i for word in words if (i := self.vocabulary.get(word)) is not None]
+        for field, postings in self.fields.items():
+            if field in TELLING:
+                for term in ids:
+                    postings.mark(found, term)
+        return found
 
 
 class FieldedIndex:

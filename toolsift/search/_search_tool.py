@@ -172,12 +172,14 @@ class SearchToolsTool:
         except LookupError as exc:
             raise InvalidArguments(SEARCH_TOOL_NAME, [f"server: {exc}"]) from exc
         tools, wanted, more = [], [], False
-        for rank, hit in enumerate(tool_hits):
+        best = 0  # callable hits unlocked for ranking first
+        for hit in tool_hits:
             entry, can_call = self._describe_tool(hit, surfaced, permissions)
             tools.append(entry)
             if can_call and registry.hidden_reason(entry["name"], scope) is not None:
-                if hit.exact or rank < self._auto_unlock:
+                if hit.exact or best < self._auto_unlock:
                     wanted.append(entry["name"])
+                    best += not hit.exact
                 else:
                     more = True
         payload["tools"] = tools
