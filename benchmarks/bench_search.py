@@ -20,7 +20,7 @@ Run: python benchmarks/bench_search.py            (semantic backends too when to
    descriptions all differ, for the worst case.
 3. The event loop: the longest gap seen by a task ticking every millisecond
    while (a) the first search after start-up waits for the build, (b) a search
-   follows a server's ``tools/list_changed``, (c) 85 searches run, all through
+   follows a server's ``tools/list_changed``, (c) 100 searches run, all through
    ``search_tools`` (the build in a worker thread); anchor: the same with the
    index refreshed on the loop (``SearchIndex.search``), as every search did
    before, and the ticker alone (the machine's noise). Measured first, in a
