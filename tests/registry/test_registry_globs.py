@@ -125,6 +125,14 @@ def test_name_index_finds_exactly_what_a_scan_finds(names: set[str], pattern: st
     assert sorted(NameIndex(names).matching(glob)) == sorted(n for n in names if reference_match(pattern, n))
 
 
+@given(names=st.sets(st.text(TOOL_NAME_CHARS, min_size=2, max_size=8), min_size=20, max_size=60),
+       pattern=st.builds("{}*{}*{}".format, st.sampled_from(["", "a", "*"]), st.text(st.sampled_from(list("ab_?")),
+                         min_size=1, max_size=3), st.sampled_from(["", "b", "?"])))
+def test_name_index_narrowed_by_an_inside_literal_finds_what_a_scan_finds(names: set[str], pattern: str) -> None:
+    glob = compile_patterns([pattern])
+    assert sorted(NameIndex(names).matching(glob)) == sorted(n for n in names if reference_match(pattern, n))
+
+
 @given(pattern=st.text(st.sampled_from(list("ab*?")), min_size=1, max_size=7), name=st.text(st.sampled_from("ab"),
                                                                                             max_size=8))
 def test_a_single_glob_matches_as_the_reference_does(pattern: str, name: str) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from local_tools import RecordingTool
 from test_registry_properties import ALL_NAMES, BUILTINS, EXAMPLES, SERVERS, expected_visible, scopes
 
-from toolsift.registry import ToolRegistry, TurnScope
+from toolsift.registry import ToolRegistry, TurnScope, _selection
 
 SERVER_NAMES = ALL_NAMES[len(BUILTINS):]
 
@@ -59,6 +61,15 @@ def test_cached_selections_equal_fresh_ones_after_server_replacements(
         registry.replace_server(server, tools, internal=internal)
         for scope in scope_list:
             assert _listed(registry, scope) == _plain_filter(registry, scope)
+
+
+@settings(max_examples=max(EXAMPLES // 4, 50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scope_list=st.lists(scopes, min_size=1, max_size=4), steps=st.lists(replacement, min_size=1, max_size=8))
+def test_bare_globs_matched_on_every_namespace_at_once_select_the_same(
+        scope_list: list[TurnScope], steps: list[tuple[str, set[str], bool]]) -> None:
+    # Every bare glob goes through the joint index, which each change to a global namespace must drop.
+    with patch.object(_selection, "_JOINTLY", 1):
+        test_cached_selections_equal_fresh_ones_after_server_replacements.hypothesis.inner_test(scope_list, steps)
 
 
 def test_shares_kept_per_namespace_are_bounded_and_the_oldest_is_recomputed() -> None:

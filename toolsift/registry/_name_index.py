@@ -58,7 +58,7 @@ class NameIndex:
         """The names a single-pattern set matches."""
         pattern = glob.patterns[0]
         prefix, suffix, inside, length = _bounds(pattern)
-        # The narrowest pool so far, and whether its bound alone decides (``memory_*``, ``*_search``).
+        # The narrowest pool so far, and whether its bound alone decides (``memory_*``, ``*_search``, ``*_mem*``).
         best, decided = self._forward, False
         if prefix:
             pool = self._starting(prefix)
@@ -75,8 +75,8 @@ class NameIndex:
         if inside and len(best) > _SCAN_DIRECTLY:
             pool = self._containing(inside)
             if len(pool) < len(best):
-                best, decided = pool, False
-        return best if decided else glob.filter(best)
+                best, decided = pool, pattern == f"*{inside}*"
+        return best if decided or not best else glob.filter(best)
 
     def _starting(self, prefix: str) -> list[str]:
         return self._forward[bisect_left(self._forward, prefix):bisect_left(self._forward, prefix + _TOP)]

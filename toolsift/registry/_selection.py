@@ -5,13 +5,20 @@ shows under the scope's patterns, plus the tools the scope names (pinned,
 unlocked). Each namespace's share is computed once per pattern set and kept
 until that namespace changes, so swapping one server recomputes one share and
 every other scope's selection is rebuilt by concatenating cached lists.
+
+A glob that names no server is tried on every namespace holding a global
+tool. When many of them have not seen it yet, it is matched once on one index
+of all their names and the hits are shared out, instead of once per namespace:
+a skill never seen before costs five lookups, not two hundred and fifty. That
+joint index is rebuilt after a change to one of those namespaces, only when a
+new glob next needs it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
+from itertools import groupby, pairwise
 from operator import attrgetter
 from typing import Any
 
@@ -26,8 +33,11 @@ __all__ = ["SelectionIndex", "export_entry"]
 
 # Per namespace: distinct pattern sets remembered before the oldest is dropped.
 _PARTS_PER_NAMESPACE = 256
+# Namespaces that must lack a bare glob's matches before it is matched on all of them at once.
+_JOINTLY = 4
 
 _ORDER = attrgetter("order")
+_NAMESPACE = attrgetter("namespace")
 _PatternKey = tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...], bool]
 
 
@@ -73,15 +83,18 @@ class SelectionIndex:
     def __init__(self, by_namespace: Mapping[str | None, dict[str, Entry]]) -> None:
         self._by_namespace = by_namespace
         self._shares: dict[str | None, dict[_PatternKey, _Share]] = {}
-        self._matches: dict[str | None, dict[str, list[Entry]]] = {}
+        self._matches: dict[str | None, dict[str, _Share]] = {}
         self._names: dict[str | None, NameIndex] = {}
         self._global_counts: dict[str | None, int] = {}
+        self._joint: NameIndex | None = None  # every name of the namespaces holding a global tool
 
     def changed(self, added: Iterable[Entry], removed: Iterable[Entry]) -> None:
         """Forget the shares of every namespace ``added`` or ``removed`` touch."""
         for entry, step in [*((e, -1) for e in removed), *((e, 1) for e in added)]:
             for cache in (self._shares, self._matches, self._names):
                 cache.pop(entry.namespace, None)
+            if not entry.internal or entry.namespace in self._global_counts:
+                self._joint = None
             if not entry.internal:
                 count = self._global_counts.get(entry.namespace, 0) + step
                 if count:
@@ -99,7 +112,11 @@ class SelectionIndex:
         named = [entries[n] for n in (*scope.unlocked, *scope.pinned) if n in entries]
         plain = replace(scope, unlocked=frozenset(), pinned=frozenset()) if named else scope
         key = _pattern_key(plain)
-        shares = [share for ns in self._namespaces(plain) if (share := self._share(ns, key, plain)).entries]
+        namespaces = self._namespaces(plain)
+        unshared = [ns for ns in namespaces if key not in self._shares.get(ns, {})]
+        if len(unshared) >= _JOINTLY:
+            self._match_jointly(plain, unshared, entries)
+        shares = [share for ns in namespaces if (share := self._share(ns, key, plain)).entries]
         shares.sort(key=lambda s: s.entries[0].order)
         # Named tools the patterns alone hide but the names surface or exempt.
         extra = {id(e): e for e in named if hidden_reason(e, plain) is not None and hidden_reason(e, scope) is None}
@@ -127,53 +144,86 @@ class SelectionIndex:
             named.update(dict.fromkeys(self._global_counts))
         return named.keys()
 
+    def _match_jointly(self, scope: TurnScope, namespaces: list[str | None], entries: Mapping[str, Entry]) -> None:
+        """Match each bare glob of ``scope`` once for all global ``namespaces`` that lack its matches."""
+        narrow = scope.skill_patterns or scope.agent_patterns
+        if narrow is None:
+            return
+        scanned = [ns for ns in namespaces if ns in self._global_counts]
+        for glob in narrow.parts_by_server.get(None, ()):
+            pattern = glob.patterns[0]
+            missing = [ns for ns in scanned if pattern not in self._matches.get(ns, {})]
+            if len(missing) < _JOINTLY:
+                continue
+            if self._joint is None:
+                self._joint = NameIndex(name for ns in self._global_counts for name in self._by_namespace[ns])
+            # In registration order a namespace's entries are runs (one, unless it was registered in pieces).
+            found: dict[str | None, list[Entry]] = {}
+            hits = sorted(map(entries.__getitem__, self._joint.matching(glob)), key=_ORDER)
+            for namespace, run in groupby(hits, key=_NAMESPACE):
+                found.setdefault(namespace, []).extend(run)
+            for namespace in missing:
+                self._remember(namespace, pattern, found.get(namespace, []))
+
+    def _remember(self, namespace: str | None, pattern: str, hits: list[Entry]) -> _Share:
+        matches = self._matches.setdefault(namespace, {})
+        share = matches[pattern] = _Share(hits)
+        if len(matches) > _PARTS_PER_NAMESPACE:
+            del matches[next(iter(matches))]
+        return share
+
     def _share(self, namespace: str | None, key: _PatternKey, scope: TurnScope) -> _Share:
         shares = self._shares.setdefault(namespace, {})
         share = shares.get(key)
         if share is None:
-            share = shares[key] = _Share(self._visible(namespace, scope))
+            share = shares[key] = self._visible(namespace, scope)
             if len(shares) > _PARTS_PER_NAMESPACE:
                 del shares[next(iter(shares))]
         return share
 
-    def _visible(self, namespace: str | None, scope: TurnScope) -> list[Entry]:
-        """The namespace's entries ``scope`` shows, in registration order."""
+    def _visible(self, namespace: str | None, scope: TurnScope) -> _Share:
+        """The namespace's entries ``scope`` shows, in registration order.
+
+        Where they are exactly one glob's matches, that glob's share is returned
+        itself, so the schemas it exported for earlier scopes serve this one too.
+        """
         # A tool matching the narrowest set is visible unless another check is in force.
         checked = scope.agent_patterns is not None or bool(scope.disallowed_patterns) or scope.read_only
         narrow = scope.skill_patterns or scope.agent_patterns
         if narrow is None:
-            return [e for e in self._by_namespace.get(namespace, {}).values()
-                    if (not e.internal and not checked) or hidden_reason(e, scope) is None]
+            return _Share([e for e in self._by_namespace.get(namespace, {}).values()
+                           if (not e.internal and not checked) or hidden_reason(e, scope) is None])
         matched, surfaced = self._matching(namespace, narrow)
         if checked:
-            return [e for e in matched if hidden_reason(e, scope) is None]
+            return _Share([e for e in matched.entries if hidden_reason(e, scope) is None])
         # Unchecked, the narrow set is the skill's, and an internal tool needs a pattern naming its server.
         if self._global_counts.get(namespace) == len(self._by_namespace.get(namespace, ())):
             return matched  # no internal tool here
-        return [e for e in matched if not e.internal or e.order in surfaced]
+        return _Share([e for e in matched.entries if not e.internal or e.order in surfaced])
 
-    def _matching(self, namespace: str | None, patterns: PatternSet) -> tuple[list[Entry], set[int]]:
+    def _matching(self, namespace: str | None, patterns: PatternSet) -> tuple[_Share, set[int]]:
         """Entries any pattern matches (in registration order), and the orders of those surfacing ones match."""
         grouped = patterns.parts_by_server
-        named, bare = grouped.get(namespace, ()) if namespace is not None else (), grouped.get(None, ())
-        lists = [self._matched(namespace, part, named=True) for part in named]
-        surfaced = {e.order for hits in lists for e in hits}
-        lists += [self._matched(namespace, part, named=False) for part in bare]
-        if len(lists) == 1:
-            return lists[0], surfaced
-        by_order = {e.order: e for hits in lists for e in hits}
-        return [by_order[order] for order in sorted(by_order)], surfaced
+        named = grouped.get(namespace, ()) if namespace is not None else ()
+        # A bare glob never surfaces an internal tool (layer 1): where every tool is internal it adds nothing.
+        bare = grouped.get(None, ()) if namespace in self._global_counts else ()
+        shares = [self._matched(namespace, part, named=True) for part in named]
+        surfaced = {e.order for share in shares for e in share.entries}
+        shares += [self._matched(namespace, part, named=False) for part in bare]
+        found = [share for share in shares if share.entries]
+        if len(found) <= 1:
+            return found[0] if found else _Share([]), surfaced
+        return _Share(sorted({e for share in found for e in share.entries}, key=_ORDER)), surfaced
 
-    def _matched(self, namespace: str | None, glob: PatternSet, *, named: bool) -> list[Entry]:
+    def _matched(self, namespace: str | None, glob: PatternSet, *, named: bool) -> _Share:
         """The namespace's entries one glob matches, kept until the namespace changes.
 
         A glob naming the namespace is tried on its names directly; the name
         index pays off for bare globs, which are tried on every global namespace.
         """
-        matches = self._matches.setdefault(namespace, {})
         pattern = glob.patterns[0]
-        hits = matches.get(pattern)
-        if hits is None:
+        share = self._matches.get(namespace, {}).get(pattern)
+        if share is None:
             entries = self._by_namespace.get(namespace, {})
             index = self._names.get(namespace)
             if index is None and not named:
@@ -182,7 +232,5 @@ class SelectionIndex:
                 hits = [entries[name] for name in glob.filter(entries)]
             else:
                 hits = sorted((entries[name] for name in index.matching(glob)), key=_ORDER)
-            matches[pattern] = hits
-            if len(matches) > _PARTS_PER_NAMESPACE:
-                del matches[next(iter(matches))]
-        return hits
+            share = self._remember(namespace, pattern, hits)
+        return share
