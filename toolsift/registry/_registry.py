@@ -6,6 +6,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from .._exceptions import DuplicateTool, InvalidToolName, ToolNotFound
@@ -378,7 +379,7 @@ class ToolRegistry:
         if merged is not None:
             schemas = [export_entry(entry, fmt, strict) for entry in merged]
         else:
-            schemas = [schema for share in shares for schema in share.exported(fmt, strict)]
+            schemas = list(chain.from_iterable(share.exported(fmt, strict) for share in shares))
         self._scope_cache[key] = schemas
         if len(self._scope_cache) > _SCOPE_CACHE_SIZE:
             self._scope_cache.popitem(last=False)
