@@ -8,9 +8,9 @@ BM25 adds up what each word scores, so one rare word matched in a name can
 outrank a tool that matches every word of the request ("speed up the system
 with optimizations" put ``system_reset`` above ``performance_optimize``). Each
 score is therefore scaled by the square root of the share of the query's words
-(its concepts: a word with its variants) that the tool meets in any field, as
-Lucene's classic coordination factor did: a tool meeting two words of three
-keeps 82 % of its score, one of three 58 %.
+(its concepts: a word with its variants) that the tool meets in its name,
+summary or description, as Lucene's classic coordination factor did: a tool
+meeting two words of three keeps 82 % of its score, one of three 58 %.
 """
 
 from __future__ import annotations
