@@ -72,7 +72,8 @@ class NameIndex:
             pool = self._by_length.get(length, [])
             if len(pool) < len(best):
                 best, decided = pool, False
-        if inside and len(best) > _SCAN_DIRECTLY:
+        # Finding an inside literal walks every name that holds it: worth it only when no bound narrowed much.
+        if inside and len(best) > max(_SCAN_DIRECTLY, len(self._forward) // 4):
             pool = self._containing(inside)
             if len(pool) < len(best):
                 best, decided = pool, pattern == f"*{inside}*"
