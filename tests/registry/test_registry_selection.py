@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +11,7 @@ from local_tools import RecordingTool
 from test_registry_properties import ALL_NAMES, BUILTINS, EXAMPLES, SERVERS, expected_visible, scopes
 
 from toolsift.registry import ToolRegistry, TurnScope, _selection
+from toolsift.registry._name_index import NameIndex
 
 SERVER_NAMES = ALL_NAMES[len(BUILTINS):]
 
@@ -26,14 +28,18 @@ def _listed(registry: ToolRegistry, scope: TurnScope) -> list[str]:
 
 @st.composite
 def interleaved_registries(draw: st.DrawFn) -> ToolRegistry:
-    """Tools registered one by one in a random order, so namespaces interleave in registration order."""
+    """Tools registered one by one in a random order, so namespaces interleave in registration order.
+
+    Most servers are internal or global as a whole; a server drawn as mixed has its tools flagged one by one.
+    """
     names = draw(st.lists(st.sampled_from(ALL_NAMES), unique=True, max_size=24))
     internal = draw(st.sets(st.sampled_from(SERVERS)))
+    mixed = draw(st.sets(st.sampled_from(SERVERS), max_size=2))
     registry = ToolRegistry()
     for name in names:
         server = name.partition("__")[0] if "__" in name else None
-        registry.register(RecordingTool(name, read_only=name.endswith(("get", "search"))),
-                          internal=server in internal)
+        flagged = draw(st.booleans()) if server in mixed else server in internal
+        registry.register(RecordingTool(name, read_only=name.endswith(("get", "search"))), internal=flagged)
     return registry
 
 
@@ -83,3 +89,29 @@ def test_shares_kept_per_namespace_are_bounded_and_the_oldest_is_recomputed() ->
     assert len(registry._selection._shares["alpha"]) == 256
     registry._scope_cache.clear()  # the schema-list cache would answer before the evicted share is needed
     assert _listed(registry, first) == ["alpha__memory_store"]
+
+
+def test_bare_globs_are_matched_on_global_names_only_and_internal_changes_keep_that_index() -> None:
+    # A bare glob never surfaces an internal tool, so its index leaves them out, even beside global ones.
+    registry = ToolRegistry()
+    for server in range(4):
+        registry.replace_server(f"s{server}", [RecordingTool(f"s{server}__memory_search")], internal=server % 2 == 1)
+    registry.register(RecordingTool("s0__secret_search"), internal=True)
+    builds: list[list[str]] = []
+    real_index = _selection.NameIndex
+
+    def recording_index(names: Iterable[str]) -> NameIndex:
+        builds.append(sorted(names))
+        return real_index(builds[-1])
+
+    with patch.object(_selection, "NameIndex", recording_index), patch.object(_selection, "_JOINTLY", 1):
+        assert _listed(registry, TurnScope(skill_allowed=("*_search",))) == ["s0__memory_search", "s2__memory_search"]
+        assert builds == [["s0__memory_search", "s2__memory_search"]]
+        registry.unregister("s0__secret_search")
+        registry.register(RecordingTool("s0__secret_search"), internal=True)
+        assert _listed(registry, TurnScope(skill_allowed=("*_search", "s0__secret*"))) == [
+            "s0__memory_search", "s2__memory_search", "s0__secret_search"]
+        assert len(builds) == 1  # internal changes left the joint index as it was
+        registry.replace_server("s2", [RecordingTool("s2__new_search")], internal=False)
+        assert _listed(registry, TurnScope(skill_allowed=("*_search",))) == ["s0__memory_search", "s2__new_search"]
+        assert builds[-1] == ["s0__memory_search", "s2__new_search"]

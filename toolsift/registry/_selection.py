@@ -10,8 +10,9 @@ A glob that names no server is tried on every namespace holding a global
 tool. When many of them have not seen it yet, it is matched once on one index
 of all their names and the hits are shared out, instead of once per namespace:
 a skill never seen before costs five lookups, not two hundred and fifty. That
-joint index is rebuilt after a change to one of those namespaces, only when a
-new glob next needs it.
+joint index holds global names only (a bare glob never surfaces an internal
+tool) and is rebuilt after a global tool changes, only when a new glob next
+needs it.
 """
 
 from __future__ import annotations
@@ -86,16 +87,15 @@ class SelectionIndex:
         self._matches: dict[str | None, dict[str, _Share]] = {}
         self._names: dict[str | None, NameIndex] = {}
         self._global_counts: dict[str | None, int] = {}
-        self._joint: NameIndex | None = None  # every name of the namespaces holding a global tool
+        self._joint: NameIndex | None = None  # every global tool's name
 
     def changed(self, added: Iterable[Entry], removed: Iterable[Entry]) -> None:
         """Forget the shares of every namespace ``added`` or ``removed`` touch."""
         for entry, step in [*((e, -1) for e in removed), *((e, 1) for e in added)]:
             for cache in (self._shares, self._matches, self._names):
                 cache.pop(entry.namespace, None)
-            if not entry.internal or entry.namespace in self._global_counts:
-                self._joint = None
             if not entry.internal:
+                self._joint = None
                 count = self._global_counts.get(entry.namespace, 0) + step
                 if count:
                     self._global_counts[entry.namespace] = count
@@ -156,7 +156,7 @@ class SelectionIndex:
             if len(missing) < _JOINTLY:
                 continue
             if self._joint is None:
-                self._joint = NameIndex(name for ns in self._global_counts for name in self._by_namespace[ns])
+                self._joint = NameIndex(name for ns in self._global_counts for name in self._global_names(ns))
             # In registration order a namespace's entries are runs (one, unless it was registered in pieces).
             found: dict[str | None, list[Entry]] = {}
             hits = sorted(map(entries.__getitem__, self._joint.matching(glob)), key=_ORDER)
@@ -218,19 +218,26 @@ class SelectionIndex:
     def _matched(self, namespace: str | None, glob: PatternSet, *, named: bool) -> _Share:
         """The namespace's entries one glob matches, kept until the namespace changes.
 
-        A glob naming the namespace is tried on its names directly; the name
-        index pays off for bare globs, which are tried on every global namespace.
+        A glob naming the namespace is tried on its names directly. A bare glob
+        is tried on every global namespace, through an index of its global
+        names only: a bare glob never surfaces an internal tool (layer 1).
         """
         pattern = glob.patterns[0]
         share = self._matches.get(namespace, {}).get(pattern)
         if share is None:
             entries = self._by_namespace.get(namespace, {})
-            index = self._names.get(namespace)
-            if index is None and not named:
-                index = self._names[namespace] = NameIndex(entries)
-            if index is None:
+            if named:
                 hits = [entries[name] for name in glob.filter(entries)]
             else:
+                index = self._names.get(namespace)
+                if index is None:
+                    index = self._names[namespace] = NameIndex(self._global_names(namespace))
                 hits = sorted((entries[name] for name in index.matching(glob)), key=_ORDER)
             share = self._remember(namespace, pattern, hits)
         return share
+
+    def _global_names(self, namespace: str | None) -> Iterable[str]:
+        entries = self._by_namespace.get(namespace, {})
+        if self._global_counts.get(namespace) == len(entries):
+            return entries.keys()
+        return (name for name, entry in entries.items() if not entry.internal)

@@ -16,7 +16,7 @@ from ._tools import Tool, ToolSpec
 __all__ = ["Entry", "hidden_reason"]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Entry:
     """A registered tool with what the registry derives from it once.
 
