@@ -27,6 +27,24 @@ def median_us(fn: Callable[[], object], *, repeat: int, setup: Callable[[], obje
     return statistics.median(samples)
 
 
+def reference_ms() -> float:
+    """Best of five runs of a fixed pure-Python workload: how fast this machine runs Python.
+
+    Saved beside every figure, so runs on different machines can be compared.
+    """
+    def workload() -> None:
+        table = {f"tool{i}": i for i in range(20_000)}
+        for _ in range(10):
+            sum(table[key] for key in table if key.endswith("7"))
+
+    samples = []
+    for _ in range(5):
+        start = time.perf_counter()
+        workload()
+        samples.append((time.perf_counter() - start) * 1e3)
+    return min(samples)
+
+
 def save(name: str, figures: dict[str, Any]) -> Path:
     """Print ``figures`` and write them with machine details to ``results/<name>.json``."""
     RESULTS.mkdir(exist_ok=True)
@@ -35,6 +53,7 @@ def save(name: str, figures: dict[str, Any]) -> Path:
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
         "machine": platform.machine(),
+        "reference_ms": round(reference_ms(), 1),
         "figures": figures,
     }
     path = RESULTS / f"{name}.json"
@@ -43,5 +62,6 @@ def save(name: str, figures: dict[str, Any]) -> Path:
     for key, value in figures.items():
         shown = f"{value:,.2f}" if isinstance(value, float) else str(value)
         print(f"  {key:<{width}}  {shown}")
+    print(f"  {'reference_ms (this machine)':<{width}}  {record['reference_ms']:,.2f}")
     print(f"saved {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
     return path

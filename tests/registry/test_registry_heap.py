@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from local_tools import RecordingTool
 
-from toolsift.registry import ToolRegistry, _heap
+from toolsift.registry import ToolRegistry, TurnScope, _heap
 from toolsift.registry._heap import HeapSettler
 
 
@@ -75,3 +75,25 @@ def test_registry_settles_after_large_registrations_unless_told_not_to(monkeypat
     assert frozen == []
     registry.replace_server("big", tools, internal=True)
     assert frozen == [1]
+
+
+def test_registry_settles_after_large_exports_but_not_for_schemas_it_already_made(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    frozen: list[int] = []
+    monkeypatch.setattr(_heap, "_frozen_before", True)
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
+    registry = ToolRegistry()
+    registry.register_many([RecordingTool(f"t{i}") for i in range(900)])
+    registry.schemas_for_tools(format="openai")
+    assert frozen == []  # 900 tools and 900 declarations: under the threshold of 2,000
+    registry.schemas_for_tools(TurnScope(skill_allowed=("t1*",)), format="openai")
+    assert frozen == []  # the same declarations, listed again for another scope
+    registry.schemas_for_tools(format="anthropic")
+    assert frozen == [1]
+
+
+def test_a_settler_ignores_notes_of_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_heap, "_frozen_before", False)
+    settler = HeapSettler(threshold=10)
+    settler.note(0)
+    assert settler.settled == 0

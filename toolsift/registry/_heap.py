@@ -5,7 +5,8 @@ A full collection walks every object the collector tracks. A catalogue of
 the ~90,000 an imported toolsift already holds, and each full collection then
 stops the event loop for 40-80 ms on a 2-core machine, whichever task
 allocated the object that set it off. These objects live as long as their
-server, so after a large registration the settler moves every tracked object
+server, and so do the declarations exported from them for each format, so
+after a large registration or export the settler moves every tracked object
 into the collector's permanent generation (``gc.freeze``); later collections
 walk only what was made since.
 
@@ -34,11 +35,11 @@ _frozen_before = False
 
 
 class HeapSettler:
-    """Freezes the heap at the process's first registration, then after every ``threshold`` tools.
+    """Freezes the heap at the process's first registration, then after every ``threshold`` objects noted.
 
     Args:
-        threshold: Tools registered between settlings; small servers coming and
-            going never trigger one.
+        threshold: Tools registered or declarations exported between settlings;
+            small servers coming and going never trigger one.
     """
 
     def __init__(self, threshold: int = 2_000) -> None:
@@ -47,12 +48,16 @@ class HeapSettler:
         self._pending = 0
 
     def note(self, added: int) -> None:
-        """Count newly registered tools and settle once ``threshold`` is reached.
+        """Count tools registered or declarations exported, and settle once ``threshold`` is reached.
 
-    The first registration of the process settles at once: what imports and
-    start-up made is the bulk of the heap, and nothing frozen yet means the
-    next full collection would walk all of it.
-    """
+        An exported declaration weighs about what a registered tool does (a few
+        containers the collector tracks), and a skill switch at 10,000 tools can
+        export thousands. The first registration of the process settles at once:
+        what imports and start-up made is the bulk of the heap, and nothing
+        frozen yet means the next full collection would walk all of it.
+        """
+        if added <= 0:
+            return
         self._pending += added
         if self._pending >= self.threshold or not _frozen_before:
             self._pending = 0

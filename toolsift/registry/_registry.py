@@ -6,7 +6,6 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 from .._exceptions import DuplicateTool, InvalidToolName, ToolNotFound
@@ -16,7 +15,7 @@ from ._heap import HeapSettler
 from ._names import namespace_of, validate_server_name, validate_tool_name
 from ._permissions import PermissionLayer, Permissions, ToolRule
 from ._scope import TurnScope
-from ._selection import SelectionIndex, export_entry
+from ._selection import SelectionIndex
 from ._tools import ProgressCallback, Tool, ToolResult, ToolSpec
 from ._visibility import Entry, hidden_reason
 from .formats import FORMATS, SchemaFormat, get_format
@@ -375,12 +374,10 @@ class ToolRegistry:
         if cached is not None:
             self._scope_cache.move_to_end(key)
             return list(cached)
-        shares, merged = self._selection.select(scope, self._entries)
-        if merged is not None:
-            schemas = [export_entry(entry, fmt, strict) for entry in merged]
-        else:
-            schemas = list(chain.from_iterable(share.exported(fmt, strict) for share in shares))
-        self._scope_cache[key] = schemas
+        made = self._selection.exports_made
+        schemas = self._scope_cache[key] = self._selection.schemas(scope, self._entries, fmt, strict)
+        if self._heap is not None:
+            self._heap.note(self._selection.exports_made - made)
         if len(self._scope_cache) > _SCOPE_CACHE_SIZE:
             self._scope_cache.popitem(last=False)
         return list(schemas)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from itertools import groupby, pairwise
+from itertools import chain, groupby, pairwise
 from operator import attrgetter
 from typing import Any
 
@@ -30,7 +30,7 @@ from ._scope import TurnScope
 from ._visibility import Entry, hidden_reason
 from .formats import SchemaFormat
 
-__all__ = ["SelectionIndex", "export_entry"]
+__all__ = ["SelectionIndex"]
 
 # Per namespace: distinct pattern sets remembered before the oldest is dropped.
 _PARTS_PER_NAMESPACE = 256
@@ -42,14 +42,23 @@ _NAMESPACE = attrgetter("namespace")
 _PatternKey = tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...], bool]
 
 
-def export_entry(entry: Entry, fmt: SchemaFormat, strict: bool) -> dict[str, Any]:
-    """The entry's declaration in ``fmt``, exported once per entry and format."""
-    export = entry.exports.get((fmt.name, strict))
-    if export is None:
-        rule = fmt.name_rule
-        name = entry.aliases.get(rule.key, entry.spec.name) if rule is not None else entry.spec.name
-        export = entry.exports[(fmt.name, strict)] = fmt.export(entry.spec, name, strict=strict)
-    return export
+class _Exporter:
+    """Exports entries once per entry and format, counting the declarations it makes."""
+
+    __slots__ = ("made",)
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    def export(self, entry: Entry, fmt: SchemaFormat, strict: bool) -> dict[str, Any]:
+        """The entry's declaration in ``fmt``, kept on the entry."""
+        export = entry.exports.get((fmt.name, strict))
+        if export is None:
+            rule = fmt.name_rule
+            name = entry.aliases.get(rule.key, entry.spec.name) if rule is not None else entry.spec.name
+            export = entry.exports[(fmt.name, strict)] = fmt.export(entry.spec, name, strict=strict)
+            self.made += 1
+        return export
 
 
 @dataclass(eq=False)
@@ -59,11 +68,12 @@ class _Share:
     entries: list[Entry]
     exports: dict[tuple[str, bool], list[dict[str, Any]]] = field(default_factory=dict)
 
-    def exported(self, fmt: SchemaFormat, strict: bool) -> list[dict[str, Any]]:
+    def exported(self, exporter: _Exporter, fmt: SchemaFormat, strict: bool) -> list[dict[str, Any]]:
         key = (fmt.name, strict)
         schemas = self.exports.get(key)
         if schemas is None:
-            schemas = self.exports[key] = [e.exports.get(key) or export_entry(e, fmt, strict) for e in self.entries]
+            export = exporter.export
+            schemas = self.exports[key] = [e.exports.get(key) or export(e, fmt, strict) for e in self.entries]
         return schemas
 
 
@@ -88,6 +98,12 @@ class SelectionIndex:
         self._names: dict[str | None, NameIndex] = {}
         self._global_counts: dict[str | None, int] = {}
         self._joint: NameIndex | None = None  # every global tool's name
+        self._exporter = _Exporter()
+
+    @property
+    def exports_made(self) -> int:
+        """Declarations exported so far: each is a few containers the garbage collector walks."""
+        return self._exporter.made
 
     def changed(self, added: Iterable[Entry], removed: Iterable[Entry]) -> None:
         """Forget the shares of every namespace ``added`` or ``removed`` touch."""
@@ -126,6 +142,15 @@ class SelectionIndex:
         merged = [e for share in shares for e in share.entries] + list(extra.values())
         merged.sort(key=lambda e: e.order)
         return [], merged
+
+    def schemas(self, scope: TurnScope, entries: Mapping[str, Entry], fmt: SchemaFormat,
+                strict: bool) -> list[dict[str, Any]]:
+        """The scope's visible entries exported in ``fmt``, in registration order."""
+        shares, merged = self.select(scope, entries)
+        if merged is not None:
+            export = self._exporter.export
+            return [export(entry, fmt, strict) for entry in merged]
+        return list(chain.from_iterable(share.exported(self._exporter, fmt, strict) for share in shares))
 
     def _namespaces(self, scope: TurnScope) -> Iterable[str | None]:
         """Namespaces that can hold a tool visible by pattern (see ``_visibility`` for why)."""
