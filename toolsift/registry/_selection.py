@@ -7,12 +7,15 @@ until that namespace changes, so swapping one server recomputes one share and
 every other scope's selection is rebuilt by concatenating cached lists.
 
 A glob that names no server is tried on every namespace holding a global
-tool. When many of them have not seen it yet, it is matched once on one index
-of all their names and the hits are shared out, instead of once per namespace:
-a skill never seen before costs five lookups, not two hundred and fifty. That
-joint index holds global names only (a bare glob never surfaces an internal
-tool) and is rebuilt after a global tool changes, only when a new glob next
-needs it.
+tool, on the names of global tools only (a bare glob never surfaces an internal
+one). When many namespaces have not seen it yet, it is matched once on one
+index of every global tool's name and the hits are shared out, instead of once
+per namespace: a skill never seen before costs five lookups, not two hundred
+and fifty. That joint index is rebuilt after a global tool changes, only when a
+new glob next needs it.
+
+Declarations are exported once per entry and format and counted, so the
+registry can settle the heap after large exports as after large registrations.
 """
 
 from __future__ import annotations
@@ -262,6 +265,7 @@ class SelectionIndex:
         return share
 
     def _global_names(self, namespace: str | None) -> Iterable[str]:
+        """The names of the namespace's global tools: all of them unless some are internal."""
         entries = self._by_namespace.get(namespace, {})
         if self._global_counts.get(namespace) == len(entries):
             return entries.keys()
