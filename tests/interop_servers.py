@@ -17,6 +17,11 @@ needs_everything = pytest.mark.skipif(
     reason=f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING}; "
            f"run: npm install --prefix {PREFIX} @modelcontextprotocol/server-everything",
 )
+CLAUDE_FLOW = PREFIX / "node_modules" / ".bin" / "claude-flow"
+needs_claude_flow = pytest.mark.skipif(
+    not CLAUDE_FLOW.exists(),
+    reason=f"@claude-flow/cli is not installed at {CLAUDE_FLOW}; run: npm install --prefix {PREFIX} @claude-flow/cli",
+)
 needs_time = pytest.mark.skipif(
     importlib.util.find_spec("mcp_server_time") is None,
     reason="mcp-server-time is not installed; run: pip install mcp-server-time",
