@@ -225,8 +225,8 @@ class SelectionIndex:
         if checked:
             return _Share([e for e in matched.entries if hidden_reason(e, scope) is None])
         # Unchecked, the narrow set is the skill's, and an internal tool needs a pattern naming its server.
-        if self._global_counts.get(namespace) == len(self._by_namespace.get(namespace, ())):
-            return matched  # no internal tool here
+        if self._all_global(namespace):
+            return matched
         return _Share([e for e in matched.entries if not e.internal or e.order in surfaced])
 
     def _matching(self, namespace: str | None, patterns: PatternSet) -> tuple[_Share, set[int]]:
@@ -264,9 +264,13 @@ class SelectionIndex:
             share = self._remember(namespace, pattern, hits)
         return share
 
+    def _all_global(self, namespace: str | None) -> bool:
+        """Whether the namespace holds no internal tool."""
+        return self._global_counts.get(namespace) == len(self._by_namespace.get(namespace, ()))
+
     def _global_names(self, namespace: str | None) -> Iterable[str]:
-        """The names of the namespace's global tools: all of them unless some are internal."""
+        """The names of the namespace's global tools."""
         entries = self._by_namespace.get(namespace, {})
-        if self._global_counts.get(namespace) == len(entries):
+        if self._all_global(namespace):
             return entries.keys()
         return (name for name, entry in entries.items() if not entry.internal)
