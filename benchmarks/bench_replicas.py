@@ -4,15 +4,15 @@ Run: python benchmarks/bench_replicas.py [--seconds 5] [--concurrency 16]
 
 Each setup serves the same project (the example server ``general.py`` behind
 the gateway) with ``jsonResponse`` on; ``--concurrency`` sessions each call
-``general__echo`` in a loop through the example round-robin proxy
-(``examples/balancer/round_robin.py``, its own process), as raw JSON-RPC
-POSTs, for ``--seconds`` after a warm-up:
+``general__echo`` in a loop through HAProxy with the example config
+(``examples/balancer/haproxy.py``; Debian package ``haproxy``), as raw
+JSON-RPC POSTs, for ``--seconds`` after a warm-up:
 
 1. one process, sessions in memory (no Redis): the anchor;
 2. one replica sharing its sessions in Redis;
 3. three replicas sharing them, each request going to the next replica.
 
-Everything (Redis, proxy, replicas and their upstream servers, this load
+Everything (Redis, HAProxy, replicas and their upstream servers, this load
 generator) shares this machine's cores; on a 2-core machine the ratio shows
 what sharing costs more than what more machines would add.
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import shutil
@@ -37,8 +38,17 @@ from _report import save
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERAL = ROOT / "examples" / "servers" / "general.py"
-BALANCER = ROOT / "examples" / "balancer" / "round_robin.py"
+BALANCER = ROOT / "examples" / "balancer" / "haproxy.py"
 VERSION = "2025-11-25"
+
+
+def haproxy_config(upstreams: list[str], port: int) -> str:
+    """The example's HAProxy config for ``upstreams``."""
+    spec = importlib.util.spec_from_file_location("haproxy_example", BALANCER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return str(module.haproxy_config(upstreams, port=port))
 
 
 def free_port() -> int:
@@ -58,11 +68,11 @@ def write_project(root: Path) -> Path:
 
 
 async def post(port: int, body: dict[str, Any], session: str | None) -> tuple[bytes, bytes]:
-    """One POST through the proxy (a connection per request, as it serves them); returns head and body."""
+    """One POST through the balancer (a connection per request); returns head and body."""
     data = json.dumps(body).encode()
     headers = {"host": f"127.0.0.1:{port}", "content-type": "application/json",
                "accept": "application/json, text/event-stream", "mcp-protocol-version": VERSION,
-               "content-length": str(len(data))}
+               "content-length": str(len(data)), "connection": "close"}
     if session is not None:
         headers["mcp-session-id"] = session
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -111,6 +121,19 @@ async def load(port: int, *, seconds: float, concurrency: int) -> dict[str, floa
             "p95_ms": statistics.quantiles(latencies, n=20)[18] * 1000, "errors": float(len(errors))}
 
 
+def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    """Return once something accepts connections on loopback ``port``."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{process.args!r} did not start") from None
+            time.sleep(0.05)
+
+
 def wait_for(path: Path, process: subprocess.Popen[bytes]) -> str:
     deadline = time.monotonic() + 60
     while not (path.exists() and path.read_text().strip()):
@@ -120,7 +143,8 @@ def wait_for(path: Path, process: subprocess.Popen[bytes]) -> str:
     return path.read_text().strip()
 
 
-def measure(config: Path, replicas: int, redis: str | None, *, seconds: float, concurrency: int) -> dict[str, float]:
+def measure(config: Path, replicas: int, redis: str | None, *, haproxy: str, seconds: float,
+            concurrency: int) -> dict[str, float]:
     processes: list[subprocess.Popen[bytes]] = []
     try:
         upstreams = []
@@ -134,11 +158,11 @@ def measure(config: Path, replicas: int, redis: str | None, *, seconds: float, c
                                               stderr=subprocess.DEVNULL))
             upstreams.append(wait_for(ready, processes[-1]).split("//")[1].split("/")[0])
         port = free_port()
-        processes.append(subprocess.Popen([sys.executable, str(BALANCER), "--port", str(port), *upstreams],
-                                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL))
-        assert processes[-1].stdout is not None
-        processes[-1].stdout.readline()  # it says when it listens
+        balancer = config.parent / f"haproxy-{replicas}-{redis is not None}.cfg"
+        balancer.write_text(haproxy_config(upstreams, port), encoding="utf-8")
+        processes.append(subprocess.Popen([haproxy, "-f", str(balancer), "-db"], stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for_port(port, processes[-1])
         return asyncio.run(load(port, seconds=seconds, concurrency=concurrency))
     finally:
         for process in processes:
@@ -155,6 +179,9 @@ def main() -> None:
     program = shutil.which("redis-server")
     if program is None:
         sys.exit("redis-server is not installed (Debian package redis-server)")
+    haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/sbin")  # Debian's root-only PATH
+    if haproxy is None:
+        sys.exit("haproxy is not installed (Debian package haproxy)")
     figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "concurrency": args.concurrency, "seconds": args.seconds}
     redis_port = free_port()
     redis = subprocess.Popen([program, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
@@ -168,7 +195,8 @@ def main() -> None:
             config = write_project(Path(tmp))
             for name, replicas, shared in (("one_process_no_redis", 1, None), ("one_replica_redis", 1, url),
                                            ("three_replicas_redis", 3, url)):
-                figures[name] = measure(config, replicas, shared, seconds=args.seconds, concurrency=args.concurrency)
+                figures[name] = measure(config, replicas, shared, haproxy=haproxy, seconds=args.seconds,
+                                        concurrency=args.concurrency)
                 print(f"{name}: {figures[name]['calls_per_second']:.0f} calls/s, median "
                       f"{figures[name]['median_ms']:.1f} ms, p95 {figures[name]['p95_ms']:.1f} ms, "
                       f"{figures[name]['errors']:.0f} errors", flush=True)

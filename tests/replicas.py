@@ -1,14 +1,15 @@
-"""Gateway replicas for the shared-session tests: a real redis-server, replica processes, a round-robin proxy."""
+"""Gateway replicas for the shared-session tests: a real redis-server, replica processes, HAProxy in front."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,14 +19,14 @@ from typing import Any
 import anyio
 import pytest
 from anyio.abc import Process
-from servers import START_TIMEOUT, stop_process, wait_for_file
+from servers import POLL_INTERVAL, START_TIMEOUT, stop_process, wait_for_file
 
-BALANCER = Path(__file__).resolve().parent.parent / "examples" / "balancer" / "round_robin.py"
+BALANCER = Path(__file__).resolve().parent.parent / "examples" / "balancer" / "haproxy.py"
 
 
-def round_robin() -> ModuleType:
-    """The example balancer, ``examples/balancer/round_robin.py``, as a module."""
-    spec = importlib.util.spec_from_file_location("round_robin", BALANCER)
+def haproxy_example() -> ModuleType:
+    """The example balancer config, ``examples/balancer/haproxy.py``, as a module."""
+    spec = importlib.util.spec_from_file_location("haproxy_example", BALANCER)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -63,6 +64,107 @@ async def redis_server() -> AsyncIterator[str]:
         await stop_process(process)
 
 
+async def _wait_for_port(port: int, process: Process, name: str) -> None:
+    """Return once something accepts connections on loopback ``port`` (polled: no other event to wait on)."""
+    with anyio.fail_after(START_TIMEOUT):
+        while True:
+            if process.returncode is not None:
+                raise RuntimeError(f"{name} exited with code {process.returncode} before listening")
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(POLL_INTERVAL)
+                continue
+            await stream.aclose()
+            return
+
+
+@dataclass
+class Balancer:
+    """HAProxy with the example's config in front of replicas (its servers, by index), steered at run time.
+
+    Steering goes through HAProxy's runtime API, which applies each command
+    before answering: no reload, and streams already open stay open.
+    """
+
+    url: str
+    admin: Path
+    count: int
+
+    async def command(self, line: str) -> str:
+        """Send one runtime API command; its answer."""
+        async with await anyio.connect_unix(self.admin) as stream:
+            await stream.send(line.encode() + b"\n")
+            chunks = []
+            with contextlib.suppress(anyio.EndOfStream):
+                while True:
+                    chunks.append(await stream.receive())
+        return b"".join(chunks).decode()
+
+    async def _servers(self) -> dict[str, dict[str, str]]:
+        """``show stat`` of the replicas' servers, by name."""
+        lines = (await self.command("show stat")).removeprefix("# ").splitlines()
+        header = lines[0].split(",")
+        rows = [dict(zip(header, line.split(","), strict=False)) for line in lines[1:] if line]
+        return {row["svname"]: row for row in rows if row["pxname"] == "replicas"}
+
+    async def routed(self) -> list[int]:
+        """How many requests each replica was given (health checks aside)."""
+        servers = await self._servers()
+        return [int(servers[f"r{index}"]["lbtot"]) for index in range(self.count)]
+
+    async def exclude(self, index: int) -> None:
+        """Give replica ``index`` no new requests (weight 0); what it serves goes on."""
+        await self.command(f"set weight replicas/r{index} 0")
+
+    async def include(self, index: int) -> None:
+        await self.command(f"set weight replicas/r{index} 1")
+
+    async def only(self, index: int) -> None:
+        """Send every new request to replica ``index``."""
+        for other in range(self.count):
+            await (self.include if other == index else self.exclude)(other)
+
+    async def cut(self, index: int) -> None:
+        """Break every stream open with replica ``index`` (client side too), as a network failure would."""
+        await self.command(f"shutdown sessions server replicas/r{index}")
+
+    async def move(self, index: int, address: tuple[str, int]) -> None:
+        """Point replica ``index`` at ``address`` (a replica restarted elsewhere); return once its check passes."""
+        host, port = address
+        await self.command(f"set server replicas/r{index} addr {host} port {port}")
+        with anyio.fail_after(START_TIMEOUT):
+            while not (await self._servers())[f"r{index}"]["status"].startswith("UP"):
+                await anyio.sleep(POLL_INTERVAL)
+
+
+@asynccontextmanager
+async def haproxy(addresses: Sequence[tuple[str, int]], folder: Path) -> AsyncIterator[Balancer]:
+    """HAProxy on a free loopback port in front of ``addresses``, its files in ``folder``.
+
+    Skips the test when Debian's ``haproxy`` is not installed.
+    """
+    program = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/sbin")  # Debian's root-only PATH
+    if program is None:
+        pytest.skip("haproxy is not installed (Debian package haproxy)")
+    folder.mkdir(parents=True, exist_ok=True)
+    port, admin, config = _free_port(), folder / "haproxy.sock", folder / "haproxy.cfg"
+    upstreams = [f"{host}:{number}" for host, number in addresses]
+    config.write_text(haproxy_example().haproxy_config(upstreams, port=port, admin_socket=admin), encoding="utf-8")
+    with (folder / "haproxy.log").open("ab") as log:
+        process = await anyio.open_process([program, "-f", str(config), "-db"], stdin=subprocess.DEVNULL,
+                                           stdout=log, stderr=log)
+    try:
+        try:
+            await _wait_for_port(port, process, "haproxy")
+        except (RuntimeError, TimeoutError) as exc:
+            log_text = (folder / "haproxy.log").read_text(encoding="utf-8", errors="replace")[-3000:]
+            raise type(exc)(f"haproxy ({config}): {exc}; its output:\n{log_text}") from None
+        yield Balancer(f"http://127.0.0.1:{port}/mcp", admin, len(addresses))
+    finally:
+        await stop_process(process)
+
+
 @dataclass
 class Replica:
     """One ``toolsift serve`` process."""
@@ -80,14 +182,22 @@ class Replica:
 
 @dataclass
 class Cluster:
-    """Replicas of one config behind a round-robin proxy (``url``), and their Redis."""
+    """Replicas of one config behind HAProxy (``balancer``, at ``url``), and their Redis."""
 
     config: Path
     redis: str
     replicas: list[Replica] = field(default_factory=list)
-    proxy: Any = None
-    url: str = ""
+    front: Balancer | None = None
     stack: AsyncExitStack = field(default_factory=AsyncExitStack)
+
+    @property
+    def balancer(self) -> Balancer:
+        assert self.front is not None, "the balancer starts after the replicas"
+        return self.front
+
+    @property
+    def url(self) -> str:
+        return self.balancer.url
 
     async def start(self, name: str) -> Replica:
         """Start replica ``name`` and wait until it serves."""
@@ -115,22 +225,15 @@ class Cluster:
 
 @asynccontextmanager
 async def cluster(config: Path, redis: str, count: int = 3) -> AsyncIterator[Cluster]:
-    """``count`` replicas (``r0``, ``r1``...) of ``config`` sharing ``redis``, behind a round-robin proxy."""
+    """``count`` replicas (``r0``, ``r1``...) of ``config`` sharing ``redis``, behind HAProxy."""
     shared = Cluster(config, redis)
     async with shared.stack:
         with anyio.fail_after(START_TIMEOUT * 2):
             for index in range(count):
                 await shared.start(f"r{index}")
-        shared.proxy = round_robin().RoundRobinProxy([replica.address for replica in shared.replicas])
-        server = await shared.proxy.start()
-        shared.stack.push_async_callback(_close, server)
-        shared.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/mcp"
+        shared.front = await shared.stack.enter_async_context(
+            haproxy([replica.address for replica in shared.replicas], config.parent / "balancer"))
         yield shared
-
-
-async def _close(server: Any) -> None:
-    server.close()
-    await server.wait_closed()
 
 
 @asynccontextmanager

@@ -19,9 +19,11 @@ PUBLIC = {
     "toolsift.registry": [
         "ApprovalRequest", "Approver", "AuditEvent", "AuditLog", "ContentBlock", "FORMATS", "FunctionTool", "Level",
         "PatternSet",
-        "PermissionLayer", "Permissions", "ProgressCallback", "RegistryChange", "SchemaFormat", "Tool",
+        "PermissionLayer", "Permissions", "ProgressCallback", "RegistryChange", "SERVED_BUILTIN_NAMESPACE",
+        "SchemaFormat", "Tool",
         "ToolContext", "ToolRegistry", "ToolResult", "ToolRule", "ToolSpec", "TurnScope", "check_permissions",
-        "compile_patterns", "get_format", "literal_server", "redact", "split_name", "tool", "validate_pattern",
+        "compile_patterns", "get_format", "literal_server", "looks_like_secret", "redact", "split_name", "tool",
+        "validate_pattern",
         "validate_server_name", "validate_tool_name",
     ],
     "toolsift.registry.formats": [
@@ -30,17 +32,19 @@ PUBLIC = {
     ],
     "toolsift.config": [
         "AgentConfig", "ArgumentRule", "AuditConfig", "CommandSettings", "ConfigDiff", "ConfigReport",
-        "ConfigWarning", "LimitsConfig", "OAuthConfig", "PermissionsConfig", "ProgramRule", "ProjectTrust",
+        "ConfigWarning", "LimitsConfig", "OAuthConfig", "PermissionsConfig", "ProjectTrust",
         "ResolvedServer", "SearchConfig", "ServeSettings", "ServerConfig", "SharedSettings", "SkillsConfig",
         "ToolRuleConfig", "ToolsConfig",
-        "ToolsiftConfig", "TransportKind", "TrustCheck", "UrlPolicy", "argument_values", "child_environment",
-        "diff_servers", "is_loopback", "launch_fingerprints", "load_config", "parse_config", "resolve_server",
-        "urls_in", "validate_config", "validate_serve_settings",
+        "ToolsiftConfig", "TransportKind", "TrustCheck", "TrustedLaunches", "UrlPolicy", "argument_values",
+        "child_environment",
+        "configured_settings", "diff_servers", "is_loopback", "launch_fingerprints", "load_config", "parse_config",
+        "permission_glob_warnings", "resolve_server", "urls_in", "validate_config", "validate_serve_settings",
     ],
     "toolsift.config.secrets": [
         "EnvSecretResolver", "FileSecretResolver", "SecretReference", "SecretResolver", "expand_variables",
-        "has_references", "is_secret_reference", "parse_secret_reference", "reference_problem",
-        "register_secret_resolver", "resolve_secret", "rewrite_references", "unregister_secret_resolver",
+        "has_references", "is_secret_reference", "mask_settings", "mask_url", "parse_secret_reference",
+        "reference_problem", "register_secret_resolver", "resolve_secret", "rewrite_references",
+        "unregister_secret_resolver",
     ],
     "toolsift.mcp_sessions": [
         "ClientCallbacks", "ElicitationHandler", "FileTokenStorage", "ListMcpResources", "LogHandler", "ManagerEvent",
@@ -63,7 +67,8 @@ PUBLIC = {
         "BACKENDS", "BackendName", "Bm25Backend", "Discovery", "Embedder", "HybridBackend", "IndexedSkill",
         "McpPromptSkill", "PromptSession", "Ranker", "SEARCH_TOOL_NAME", "SearchBackend", "SearchDocument",
         "SearchHit", "SearchIndex", "SearchToolsTool", "SemanticBackend", "SkillCatalog", "SkillProvider",
-        "UnlockMode", "format_ranking", "load_local_embedder", "prompt_skills",
+        "ToolListing", "UnlockMode", "default_cache_folder", "format_ranking", "index_tools", "load_local_embedder",
+        "prompt_skills", "semantic_available", "server_descriptions",
     ],
     "toolsift.pipeline": [
         "AuditTrail", "CallHandler", "Fence", "Middleware", "MiddlewareFactory", "OTEL_EXTRA_HINT", "PermissionFilter",
@@ -71,10 +76,8 @@ PUBLIC = {
         "profile_scope", "refusal_of", "refuse", "result_size", "trace_configured_calls", "trace_tool_calls",
     ],
     "toolsift.builtins": [
-        "CommandPolicy", "FileTools", "SHELL_METACHARACTERS", "ShellTool", "Workspace", "builtin_tools",
-    ],
-    "toolsift.builtins.arguments": [
-        "ArgumentPolicy", "BUILTIN_POLICIES", "Refusal", "argument_policy", "rule_problems",
+        "CommandPolicy", "FileTools", "ProtectedPath", "ProtectionGuard", "SHELL_METACHARACTERS", "ShellTool",
+        "Workspace", "builtin_tools", "protected_paths",
     ],
     "toolsift.agent": [
         "AgentReply", "AssistantMessage", "CallHandler", "ChatModel", "Command", "CommandReply", "Conversation",

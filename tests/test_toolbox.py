@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,29 @@ async def test_an_async_approver_answers_the_calls_the_profile_asks_about(tmp_pa
     assert not echo.result.is_error
     assert unapproved.result.is_error and "no approver is set" in unapproved.result.text_content()
     assert asked == ["general__add", "general__add"]
+
+
+async def test_rules_that_match_no_listed_tool_are_logged_when_the_toolbox_starts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    permissions = {"denylist": ["general__ad"], "ask": ["general__add", "generl__*", "claude-flow__nothing_*",
+                                                          "word_count", "builtin__word_count", "lazy__x"]}
+    lazy = {"command": sys.executable, "args": [str(SERVERS / "general.py")], "lazy": True}
+    path = config_file(tmp_path, servers={"general": {}}, ops={"permissions": permissions})
+    data = json.loads(path.read_text())
+    data["tools"]["mcpServers"]["lazy"] = lazy
+    path.write_text(json.dumps(data))
+    with caplog.at_level(logging.WARNING, "toolsift.config"):
+        async with Toolbox.from_config(path):
+            pass
+    unmatched = [record.getMessage().split(": ", 2)[1:] for record in caplog.records
+                 if "matches no tool" in record.getMessage()]
+    # Bare names may be tools the application registers itself; a lazy server's tools are not known yet.
+    assert [(field, message.split(" matches")[0]) for field, message in unmatched] == [
+        ("agents.ops.permissions.denylist", "rule 'general__ad'"),
+        ("agents.ops.permissions.ask", "rule 'generl__*'"),
+        ("agents.ops.permissions.ask", "rule 'claude-flow__nothing_*'"),
+    ]
 
 
 async def test_a_lazy_server_starts_when_a_skill_names_it(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -15,7 +16,7 @@ from anyio.abc import TaskStatus
 
 from ._exceptions import ConfigError
 from .agent import CallHandler, Conversation
-from .config import ToolsiftConfig, validate_config
+from .config import ToolsiftConfig, TrustedLaunches, permission_glob_warnings, validate_config
 from .mcp_sessions import (
     ClientCallbacks,
     ListMcpResources,
@@ -28,7 +29,7 @@ from .mcp_sessions import (
 )
 from .pipeline import trace_configured_calls
 from .registry import Approver, AuditLog, ToolRegistry
-from .search import BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog
+from .search import BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog, server_descriptions
 from .skills import SkillsLoader, shared_sandbox, user_folders
 
 __all__ = ["Toolbox", "find_config", "skills_loader"]
@@ -37,6 +38,8 @@ CONFIG_NAME = "toolsift.json"
 # Other clients' project files, looked for (in this order) when there is no ./toolsift.json.
 PROJECT_CONFIGS = (".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json")
 T = TypeVar("T")
+# Warnings about the config go where loading it logs its own.
+config_logger = logging.getLogger("toolsift.config")
 
 
 def user_config_path() -> Path:
@@ -121,6 +124,9 @@ class Toolbox:
         callbacks: How servers' requests are answered: sampling (``model_sampler``
             asks the agent's model), elicitation (ask the person), log messages.
             By default sampling and elicitation are refused.
+        trust: What an edit of a project's config may launch while watched
+            (see :class:`~toolsift.config.TrustedLaunches`); None starts
+            whatever the file says, for a file the caller chose.
 
     Attributes:
         dropped: Servers of the config file left out for a problem in their
@@ -129,7 +135,7 @@ class Toolbox:
 
     def __init__(self, config: ToolsiftConfig, *, user_skills_dir: Path | None = None, watch: bool = False,
                  drain_seconds: float | None = None, search_backend: BackendName | None = None,
-                 callbacks: ClientCallbacks | None = None) -> None:
+                 callbacks: ClientCallbacks | None = None, trust: TrustedLaunches | None = None) -> None:
         self.config = config
         self.search_backend: BackendName = search_backend or config.search.backend
         self.dropped: Mapping[str, str] = {}
@@ -138,7 +144,8 @@ class Toolbox:
         options = default_session_options(config)
         if callbacks is not None:
             options = replace(options, callbacks=callbacks)
-        self.manager = McpServerManager(self.registry, config, options=options, drain_seconds=drain_seconds)
+        self.manager = McpServerManager(self.registry, config, options=options, drain_seconds=drain_seconds,
+                                        trust=trust)
         self._watch = watch
         self._watching = False
         self._sessions: McpServerManager | None = None
@@ -199,7 +206,8 @@ class Toolbox:
             # Read on every search, so that a reload's servers count.
             index = self._index = SearchIndex(self.registry, self._catalog, backend=self.search_backend,
                                               unsearchable=lambda: {c.namespace for c in sessions.servers.values()
-                                                                    if not c.searchable})
+                                                                    if not c.searchable},
+                                              server_descriptions=lambda: server_descriptions(sessions))
             # search_tools sits in the internal tier: only a conversation's discovery pins it into its turns.
             search = SearchToolsTool(index, auto_unlock=self.config.search.auto_unlock,
                                      prepare=lambda: sessions.start_lazy(searchable_lazy(sessions.servers)))
@@ -209,6 +217,9 @@ class Toolbox:
             stack.callback(background.cancel_scope.cancel)
             await background.start(index.maintain)
             self.registry.register_many([ListMcpResources(sessions), ReadMcpResource(sessions)])
+            # A denylist or ask glob that matches no tool protects nothing: say so once the catalogue is listed.
+            for warning in permission_glob_warnings(self.config, self.registry, app_tools=True)[0]:
+                config_logger.warning("%s", warning)
             if self._watch:
                 watchers = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(watchers.cancel_scope.cancel)

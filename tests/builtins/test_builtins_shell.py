@@ -1,35 +1,33 @@
-"""``exec_shell`` and its command policy: allowlist, no shell, timeout, output cap, process groups."""
+"""``exec_shell`` and its command policy: allowlist, no shell, sandbox, time and output budgets."""
 
 from __future__ import annotations
 
-import os
+import json
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from pydantic import ValidationError
+from sandbox_helpers import BWRAP, marked_seconds, needs_bwrap, wait_gone, wait_running
 
-from toolsift import PolicyDenied
+from toolsift import ConfigError, PolicyDenied
 from toolsift.builtins import SHELL_METACHARACTERS, CommandPolicy, ShellTool, Workspace
+from toolsift.config import load_config
 from toolsift.registry import AuditEvent, Level, Permissions, ToolRegistry
 
 EXECUTE = Permissions(level=Level.EXECUTE)
-PYTHON = sys.executable
 
 
 def script(workspace: Path, name: str, source: str) -> str:
     """A command running ``source`` as a Python script (commands cannot hold ';' or quotes-with-newlines)."""
     (workspace / name).write_text(source, encoding="utf-8")
-    return f"{PYTHON} {name}"
+    return f"python3 {name}"
 
 
-def shell(workspace: Path, **policy: object) -> ToolRegistry:
+def shell(workspace: Path, *, bwrap: str | None = None, **policy: object) -> ToolRegistry:
     registry = ToolRegistry()
-    registry.register(ShellTool(Workspace(workspace), CommandPolicy.model_validate(policy)).tool())
+    registry.register(ShellTool(Workspace(workspace), CommandPolicy.model_validate(policy), bwrap=bwrap).tool())
     return registry
 
 
@@ -71,25 +69,22 @@ def test_policy_config_refuses_relative_program_paths(program: str) -> None:
 
 
 def test_policy_accepts_camel_case_keys() -> None:
-    policy = CommandPolicy.model_validate({"allowedPrograms": ["ls"], "maxOutputBytes": 10, "timeout": 2})
-    assert (policy.allowed_programs, policy.max_output_bytes, policy.timeout) == (("ls",), 10, 2.0)
+    policy = CommandPolicy.model_validate({"allowedPrograms": ["ls"], "maxOutputBytes": 10, "timeout": 2,
+                                           "network": True})
+    assert (policy.allowed_programs, policy.max_output_bytes, policy.timeout, policy.network) == (("ls",), 10, 2.0,
+                                                                                                   True)
+    assert CommandPolicy().network is False
 
 
-async def test_exec_shell_runs_in_the_workspace(tmp_path: Path) -> None:
-    (tmp_path / "marker.txt").write_text("", encoding="utf-8")
-    result = await shell(tmp_path, allowed_programs=["ls"]).execute("exec_shell", {"command": "ls"},
-                                                                    permissions=EXECUTE)
-    assert not result.is_error
-    assert result.text_content() == "$ ls\nexit code 0\nmarker.txt\n"
-    assert result.structured_content["exit_code"] == 0
-
-
-async def test_exec_shell_metacharacters_are_literal_never_interpreted(tmp_path: Path) -> None:
-    registry = shell(tmp_path, allowed_programs=[PYTHON])
-    with pytest.raises(PolicyDenied, match="only a shell understands"):
-        await registry.execute("exec_shell", {"command": f"{PYTHON} -c 'print(1)' && touch pwned"},
-                               permissions=EXECUTE)
-    assert not (tmp_path / "pwned").exists()
+def test_config_with_the_obsolete_argument_policies_is_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "toolsift.json"
+    path.write_text(json.dumps({"serve": {"commands": {"allowedPrograms": ["git"],
+                                                       "programs": {"git": {"deniedWords": ["push"]}}}}}),
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"serve\.commands.*'programs': per-program argument policies are no "
+                                          r"longer used: exec_shell now runs every program inside a bubblewrap "
+                                          r"sandbox.*Remove 'programs'"):
+        load_config(path)
 
 
 async def test_exec_shell_needs_execute_level(tmp_path: Path) -> None:
@@ -99,158 +94,174 @@ async def test_exec_shell_needs_execute_level(tmp_path: Path) -> None:
         await shell(tmp_path, allowed_programs=["ls"]).execute("exec_shell", {"command": "ls"})
 
 
+async def test_exec_shell_metacharacters_are_literal_never_interpreted(tmp_path: Path) -> None:
+    registry = shell(tmp_path, allowed_programs=["python3"])
+    with pytest.raises(PolicyDenied, match="only a shell understands"):
+        await registry.execute("exec_shell", {"command": "python3 -c 'print(1)' && touch pwned"},
+                               permissions=EXECUTE)
+    assert not (tmp_path / "pwned").exists()
+
+
+async def test_exec_shell_is_refused_when_bubblewrap_is_missing(tmp_path: Path) -> None:
+    registry = shell(tmp_path, allowed_programs=["touch"], bwrap=str(tmp_path / "no-such-bwrap"))
+    result = await registry.execute("exec_shell", {"command": "touch ran"}, permissions=EXECUTE)
+    assert result.is_error
+    assert result.text_content() == (f"exec_shell is refused: bubblewrap was not found at "
+                                     f"{str(tmp_path / 'no-such-bwrap')!r}; programs run only inside its sandbox")
+    assert not (tmp_path / "ran").exists()  # never run without the sandbox
+
+
+async def test_exec_shell_is_refused_when_bubblewrap_is_not_on_path(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    result = await shell(tmp_path, allowed_programs=["touch"]).execute("exec_shell", {"command": "touch ran"},
+                                                                       permissions=EXECUTE)
+    assert result.text_content().startswith("exec_shell is refused: bubblewrap (bwrap) is not installed")
+    assert "apt-get install bubblewrap" in result.text_content()
+    assert not (tmp_path / "ran").exists()
+
+
+@needs_bwrap
+async def test_exec_shell_is_refused_when_bubblewrap_cannot_make_a_sandbox(tmp_path: Path) -> None:
+    # The real bwrap, started inside an outer sandbox that forbids new user namespaces: it cannot make its own.
+    confined = tmp_path / "bwrap"
+    confined.write_text(f"#!/bin/sh\nexec {BWRAP} --unshare-user --disable-userns --cap-drop ALL --dev-bind / / -- "
+                        f'{BWRAP} "$@"\n', encoding="utf-8")
+    confined.chmod(0o755)
+    result = await shell(tmp_path, allowed_programs=["touch"], bwrap=str(confined)).execute(
+        "exec_shell", {"command": "touch ran"}, permissions=EXECUTE)
+    assert result.is_error
+    assert re.fullmatch(rf"exec_shell is refused: bubblewrap \({re.escape(repr(str(confined)))}\) cannot make a "
+                        r"sandbox here: it exited with code 1 and said 'bwrap: Creating new namespace failed: .*'",
+                        result.text_content()), result.text_content()
+    assert not (tmp_path / "ran").exists()
+
+
+@needs_bwrap
+async def test_exec_shell_runs_in_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "marker.txt").write_text("", encoding="utf-8")
+    result = await shell(tmp_path, allowed_programs=["ls"]).execute("exec_shell", {"command": "ls"},
+                                                                    permissions=EXECUTE)
+    assert not result.is_error
+    assert result.text_content() == "$ ls\nexit code 0\nmarker.txt\n"
+    assert result.structured_content["exit_code"] == 0
+
+
+@needs_bwrap
+async def test_exec_shell_writes_land_in_the_workspace(tmp_path: Path) -> None:
+    result = await shell(tmp_path, allowed_programs=["touch"]).execute("exec_shell", {"command": "touch made"},
+                                                                       permissions=EXECUTE)
+    assert not result.is_error, result.text_content()
+    assert (tmp_path / "made").is_file()
+
+
+@needs_bwrap
 async def test_exec_shell_nonzero_exit_is_an_error_with_stderr(tmp_path: Path) -> None:
     command = script(tmp_path, "fail.py", "import sys\nprint('out')\nsys.exit('bad thing')\n")
-    result = await shell(tmp_path, allowed_programs=[PYTHON]).execute("exec_shell", {"command": command},
-                                                                      permissions=EXECUTE)
+    result = await shell(tmp_path, allowed_programs=["python3"]).execute("exec_shell", {"command": command},
+                                                                         permissions=EXECUTE)
     assert result.is_error
     assert "exit code 1\nout\n\n--- stderr ---\nbad thing" in result.text_content()
 
 
-async def test_exec_shell_caps_output(tmp_path: Path) -> None:
+@needs_bwrap
+async def test_exec_shell_output_budget_truncates_with_a_note(tmp_path: Path) -> None:
     command = script(tmp_path, "loud.py", "print('x' * 5000)\n")
-    registry = shell(tmp_path, allowed_programs=[PYTHON], max_output_bytes=100)
+    registry = shell(tmp_path, allowed_programs=["python3"], max_output_bytes=100)
     result = await registry.execute("exec_shell", {"command": command}, permissions=EXECUTE)
     assert "[stdout truncated: 5,001 bytes, 100 shown]" in result.text_content()
     assert result.structured_content["truncated"] is True
     assert len(result.structured_content["stdout"]) == 100
 
 
-async def test_exec_shell_timeout_kills_the_process_group(tmp_path: Path) -> None:
-    pid_file = tmp_path / "child.pid"
-    # The program starts a grandchild that would outlive it, then hangs.
+@needs_bwrap
+async def test_exec_shell_time_budget_kills_the_sandbox_and_its_children(tmp_path: Path) -> None:
+    marker = marked_seconds(98765)
+    # The program starts a grandchild in a session of its own (it would outlive a process group), then hangs.
     command = script(tmp_path, "hang.py", (
-        "import subprocess, sys, time\n"
-        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
-        "time.sleep(60)\n"
+        "import subprocess, time\n"
+        f"subprocess.Popen(['sleep', '{marker}'], start_new_session=True)\n"
+        "open('started', 'w').close()\n"
+        "time.sleep(1000)\n"
     ))
-    registry = shell(tmp_path, allowed_programs=[PYTHON], timeout=1)
+    registry = shell(tmp_path, allowed_programs=["python3"], timeout=3)
     result = await registry.execute("exec_shell", {"command": command}, permissions=EXECUTE)
     assert result.is_error
-    assert "timed out after 1s; its process group was killed" in result.text_content()
-    grandchild = int(pid_file.read_text(encoding="utf-8"))
-    with anyio.fail_after(5):
-        while _alive(grandchild):
-            await anyio.sleep(0.05)
+    assert result.text_content() == ("exec_shell: 'python3 hang.py' ran past its time budget of 3s; the sandbox "
+                                     "and everything in it was killed")
+    assert result.structured_content["timed_out"] is True
+    assert (tmp_path / "started").exists()  # the grandchild was running when the budget ran out
+    await wait_gone(marker)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A killed child that its (killed) parent never reaped is a zombie: dead for our purpose.
-    stat = Path(f"/proc/{pid}/stat")
-    return not stat.exists() or stat.read_text().split()[2] != "Z"
+@needs_bwrap
+async def test_exec_shell_time_budget_stops_a_sleep(tmp_path: Path) -> None:
+    marker = marked_seconds(1000)
+    registry = shell(tmp_path, allowed_programs=["sleep"], timeout=1)
+    result = await registry.execute("exec_shell", {"command": f"sleep {marker}"}, permissions=EXECUTE)
+    assert "ran past its time budget of 1s" in result.text_content()
+    await wait_gone(marker)
 
 
-async def test_exec_shell_cancellation_kills_the_program(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
-    command = script(tmp_path, "wait.py",
-                     f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
-    registry = shell(tmp_path, allowed_programs=[PYTHON], timeout=60)
+@needs_bwrap
+async def test_exec_shell_cancellation_kills_the_sandbox(tmp_path: Path) -> None:
+    marker = marked_seconds(600)
+    registry = shell(tmp_path, allowed_programs=["sleep"], timeout=600)
     async with anyio.create_task_group() as group:
-        group.start_soon(registry.execute, "exec_shell", {"command": command}, None, EXECUTE)
-        with anyio.fail_after(10):
-            while not pid_file.exists() or not pid_file.read_text(encoding="utf-8"):
-                await anyio.sleep(0.02)
+        group.start_soon(registry.execute, "exec_shell", {"command": f"sleep {marker}"}, None, EXECUTE)
+        await wait_running(marker)
         group.cancel_scope.cancel()
-    assert not _alive(int(pid_file.read_text(encoding="utf-8")))
+    await wait_gone(marker)
 
 
-async def test_exec_shell_reports_allowed_program_missing_from_path(tmp_path: Path) -> None:
+@needs_bwrap
+async def test_exec_shell_reports_allowed_program_missing_from_the_sandbox(tmp_path: Path) -> None:
     registry = shell(tmp_path, allowed_programs=["toolsift-no-such-program"])
     result = await registry.execute("exec_shell", {"command": "toolsift-no-such-program"}, permissions=EXECUTE)
-    assert result.text_content() == "exec_shell: the program 'toolsift-no-such-program' is allowed but was not " \
-                                    "found on PATH"
+    assert result.text_content() == ("exec_shell: the program 'toolsift-no-such-program' is allowed but was not "
+                                     "found on the sandbox's PATH (/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:"
+                                     "/usr/sbin:/sbin)")
 
 
-async def test_exec_shell_reports_programs_that_cannot_start(tmp_path: Path) -> None:
-    target = tmp_path / "not-executable"
-    target.write_text("", encoding="utf-8")
+@needs_bwrap
+async def test_exec_shell_refuses_absolute_programs_the_sandbox_does_not_show(tmp_path: Path) -> None:
+    # A program in the workspace (or anywhere outside the system folders) is not in the sandbox's view.
+    target = tmp_path / "tool"
+    target.write_text("#!/bin/sh\ntouch ran\n", encoding="utf-8")
+    target.chmod(0o755)
     registry = shell(tmp_path, allowed_programs=[str(target)])
     result = await registry.execute("exec_shell", {"command": str(target)}, permissions=EXECUTE)
     assert result.is_error
-    assert "cannot start" in result.text_content()
+    assert result.text_content() == (f"exec_shell: the program {str(target)!r} is allowed but is not an executable "
+                                     "under the system folders the sandbox shows (/usr)")
+    assert not (tmp_path / "ran").exists()
 
 
+@needs_bwrap
+async def test_exec_shell_runs_absolute_system_programs(tmp_path: Path) -> None:
+    registry = shell(tmp_path, allowed_programs=["/usr/bin/touch"])
+    result = await registry.execute("exec_shell", {"command": "/usr/bin/touch made"}, permissions=EXECUTE)
+    assert not result.is_error, result.text_content()
+    assert (tmp_path / "made").exists()
+
+
+@needs_bwrap
 async def test_exec_shell_gets_a_minimal_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLSIFT_TEST_SECRET", "s3cret")
-    monkeypatch.setenv("PATH", f"relative/bin{os.pathsep}{os.environ['PATH']}")
-    env = shutil.which("env")
-    assert env is not None
-    # env runs other programs, so its built-in policy refuses it; "builtin": "none" lets it print the environment.
-    registry = shell(tmp_path, allowed_programs=["env"], programs={"env": {"builtin": "none"}})
-    result = await registry.execute("exec_shell", {"command": "env"}, permissions=EXECUTE)
-    assert not result.is_error
-    assert "TOOLSIFT_TEST_SECRET" not in result.text_content()
-    assert "relative/bin" not in result.text_content()
-
-
-@pytest.fixture
-def repository(tmp_path: Path) -> Path:
-    """A workspace holding a git repository with one commit, a Python file and a tar archive."""
-    git = shutil.which("git")
-    tar = shutil.which("tar")
-    if git is None or tar is None:
-        pytest.skip("git and tar are needed")
-    (tmp_path / "main.py").write_text("print('hi')\n", encoding="utf-8")
-    subprocess.run([git, "init", "-q"], cwd=tmp_path, check=True)
-    subprocess.run([git, "add", "main.py"], cwd=tmp_path, check=True)
-    subprocess.run([git, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "first"],
-                   cwd=tmp_path, check=True)
-    subprocess.run([tar, "-cf", "x.tar", "main.py"], cwd=tmp_path, check=True)
-    return tmp_path
-
-
-@pytest.mark.parametrize(
-    ("command", "argument"),
-    [
-        ("git -c 'alias.x=!touch pwned' x", "-c"),
-        ("git ls-remote --upload-pack='touch pwned' .", "--upload-pack=touch pwned"),
-        ("find . -exec touch pwned {} +", "-exec"),
-        ("tar -xf x.tar --to-command='touch pwned'", "--to-command=touch pwned"),
-    ],
-)
-async def test_exec_shell_refuses_options_that_run_commands(repository: Path, command: str, argument: str) -> None:
-    registry = shell(repository, allowed_programs=["git", "find", "tar"])
-    with pytest.raises(PolicyDenied, match=re.escape(f"the argument {argument!r} is refused because")):
-        await registry.execute("exec_shell", {"command": command}, permissions=EXECUTE)
-    assert not (repository / "pwned").exists()
-
-
-@pytest.mark.parametrize(
-    ("command", "expected"),
-    [
-        ("git status", "On branch"),
-        ("git log -n 3 --format=%s", "first"),
-        ("find . -name '*.py'", "./main.py"),
-        ("tar -tf x.tar", "main.py"),
-    ],
-)
-async def test_exec_shell_still_runs_ordinary_commands(repository: Path, command: str, expected: str) -> None:
-    registry = shell(repository, allowed_programs=["git", "find", "tar"])
-    result = await registry.execute("exec_shell", {"command": command}, permissions=EXECUTE)
+    result = await shell(tmp_path, allowed_programs=["env"]).execute("exec_shell", {"command": "env"},
+                                                                     permissions=EXECUTE)
     assert not result.is_error, result.text_content()
-    assert expected in result.structured_content["stdout"]
+    variables = dict(line.split("=", 1) for line in result.structured_content["stdout"].splitlines())
+    assert "TOOLSIFT_TEST_SECRET" not in variables
+    assert variables["PATH"] == "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+    assert variables["HOME"] == "/tmp"
 
 
-async def test_exec_shell_argument_refusals_are_audited(tmp_path: Path) -> None:
+@needs_bwrap
+async def test_exec_shell_failures_are_audited(tmp_path: Path) -> None:
     registry = shell(tmp_path, allowed_programs=["git"])
     events: list[AuditEvent] = []
     registry.audit.subscribe(events.append)
-    with pytest.raises(PolicyDenied, match="git: the argument '-c' is refused"):
-        await registry.execute("exec_shell", {"command": "git -c core.pager=cat log"}, permissions=EXECUTE)
+    with pytest.raises(PolicyDenied, match="'rm' is not on the allowlist"):
+        await registry.execute("exec_shell", {"command": "rm -rf ."}, permissions=EXECUTE)
     assert [(event.kind, event.tool) for event in events] == [("tool.failed", "exec_shell")]
-    assert events[0].reason is not None
-    assert "git: the argument '-c' is refused because it sets git configuration" in events[0].reason
-
-
-async def test_exec_shell_confines_git_to_the_workspace_through_links(tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "out").symlink_to(tmp_path)
-    registry = shell(workspace, allowed_programs=["git"])
-    with pytest.raises(PolicyDenied, match=r"'-C out' is refused because it points git outside the workspace"):
-        await registry.execute("exec_shell", {"command": "git -C out status"}, permissions=EXECUTE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import webbrowser
@@ -125,5 +126,45 @@ async def test_a_refused_sign_in_is_an_error_with_the_servers_words() -> None:
         "the authorization server refused the sign-in: access_denied: the person said no"]
 
 
-async def _collect(sign_in: SignInHandler, port: int, into: list[AuthorizationCodeResult]) -> None:
-    into.append(await sign_in("notes", "https://auth.example/authorize", f"http://127.0.0.1:{port}/callback"))
+async def _collect(sign_in: SignInHandler, port: int, into: list[AuthorizationCodeResult],
+                   url: str = "https://auth.example/authorize") -> None:
+    into.append(await sign_in("notes", url, f"http://127.0.0.1:{port}/callback"))
+
+
+async def _stray(port: int, request: bytes | None) -> bytes:
+    """One local connection that is not the redirect: ``request`` sent (None: connect and close at once)."""
+    async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+        if request is None:
+            return b""
+        await stream.send(request)
+        if not request.endswith(b"\r\n\r\n"):
+            return b""  # half a request, then gone
+        answer = b""
+        with contextlib.suppress(anyio.EndOfStream):
+            while True:
+                answer += await stream.receive()
+        return answer
+
+
+async def test_stray_local_connections_leave_the_loopback_waiting_for_the_redirect() -> None:
+    port, shown = free_port(), Shown()
+    sign_in = loopback_sign_in(shown, open_browser=False)
+    got: list[AuthorizationCodeResult] = []
+    url = "https://auth.example/authorize?client_id=toolsift&state=expected-state"
+    async with anyio.create_task_group() as group:
+        group.start_soon(lambda: _collect(sign_in, port, got, url))
+        await shown.listening.wait()
+        assert await _stray(port, None) == b""
+        assert await _stray(port, b"GET /callback?code=x") == b""
+        assert (await _stray(port, b"\x00\x01 garbage\r\n\r\n")).startswith(b"HTTP/1.1 400 Bad Request")
+        assert (await _stray(port, b"GET http://[bad/ HTTP/1.1\r\n\r\n")).startswith(b"HTTP/1.1 400 Bad Request")
+        async with httpx2.AsyncClient() as http:
+            assert (await http.get(f"http://127.0.0.1:{port}/other")).status_code == 404
+            forged = await http.get(f"http://127.0.0.1:{port}/callback?code=forged&state=guess")
+            refused = await http.get(f"http://127.0.0.1:{port}/callback?error=access_denied&state=guess")
+            assert (forged.status_code, refused.status_code) == (400, 400)
+            assert "Not the sign-in this terminal is waiting for" in forged.text
+            assert not got and not group.cancel_scope.cancel_called  # still listening
+            answer = await http.get(f"http://127.0.0.1:{port}/callback?code=real&state=expected-state")
+    assert answer.status_code == 200 and "Signed in" in answer.text
+    assert [(result.code, result.state) for result in got] == [("real", "expected-state")]

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,8 +16,8 @@ import pytest
 from test_cli import SERVERS, run
 
 from toolsift.cli._app import state
-from toolsift.config import load_config
-from toolsift.toolbox import Toolbox, user_config_path
+from toolsift.config import load_config, resolve_server
+from toolsift.toolbox import Toolbox, find_config, user_config_path
 
 GENERAL = str(SERVERS / "general.py")
 
@@ -119,9 +124,9 @@ def test_a_duplicate_name_is_refused(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 2 and "already has a server 'x'; 'toolsift mcp remove x' first" in err
 
 
-@pytest.mark.parametrize("text", ['{"tools": {\n  "mcpServers": {,}}}', "[1, 2]"])
-def test_a_file_that_is_not_a_json_object_is_named_and_left_alone(capsys: pytest.CaptureFixture[str],
-                                                                  project: Path, text: str) -> None:
+@pytest.mark.parametrize("text", ['{"tools": {\n  "mcpServers": {,}}}', "[1, 2]", '{"tools": 5}'])
+def test_a_file_toolsift_cannot_edit_is_named_and_left_alone(capsys: pytest.CaptureFixture[str],
+                                                             project: Path, text: str) -> None:
     (project / "toolsift.json").write_text(text)
     code, _, err = run(capsys, "mcp", "add", "x", "--", "echo")
     assert code == 4 and str(project / "toolsift.json") in err and "left as it is" in err
@@ -131,3 +136,193 @@ def test_a_file_that_is_not_a_json_object_is_named_and_left_alone(capsys: pytest
 def test_nothing_configured_says_how_to_add(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "mcp", "list")
     assert code == 0 and "toolsift mcp add NAME -- CMD ARGS" in err
+
+
+# -- edits that several processes, links, permissions and other clients' files survive -----------------
+
+# The real CLI entry point in its own process, held at a gate once imported, so that every process
+# reaches its read-modify-write at the same moment.
+GATED_CLI = ("import sys, toolsift.cli; print('ready', flush=True); sys.stdin.readline(); "
+             "toolsift.cli.main(sys.argv[1:])")
+
+
+def servers_in(path: Path) -> dict[str, object]:
+    data = json.loads(path.read_text())
+    table = data["servers"] if "servers" in data else data.get("mcpServers") or data["tools"]["mcpServers"]
+    assert isinstance(table, dict)
+    return table
+
+
+@pytest.mark.timeout(120)
+def test_concurrent_adds_in_separate_processes_all_land(project: Path) -> None:
+    processes = [subprocess.Popen([sys.executable, "-c", GATED_CLI, "mcp", "add", f"s{i}", "--", "echo", str(i)],
+                                  cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for i in range(8)]
+    for process in processes:
+        assert process.stdout is not None and process.stdout.readline() == "ready\n"
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write("\n")
+        process.stdin.flush()
+    outcomes = [process.communicate() for process in processes]
+    assert [process.returncode for process in processes] == [0] * 8, [err for _, err in outcomes]
+    assert all("Added stdio server" in out for out, _ in outcomes)
+    assert sorted(servers_in(project / "toolsift.json")) == [f"s{i}" for i in range(8)]
+    assert set(load_config(project / "toolsift.json").servers) == {f"s{i}" for i in range(8)}
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_a_linked_config_is_written_through_and_stays_a_link(capsys: pytest.CaptureFixture[str], project: Path,
+                                                             tmp_path: Path, scope: str) -> None:
+    target = tmp_path / "dotfiles" / "toolsift.json"
+    target.parent.mkdir()
+    target.write_text(json.dumps({"tools": {"mcpServers": {"old": {"command": "echo"}}}}))
+    link = project / "toolsift.json" if scope == "project" else user_config_path()
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+    assert run(capsys, "mcp", "add", "-s", scope, "new", "--", "echo", "hi")[0] == 0
+    assert link.is_symlink() and link.resolve() == target
+    assert sorted(servers_in(target)) == ["new", "old"]
+    assert set(load_config(link).servers) == {"new", "old"}
+    assert run(capsys, "mcp", "remove", "-s", scope, "old")[0] == 0
+    assert link.is_symlink() and sorted(servers_in(target)) == ["new"]
+    assert [p.name for p in link.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def umask() -> int:
+    status = Path("/proc/self/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("Umask:")), 8)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o664, 0o600], ids=oct)
+def test_the_files_mode_is_kept(capsys: pytest.CaptureFixture[str], project: Path, mode: int) -> None:
+    path = project / "toolsift.json"
+    path.write_text(json.dumps({"tools": {"mcpServers": {}}}))
+    path.chmod(mode)
+    assert run(capsys, "mcp", "add", "x", "--", "echo")[0] == 0
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+    assert run(capsys, "mcp", "remove", "x")[0] == 0
+    assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+def test_a_new_file_gets_the_umasks_mode(capsys: pytest.CaptureFixture[str], project: Path) -> None:
+    assert run(capsys, "mcp", "add", "x", "--", "echo")[0] == 0
+    assert stat.S_IMODE((project / "toolsift.json").stat().st_mode) == 0o666 & ~umask()
+
+
+@pytest.mark.parametrize("argv", [["add", "x", "--", "echo"], ["remove", "old"]])
+def test_a_read_only_file_is_refused_and_left_alone(capsys: pytest.CaptureFixture[str], project: Path,
+                                                    argv: list[str]) -> None:
+    path = project / "toolsift.json"
+    text = json.dumps({"tools": {"mcpServers": {"old": {"command": "echo"}}}})
+    path.write_text(text)
+    path.chmod(0o444)
+    code, _, err = run(capsys, "mcp", *argv)
+    assert code == 4 and f"{path} is read-only (mode 0444); it was left as it is" in err and "chmod u+w" in err
+    assert path.read_text() == text and stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root, to run the CLI as another user with setpriv")
+def test_a_folder_the_user_may_not_write_in_is_named_and_left_alone() -> None:
+    with tempfile.TemporaryDirectory() as folder:  # outside tmp_path, whose parent only root may enter
+        os.chmod(folder, 0o755)
+        path = Path(folder) / "toolsift.json"
+        path.write_text("{}")
+        path.chmod(0o666)  # the file is writable by anyone; its folder is root's
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        done = subprocess.run([*nobody, sys.executable, "-m", "toolsift", "mcp", "add", "x", "--", "echo"],
+                              cwd=folder, capture_output=True, text=True,
+                              env={**os.environ, "XDG_CONFIG_HOME": folder}, check=False)
+        assert done.returncode == 4, done.stderr
+        assert f"permission denied on {folder}/.toolsift.json.lock: an edit reads the file and writes in its folder" \
+            in done.stderr
+        assert path.read_text() == "{}"
+
+
+@pytest.mark.parametrize(("place", "key", "entry"), [
+    (".vscode/mcp.json", "servers", {"type": "stdio", "command": "echo", "args": ["hi"],
+                                     "env": {"TOKEN": "${env:MY_TOKEN}", "DIR": "${workspaceFolder}"}}),
+    (".cursor/mcp.json", "mcpServers", {"command": "echo", "args": ["hi"],
+                                        "env": {"TOKEN": "${env:MY_TOKEN}", "DIR": "${workspaceFolder}"}}),
+    (".mcp.json", "mcpServers", {"command": "echo", "args": ["hi"],
+                                 "env": {"TOKEN": "${MY_TOKEN}", "DIR": "${workspaceFolder}"}}),
+])
+def test_a_client_project_file_gets_the_server_in_its_own_format(
+        capsys: pytest.CaptureFixture[str], project: Path, place: str, key: str, entry: dict[str, object]) -> None:
+    path = project / place
+    path.parent.mkdir(exist_ok=True)
+    old = {"type": "stdio", "command": sys.executable, "args": [GENERAL]}
+    path.write_text(json.dumps({key: {"general": old}}))
+    code, out, _ = run(capsys, "mcp", "add", "new", "-e", "TOKEN=${MY_TOKEN}", "-e", "DIR=${workspaceFolder}",
+                       "--", "echo", "hi")
+    assert code == 0 and f"to {path} (project)" in out
+    assert not (project / "toolsift.json").exists()
+    assert json.loads(path.read_text()) == {key: {"general": old, "new": entry}}
+    config = load_config(find_config())  # what toolsift loads in this project
+    assert config.path == path and set(config.servers) == {"general", "new"}
+    # .mcp.json (Claude Code) reads ${workspaceFolder} from the environment like any variable.
+    resolved = resolve_server(config.servers["new"], environ={"MY_TOKEN": "t", "workspaceFolder": str(project)})
+    assert resolved.env == {"TOKEN": "t", "DIR": str(project)}
+    code, out, _ = run(capsys, "mcp", "list")
+    assert "general\tproject\tstdio" in out and "new\tproject\tstdio\techo hi" in out
+
+
+def test_a_vscode_file_with_comments_is_named_and_left_alone(capsys: pytest.CaptureFixture[str],
+                                                              project: Path) -> None:
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    text = '{\n  // the team servers\n  "servers": {"general": {"type": "stdio", "command": "x"}}\n}\n'
+    path.write_text(text)
+    code, _, err = run(capsys, "mcp", "add", "new", "--", "echo")
+    assert code == 4 and f"{path}:2: not plain JSON" in err and "would drop comments" in err
+    assert path.read_text() == text and not (project / "toolsift.json").exists()
+
+
+def test_an_empty_vscode_file_gets_its_servers_table(capsys: pytest.CaptureFixture[str], project: Path) -> None:
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"inputs": []}))
+    assert run(capsys, "mcp", "add", "-t", "http", "remote", "https://example.com/mcp")[0] == 0
+    assert json.loads(path.read_text()) == {"inputs": [], "servers": {"remote": {"type": "http",
+                                                                                 "url": "https://example.com/mcp"}}}
+    assert set(load_config(path).servers) == {"remote"}
+
+
+SECRETS = ("sk-live-0123456789abcdef", "tok_value_9876", "hunter2", "Bearer abc.def", "qtok", "kval", "pw1",
+           "plain-secret", "cs-literal", "fmcp-token-value")
+
+
+def test_get_and_list_mask_secrets_in_arguments_urls_headers_and_auth(capsys: pytest.CaptureFixture[str],
+                                                                      project: Path) -> None:
+    folder = "/home/alice/projects/a-rather-long-project-folder-name"
+    (project / "toolsift.json").write_text(json.dumps({"tools": {"mcpServers": {
+        "db": {"command": "db-server", "args": [
+            "--api-key", "sk-live-0123456789abcdef", "--token=tok_value_9876", "--user", "alice", "--ref-key",
+            "${DB_KEY}", "DB_PASSWORD=hunter2", "--header", "Authorization: Bearer abc.def",
+            "postgres://app:pw1@db.example/x?sslmode=require", folder],
+            "env": {"API_KEY": "plain-secret", "REF": "${HOME}"}},
+        "remote": {"url": "https://user:pw1@api.example/mcp?token=qtok&key=kval", "headers": {"X-Key": "${KEY}"},
+                   "auth": {"clientId": "app", "clientSecret": "cs-literal"}},
+    }}}))
+    (project / "servers.json").write_text(json.dumps({"mcpServers": {
+        "fast": {"url": "https://f.example/mcp", "auth": "fmcp-token-value"}}}))
+    code, listed, _ = run(capsys, "mcp", "list")
+    assert code == 0
+    code, db, _ = run(capsys, "mcp", "get", "db")
+    assert code == 0
+    code, remote, _ = run(capsys, "mcp", "get", "remote")
+    assert code == 0
+    code, fast, _ = run(capsys, "-c", str(project / "servers.json"), "mcp", "get", "fast")
+    assert code == 0
+    for secret in SECRETS:
+        assert secret not in listed + db + remote + fast, secret
+    assert json.loads(db.split("\n", 1)[1])["args"] == [
+        "--api-key", "***", "--token=***", "--user", "alice", "--ref-key", "${DB_KEY}", "DB_PASSWORD=***",
+        "--header", "Authorization: ***", "postgres://app:***@db.example/x?sslmode=***", folder]
+    shown = json.loads(remote.split("\n", 1)[1])
+    assert shown["url"] == "https://user:***@api.example/mcp?token=***&key=***"
+    assert shown["headers"] == {"X-Key": "${KEY}"} and shown["auth"] == {"clientId": "app", "clientSecret": "***"}
+    assert "https://user:***@api.example/mcp?token=***&key=***" in listed
+    assert "db-server --api-key *** --token=*** --user alice" in listed
+    assert json.loads(fast.split("\n", 1)[1])["auth"] == "***"

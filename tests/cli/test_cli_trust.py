@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import builtins
 import json
+import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from anyio.streams.text import TextReceiveStream
 from test_cli import SERVERS, run
+from trust_helpers import marker_server
 
 from toolsift.cli._app import state
 from toolsift.config import ProjectTrust, load_config
@@ -49,8 +53,8 @@ def test_an_untrusted_project_config_starts_nothing_and_says_how_to_trust_it(
     write(project, {"marker": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}})
     code, _, err = run(capsys, "tools")
     assert code == 4
-    assert f"{project / '.mcp.json'} came with this project and starts MCP servers you have not trusted" in err
-    assert f"marker: {sys.executable} -c" in err
+    assert (f"{project / '.mcp.json'} came with this project, and you have not trusted here what it does:\n"
+            f"MCP servers it starts:\n  marker: {sys.executable} -c") in err
     assert "Run 'toolsift trust' in this folder" in err and "--trust-project" in err
     assert "TOOLSIFT_TRUST_PROJECT=1" in err
     assert not marker.exists()
@@ -95,7 +99,7 @@ def test_at_a_terminal_the_person_is_asked_once(capsys: pytest.CaptureFixture[st
     monkeypatch.setattr(builtins, "input", lambda prompt: questions.append(prompt) or answer)
     result = run(capsys, "tools")
     assert result[0] == code
-    assert questions == ["Trust this project's servers and start them? [y/N]: "]
+    assert questions == ["Trust this project's config and use it? [y/N]: "]
     if code == 0:
         assert run(capsys, "tools")[0] == 0 and len(questions) == 1  # remembered: not asked again
     else:
@@ -135,3 +139,112 @@ def test_fingerprints_follow_launches_only(project: Path) -> None:
     write(project, {"general": {**GENERAL, "timeout": 5}, "off": {**GENERAL, "enabled": False}})
     assert trust.check(load_config(path), path).trusted  # a timeout or a disabled server launches nothing new
     assert not trust.revoke(project / "other.json")
+
+
+SERVER_PY = """\
+import pathlib, runpy, sys
+{mark}sys.path.insert(0, {folder!r})
+runpy.run_path({server!r}, run_name="__main__")
+"""
+
+
+def server_py(folder: Path, marker: Path | None = None) -> None:
+    """``folder/server.py``: the example server, leaving ``marker`` behind first when given."""
+    mark = f"pathlib.Path({str(marker)!r}).write_text('ran')\n" if marker else ""
+    (folder / "server.py").write_text(SERVER_PY.format(mark=mark, folder=str(SERVERS),
+                                                       server=str(SERVERS / "general.py")))
+
+
+def test_a_linked_config_does_not_borrow_the_trust_of_its_target(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = tmp_path / "A", tmp_path / "B"
+    a.mkdir()
+    b.mkdir()
+    server_py(a)
+    marker = tmp_path / "B-started"
+    server_py(b, marker)
+    entry = {"command": sys.executable, "args": ["server.py"], "internalOnly": False}
+    (a / "toolsift.json").write_text(json.dumps({"tools": {"mcpServers": {"local": entry}}}))
+    (b / "toolsift.json").symlink_to(Path("..") / "A" / "toolsift.json")
+    monkeypatch.chdir(a)
+    assert run(capsys, "trust")[0] == 0
+    assert run(capsys, "servers")[0] == 0
+    monkeypatch.chdir(b)  # the same file, but server.py (and the folder it runs in) are B's
+    code, _, err = run(capsys, "servers")
+    assert code == 4 and f"{b / 'toolsift.json'} came with this project" in err
+    assert f"MCP servers it starts:\n  local: {sys.executable} server.py" in err
+    assert not marker.exists()
+    assert run(capsys, "trust")[0] == 0
+    assert run(capsys, "servers")[0] == 0 and marker.exists()
+
+
+def test_an_edited_env_file_is_asked_about_again(capsys: pytest.CaptureFixture[str], project: Path) -> None:
+    (project / "server.env").write_text("LOG_LEVEL=info\n")
+    write(project, {"general": {**GENERAL, "envFile": "server.env"}})
+    assert run(capsys, "trust")[0] == 0
+    assert run(capsys, "tools")[0] == 0
+    with (project / "server.env").open("a") as env:
+        env.write(f"PYTHONPATH={project}\n")
+    code, _, err = run(capsys, "tools")
+    assert code == 4 and "env file or URL) changed since you trusted them:\n  general: " in err
+
+
+def serve(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``toolsift serve`` over stdio in ``project``, its client gone at once (stdin at its end)."""
+    return subprocess.run([sys.executable, "-m", "toolsift", *argv, "serve"], cwd=project,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_serve_applies_no_setting_of_an_untrusted_project(project: Path) -> None:
+    (project / ".mcp.json").unlink()
+    (project / "toolsift.json").write_text(json.dumps({
+        "agents": {"default": {"permissions": {"level": "execute"}}},
+        "serve": {"commands": {"allowedPrograms": ["python3"]}},
+    }))
+    refused = serve(project)
+    assert refused.returncode == 4, refused.stderr
+    assert (f"{project / 'toolsift.json'} came with this project, and you have not trusted here what it does:\n"
+            "settings that decide what agents and served models may do: agents, serve\n"
+            "Nothing was started. Run 'toolsift trust' in this folder") in refused.stderr
+    trusted = subprocess.run([sys.executable, "-m", "toolsift", "trust"], cwd=project, capture_output=True,
+                             text=True, timeout=60, check=False)
+    assert "settings that decide what agents and served models may do: agents, serve" in trusted.stdout
+    served = serve(project)
+    assert served.returncode == 0, served.stderr
+
+
+def test_serve_without_gateway_needs_no_trust_for_servers_it_does_not_start(project: Path) -> None:
+    served = serve(project)  # .mcp.json: servers only, and no gateway to start them
+    assert served.returncode == 0, served.stderr
+    assert serve(project, "--trust-project").returncode == 0
+
+
+async def test_serve_as_a_gateway_starts_no_program_an_edit_adds(project: Path) -> None:
+    entry, marker = marker_server(project)
+    command = [sys.executable, "-m", "toolsift", "--trust-project", "serve", "--gateway", "--transport", "http",
+               "--port", "0"]
+    async with await anyio.open_process(command, cwd=project, stdin=subprocess.DEVNULL) as process:
+        try:
+            assert process.stderr is not None
+            lines = TextReceiveStream(process.stderr)
+            seen = ""
+
+            async def wait_for(text: str) -> None:
+                nonlocal seen
+                if text in seen:
+                    return
+                with anyio.fail_after(60):
+                    async for chunk in lines:
+                        seen += chunk
+                        if text in seen:
+                            return
+                raise AssertionError(f"toolsift serve ended before saying {text!r}:\n{seen}")
+
+            await wait_for("READY http://")
+            write(project, {"general": GENERAL, "payload": entry})
+            await wait_for("MCP server.untrusted payload: ")
+            await wait_for("it is not started")
+            assert not marker.exists()
+        finally:
+            process.terminate()

@@ -78,19 +78,21 @@ def test_vscode_file_loads_servers_inputs_and_workspace_variables() -> None:
     assert len(report.warnings) == 2
 
 
-def test_cursor_file_loads_env_variables_env_file_and_warns_about_oauth() -> None:
+def test_cursor_file_loads_env_variables_env_file_and_its_oauth_client() -> None:
     report = checked(CURSOR)
-    assert report.config is not None and report.dialect == "cursor"
+    assert report.config is not None and report.dialect == "cursor" and not report.warnings
     servers = report.config.servers
     general = servers["general"]
     assert dict(general.env) == {"API_KEY": "${GENERAL_API_KEY}"}
     assert general.env_file == ".env" and general.base_dir == FIXTURES / "cursor"
     assert servers["linear"].transport_kind == "http"
     assert servers["linear"].headers == {"Authorization": "Bearer ${LINEAR_TOKEN}"}
-    assert servers["docs"].transport_kind == "sse"  # Cursor picks SSE for a /sse path
-    ((field, (line, message)),) = warnings_by_field(report).items()
-    assert field == "mcpServers.docs.auth" and line == line_of(CURSOR, '"auth"')
-    assert "this client's OAuth settings are not read" in message and "toolsift auth login" in message
+    docs = servers["docs"]
+    assert docs.transport_kind == "sse"  # Cursor picks SSE for a /sse path
+    assert docs.auth is not None and docs.auth.grant == "authorization_code" and docs.auth.scopes == ("read",)
+    assert (docs.auth.client_id, docs.auth.client_secret) == ("${DOCS_CLIENT_ID}", "${DOCS_CLIENT_SECRET}")
+    resolved = resolve_server(docs, environ={"DOCS_CLIENT_ID": "docs-app", "DOCS_CLIENT_SECRET": "s3cret"})
+    assert dict(resolved.auth_secrets) == {"clientId": "docs-app", "clientSecret": "s3cret"}
 
 
 def test_windsurf_file_maps_server_url_disabled_and_disabled_tools() -> None:
@@ -238,6 +240,105 @@ def test_auth_with_a_secret_reference_warns_instead_of_sending_it_as_text(tmp_pa
     assert "a secret:// reference must be a whole value" in warnings_by_field(report)["mcpServers.w.auth"][1]
     # A URL that cannot be split is reported by validation, not by the transport guess.
     assert report.dropped == {"bad": "line 2: mcpServers.bad.url: Invalid IPv6 URL"}
+
+
+# -- OAuth blocks: carried into toolsift's auth, what cannot map named ----------------------------------
+
+
+def test_claude_code_oauth_block_becomes_auth_and_its_metadata_url_warns(tmp_path: Path) -> None:
+    file = write(tmp_path / ".mcp.json", """
+        {"mcpServers": {"sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp",
+                                   "oauth": {"clientId": "sentry-app", "callbackPort": 8765, "scopes": "read write",
+                                             "authServerMetadataUrl": "https://auth.sentry.dev/.well-known/x"}}}}
+    """)
+    report = checked(file)
+    assert report.config is not None
+    auth = report.config.servers["sentry"].auth
+    assert auth is not None and (auth.client_id, auth.redirect_port, auth.scopes) == ("sentry-app", 8765,
+                                                                                      ("read", "write"))
+    (warning,) = report.warnings
+    line = line_of(file, '"authServerMetadataUrl"')
+    assert (warning.server, warning.field, warning.line) == ("sentry", "mcpServers.sentry.oauth.authServerMetadataUrl",
+                                                             line)
+    assert str(warning).startswith(f"{file}:{line}: ") and "finds the authorization server's" in warning.message
+
+
+def test_gemini_oauth_block_maps_its_redirect_and_names_what_it_cannot_use(tmp_path: Path) -> None:
+    file = write(tmp_path / ".gemini" / "settings.json", """
+        {"mcpServers": {
+          "loopback": {"httpUrl": "https://a.example/mcp", "authProviderType": "dynamic_discovery",
+                       "oauth": {"enabled": true, "clientId": "g", "clientSecret": "$G_SECRET", "scopes": ["x"],
+                                 "redirectUri": "http://127.0.0.1:7777/callback"}},
+          "elsewhere": {"httpUrl": "https://b.example/mcp",
+                        "oauth": {"clientId": "h", "redirectUri": "http://localhost:7777/oauth/callback",
+                                  "tokenUrl": "https://b.example/token", "audiences": ["b"]}},
+          "off": {"httpUrl": "https://c.example/mcp", "oauth": {"enabled": false, "clientId": "i"}},
+          "google": {"httpUrl": "https://d.example/mcp", "authProviderType": "google_credentials"}}}
+    """)
+    report = checked(file)
+    assert report.config is not None
+    servers = report.config.servers
+    loopback = servers["loopback"].auth
+    assert loopback is not None
+    assert (loopback.client_id, loopback.client_secret, loopback.scopes, loopback.redirect_port) == (
+        "g", "${G_SECRET}", ("x",), 7777)
+    elsewhere = servers["elsewhere"].auth
+    assert elsewhere is not None and elsewhere.client_id == "h" and elsewhere.redirect_port == 33418
+    assert servers["off"].auth is None and servers["google"].auth is None
+    warnings = warnings_by_field(report)
+    assert set(warnings) == {"mcpServers.elsewhere.oauth.redirectUri", "mcpServers.elsewhere.oauth.tokenUrl",
+                             "mcpServers.elsewhere.oauth.audiences", "mcpServers.google.authProviderType"}
+    assert "http://127.0.0.1:<redirectPort>/callback" in warnings["mcpServers.elsewhere.oauth.redirectUri"][1]
+    assert "'audiences' has no meaning in toolsift's auth (clientId," in warnings[
+        "mcpServers.elsewhere.oauth.audiences"][1]
+    assert "OAuth settings are not read" in warnings["mcpServers.google.authProviderType"][1]
+
+
+def test_toolsift_auth_keys_in_a_client_file_are_taken_as_written(tmp_path: Path) -> None:
+    file = write(tmp_path / ".mcp.json", """
+        {"mcpServers": {"svc": {"url": "https://svc.example/mcp",
+                                "auth": {"grant": "client_credentials", "clientId": "svc", "clientSecret": "${S}"},
+                                "oauth": {"clientId": "other"}}}}
+    """)
+    report = checked(file)
+    assert report.config is not None
+    auth = report.config.servers["svc"].auth
+    assert auth is not None and (auth.grant, auth.client_id, auth.client_secret) == ("client_credentials", "svc",
+                                                                                     "${S}")
+    assert warnings_by_field(report)["mcpServers.svc.oauth"][1] == "ignored: 'auth' is set too and is used"
+
+
+def test_auth_shapes_that_cannot_map_warn_and_the_server_stays(tmp_path: Path) -> None:
+    file = write(tmp_path / "servers.json", """
+        {"mcpServers": {
+          "number": {"url": "https://a.example/mcp", "auth": 5},
+          "flag": {"url": "https://b.example/mcp", "oauth": true},
+          "twice": {"url": "https://c.example/mcp", "auth": {"CLIENT_ID": "x", "clientId": "y"}},
+          "port": {"url": "https://d.example/mcp", "oauth": {"redirectUri": "http://127.0.0.1:99999/callback"}}}}
+    """)
+    report = checked(file)
+    assert report.config is not None and set(report.config.servers) == {"number", "flag", "twice", "port"}
+    servers = report.config.servers
+    assert servers["number"].auth is None and servers["flag"].auth is None
+    assert servers["twice"].auth is not None and servers["twice"].auth.client_id == "x"
+    assert servers["port"].auth is not None and servers["port"].auth.redirect_port == 33418
+    warnings = warnings_by_field(report)
+    assert warnings["mcpServers.number.auth"][1] == "ignored: expected an OAuth object or a bearer token string"
+    assert "OAuth settings are not read" in warnings["mcpServers.flag.oauth"][1]
+    assert warnings["mcpServers.twice.auth.clientId"][1] == "ignored: 'CLIENT_ID' gives this setting already"
+    assert "set redirectPort" in warnings["mcpServers.port.oauth.redirectUri"][1]
+
+
+def test_a_bad_value_in_an_oauth_block_is_reported_at_the_key_as_written(tmp_path: Path) -> None:
+    file = write(tmp_path / ".cursor" / "mcp.json", """
+        {"mcpServers": {"docs": {"url": "https://docs.example/mcp",
+                                 "auth": {"CLIENT_ID": 42}},
+                        "fine": {"url": "https://fine.example/mcp"}}}
+    """)
+    report = validate_config(file)
+    assert report.config is not None and set(report.config.servers) == {"fine"}
+    (problem,) = report.problems
+    assert (problem.field, problem.line) == ("mcpServers.docs.auth.CLIENT_ID", 2)
 
 
 def test_gemini_allowed_list_disables_the_others_and_odd_mcp_keys_warn(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import mcp.types as types
 import pytest
-from mcp.shared.auth import AuthorizationCodeResult
+from mcp.shared.auth import AuthorizationCodeResult, OAuthToken
 from servers import http_server
 
 from toolsift.config import ServerConfig
@@ -112,3 +112,37 @@ async def test_a_server_without_auth_that_answers_401_says_how_to_authorise() ->
         assert session.state is SessionState.ERROR
         assert "HTTP 401 Unauthorized" in (session.reason or "")
         assert "wants an OAuth sign-in" in (session.reason or "") and "toolsift auth login" in (session.reason or "")
+
+
+async def test_a_token_folder_others_may_read_is_narrowed_when_used(config_home: Path) -> None:
+    path = token_file(oauth("https://notes.example/mcp"))
+    path.parent.mkdir(parents=True, mode=0o755)
+    path.parent.chmod(0o755)  # as an older release, or a person, left it
+    path.write_text(json.dumps({"client": {"client_id": "c", "redirect_uris": ["http://127.0.0.1:1/callback"]}}))
+    path.chmod(0o644)
+    storage = FileTokenStorage(path)
+    assert storage.saved_tokens() is None  # a read
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.unlink()
+    path.parent.chmod(0o755)
+    await storage.set_tokens(OAuthToken(access_token="a", token_type="Bearer"))  # a write
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700 and stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+async def test_a_client_id_from_a_variable_is_the_client_that_signs_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    browser = Browser()
+    async with http_server("oauth_notes.py") as url:
+        async with httpx2.AsyncClient() as http:  # a client registered ahead of time, as an administrator would
+            registered = await http.post(url.removesuffix("/mcp") + "/register", json={
+                "redirect_uris": ["http://127.0.0.1:33418/callback"], "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
+        client_id = registered.json()["client_id"]
+        monkeypatch.setenv("NOTES_CLIENT_ID", client_id)
+        options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))
+        async with McpSession(oauth(url, clientId="${NOTES_CLIENT_ID}"), options=options) as session:
+            assert session.state is SessionState.READY, session.reason
+            # The server names the client it issued the token to; the session masks it, as any resolved reference.
+            assert text(await session.call_tool("whoami")) == "[redacted] notes"
+        async with McpSession(oauth(url, clientId=client_id)) as again:  # the saved tokens: the same client
+            assert again.state is SessionState.READY, again.reason
+            assert text(await again.call_tool("whoami")) == f"{client_id} notes"

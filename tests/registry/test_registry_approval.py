@@ -79,7 +79,11 @@ async def test_a_call_that_asks_runs_once_approved_and_the_approver_sees_it_all(
     assert request.arguments == {"repo": "a/b", "token": "ghp_" + "x" * 30}
     assert request.reason == "it matches ask rule 'github__delete_*'"
     assert (request.skill, request.agent) == ("ops", "main")
-    assert "x" * 30 not in request.describe() and "a/b" in request.describe()  # a prompt shows no credential
+    # The approver sees the whole call; only what the config holds as a secret is hidden, and said to be.
+    assert '  token: "ghp_' + "x" * 30 + '"' in request.describe()
+    hidden = request.describe(mask=lambda text: text.replace("ghp_" + "x" * 30, "[redacted]"))
+    assert "x" * 30 not in hidden and '  repo: "a/b"' in hidden
+    assert hidden.endswith("\n1 value hidden: it holds the value of a configured secret")
     assert events[-1].kind == "tool.executed" and "approved" in events[-1].flags
     assert events[-1].call_id == request.call_id
 

@@ -9,22 +9,22 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx2
 import mcp.types as types
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from replicas import (
+    Balancer,
     audit_records,
     call_runner,
+    haproxy,
     holding_call,
     redis_client,
     redis_keys,
     redis_server,
     release_with,
-    round_robin,
     waiting_call,
 )
 from serve_project import general_server, served_http, text, write_project
@@ -53,27 +53,28 @@ async def _echo(client: Client, word: str) -> bool:
 
 @dataclass
 class _InProcess:
-    """Replicas served in this process (URL and server each), and the round-robin proxy in front."""
+    """Replicas served in this process (URL and server each), and HAProxy in front."""
 
     served: list[tuple[str, ToolsiftServer]]
-    proxy: Any
-    url: str
+    balancer: Balancer
+
+    @property
+    def url(self) -> str:
+        return self.balancer.url
 
 
 @asynccontextmanager
 async def _replicas(config: Path, *names: str) -> AsyncIterator[_InProcess]:
-    """Replicas of ``config`` served in this process, behind the example round-robin proxy."""
+    """Replicas of ``config`` served in this process, behind HAProxy with the example's config."""
     async with anyio.create_task_group() as group:
         served = []
         for name in names:
             server = _replica(config, name)
             served.append((await group.start(_serve, server), server))
-        proxy = round_robin().RoundRobinProxy([_address(url) for url, _ in served])
-        listener = await proxy.start()
         try:
-            yield _InProcess(served, proxy, f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}/mcp")
+            async with haproxy([_address(url) for url, _ in served], config.parent / "balancer") as balancer:
+                yield _InProcess(served, balancer)
         finally:
-            listener.close()
             group.cancel_scope.cancel()
 
 
@@ -101,9 +102,11 @@ async def test_two_replicas_in_one_process_share_a_session(tmp_path: Path) -> No
             for index in range(4):
                 assert await _echo(client, f"call{index}")
         with anyio.fail_after(30):
-            while len(records := await audit_records(redis)) < 4:
+            while len(records := await audit_records(redis)) < 8:
                 await anyio.sleep(0.02)
-    assert len(records) == 4 and {record["replica"] for record in records} == {"a", "b"}
+    # Each call's start, then its end, from the replica that ran it.
+    assert [record["kind"] for record in records] == ["tool.started", "tool.executed"] * 4
+    assert {record["replica"] for record in records} == {"a", "b"}
 
 
 async def _lose_lease(redis: str, replica: str) -> None:
@@ -119,22 +122,22 @@ async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(tm
             _replicas(_config(tmp_path, redis, upstream=True, shared={"redis": redis, "leaseSeconds": 60}),
                       "a", "b") as replicas, \
             Client(replicas.url, mode="legacy") as client:
-        proxy = replicas.proxy
+        balancer = replicas.balancer
         # A stream cut while its replica still runs the call: it resumes on the other, which follows Redis.
         async with anyio.create_task_group() as group:
             await group.start(waiting_call, client, "general__wait_for_file", release, results)
-            runner = await call_runner(redis)
-            proxy.exclude("ab".index(runner))
-            proxy.cut()
+            runner = "ab".index(await call_runner(redis))
+            await balancer.exclude(runner)
+            await balancer.cut(runner)
             release_with(release, "released")
-        proxy.include("ab".index(runner))
+        await balancer.include(runner)
         # The replica running a call loses its lease: the read-only call runs again on the other.
         async with anyio.create_task_group() as group:
             await group.start(waiting_call, client, "general__wait_for_file", again, results)
-            runner = await call_runner(redis)
-            proxy.exclude("ab".index(runner))
-            proxy.cut()
-            await _lose_lease(redis, runner)
+            name = await call_runner(redis)
+            await balancer.exclude("ab".index(name))
+            await balancer.cut("ab".index(name))
+            await _lose_lease(redis, name)
             with anyio.fail_after(30):  # released once the other replica claimed the call
                 while not await redis_keys(redis, "toolsift:rerun:*"):
                     await anyio.sleep(0.02)
@@ -230,6 +233,7 @@ async def test_stdio_refuses_shared_sessions(tmp_path: Path) -> None:
     ({"shared": {"redis": "redis://x", "replica": "one"}, "workers": 2, "transport": "http"},
      "each worker is a replica with a name of its own"),
     ({"shared": {"redis": "redis://x", "replica": "a b"}}, "serve.shared.replica"),
+    ({"shared": {"redis": "redis://x", "maxBatchMessages": 0}}, "serve.shared.maxBatchMessages"),
     ({"shared": {}}, "serve.shared.redis"),
     ({"workers": 2}, "needs stateless = true, or shared sessions"),
 ])
@@ -243,12 +247,12 @@ def test_shared_settings_expand_variables_and_allow_workers(monkeypatch: pytest.
     settings = validate_serve_settings({"shared": {"redis": "${REDIS_URL}"}, "workers": 3, "transport": "http"})
     assert settings.shared is not None and settings.shared.redis.get_secret_value() == "redis://:pw@db:6379/2"
     assert "pw" not in repr(settings.shared)
-    assert (settings.shared.key_prefix, settings.shared.replica, settings.shared.lease_seconds) == ("toolsift", None,
-                                                                                                   10.0)
+    assert (settings.shared.key_prefix, settings.shared.replica, settings.shared.lease_seconds,
+            settings.shared.max_batch_messages) == ("toolsift", None, 10.0, 100)
 
 
 async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_session(tmp_path: Path) -> None:
-    # The approval (elicitation) and the upstream's sampling request are answered by POSTs that the proxy
+    # The approval (elicitation) and the upstream's sampling request are answered by POSTs that the balancer
     # is made to send to the replica not running the call; the search's list_changed comes from one replica
     # while the client's GET stream may be open on the other; what it unlocked is callable on both.
     session_server = Path(__file__).resolve().parent.parent / "session_server.py"
@@ -268,8 +272,9 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
                                serve={"gateway": True, "shared": {"redis": redis}})
         async with _replicas(config, "a", "b") as replicas:
             async def elsewhere() -> None:
-                replicas.proxy.include(0), replicas.proxy.include(1)
-                replicas.proxy.exclude("ab".index(await call_runner(redis)))
+                await replicas.balancer.include(0)
+                await replicas.balancer.include(1)
+                await replicas.balancer.exclude("ab".index(await call_runner(redis)))
 
             async def approve(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
                 asked.append(params.message)
@@ -288,7 +293,8 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
                     written = await client.call_tool("builtin__write_file", {"path": f"{index}.txt", "content": "hi"})
                     assert not written.is_error, text(written)
                     assert text(await client.call_tool("session__ask", {"question": "2+2?"})) == "forty-two"
-                replicas.proxy.include(0), replicas.proxy.include(1)
+                await replicas.balancer.include(0)
+                await replicas.balancer.include(1)
                 found = await client.call_tool("search_tools", {"query": "add two integers"})
                 assert (found.structured_content or {})["unlocked"] == ["general__add"]
                 await changes.wait()
@@ -321,7 +327,7 @@ async def test_a_cancel_posted_on_another_replica_reaches_the_call(tmp_path: Pat
 
             scope = await group.start(call)
             await running.wait()
-            replicas.proxy.exclude("ab".index(await call_runner(redis)))
+            await replicas.balancer.exclude("ab".index(await call_runner(redis)))
             scope.cancel()  # the client posts notifications/cancelled, to the replica not running the call
             assert (await wait_for_file(marker, timeout=30)).strip() == "CANCELLED wait_for_file"
 
@@ -336,11 +342,10 @@ async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -
                                                      "internalOnly": False, "protocol": "legacy", "lazy": True}})
         async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
                 anyio.create_task_group() as group:
-            proxy = replicas.proxy
             await group.start(holding_call, client, release, failures)
             runner = await call_runner(redis)
-            proxy.exclude("ab".index(runner))
-            proxy.cut()
+            await replicas.balancer.exclude("ab".index(runner))
+            await replicas.balancer.cut("ab".index(runner))
             await _lose_lease(redis, runner)
     assert len(failures) == 1
     assert "stopped before it answered; the call may or may not have run, so it was not repeated" in failures[0]
@@ -368,6 +373,29 @@ async def test_audit_records_wait_for_redis_and_say_what_was_lost(caplog: pytest
         group.cancel_scope.cancel()
     assert "dropping some from the stream" in caplog.text
     assert "2 audit records did not reach Redis" in caplog.text
+    await stream.redis.aclose()
+
+
+async def test_a_flush_says_when_records_cannot_reach_redis(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolsift.registry import AuditEvent, AuditLog
+    from toolsift.serve._replicas import _audit
+    from toolsift.serve._replicas._redis import RedisClient
+
+    monkeypatch.setattr(_audit, "MAX_QUEUED", 2)
+    monkeypatch.setattr(_audit, "START_WAIT_SECONDS", 0.05)
+    monkeypatch.setattr(_audit, "_FLUSH_SECONDS", 0.1)
+    log = AuditLog(record_starts=True)
+    stream = _audit.AuditStream(RedisClient("redis://127.0.0.1:1/0", prefix="t"), "lonely", log)
+    event = AuditEvent(kind="tool.started", tool="x", outcome="started", call_id="1", duration_ms=1.0)
+    async with anyio.create_task_group() as group:
+        await group.start(stream.run)
+        log.emit(event)
+        with pytest.raises(TimeoutError, match="audit records did not reach Redis within 0.05s"):
+            await log.flush()
+        log.emit(event)
+        with pytest.raises(TimeoutError, match="the queue is full"):
+            await log.flush()
+        group.cancel_scope.cancel()
     await stream.redis.aclose()
 
 
@@ -419,3 +447,74 @@ async def test_each_replica_numbers_its_requests_to_the_client_from_its_own_rand
             first_ids.append((await written.receive()).message.id)
             group.cancel_scope.cancel()
     assert first_ids[0] != first_ids[1] and all(isinstance(i, int) and i > 1 for i in first_ids)
+
+
+async def test_a_store_failure_fails_one_message_and_the_session_goes_on(tmp_path: Path) -> None:
+    # Redis refuses to store events (here by ACL, as a failing or full Redis would) while a call runs.
+    release = tmp_path / "release.txt"
+    results: list[str] = []
+    async with redis_server() as redis, _replicas(_config(tmp_path, redis, upstream=True), "a") as replicas, \
+            Client(replicas.url, mode="legacy") as client, redis_client(redis) as admin:
+        await client.list_tools()  # the client checks results against the tools' schemas: known from now on
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                await group.start(waiting_call, client, "general__wait_for_file", release, results)
+                await admin.execute_command("ACL", "SETUSER", "default", "-xadd")
+                release_with(release, "released")  # its answer cannot be stored: it is sent all the same
+            # A request whose stream cannot be stored is refused before it runs, with an error.
+            with pytest.raises(MCPError, match="Error handling POST request"):
+                await client.call_tool("general__echo", {"text": "refused"})
+            await admin.execute_command("ACL", "SETUSER", "default", "+xadd")
+            assert text(await client.call_tool("general__echo", {"text": "again"})) == "again"
+    assert results == ["released"]
+
+
+async def test_a_replica_whose_connections_are_all_taken_keeps_its_lease() -> None:
+    from toolsift.config import SharedSettings
+    from toolsift.registry import AuditLog
+    from toolsift.serve._replicas import SharedState
+
+    async with redis_server() as redis:
+        settings = SharedSettings.model_validate({"redis": redis, "replica": "busy", "leaseSeconds": 0.6})
+        state = SharedState(settings, AuditLog())
+        async with state.running(), redis_client(redis) as observer:
+            pool = state.redis.redis.connection_pool
+            taken = [await pool.get_connection() for _ in range(pool.max_connections)]
+            key = f"toolsift:replica:{state.instance}"
+            renewals, previous = 0, await observer.pttl(key)
+            with anyio.fail_after(10):
+                while renewals < 2:  # its time to live went up: renewed
+                    current = await observer.pttl(key)
+                    renewals += current > previous
+                    previous = current
+                    await anyio.sleep(0.02)
+            assert await observer.exists(key)
+            for connection in taken:
+                await pool.release(connection)
+
+
+async def test_too_many_messages_or_too_deep_a_body_are_refused_before_any_replica_reads_them(tmp_path: Path) -> None:
+    async with redis_server() as redis:
+        config = _config(tmp_path, redis, shared={"redis": redis, "maxBatchMessages": 3})
+        async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
+                httpx2.AsyncClient(timeout=30) as http, redis_client(redis) as watcher:
+            await client.list_tools()
+            (key,) = await redis_keys(redis, "toolsift:session:*")
+            headers = {**HEADERS, "mcp-session-id": key.rsplit(":", 1)[1]}
+            url = replicas.served[0][0]
+            answers = watcher.pubsub(ignore_subscribe_messages=True)
+            await answers.subscribe("toolsift:answers")
+            answer = {"jsonrpc": "2.0", "id": 7, "result": {}}
+            refused = await http.post(url, headers=headers, json=[answer] * 4)
+            accepted = await http.post(url, headers=headers, json=[answer] * 3)
+            deep = await http.post(url, headers=headers, content=b'{"jsonrpc": "2.0", "id": 7, "result": '
+                                   + b"[" * 100_000 + b"]" * 100_000 + b"}")
+            with anyio.fail_after(30):
+                published = await anext(answers.listen())  # the first message published
+            await answers.aclose()
+    assert (refused.status_code, refused.json()["error"]["message"]) == (
+        413, "A POST body may carry at most 3 JSON-RPC messages (serve.shared.maxBatchMessages); this one carries 4")
+    assert accepted.status_code == 202
+    assert len(json.loads(published["data"])["messages"]) == 3  # the refused batch was never published
+    # As one process answers it: the SDK's parser stops at its nesting limit.
+    assert deep.status_code == 400 and deep.json()["error"]["message"].startswith("Parse error: recursion limit")

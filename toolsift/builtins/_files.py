@@ -1,15 +1,18 @@
 """``read_file``, ``write_file`` and ``list_directory``, confined to a workspace.
 
-A path outside the workspace is the caller's mistake and raises
-``PolicyDenied`` (the registry audits it, the serving pipeline turns it into
-a tool error); a file that is missing, too large or not text is an ordinary
-tool failure and comes back as an error result.
+A path outside the workspace, or on one of its protected paths (what
+configures toolsift), is the caller's mistake and raises ``PolicyDenied``
+(the registry audits it, the serving pipeline turns it into a tool error); a
+file that is missing, too large or not text is an ordinary tool failure and
+comes back as an error result. ``list_directory`` leaves protected entries
+out, as if they were not there.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 from typing import Annotated, Any
 
 import mcp.types as mcp_types
@@ -122,11 +125,15 @@ class FileTools:
 
     def list_directory(self, path: PathArg = ".") -> ToolResult:
         """List a folder of the workspace: one entry per line, folders end with '/', links with '@'."""
-        real = self._workspace.resolve(path, tool="list_directory")
+        guard = self._workspace.guard()
+        real = self._workspace.resolve(path, tool="list_directory", guard=guard)
         entries: list[dict[str, Any]] = []
         try:
             with os.scandir(real) as scan:
-                found = sorted(scan, key=lambda entry: entry.name)
+                # What configures toolsift is left out: its names alone can tell where secrets are.
+                found = sorted((entry for entry in scan
+                                if guard.covering(Path(os.path.realpath(entry.path))) is None),
+                               key=lambda entry: entry.name)
             for entry in found[: self._max_entries]:
                 info = entry.stat(follow_symlinks=False)
                 kind = _kind(info.st_mode)

@@ -1,9 +1,11 @@
-"""``exec_shell``: run one allowed program in the workspace, without a shell.
+"""``exec_shell``: run one allowed program in the workspace, without a shell, inside a sandbox.
 
-The program runs in its own process group with the workspace as its current
-folder, no stdin and a minimal environment (the server's own variables may
-hold credentials). On timeout, and when the caller is cancelled, the whole
-group is killed, so a program cannot leave children running behind it.
+The program runs under bubblewrap (see :class:`Sandbox`): the workspace is the
+only folder it can write, what configures toolsift is hidden from it, it has
+no network unless the policy allows it, no stdin and a minimal environment
+(the server's own variables may hold credentials). On timeout, and when the
+caller is cancelled, ``bwrap`` is killed, and with it everything in the
+sandbox, so a program cannot leave children running behind it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
 import signal
 import subprocess
 from typing import Annotated
@@ -23,24 +24,10 @@ from pydantic import Field
 
 from ..registry import FunctionTool, Level, ToolResult
 from ._commands import CommandPolicy
+from ._sandbox import SANDBOX_PATH, Sandbox, SandboxUnavailable
 from ._workspace import Workspace
 
 __all__ = ["ShellTool"]
-
-# Variables a program needs to behave normally and that carry no credentials.
-_PASSED_VARIABLES = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "TERM")
-
-
-def _search_path() -> str:
-    # Relative PATH entries would resolve against the workspace and run whatever sits there.
-    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    return os.pathsep.join(entry for entry in entries if os.path.isabs(entry))
-
-
-def _environment() -> dict[str, str]:
-    env = {name: os.environ[name] for name in _PASSED_VARIABLES if name in os.environ}
-    env["PATH"] = _search_path()
-    return env
 
 
 def _kill_group(pid: int) -> None:
@@ -76,17 +63,22 @@ class ShellTool:
     """``exec_shell`` for one workspace and one command policy.
 
     Args:
-        workspace: The folder programs run in.
-        policy: Which programs may run, and the limits.
+        workspace: The folder programs run in, and its protected paths.
+        policy: Which programs may run, with network or not, and the budgets.
+        bwrap: The bubblewrap program; default: ``bwrap`` on ``PATH``. Where
+            it is missing or cannot make a sandbox, every command is refused.
     """
 
-    def __init__(self, workspace: Workspace, policy: CommandPolicy) -> None:
+    def __init__(self, workspace: Workspace, policy: CommandPolicy, *,
+                 bwrap: str | os.PathLike[str] | None = None) -> None:
         self._workspace = workspace
         self._policy = policy
+        self._sandbox = Sandbox(workspace, network=policy.network, bwrap=bwrap)
 
     def tool(self) -> FunctionTool:
         """The tool, ready to register (it requires level ``execute``)."""
-        annotations = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
+        annotations = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True,
+                                                open_world_hint=self._policy.network)
         return FunctionTool(self.exec_shell, required_level=Level.EXECUTE, annotations=annotations)
 
     async def exec_shell(
@@ -94,21 +86,27 @@ class ShellTool:
         command: Annotated[str, Field(description="One program and its arguments, split like a shell would "
                                                   "split words (no pipes, redirections or ';')")],
     ) -> ToolResult:
-        """Run an allowed program in the workspace folder and return its exit code and output."""
-        argv = self._policy.parse(command, tool="exec_shell", workspace=self._workspace.root)
-        program = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0], path=_search_path())
+        """Run an allowed program in the workspace folder, sandboxed, and return its exit code and output."""
+        argv = self._policy.parse(command, tool="exec_shell")
+        program = self._sandbox.program(argv[0])
         if program is None:
-            return ToolResult.error(f"exec_shell: the program {argv[0]!r} is allowed but was not found on PATH")
+            where = "is not an executable under the system folders the sandbox shows (/usr)" \
+                if os.path.isabs(argv[0]) else f"was not found on the sandbox's PATH ({SANDBOX_PATH})"
+            return ToolResult.error(f"exec_shell: the program {argv[0]!r} is allowed but {where}")
         try:
-            # Shielded: a call cancelled while the program starts would otherwise leave it running, unseen
+            sandboxed = await self._sandbox.command([program, *argv[1:]])
+        except SandboxUnavailable as exc:
+            return ToolResult.error(f"exec_shell is refused: {exc}")
+        try:
+            # Shielded: a call cancelled while the sandbox starts would otherwise leave it running, unseen
             # by the clean-up below (asyncio's own clean-up kills the child but cannot wait for it then).
             with anyio.CancelScope(shield=True):
                 process = await anyio.open_process(
-                    [program, *argv[1:]], cwd=self._workspace.root, env=_environment(), stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                    sandboxed, env={}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    start_new_session=True,
                 )
         except OSError as exc:
-            return ToolResult.error(f"exec_shell: cannot start {argv[0]!r}: {exc.strerror or exc}")
+            return ToolResult.error(f"exec_shell: cannot start the sandbox for {argv[0]!r}: {exc.strerror or exc}")
         stdout, stderr = _Capture(self._policy.max_output_bytes), _Capture(self._policy.max_output_bytes)
         try:
             with anyio.move_on_after(self._policy.timeout) as deadline:
@@ -117,7 +115,7 @@ class ShellTool:
                     group.start_soon(stderr.drain, process.stderr)
                 await process.wait()
         finally:
-            # Also on cancellation: no program outlives its call, nor do its children.
+            # Also on cancellation: bwrap dies, and the sandbox (its PID namespace) dies with it.
             _kill_group(process.pid)
             with anyio.CancelScope(shield=True):
                 await process.aclose()
@@ -127,7 +125,8 @@ class ShellTool:
                 timed_out: bool) -> ToolResult:
         shown = shlex.join(argv)
         if timed_out:
-            head = f"exec_shell: {shown!r} timed out after {self._policy.timeout:g}s; its process group was killed"
+            head = (f"exec_shell: {shown!r} ran past its time budget of {self._policy.timeout:g}s; the sandbox and "
+                    "everything in it was killed")
         else:
             head = f"$ {shown}\nexit code {code}"
         parts = [head]

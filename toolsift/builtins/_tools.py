@@ -18,6 +18,7 @@ def builtin_tools(
     *,
     commands: CommandPolicy | None = None,
     max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+    bwrap: str | os.PathLike[str] | None = None,
 ) -> list[FunctionTool]:
     """``read_file``, ``write_file``, ``list_directory`` and ``exec_shell``, confined to ``workspace``.
 
@@ -29,14 +30,18 @@ def builtin_tools(
     ``exec_shell`` requires ``execute``.
 
     Args:
-        workspace: The folder the tools may touch.
+        workspace: The folder the tools may touch (a :class:`Workspace` carries
+            the protected paths too).
         commands: What ``exec_shell`` may run; the default allows no program, so
             ``exec_shell`` refuses every command and says how to allow one.
         max_read_bytes: Largest file ``read_file`` returns.
+        bwrap: The bubblewrap program ``exec_shell`` runs programs under;
+            default: ``bwrap`` on ``PATH``.
 
     Raises:
         ConfigError: When ``workspace`` is not an existing directory.
     """
     root = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     files = FileTools(root, max_read_bytes=max_read_bytes).tools()
-    return [*files, ShellTool(root, commands if commands is not None else CommandPolicy()).tool()]
+    shell = ShellTool(root, commands if commands is not None else CommandPolicy(), bwrap=bwrap)
+    return [*files, shell.tool()]

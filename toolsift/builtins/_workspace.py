@@ -1,10 +1,16 @@
-"""The workspace: the one folder builtin file tools may touch.
+"""The workspace: the one folder builtin file tools may touch, minus what configures toolsift.
 
 Every path a tool receives is resolved to a real path (``..`` collapsed,
 every symbolic link followed) before it is checked, so neither ``../..``,
 an absolute path nor a link that points outside can reach past the root.
 Absolute paths are accepted when they land inside, because clients
 (IDEs, Claude Code) habitually send them.
+
+The same check refuses the protected paths (:func:`protected_paths`): the
+config files, env and secret files, skill folders and toolsift's own stores.
+They are compared by their real paths, taken again at each check (a link
+made later cannot lead around them), and existing protected files also by
+inode, so a hard link to one is refused too.
 
 A link swapped in between the check and the use is the one race a check in
 user space cannot close; writes open the final component with
@@ -14,40 +20,100 @@ user space cannot close; writes open the final component with
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .._exceptions import ConfigError, PolicyDenied
+from ._protected import ProtectedPath
 
-__all__ = ["Workspace"]
+__all__ = ["ProtectionGuard", "Workspace"]
+
+Protected = Iterable[ProtectedPath] | Callable[[], Iterable[ProtectedPath]]
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+class ProtectionGuard:
+    """The protected paths as they are now: real paths, and the inodes of existing files.
+
+    Take one per operation (:meth:`Workspace.guard`); it does not follow
+    later changes on disk.
+    """
+
+    def __init__(self, entries: Iterable[ProtectedPath]) -> None:
+        self.entries = tuple(entries)
+        self._spots: list[tuple[Path, ProtectedPath]] = []
+        self._inodes: dict[tuple[int, int], ProtectedPath] = {}
+        for entry in self.entries:
+            for spot in {entry.path, Path(os.path.realpath(entry.path))}:
+                self._spots.append((spot, entry))
+            try:
+                info = entry.path.stat()
+            except OSError:
+                continue  # not there (yet): its paths still count
+            if not entry.folder and os.path.isfile(entry.path):
+                self._inodes[(info.st_dev, info.st_ino)] = entry
+
+    def covering(self, real: Path) -> ProtectedPath | None:
+        """The entry that protects ``real`` (a resolved path), or None."""
+        for spot, entry in self._spots:
+            if _within(real, spot):
+                return entry
+        if self._inodes:
+            try:
+                info = real.stat()
+            except OSError:
+                return None
+            return self._inodes.get((info.st_dev, info.st_ino))
+        return None
 
 
 class Workspace:
-    """A folder, resolved once, and the check that keeps paths inside it.
+    """A folder, resolved once, and the check that keeps paths inside it and off protected ones.
 
     Args:
         root: The folder; ``~`` is expanded and symbolic links are resolved.
+        protected: What builtin tools never touch (see :func:`protected_paths`),
+            or a function returning it, asked at each check, so that the set
+            can follow a config that changes while serving.
 
     Raises:
         ConfigError: When ``root`` is not an existing directory.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, protected: Protected = ()) -> None:
         given = Path(root).expanduser()
         real = Path(os.path.realpath(given))
         if not real.is_dir():
             raise ConfigError(f"the workspace {str(given)!r} is not an existing directory", field="workspace")
         self._root = real
+        if callable(protected):
+            self._protected: Callable[[], Iterable[ProtectedPath]] = protected
+        else:
+            fixed = tuple(protected)
+            self._protected = lambda: fixed
 
     @property
     def root(self) -> Path:
         """The real path of the workspace folder."""
         return self._root
 
+    @property
+    def protected(self) -> tuple[ProtectedPath, ...]:
+        """The protected paths in force now."""
+        return tuple(self._protected())
+
+    def guard(self) -> ProtectionGuard:
+        """A snapshot of the protected paths, for one operation."""
+        return ProtectionGuard(self._protected())
+
     def __repr__(self) -> str:
         return f"Workspace({str(self._root)!r})"
 
-    def resolve(self, path: object, *, tool: str | None = None) -> Path:
-        """The real path ``path`` names, checked to be inside the workspace.
+    def resolve(self, path: object, *, tool: str | None = None, guard: ProtectionGuard | None = None) -> Path:
+        """The real path ``path`` names, checked to be inside the workspace and not protected.
 
         Relative paths are taken from the workspace root. The file need not
         exist (``write_file`` creates files).
@@ -55,10 +121,12 @@ class Workspace:
         Args:
             path: What the caller sent.
             tool: The tool asking, for the message.
+            guard: The protected paths to check against; default: those in force now.
 
         Raises:
             PolicyDenied: When ``path`` is not a non-empty string, holds a NUL
-                character, or resolves to somewhere outside the workspace.
+                character, resolves to somewhere outside the workspace, or
+                to a protected path (one that configures toolsift).
         """
         if not isinstance(path, str) or not path:
             raise PolicyDenied("workspace", f"expected a non-empty path string, got {path!r}", tool=tool)
@@ -67,12 +135,21 @@ class Workspace:
         candidate = Path(path)
         joined = candidate if candidate.is_absolute() else self._root / candidate
         real = Path(os.path.realpath(joined))
-        if real != self._root and self._root not in real.parents:
+        if not _within(real, self._root):
             via = " through a symbolic link" if Path(os.path.normpath(joined)) != real else ""
             raise PolicyDenied(
                 "workspace",
                 f"the path {path!r} resolves{via} to {str(real)!r}, outside the workspace {str(self._root)!r}; "
                 "builtin tools only reach files inside the workspace",
+                tool=tool,
+            )
+        entry = (guard or self.guard()).covering(real)
+        if entry is not None:
+            kind = "inside" if entry.folder else "at"
+            raise PolicyDenied(
+                "workspace",
+                f"the path {path!r} resolves to {str(real)!r}, {kind} {str(entry.path)!r}: {entry.reason}; builtin "
+                "tools never read or write what configures toolsift",
                 tool=tool,
             )
         return real

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from importlib.metadata import version as _version
 from pathlib import Path
-from typing import Annotated, Protocol, TypeVar, cast
+from typing import Annotated, NamedTuple, Protocol, TypeVar, cast
 
 import anyio
 import click
@@ -24,12 +24,13 @@ from .._exceptions import (
     ToolNotFound,
     ToolsiftError,
 )
+from ..config import ToolsiftConfig, TrustedLaunches, validate_config
 from ..mcp_sessions import ClientCallbacks, SessionState
-from ..toolbox import Toolbox
+from ..toolbox import Toolbox, find_config
 from ._output import Output, reported_here
 from ._trust import TRUST_ENV, ensure_trusted
 
-__all__ = ["EXIT", "app", "main", "open_toolbox", "run_async", "state"]
+__all__ = ["EXIT", "Admitted", "app", "main", "open_toolbox", "run_async", "state", "trusted_config"]
 
 T = TypeVar("T")
 
@@ -105,11 +106,53 @@ def run_async(function: Callable[[], Awaitable[T]]) -> T:
     return anyio.run(function)
 
 
+class Admitted(NamedTuple):
+    """A config that passed the trust rule.
+
+    Attributes:
+        config: The usable config.
+        dropped: Servers left out for a problem in their entry, with why.
+        launches: What the file may launch from now on (None: anything, the person chose the file).
+    """
+
+    config: ToolsiftConfig
+    dropped: Mapping[str, str]
+    launches: TrustedLaunches | None
+
+
+def _always(config: ToolsiftConfig) -> bool:
+    return True
+
+
+def trusted_config(out: Output, *, interactive: bool | None = None,
+                   starts_servers: Callable[[ToolsiftConfig], bool] = _always) -> Admitted:
+    """The config to use, loaded once and passed through the trust rule; every command that acts on it comes here.
+
+    Commands that only show or check a file (``check``, ``skills``, ``trust``)
+    read it without this: they start nothing and give no model anything.
+
+    Args:
+        out: Where a question or note goes.
+        interactive: Ask at the terminal (default: when stdin is one).
+        starts_servers: Whether the command starts the file's servers, given the file (no: only its other
+            settings need trust).
+
+    Raises:
+        ConfigError: No usable file, or not trusted (see ``ensure_trusted``).
+    """
+    report = validate_config(find_config(state.config))
+    config = report.usable()
+    launches = ensure_trusted(config, out, named=state.config is not None, assume=state.trust_project,
+                              interactive=interactive, servers=starts_servers(config))
+    return Admitted(config, report.dropped, launches)
+
+
 @asynccontextmanager
 async def open_toolbox(out: Output, callbacks: ClientCallbacks | None = None) -> AsyncIterator[Toolbox]:
     """Start the configured toolbox, showing progress while servers connect; ``callbacks`` answer the servers."""
-    box = Toolbox.from_config(state.config, callbacks=callbacks)
-    ensure_trusted(box.config, out, named=state.config is not None, assume=state.trust_project)
+    admitted = trusted_config(out)
+    box = Toolbox(admitted.config, callbacks=callbacks, trust=admitted.launches)
+    box.dropped = admitted.dropped
     count = len([s for s in box.config.servers.values() if s.enabled])
     message = f"Connecting {count} MCP server(s) from {box.config.path} ..."
     # The lines below report every server that failed to start, once; the session layer's own log lines

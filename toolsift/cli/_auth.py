@@ -9,6 +9,7 @@ readable by the user only). Later runs use and refresh them without asking.
 
 from __future__ import annotations
 
+import contextlib
 import webbrowser
 from collections.abc import Callable
 from typing import Annotated
@@ -20,7 +21,7 @@ from anyio.abc import SocketStream
 from mcp.shared.auth import AuthorizationCodeResult
 
 from .._exceptions import ConfigError, SessionError
-from ..config import ServerConfig, ToolsiftConfig, validate_config
+from ..config import ServerConfig, ToolsiftConfig
 from ..mcp_sessions import (
     ClientCallbacks,
     FileTokenStorage,
@@ -30,10 +31,8 @@ from ..mcp_sessions import (
     SignInHandler,
     token_file,
 )
-from ..toolbox import find_config
-from ._app import app, run_async, state
+from ._app import app, run_async, trusted_config
 from ._output import Output
-from ._trust import ensure_trusted
 
 __all__ = ["auth_app", "loopback_sign_in"]
 
@@ -44,6 +43,8 @@ app.add_typer(auth_app)
 # How long a person has to finish signing in, in seconds.
 SIGN_IN_SECONDS = 300.0
 _PAGE = "<!doctype html><title>toolsift</title><p>{}</p>"
+# Far more than a browser's request head; a peer sending more is not the redirect.
+_MAX_HEAD_BYTES = 65_536
 
 ServerArgument = Annotated[str, typer.Argument(help="The server's name in the config.")]
 
@@ -52,10 +53,16 @@ def loopback_sign_in(show: Callable[[str], object], *, open_browser: bool = True
     """A ``SignInHandler`` that shows the URL, opens a browser, and takes the code at the loopback redirect.
 
     ``show`` gets the line with the URL once the loopback port is listening.
+    Any local program can connect to that port: a connection that is not the
+    redirect (one closed at once, another path, bytes that are no HTTP, a
+    ``state`` other than the one the authorization URL carries) is answered
+    or dropped, and the listener keeps waiting for the redirect until
+    :data:`SIGN_IN_SECONDS` have passed.
     """
 
     async def sign_in(server: str, url: str, redirect_uri: str) -> AuthorizationCodeResult:
         target = urlsplit(redirect_uri)
+        expected = _Redirect(target.path, parse_qs(urlsplit(url).query).get("state", [None])[0])
         received: list[AuthorizationCodeResult | SessionError] = []
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=target.port or 80)
         async with listener, anyio.create_task_group() as group:
@@ -64,7 +71,7 @@ def loopback_sign_in(show: Callable[[str], object], *, open_browser: bool = True
                 result: AuthorizationCodeResult | SessionError | None
                 async with stream:
                     try:
-                        result = await _redirect(stream, target.path)
+                        result = await expected.read(stream)
                     except SessionError as refused:
                         result = refused
                 if result is not None:
@@ -89,38 +96,70 @@ async def _open_browser(url: str) -> None:
     await anyio.to_thread.run_sync(webbrowser.open, url)
 
 
-async def _redirect(stream: SocketStream, path: str) -> AuthorizationCodeResult | None:
-    """Read one HTTP request; the authorization result when it is the redirect, else None."""
-    request = b""
-    while b"\r\n\r\n" not in request and len(request) < 65_536:
-        request += await stream.receive()
-    target = urlsplit(request.split(b" ", 2)[1].decode("ascii", "replace"))
-    if target.path != path:
-        await _answer(stream, "404 Not Found", "Not the sign-in address.")
+class _Redirect:
+    """What the authorization server's redirect looks like: its path, and the ``state`` the sign-in sent."""
+
+    def __init__(self, path: str, state: str | None) -> None:
+        self.path, self.state = path, state
+
+    async def read(self, stream: SocketStream) -> AuthorizationCodeResult | None:
+        """Read one HTTP request; the authorization result when it is the redirect, else None.
+
+        Raises:
+            SessionError: When it is the redirect and it says the sign-in was refused.
+        """
+        head = await _request_head(stream)
+        if head is None:
+            return None  # closed, or gone, before a whole request arrived: nothing to answer
+        request_line = head.split(b"\r\n", 1)[0].split(b" ")
+        try:
+            target = urlsplit(request_line[1].decode("ascii", "replace")) if len(request_line) == 3 else None
+        except ValueError:  # a target urlsplit cannot take apart
+            target = None
+        if target is None:
+            await _answer(stream, "400 Bad Request", "Not an HTTP request.")
+            return None
+        if target.path != self.path:
+            await _answer(stream, "404 Not Found", "Not the sign-in address.")
+            return None
+        query = parse_qs(target.query)
+        state = query.get("state", [None])[0]
+        if self.state is not None and state != self.state:
+            await _answer(stream, "400 Bad Request", "Not the sign-in this terminal is waiting for.")
+            return None
+        if "error" in query:
+            await _answer(stream, "400 Bad Request", "Sign-in was refused; see the terminal.")
+            reason = query.get("error_description", query["error"])[0]
+            raise SessionError(f"the authorization server refused the sign-in: {query['error'][0]}: {reason}")
+        if "code" not in query:
+            await _answer(stream, "400 Bad Request", "No authorization code came back.")
+            return None
+        await _answer(stream, "200 OK", "Signed in. You can close this tab and go back to the terminal.")
+        return AuthorizationCodeResult(code=query["code"][0], state=state, iss=query.get("iss", [None])[0])
+
+
+async def _request_head(stream: SocketStream) -> bytes | None:
+    """The request line and headers, or None when the peer closes first or sends more than a request head."""
+    head = b""
+    try:
+        while b"\r\n\r\n" not in head:
+            if len(head) > _MAX_HEAD_BYTES:
+                return None
+            head += await stream.receive()
+    except (anyio.EndOfStream, anyio.BrokenResourceError):
         return None
-    query = parse_qs(target.query)
-    if "error" in query:
-        await _answer(stream, "400 Bad Request", "Sign-in was refused; see the terminal.")
-        reason = query.get("error_description", query["error"])[0]
-        raise SessionError(f"the authorization server refused the sign-in: {query['error'][0]}: {reason}")
-    if "code" not in query:
-        await _answer(stream, "400 Bad Request", "No authorization code came back.")
-        return None
-    await _answer(stream, "200 OK", "Signed in. You can close this tab and go back to the terminal.")
-    return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0],
-                                   iss=query.get("iss", [None])[0])
+    return head
 
 
 async def _answer(stream: SocketStream, status: str, text: str) -> None:
     body = _PAGE.format(text).encode()
     head = f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {len(body)}\r\n"
-    await stream.send(head.encode() + b"Connection: close\r\n\r\n" + body)
+    with contextlib.suppress(anyio.BrokenResourceError):  # the peer left without reading the answer
+        await stream.send(head.encode() + b"Connection: close\r\n\r\n" + body)
 
 
 def _config(out: Output) -> ToolsiftConfig:
-    config = validate_config(find_config(state.config)).usable()
-    ensure_trusted(config, out, named=state.config is not None, assume=state.trust_project)
-    return config
+    return trusted_config(out).config
 
 
 def _oauth_server(config: ToolsiftConfig, name: str) -> ServerConfig:

@@ -44,7 +44,8 @@ def chat(
     async def body() -> None:
         async with open_toolbox(out, callbacks) as box:
             # The person at the prompt answers the calls the agent's ask rules hold back.
-            conversation = box.conversation(agent, approver=TerminalApprover(out, interactive=True))
+            approver = TerminalApprover(out, interactive=True, mask=box.sessions.mask_secrets)
+            conversation = box.conversation(agent, approver=approver)
             out.note(MANUAL_HELP if chat_model is None else f"Chatting with {model}. /quit to leave.", style=None)
             hint = internal_hint(box.manager.servers.values())
             if hint:

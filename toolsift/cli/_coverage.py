@@ -1,4 +1,4 @@
-"""``toolsift check``: skill patterns that match no tool, as far as check can know.
+"""``toolsift check``: skill patterns and permission globs that match no tool, as far as check can know.
 
 check does not connect to servers (it is meant to run where they cannot start,
 in CI for one), so the tool names it knows are the builtin tools and the tools a
@@ -9,7 +9,10 @@ not have (a misspelt ``mcp__`` name from Claude Code included). Patterns that
 may match a configured server's tools are not checked, and the hint names those
 servers, so that "OK" is never read as "every pattern matched". Entries kept
 from Claude Code (``Bash(...)``, ``Read``) are left out: the skill loader warns
-about each already.
+about each already. Permission globs (``denylist``, ``allowlist``, ``ask``,
+``tools.permissions``, ``allowedTools``) are judged the same way, by
+``permission_glob_warnings``, which a starting toolbox or server runs again
+against the tools its servers listed.
 """
 
 from __future__ import annotations
@@ -20,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from ..builtins import builtin_tools
-from ..config import ToolsiftConfig
+from ..config import ToolsiftConfig, permission_glob_warnings
 from ..mcp_sessions import ListMcpResources, ReadMcpResource
-from ..registry import compile_patterns, literal_server
-from ..search import SEARCH_TOOL_NAME
+from ..registry import ToolRegistry, compile_patterns, literal_server
+from ..search import SearchIndex, SearchToolsTool
 from ..skills import Skill
 
-__all__ = ["PatternCoverage", "pattern_coverage"]
+__all__ = ["PatternCoverage", "known_tools", "pattern_coverage", "rule_coverage"]
 
 
 @dataclass
@@ -49,21 +52,41 @@ class PatternCoverage:
                 "does not connect to servers; 'toolsift tools --skill NAME' lists the tools a skill's turn sees")
 
 
-def _known_names(folder: Path) -> list[str]:
+def known_tools(folder: Path) -> ToolRegistry:
+    """The tools known without connecting: builtins, search_tools and the resource tools (never called here)."""
     # Builtin tool names do not depend on the workspace; any existing folder builds them.
-    builtins = [tool.spec.name for tool in builtin_tools(folder)]
-    return [*builtins, SEARCH_TOOL_NAME, ListMcpResources.name, ReadMcpResource.name]
+    registry = ToolRegistry(settle_heap=False)
+    registry.register_many([*builtin_tools(folder), ListMcpResources({}), ReadMcpResource({})])
+    registry.register(SearchToolsTool(SearchIndex(registry)), internal=True)
+    return registry
 
 
-def pattern_coverage(skills: Iterable[Skill], config: ToolsiftConfig, folder: Path) -> PatternCoverage:
+def rule_coverage(config: ToolsiftConfig, known: ToolRegistry) -> tuple[list[dict[str, Any]], str | None]:
+    """Permission globs of ``config`` that match no tool ``known`` holds, and the hint naming what was not checked.
+
+    Globs that may name a configured server's tools are not judged (check does
+    not connect); the hint lists those servers.
+    """
+    serve = config.serve
+    warnings, unchecked = permission_glob_warnings(config, known,
+                                                   upstream=serve.gateway is not False and not serve.prefix_names)
+    items = [{"file": str(w.path or config.path), "line": w.line, "field": w.field, "message": w.message}
+             for w in warnings]
+    hint = None if not unchecked else (
+        f"permission rules that may name tools of {', '.join(sorted(unchecked))} were not checked: check does not "
+        "connect to servers; a starting toolbox or 'toolsift serve' logs the rules that match none of their tools")
+    return items, hint
+
+
+def pattern_coverage(skills: Iterable[Skill], config: ToolsiftConfig, known_registry: ToolRegistry) -> PatternCoverage:
     """Check every toolsift pattern of ``skills`` against the tool names known without connecting.
 
     Args:
         skills: The loaded skills.
         config: The config, for its servers.
-        folder: An existing folder (the config's), to build the builtin tools in.
+        known_registry: The tools known without connecting (:func:`known_tools`).
     """
-    known = _known_names(folder)
+    known = [tool.spec.name for tool in known_registry]
     servers = {server.namespace for server in config.servers.values() if server.enabled}
     coverage = PatternCoverage()
     for skill in skills:

@@ -12,11 +12,11 @@ from ..agent import Conversation, result_text
 from ..config import validate_config
 from ..mcp_sessions import ClientCallbacks
 from ..registry import FORMATS, Approver, Tool, TurnScope, compile_patterns, get_format, split_name
-from ..search import BACKENDS, BackendName, SearchIndex, format_ranking
+from ..search import BACKENDS, BackendName, SearchIndex, format_ranking, server_descriptions
 from ..toolbox import Toolbox, find_config, skills_loader
 from ._app import EXIT, app, open_toolbox, run_async, state
 from ._approve import TerminalApprover
-from ._coverage import pattern_coverage
+from ._coverage import known_tools, pattern_coverage, rule_coverage
 from ._elicit import TerminalElicitor, log_printer
 from ._hints import internal_hint
 from ._output import Output, estimate_tokens, progress_printer, reported_here
@@ -36,8 +36,9 @@ def check(
 ) -> None:
     """Validate the config and the skills; print every problem with its file, line and field.
 
-    Skills loaded with warnings, and skill patterns that match no tool check can
-    know without connecting to servers (see ``_coverage``), are warnings.
+    Skills loaded with warnings, and skill patterns and permission globs that
+    match no tool check can know without connecting to servers (see
+    ``_coverage``), are warnings.
     """
     out = Output(json_mode=json_mode)
     path = find_config(state.config)
@@ -55,9 +56,12 @@ def check(
                              "message": problem.message})
         warnings += [{"file": str(w.path), "line": w.line, "field": w.field, "message": w.reason}
                      for w in loaded.warnings]
-        coverage = pattern_coverage(loaded, report.config, path.parent)
-        warnings += coverage.unmatched
-        hints = [hint for hint in (internal_hint(report.config.servers.values()), coverage.hint()) if hint]
+        known = known_tools(path.parent)
+        coverage = pattern_coverage(loaded, report.config, known)
+        rules, rules_hint = rule_coverage(report.config, known)
+        warnings += coverage.unmatched + rules
+        hints = [hint for hint in (internal_hint(report.config.servers.values()), coverage.hint(), rules_hint)
+                 if hint]
     if json_mode:
         out.json({"ok": not problems, "config": str(report.path), "format": report.dialect, "problems": problems,
                   "warnings": warnings, "hints": hints})
@@ -222,7 +226,8 @@ def _ranking(out: Output, box: Toolbox, query: str, limit: int, backend: str | N
     if backend is not None and backend != index.backend:
         # Raises ConfigError, saying how to install the semantic backends, when they are missing.
         index = SearchIndex(box.registry, box.catalog, unsearchable=index.unsearchable,
-                            backend=cast(BackendName, backend))
+                            backend=cast(BackendName, backend),
+                            server_descriptions=lambda: server_descriptions(box.sessions))
     if not out.json_mode:
         out.line(format_ranking(index, query, limit=limit))
         return
@@ -297,7 +302,7 @@ def call(
 
     async def body() -> int:
         async with open_toolbox(out, callbacks) as box:
-            approver = TerminalApprover(out, assume_yes=yes)
+            approver = TerminalApprover(out, assume_yes=yes, mask=box.sessions.mask_secrets)
             conversation, scope = await _conversation(box, agent, skill, skill_arguments, approver)
             await box.sessions.start_lazy([split_name(tool)[0] or ""])  # a lazy server starts when called
             result = await box.registry.execute(tool, parsed, scope, conversation.permissions,

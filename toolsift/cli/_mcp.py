@@ -2,30 +2,33 @@
 
 The commands follow ``claude mcp``: ``add NAME -- CMD ARGS`` for a stdio
 server, ``add --transport http NAME URL`` for a remote one, ``--env`` and
-``--header`` repeatable, ``--scope project`` (``./toolsift.json``, or
-``./.mcp.json`` when that is the project's file) or ``user`` (the user
-config). Every other key of the file, and their order, is kept; an entry is
-checked by the config model before the file is written, and the file is
-replaced in one step, so it is never left half written or invalid.
+``--header`` repeatable, ``--scope project`` or ``user`` (the user config).
+The project's file is the one toolsift loads there: ``./toolsift.json``, else
+the first of ``.mcp.json``, ``.vscode/mcp.json``, ``.cursor/mcp.json``; a new
+server goes into it in that client's own format, so the file in use keeps
+all its servers and the client that owns it still reads it. Every other key
+of the file, and their order, is kept; an entry is checked by the config
+model before the file is written; edits are locked and atomic, follow links
+and keep the file's mode (see ``_config_file``). ``list`` and ``get`` mask
+every secret an entry holds.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import ValidationError
 
 from .._exceptions import ConfigError, InvalidToolName
 from ..config import ServerConfig
-from ..config.secrets import has_references, is_secret_reference
+from ..config.secrets import mask_settings, rewrite_references
 from ..registry import validate_server_name
-from ..toolbox import CONFIG_NAME, user_config_path
+from ..toolbox import CONFIG_NAME, PROJECT_CONFIGS, user_config_path
 from ._app import EXIT, app, state
+from ._config_file import edit_json, read_json
 from ._output import Output
 
 __all__ = ["mcp_app"]
@@ -38,19 +41,48 @@ SCOPES = ("project", "user")
 TRANSPORTS = ("stdio", "http", "sse")
 # Where a file keeps its servers: another client's top-level key, else toolsift's own place.
 _TOP_LEVEL_KEYS = ("mcpServers", "mcp_servers", "servers")
-_OWN_PLACE = ("tools", "mcpServers")
+_URL_KEYS = ("url", "serverUrl", "httpUrl")
 
-ScopeOption = Annotated[str | None, typer.Option("--scope", "-s", help="project (./toolsift.json) or user.")]
+ScopeOption = Annotated[str | None, typer.Option(
+    "--scope", "-s", help="project (the project's config: ./toolsift.json, .mcp.json, .vscode/mcp.json, ...) or user.")]
+
+
+@dataclass(frozen=True)
+class _Format:
+    """How a file writes a server.
+
+    Attributes:
+        servers_at: Where a file without servers gets its table.
+        stdio_type: Whether a stdio entry says ``"type": "stdio"`` (VS Code requires it).
+        env_variables: Whether ``${NAME}`` is written ``${env:NAME}`` (VS Code's and Cursor's form).
+    """
+
+    servers_at: tuple[str, ...] = ("tools", "mcpServers")
+    stdio_type: bool = False
+    env_variables: bool = False
+
+
+# Other clients' files, by name or by folder/name; any other file is toolsift's.
+_FORMATS = {
+    ".mcp.json": _Format(("mcpServers",)),
+    "claude_desktop_config.json": _Format(("mcpServers",)),
+    ".vscode/mcp.json": _Format(("servers",), stdio_type=True, env_variables=True),
+    ".cursor/mcp.json": _Format(("mcpServers",), env_variables=True),
+}
+
+
+def _format(path: Path) -> _Format:
+    return _FORMATS.get(f"{path.parent.name}/{path.name}") or _FORMATS.get(path.name) or _Format()
 
 
 def _scope_file(scope: str) -> Path:
+    """The file of a scope; for the project, the one config discovery loads, so that no new file hides it."""
     if scope == "user":
         return user_config_path()
-    project = Path.cwd()
-    mcp_json = project / ".mcp.json"
-    if not (project / CONFIG_NAME).is_file() and mcp_json.is_file():
-        return mcp_json  # the project's own file: a new toolsift.json would hide it
-    return project / CONFIG_NAME
+    for name in (CONFIG_NAME, *PROJECT_CONFIGS):
+        if (Path.cwd() / name).is_file():
+            return Path.cwd() / name
+    return Path.cwd() / CONFIG_NAME
 
 
 def _files(scope: str | None) -> list[tuple[str, Path]]:
@@ -62,22 +94,8 @@ def _files(scope: str | None) -> list[tuple[str, Path]]:
     return [(name, _scope_file(name)) for name in ((scope,) if scope else SCOPES)]
 
 
-def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"not plain JSON ({exc.msg}); fix it or edit it by hand, it was left as it is",
-                          path=path, line=exc.lineno) from None
-    if not isinstance(data, dict):
-        raise ConfigError("expected a JSON object at the top; it was left as it is", path=path)
-    return data
-
-
-def _servers(data: dict[str, Any], *, create: bool) -> dict[str, Any]:
-    """The file's server table, where the file keeps it (made in toolsift's place when ``create``)."""
+def _servers(data: dict[str, Any], path: Path, *, create: bool) -> dict[str, Any]:
+    """The file's server table, where the file keeps it (made where its format puts it when ``create``)."""
     for key in _TOP_LEVEL_KEYS:
         if isinstance(data.get(key), dict):
             return data[key]  # type: ignore[no-any-return]
@@ -88,19 +106,38 @@ def _servers(data: dict[str, Any], *, create: bool) -> dict[str, Any]:
                 return tools[key]  # type: ignore[no-any-return]
     if not create:
         return {}
-    return data.setdefault(_OWN_PLACE[0], {}).setdefault(_OWN_PLACE[1], {})  # type: ignore[no-any-return]
+    table = data
+    for key in _format(path).servers_at:
+        table = table.setdefault(key, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{key!r} is not an object, so no server can go in it; it was left as it is", path=path)
+    return table
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+def _in_format(entry: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``entry`` (in toolsift's keys) as ``path``'s client writes it."""
+    form = _format(path)
+    if form.stdio_type and "command" in entry:
+        entry = {"type": "stdio", **entry}
+    if not form.env_variables:
+        return entry
+
+    def env_form(name: str, default: str | None) -> str | None:
+        # Upper-case names are environment variables; VS Code's own (${workspaceFolder}) stay as they are.
+        if not name.isupper() or not name.replace("_", "").isalnum():
+            return None
+        return f"${{env:{name}}}" if default is None else f"${{env:{name}:-{default}}}"
+
+    def rewrite(value: Any) -> Any:
+        if isinstance(value, str):
+            return rewrite_references(value, env_form)
+        if isinstance(value, list):
+            return [rewrite(item) for item in value]
+        if isinstance(value, dict):
+            return {key: rewrite(item) for key, item in value.items()}
+        return value
+
+    return {key: rewrite(value) for key, value in entry.items()}
 
 
 def _pairs(values: list[str], separator: str, option: str) -> dict[str, str]:
@@ -162,25 +199,24 @@ def add(
     """Add a server: `toolsift mcp add NAME -- CMD ARGS`, or `toolsift mcp add -t http NAME URL`."""
     entry = _entry(name, transport, list(command_or_url or []), list(env or []), list(header or []))
     [(where, path)] = _files(scope or ("project" if state.config is None else None))
-    data = _read(path)
-    servers = _servers(data, create=True)
-    if name in servers:
-        raise typer.BadParameter(f"{path} already has a server {name!r}; 'toolsift mcp remove {name}' first",
-                                 param_hint="'NAME'")
-    servers[name] = entry
-    _write(path, data)
+    with edit_json(path) as data:
+        servers = _servers(data, path, create=True)
+        if name in servers:
+            raise typer.BadParameter(f"{path} already has a server {name!r}; 'toolsift mcp remove {name}' first",
+                                     param_hint="'NAME'")
+        servers[name] = _in_format(entry, path)
     Output().line(f"Added {transport} server {name!r} to {path} ({where})")
 
 
 @mcp_app.command("list")
 def list_servers() -> None:
-    """Every server of the project and user configs, without starting any."""
+    """Every server of the project and user configs, without starting any; secrets masked."""
     out = Output()
     rows = []
     for where, path in _files(None):
-        for name, entry in _servers(_read(path), create=False).items():
+        for name, entry in _servers(read_json(path), path, create=False).items():
             if isinstance(entry, dict):
-                rows.append((name, where, _transport(entry), _target(entry),
+                rows.append((name, where, _transport(entry), _target(mask_settings(entry)),
                              "no" if entry.get("enabled") is False or entry.get("disabled") is True else "yes"))
     if not rows:
         out.note("No servers configured; add one with 'toolsift mcp add NAME -- CMD ARGS'")
@@ -190,44 +226,41 @@ def list_servers() -> None:
 
 def _transport(entry: dict[str, Any]) -> str:
     kind = entry.get("type") or entry.get("transport")
-    return str(kind) if kind else ("http" if entry.get("url") else "stdio")
+    return str(kind) if kind else ("http" if any(entry.get(key) for key in _URL_KEYS) else "stdio")
 
 
 def _target(entry: dict[str, Any]) -> str:
-    if entry.get("url"):
-        return str(entry["url"])
-    return " ".join(str(part) for part in [entry.get("command", ""), *entry.get("args", [])]).strip()
-
-
-def _masked(values: Any) -> Any:
-    # A reference names where the secret lives, so it is safe to show; a literal value is not.
-    if not isinstance(values, dict):
-        return values
-    return {key: value if isinstance(value, str) and (has_references(value) or is_secret_reference(value))
-            else "***" for key, value in values.items()}
+    url = next((entry[key] for key in _URL_KEYS if entry.get(key)), None)
+    if url is not None:
+        return str(url)
+    args = entry.get("args", [])
+    return " ".join(str(part) for part in [entry.get("command", ""), *(args if isinstance(args, list) else [])]).strip()
 
 
 def _found(name: str, scope: str | None) -> list[tuple[str, Path, dict[str, Any]]]:
     found = [(where, path, data) for where, path in _files(scope)
-             for data in [_read(path)] if name in _servers(data, create=False)]
+             for data in [read_json(path)] if name in _servers(data, path, create=False)]
     if not found:
-        known = sorted({n for _, path in _files(scope) for n in _servers(_read(path), create=False)})
-        Output().error(f"no server {name!r}; configured: {', '.join(known) if known else 'none'}")
-        raise typer.Exit(EXIT["refused"])
+        _no_server(name, {n for _, path in _files(scope) for n in _servers(read_json(path), path, create=False)})
     return found
+
+
+def _no_server(name: str, known: set[str]) -> NoReturn:
+    Output().error(f"no server {name!r}; configured: {', '.join(sorted(known)) if known else 'none'}")
+    raise typer.Exit(EXIT["refused"])
 
 
 @mcp_app.command("get")
 def get(name: Annotated[str, typer.Argument(help="The server's name.")], scope: ScopeOption = None) -> None:
-    """One server's entry; env and header values are masked unless they are ${VAR} or secret:// references."""
+    """One server's entry, every secret masked: literal env and header values, secrets in arguments and URLs."""
     out = Output()
     for where, path, data in _found(name, scope):
-        entry = dict(_servers(data, create=False)[name])
-        for key in ("env", "headers"):
-            if key in entry:
-                entry[key] = _masked(entry[key])
+        entry = _servers(data, path, create=False)[name]
         out.line(f"{name} ({where}: {path})")
-        out.json(entry)
+        if isinstance(entry, dict):
+            out.json(mask_settings(entry))
+        else:
+            out.error(f"{name!r} in {path} is not an object of settings; 'toolsift check' says more")
 
 
 @mcp_app.command("remove")
@@ -237,7 +270,10 @@ def remove(name: Annotated[str, typer.Argument(help="The server's name.")], scop
     if len(found) > 1:
         raise typer.BadParameter(f"{name!r} is in both the project and the user config; pass --scope",
                                  param_hint="'--scope'")
-    [(where, path, data)] = found
-    del _servers(data, create=False)[name]
-    _write(path, data)
+    [(where, path, _)] = found
+    with edit_json(path) as data:
+        servers = _servers(data, path, create=False)
+        if name not in servers:  # another edit removed it since
+            _no_server(name, set(servers))
+        del servers[name]
     Output().line(f"Removed {name!r} from {path} ({where})")

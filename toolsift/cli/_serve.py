@@ -7,11 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..config import validate_config
-from ..toolbox import find_config
-from ._app import app, state
+from ._app import app, trusted_config
 from ._output import Output
-from ._trust import ensure_trusted
 
 TRANSPORTS = ("stdio", "http")
 
@@ -48,13 +45,13 @@ def serve(
                                  param_hint="'--transport'")
     if workers is not None and workers < 1:
         raise typer.BadParameter(f"{workers} is not a number of processes (1 or more)", param_hint="'--workers'")
-    path = find_config(state.config)
-    config = validate_config(path).usable()
-    if gateway or gateway_skill or config.serve.gateway is not False:  # only a gateway starts the servers
-        # stdin may be the MCP wire here, so there is no asking: trust is given ahead of time or by flag.
-        ensure_trusted(config, Output(), named=state.config is not None, assume=state.trust_project,
-                       interactive=False)
-    argv = ["--config", str(path)]
+    # stdin may be the MCP wire here, so there is no asking: trust is given ahead of time or by flag. The
+    # settings (serve, agents, workspace) decide what a served model may do, so they need it in every mode;
+    # the servers only where they start, as a gateway.
+    config, _, launches = trusted_config(Output(), interactive=False, starts_servers=lambda file: bool(
+        gateway or gateway_skill or file.serve.gateway is not False))
+    assert config.path is not None  # loaded from a file
+    argv = ["--config", str(config.path)]
     for flag, value in (("--transport", transport), ("--host", host), ("--port", port), ("--workers", workers),
                         ("--profile", profile), ("--gateway-skill", gateway_skill), ("--ready-file", ready_file),
                         ("--redis", redis), ("--replica", replica)):
@@ -62,4 +59,4 @@ def serve(
             argv += [flag, str(value)]
     argv += [flag for flag, on in (("--stateless", stateless), ("--json-response", json_response),
                                    ("--gateway", gateway)) if on]
-    raise typer.Exit(serve_main(argv))
+    raise typer.Exit(serve_main(argv, config=config, trust=launches))

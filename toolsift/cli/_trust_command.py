@@ -1,4 +1,4 @@
-"""``toolsift trust``: trust a project's servers ahead of time, or forget that trust."""
+"""``toolsift trust``: trust a project's config ahead of time, or forget that trust."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
-from ..config import validate_config
+from ..config import configured_settings, validate_config
 from ..toolbox import find_config
 from ._app import app, state
 from ._output import Output
-from ._trust import describe_launches, trust_store
+from ._trust import describe_launches, describe_settings, trust_store
 
 
 @app.command()
@@ -18,7 +18,7 @@ def trust(
     revoke: Annotated[bool, typer.Option("--revoke", help="Forget the trust given to this project's config.")]
     = False,
 ) -> None:
-    """Trust the servers of this folder's config ahead of time (or forget that trust with --revoke)."""
+    """Trust this folder's config (its servers and settings) ahead of time, or forget that trust with --revoke."""
     out = Output()
     path = find_config(state.config)
     store = trust_store()
@@ -30,5 +30,9 @@ def trust(
     names = tuple(name for name, server in config.servers.items() if server.enabled)
     for line in [f"{path} starts:", *describe_launches(config, names)] if names else [f"{path} starts no servers"]:
         out.line(line)
+    settings = tuple(configured_settings(config))
+    if settings:
+        out.line(describe_settings(settings))
     store.remember(config, path)
-    out.line("Trusted; asked again when a server is added or its command, environment or URL changes.")
+    out.line("Trusted here; asked again when a server is added or what it launches changes (command, arguments, "
+             "folder, environment, env file or URL), or when those settings change.")

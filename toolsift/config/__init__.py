@@ -14,9 +14,11 @@ nothing of sessions, skills or serving.
 
 from .._public import publish
 from ._commands import CommandSettings as CommandSettings
-from ._commands import ProgramRule as ProgramRule
 from ._diff import ConfigDiff as ConfigDiff
 from ._diff import diff_servers as diff_servers
+from ._fingerprint import configured_settings as configured_settings
+from ._fingerprint import launch_fingerprints as launch_fingerprints
+from ._lint import permission_glob_warnings as permission_glob_warnings
 from ._loading import load_config as load_config
 from ._loading import parse_config as parse_config
 from ._loading import validate_config as validate_config
@@ -47,7 +49,7 @@ from ._toolsift import ToolsConfig as ToolsConfig
 from ._toolsift import ToolsiftConfig as ToolsiftConfig
 from ._trust import ProjectTrust as ProjectTrust
 from ._trust import TrustCheck as TrustCheck
-from ._trust import launch_fingerprints as launch_fingerprints
+from ._trust import TrustedLaunches as TrustedLaunches
 
 __all__ = [
     "AgentConfig",
@@ -60,7 +62,6 @@ __all__ = [
     "LimitsConfig",
     "OAuthConfig",
     "PermissionsConfig",
-    "ProgramRule",
     "ProjectTrust",
     "ResolvedServer",
     "SearchConfig",
@@ -73,14 +74,17 @@ __all__ = [
     "ToolsiftConfig",
     "TransportKind",
     "TrustCheck",
+    "TrustedLaunches",
     "UrlPolicy",
     "argument_values",
     "child_environment",
+    "configured_settings",
     "diff_servers",
     "is_loopback",
     "launch_fingerprints",
     "load_config",
     "parse_config",
+    "permission_glob_warnings",
     "resolve_server",
     "urls_in",
     "validate_config",

@@ -1,22 +1,28 @@
-"""Warnings about valid but doubtful server settings.
+"""Warnings about valid but doubtful settings: server entries, and permission globs that match no tool.
 
 None of these stops a load: the transport conflicts follow a fixed rule
 (command wins), and a plaintext credential works, it just should not sit in a
 file that gets copied, committed and shared. Messages name the field, never
-its value.
+its value. A permission glob that matches no tool is harmless to load but
+does nothing, which for a ``denylist`` or ``ask`` rule is a hole: it is
+reported by ``toolsift check`` and when a toolbox or a server starts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
+from ..registry import SERVED_BUILTIN_NAMESPACE, ToolRegistry, compile_patterns, literal_server
 from ._json_lines import Loc
+from ._report import ConfigWarning
 from ._server import ServerConfig
+from ._toolsift import ToolsiftConfig
 from .secrets import has_references, is_secret_reference
 
-__all__ = ["looks_like_credential", "server_warnings"]
+__all__ = ["looks_like_credential", "permission_glob_warnings", "server_warnings"]
 
 # Key names that usually hold credentials (env vars, header names, query keys, CLI flags).
 _CREDENTIAL = re.compile(
@@ -89,3 +95,85 @@ def server_warnings(config: ServerConfig, spell: Callable[[str], str]) -> list[t
             or ``tool_prefix``), so locations match the file.
     """
     return _transport_warnings(config, spell) + _credential_warnings(config, spell)
+
+
+@dataclass(frozen=True)
+class _Glob:
+    """One tool-name glob of a rule, where it is written, and whether it sees every name of a tool."""
+
+    field: str
+    glob: str
+    every_name: bool  # rules match a tool by any of its names; allowedTools (layer 3) by its canonical name
+
+
+def _globs(config: ToolsiftConfig, agents: Iterable[str]) -> Iterator[_Glob]:
+    for index, rule in enumerate(config.tools.permissions):
+        yield _Glob(f"tools.permissions[{index}].match", rule.match, True)
+    for name in agents:
+        agent = config.agents.get(name)
+        if agent is None:  # the built-in default profile has no globs
+            continue
+        where = f"agents.{name}"
+        for key, globs in (("denylist", agent.permissions.denylist), ("allowlist", agent.permissions.allowlist or ()),
+                           ("ask", agent.permissions.ask)):
+            yield from (_Glob(f"{where}.permissions.{key}", glob, True) for glob in globs)
+        yield from (_Glob(f"{where}.allowedTools", glob, False) for glob in agent.allowed_tools or ())
+
+
+def _reached(glob: _Glob, unlisted: list[ServerConfig], *, upstream: bool) -> list[str]:
+    """The servers, of those whose tools are not known, that ``glob`` may name tools of."""
+    server = literal_server(glob.glob)
+    if server is not None:
+        return [config.name for config in unlisted if server in (config.name, config.namespace)]
+    # A wildcard may stand for any server's name; a bare name may be a tool's own, served unprefixed.
+    if "*" in glob.glob or "?" in glob.glob or (upstream and glob.every_name):
+        return [config.name for config in unlisted]
+    return []
+
+
+def permission_glob_warnings(config: ToolsiftConfig, registry: ToolRegistry, *, agents: Iterable[str] | None = None,
+                             upstream: bool = False, app_tools: bool = False,
+                             ) -> tuple[list[ConfigWarning], set[str]]:
+    """Permission globs that match no tool of ``registry``, and the servers whose tools could not be checked.
+
+    A rule glob (``denylist``, ``allowlist``, ``ask``, ``tools.permissions``)
+    is tried on every name of every tool (``ToolRegistry.names``), an
+    ``allowedTools`` glob on canonical names. A server with no tool in
+    ``registry`` (not connected yet, lazy, failed, or never connected, as in
+    ``toolsift check``) is unknown: globs that may name its tools are not
+    judged, and it is returned so that the caller can say so.
+
+    Args:
+        config: The config whose globs are checked.
+        registry: The catalogue to check them against.
+        agents: The agent profiles in use (all of the config's by default).
+        upstream: Tools may be known by their own server's name (a gateway
+            with ``prefixNames: false``): a bare glob may name a tool of a
+            server whose tools are not known. ``registry`` gives the names of
+            those that are (``ToolRegistry(upstream_names=...)``).
+        app_tools: The application may register bare-named tools of its own
+            at any time (a Toolbox): globs that may name one are not judged.
+    """
+    # The names the checks themselves match by, canonical first, so that the two cannot differ.
+    known = [registry.names(tool.spec.name) for tool in registry]
+    unlisted = [server for server in config.servers.values()
+                if server.enabled and not registry.tools(server=server.namespace)]
+    warnings: list[ConfigWarning] = []
+    unchecked: set[str] = set()
+    for glob in _globs(config, config.agents if agents is None else agents):
+        patterns = compile_patterns([glob.glob])
+        if any(patterns.matches(name) for names in known for name in (names if glob.every_name else names[:1])):
+            continue
+        reached = _reached(glob, unlisted, upstream=upstream)
+        if reached:
+            unchecked.update(reached)
+            continue
+        if app_tools and literal_server(glob.glob) in (None, SERVED_BUILTIN_NAMESPACE):
+            continue
+        what = "rule" if glob.every_name else "allowedTools entry"
+        how = ("rules match a tool by its canonical name (read_file, github__create_issue), its served name "
+               "(builtin__read_file), its server's key under a toolPrefix, and its provider aliases"
+               if glob.every_name else "allowedTools match canonical names (read_file, github__create_issue)")
+        warnings.append(ConfigWarning(f"{what} {glob.glob!r} matches no tool, so it has no effect; {how}",
+                                      path=config.path, field=glob.field))
+    return warnings, unchecked

@@ -18,8 +18,8 @@ from dotenv import dotenv_values
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from .._exceptions import ConfigError, SecretError
-from ._server import ServerConfig, TransportKind, redact_url
-from .secrets import expand_variables, has_references, is_secret_reference, resolve_secret
+from ._server import ServerConfig, TransportKind
+from .secrets import expand_variables, has_references, is_secret_reference, mask_url, resolve_secret
 
 __all__ = ["ResolvedServer", "child_environment", "resolve_server"]
 
@@ -47,7 +47,8 @@ class ResolvedServer:
         cwd: Absolute working directory (stdio), or None to inherit the current one.
         url: Endpoint (http, sse), else None.
         headers: HTTP headers (http, sse).
-        auth_secrets: ``auth.clientSecret`` and ``auth.privateKey``, resolved (http, sse).
+        auth_secrets: ``auth.clientSecret``, ``auth.privateKey`` and a referenced ``auth.clientId``, resolved
+            (http, sse).
     """
 
     name: str
@@ -75,7 +76,7 @@ class ResolvedServer:
             f"args={args!r}",
             f"env={dict.fromkeys(self.env, _MASK)!r}",
             f"cwd={shown('cwd', None if self.cwd is None else str(self.cwd))!r}",
-            f"url={url if url in (None, _MASK) else redact_url(url)!r}",
+            f"url={url if url in (None, _MASK) else mask_url(url)!r}",
             f"headers={dict.fromkeys(self.headers, _MASK)!r}",
             f"auth_secrets={dict.fromkeys(self.auth_secrets, _MASK)!r}",
         ]
@@ -113,6 +114,8 @@ class _Resolver:
         if auth is None:
             return {}
         given = {"clientSecret": auth.client_secret, "privateKey": auth.private_key}
+        if auth.client_id is not None and (has_references(auth.client_id) or is_secret_reference(auth.client_id)):
+            given["clientId"] = auth.client_id  # a literal client ID is public, and used as written
         return {name: self.value(raw, f"auth.{name}") for name, raw in given.items() if raw is not None}
 
     def path(self, raw: str, field: str) -> Path:

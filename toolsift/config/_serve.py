@@ -74,6 +74,9 @@ class SharedSettings(ConfigModel):
             alive; a call it was running is reported lost after that.
         session_idle_seconds: A session no request used for this long ends,
             on every replica and in Redis.
+        max_batch_messages: The most JSON-RPC messages one POST body of a
+            session may carry (answers and cancellations, which every replica
+            serving the session reads); a larger batch is refused with 413.
     """
 
     redis: SecretStr
@@ -81,6 +84,7 @@ class SharedSettings(ConfigModel):
     replica: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.-]+$")
     lease_seconds: float = Field(default=10.0, gt=0)
     session_idle_seconds: float = Field(default=1800.0, gt=0)
+    max_batch_messages: int = Field(default=100, ge=1)
 
     @field_validator("redis", mode="before")
     @classmethod
@@ -119,7 +123,8 @@ class ServeSettings(ConfigModel):
         max_request_bytes: Largest HTTP request body (larger: 413).
         max_argument_bytes: Largest arguments of one call, as JSON.
         max_result_bytes: Largest result of one call.
-        commands: What ``exec_shell`` (and tools named in ``command_arguments``) may run.
+        commands: What ``exec_shell`` (and tools named in ``command_arguments``) may run, and
+            its sandbox's network and budgets.
         command_arguments: Which argument of which tools (by glob) holds a command line.
         argument_policies: Per tool glob, per argument name, allowed/denied value patterns.
         urls: Which hosts URLs in arguments may name.

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, field_v
 
 from ..registry import validate_pattern, validate_server_name
 from ._model import ConfigModel, base_dir_of
-from .secrets import has_references, is_secret_reference, parse_secret_reference, reference_problem
+from .secrets import has_references, is_secret_reference, mask_url, parse_secret_reference, reference_problem
 
 __all__ = ["ServerConfig", "TransportKind"]
 
@@ -61,19 +61,6 @@ Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 DrainSeconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-def redact_url(url: str) -> str:
-    """``url`` with its password and query values masked, for reprs and logs."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if parts.password is not None:
-            netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-        query = "&".join(f"{pair.partition('=')[0]}=***" for pair in parts.query.split("&")) if parts.query else ""
-        return parts._replace(netloc=netloc, query=query, fragment="").geturl()
-    except ValueError:
-        return "***"
-
-
 class OAuthConfig(ConfigModel):
     """How toolsift signs in to an HTTP server that asks for OAuth 2.1 (a server's ``auth``).
 
@@ -82,8 +69,9 @@ class OAuthConfig(ConfigModel):
             PKCE; ``toolsift auth login SERVER``) or ``client_credentials`` (a
             service signs in with its own secret or private key, no person).
         client_id: A client registered ahead of time with the authorization
-            server; without one, toolsift registers itself (dynamic client
-            registration) or names itself by ``client_metadata_url``.
+            server (``${VAR}`` or ``secret://`` forms); without one, toolsift
+            registers itself (dynamic client registration) or names itself by
+            ``client_metadata_url``.
         client_secret: That client's secret (``${VAR}`` or ``secret://`` forms).
         private_key: A PEM private key: with ``client_credentials`` the client
             proves itself by a signed JWT (``private_key_jwt``) instead of a secret.
@@ -98,7 +86,7 @@ class OAuthConfig(ConfigModel):
     """
 
     grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
-    client_id: str | None = None
+    client_id: Expandable | None = None
     client_secret: Expandable | None = None
     private_key: Expandable | None = None
     signing_algorithm: str = "RS256"
@@ -263,7 +251,7 @@ class ServerConfig(ConfigModel):
 
     def __repr__(self) -> str:
         # env and header values may be secrets: show their keys only; mask URL credentials.
-        target = self.command or (redact_url(self.url) if self.url else "-")
+        target = self.command or (mask_url(self.url) if self.url else "-")
         return (f"ServerConfig(name={self.name!r}, transport={self.transport_kind!r}, target={target!r}, "
                 f"env_keys={sorted(self.env)!r}, header_keys={sorted(self.headers)!r})")
 

@@ -1,70 +1,84 @@
-"""Consent before a project's config starts programs, remembered per project.
+"""Consent before a project's config starts programs or widens what a model may do, remembered per project.
 
 A ``toolsift.json`` or ``.mcp.json`` found in the current folder came with the
 project (a cloned repository, a downloaded archive), not from the person
-running toolsift, and its servers are programs to start and URLs to send
-headers to. Before the first start, the person is asked, once; the answer is
-remembered for that file together with a fingerprint of what it launches, so
-an edit that adds or changes a server (its command, arguments, folder,
-environment, URL or headers) is asked about again. Only fingerprints are
-kept, never the values, since ``env`` and ``headers`` may hold secrets.
+running toolsift: its servers are programs to start and URLs to send headers
+to, and its other settings (agents, ``serve``, workspace, tool rules) decide
+what agents and served models may do. Before the first use, the person is
+asked, once; the answer is remembered for the path the file was found at,
+with a fingerprint of what each server launches where it runs and of the
+other settings (see ``_fingerprint``). An edit that adds or changes a server's
+launch, or changes those settings, is asked about again, and so is the same
+file used from another folder through a link. Only fingerprints are kept,
+never values, since ``env`` and ``headers`` may hold secrets.
+
+While toolsift runs, :class:`TrustedLaunches` holds the same rule for every
+start: an edited file (hot reload), a restart or a lazy server's first use
+may start only launches the consent covers.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, final
 
 from .._exceptions import ConfigError
+from ._fingerprint import configured_settings, launch_fingerprint, launch_fingerprints, settings_fingerprint
+from ._server import ServerConfig
 from ._toolsift import ToolsiftConfig
 
-__all__ = ["ProjectTrust", "TrustCheck", "launch_fingerprints"]
+__all__ = ["ProjectTrust", "TrustCheck", "TrustedLaunches"]
 
-_STORE_VERSION = 1
-# What decides which program runs, or where requests and their headers go.
-_LAUNCH_FIELDS = ("transport", "command", "args", "cwd", "env", "env_file", "url", "headers")
-
-
-def launch_fingerprints(config: ToolsiftConfig) -> dict[str, str]:
-    """A fingerprint of what each enabled server launches, by server name."""
-    fingerprints = {}
-    for name, server in sorted(config.servers.items()):
-        if not server.enabled:
-            continue
-        launch = server.model_dump(mode="json", include=set(_LAUNCH_FIELDS))
-        text = json.dumps(launch, sort_keys=True, ensure_ascii=False)
-        fingerprints[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return fingerprints
+# Version 1 fingerprinted launches as written, wherever the file was used from, and keyed records by the
+# file's real path: such a record cannot vouch for anything now, so it is ignored (asked again) and dropped
+# at the next write.
+_STORE_VERSION = 2
 
 
 @dataclass(frozen=True)
 class TrustCheck:
-    """What a config would launch that its project's remembered consent does not cover.
+    """What a config would launch or set that its project's remembered consent does not cover.
 
     Attributes:
-        path: The config file.
+        path: The config file, as it was found.
         new: Servers never trusted for this file.
         changed: Servers trusted before whose launch has changed since.
+        settings: The settings outside the servers (``agents``, ``serve``, ...)
+            when they are not trusted as they stand; empty when they are.
     """
 
     path: Path
     new: tuple[str, ...]
     changed: tuple[str, ...]
+    settings: tuple[str, ...] = ()
 
     @property
     def trusted(self) -> bool:
-        """True when nothing it launches is new or changed."""
-        return not self.new and not self.changed
+        """True when nothing it launches or sets is new or changed."""
+        return not self.new and not self.changed and not self.settings
+
+    def refusal(self, server: str) -> str:
+        """Why ``server`` of this check may not start at a reload, and how to trust it."""
+        return f"{_not_covered(server, new=server in self.new)}, then save the file again"
+
+
+@dataclass(frozen=True)
+class _Record:
+    servers: Mapping[str, str]
+    settings: str | None
 
 
 class ProjectTrust:
-    """The remembered consents: one JSON file mapping config files to the launches trusted for them.
+    """The remembered consents: one JSON file mapping config files to what was trusted for them.
+
+    A record is keyed by the absolute path the file was found at, links not
+    followed: ``B/toolsift.json -> ../A/toolsift.json`` is B's file, trusted
+    apart from A's.
 
     Args:
         store: The file (``trusted-projects.json`` beside the user config by default).
@@ -73,7 +87,7 @@ class ProjectTrust:
     def __init__(self, store: Path) -> None:
         self.store = store
 
-    def _read(self) -> dict[str, Mapping[str, str]]:
+    def _read(self) -> dict[str, _Record]:
         try:
             data = json.loads(self.store.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -85,11 +99,19 @@ class ProjectTrust:
         if not isinstance(projects, dict):
             raise ConfigError("cannot read the trusted projects: expected an object with 'projects'; "
                               "fix or delete the file", path=self.store)
-        return {key: value for key, value in projects.items() if isinstance(value, dict)}
+        version = data.get("version", 1)
+        if version != _STORE_VERSION:
+            if isinstance(version, int) and version < _STORE_VERSION:
+                return {}  # older consents are asked again
+            raise ConfigError(f"cannot read the trusted projects: version {version!r} is not one this toolsift "
+                              f"knows ({_STORE_VERSION}); fix or delete the file", path=self.store)
+        return {key: record for key, value in projects.items() if (record := _parse(value)) is not None}
 
-    def _write(self, projects: Mapping[str, Any]) -> None:
+    def _write(self, projects: Mapping[str, _Record]) -> None:
         self.store.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"version": _STORE_VERSION, "projects": projects}, indent=2, sort_keys=True) + "\n"
+        data = {key: {"servers": dict(record.servers), "settings": record.settings}
+                for key, record in projects.items()}
+        text = json.dumps({"version": _STORE_VERSION, "projects": data}, indent=2, sort_keys=True) + "\n"
         # A crash mid-write must not lose every consent: write beside it, then swap.
         handle, temporary = tempfile.mkstemp(dir=self.store.parent, prefix=".trusted-", suffix=".json")
         try:
@@ -102,26 +124,119 @@ class ProjectTrust:
 
     @staticmethod
     def _key(path: Path) -> str:
-        return str(path.resolve())
+        return os.path.abspath(path)
+
+    def _record(self, path: Path) -> _Record:
+        return self._read().get(self._key(path), _Record({}, None))
+
+    def trusted_launches(self, path: Path) -> Mapping[str, str]:
+        """The launch fingerprints trusted for the file at ``path``, by server name."""
+        return self._record(path).servers
 
     def check(self, config: ToolsiftConfig, path: Path) -> TrustCheck:
-        """Compare what ``config`` (loaded from ``path``) launches with what was trusted for ``path``."""
-        remembered = self._read().get(self._key(path), {})
-        now = launch_fingerprints(config)
-        new = tuple(name for name in now if name not in remembered)
-        changed = tuple(name for name, print_ in now.items() if name in remembered and remembered[name] != print_)
-        return TrustCheck(path, new, changed)
+        """Compare what ``config`` (found at ``path``) launches and sets with what was trusted for ``path``.
+
+        It reads the file system (see :func:`launch_fingerprints`): from async
+        code, call it in a worker thread.
+        """
+        record = self._record(path)
+        settings = settings_fingerprint(config)
+        untrusted = settings is not None and settings != record.settings
+        return _compare(path, launch_fingerprints(config), record.servers, {},
+                        tuple(configured_settings(config)) if untrusted else ())
 
     def remember(self, config: ToolsiftConfig, path: Path) -> None:
-        """Trust what ``config`` launches now, for ``path``."""
-        projects = dict(self._read())
-        projects[self._key(path)] = launch_fingerprints(config)
+        """Trust what ``config`` launches and sets now, for ``path``.
+
+        Servers trusted before and absent from ``config`` stay trusted with
+        the launch they had, so trusting part of a file never forgets the rest.
+        """
+        projects = self._read()
+        key = self._key(path)
+        before = projects.get(key, _Record({}, None))
+        projects[key] = _Record({**before.servers, **launch_fingerprints(config)}, settings_fingerprint(config))
         self._write(projects)
 
     def revoke(self, path: Path) -> bool:
         """Forget the consent for ``path``; False when there was none."""
-        projects = dict(self._read())
+        projects = self._read()
         if projects.pop(self._key(path), None) is None:
             return False
         self._write(projects)
         return True
+
+    def launches(self, config: ToolsiftConfig, path: Path) -> TrustedLaunches:
+        """What the file at ``path`` may launch from now on, ``config`` being what was admitted at start."""
+        return TrustedLaunches(self, path, launch_fingerprints(config))
+
+
+@final
+class TrustedLaunches:
+    """What one project config file may launch while toolsift runs it: at hot reload and at every connect.
+
+    A launch may start when the project's remembered consent covers it (read
+    again at each check, so ``toolsift trust`` in the meantime counts) or when
+    it is what the file launched when it was admitted at start (which
+    ``--trust-project`` covers for that run).
+
+    Args:
+        store: The remembered consents.
+        path: The config file, as it was found.
+        accepted: The launch fingerprints admitted at start, by server name.
+    """
+
+    def __init__(self, store: ProjectTrust, path: Path, accepted: Mapping[str, str]) -> None:
+        self.store = store
+        self.path = path
+        self.accepted = dict(accepted)
+
+    def __repr__(self) -> str:
+        return f"TrustedLaunches(path={str(self.path)!r}, accepted={sorted(self.accepted)!r})"
+
+    def refusal(self, server: ServerConfig) -> str | None:
+        """Why ``server`` may not be spawned now, or None when its launch is covered.
+
+        Checked before every connect (a restart, a lazy server's first use),
+        since what a launch resolves to (its env file, where its paths point)
+        may change while the file does not. It reads files: call it in a
+        worker thread.
+        """
+        print_ = launch_fingerprint(server)
+        remembered = self.store.trusted_launches(self.path)
+        if print_ in (remembered.get(server.name), self.accepted.get(server.name)):
+            return None
+        return _not_covered(server.name, new=server.name not in remembered and server.name not in self.accepted)
+
+    def check(self, config: ToolsiftConfig) -> TrustCheck:
+        """Which of ``config``'s launches neither the consent nor the start covers.
+
+        Settings outside the servers are not part of it: a reload does not
+        apply them. It reads the file system: call it in a worker thread.
+        """
+        remembered = self.store.trusted_launches(self.path)
+        return _compare(self.path, launch_fingerprints(config), remembered, self.accepted, ())
+
+
+def _not_covered(server: str, *, new: bool) -> str:
+    what = "is new" if new else "launches something other than what was trusted"
+    return (f"server {server!r} {what}, and the trust given to this project's config does not cover it; "
+            f"run 'toolsift trust' in {Path.cwd()} to trust it")
+
+
+def _compare(path: Path, now: Mapping[str, str], remembered: Mapping[str, str], accepted: Mapping[str, str],
+             settings: tuple[str, ...]) -> TrustCheck:
+    known = {**remembered, **accepted}.keys()
+    new = tuple(name for name in now if name not in known)
+    changed = tuple(name for name, print_ in now.items()
+                    if name in known and print_ not in (remembered.get(name), accepted.get(name)))
+    return TrustCheck(path, new, changed, settings)
+
+
+def _parse(value: Any) -> _Record | None:
+    """A record of the store, or None for one this version cannot read (it is asked again)."""
+    if not isinstance(value, dict):
+        return None
+    servers, settings = value.get("servers"), value.get("settings")
+    if not isinstance(servers, dict) or not (settings is None or isinstance(settings, str)):
+        return None
+    return _Record({name: print_ for name, print_ in servers.items() if isinstance(print_, str)}, settings)

@@ -33,7 +33,7 @@ logger = logging.getLogger("toolsift.mcp_sessions")
 
 ManagerEventKind = Literal[
     "server.added", "server.draining", "server.removed", "server.restarted", "tools.changed", "config.rejected",
-    "server.rejected",
+    "server.rejected", "server.untrusted",
 ]
 Subscriber = Callable[["ManagerEvent"], object]
 
@@ -65,6 +65,10 @@ class ManagerEvent:
     - ``server.rejected``: one server's entry in a new config has problems;
       ``error`` names the field. That server keeps what it runs (nothing, if
       it was not running) and the rest of the config applies.
+    - ``server.untrusted``: a new config adds a server, or changes what one
+      launches, and the project's trust does not cover it (see
+      ``TrustedLaunches``); ``error`` says how to trust it. That server keeps
+      what it runs (nothing, if it was not running) and the rest applies.
 
     Attributes:
         kind: What happened.
@@ -74,7 +78,8 @@ class ManagerEvent:
         tools: For ``tools.changed``, the server's canonical tool names now registered.
         session: The session concerned (the old one for ``server.draining`` and
             ``server.removed``).
-        error: For ``config.rejected`` and ``server.rejected``, the problems as one ``ConfigError``.
+        error: For ``config.rejected``, ``server.rejected`` and ``server.untrusted``, the problems as one
+            ``ConfigError``.
         calls_finished: For ``server.removed``, calls in flight that finished on their own.
         calls_cancelled: For ``server.removed``, calls in flight cancelled when the drain time ran out.
     """
@@ -154,7 +159,8 @@ class EventBus:
             self._finished.set()
 
     def _deliver(self, event: ManagerEvent) -> None:
-        failed = event.kind in ("config.rejected", "server.rejected") or event.state is SessionState.ERROR
+        refused = event.kind in ("config.rejected", "server.rejected", "server.untrusted")
+        failed = refused or event.state is SessionState.ERROR
         logger.log(logging.WARNING if failed else logging.INFO, "MCP %s", event)
         for callback in list(self._subscribers):
             try:

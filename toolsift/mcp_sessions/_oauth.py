@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -35,12 +36,14 @@ from mcp.client.auth.extensions.client_credentials import (
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from .._exceptions import SignInRequired
-from ..config import OAuthConfig, ServerConfig
+from ..config import ServerConfig
 from ._callbacks import SignInHandler
 
 __all__ = ["FileTokenStorage", "oauth_provider", "token_file"]
 
 CLIENT_NAME = "toolsift"
+# Only the user may list the token folder or read a token file.
+FOLDER_MODE, FILE_MODE = 0o700, 0o600
 
 
 def token_file(config: ServerConfig) -> Path:
@@ -53,6 +56,10 @@ def token_file(config: ServerConfig) -> Path:
 class FileTokenStorage:
     """The SDK's ``TokenStorage`` in a JSON file only the user may read (0600, in a 0700 folder).
 
+    A folder or file that others may read (made by hand, or by an older
+    release with the umask's 0755) is narrowed to those modes whenever the
+    storage reads or writes it.
+
     Args:
         path: The file.
         preregistered: The client to use when the file holds none (a ``clientId`` in the config).
@@ -62,7 +69,18 @@ class FileTokenStorage:
         self.path = path
         self._preregistered = preregistered
 
+    def _private(self) -> None:
+        """Take away every permission of others on the folder and the file, where they have any."""
+        for path, mode in ((self.path.parent, FOLDER_MODE), (self.path, FILE_MODE)):
+            try:
+                current = stat.S_IMODE(path.stat().st_mode)
+            except FileNotFoundError:
+                continue
+            if current & ~mode:
+                path.chmod(current & mode)
+
     def _read(self) -> dict[str, Any]:
+        self._private()
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (FileNotFoundError, json.JSONDecodeError):
@@ -73,7 +91,8 @@ class FileTokenStorage:
         self._replace({**self._read(), key: value})
 
     def _replace(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        self._private()  # mkdir leaves an existing folder's mode as it was
         descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-")
         try:
             with os.fdopen(descriptor, "w", encoding="utf-8") as file:  # mkstemp made it 0600
@@ -125,24 +144,25 @@ def oauth_provider(config: ServerConfig, secrets: dict[str, str], sign_in: SignI
 
     Args:
         config: The server.
-        secrets: Its resolved ``clientSecret`` / ``privateKey``.
+        secrets: Its resolved ``clientId`` / ``clientSecret`` / ``privateKey``.
         sign_in: Who has a person sign in (authorization code grant); None fails with :class:`SignInRequired`.
     """
     auth, url = config.auth, config.url
     assert auth is not None and url is not None
     scope = " ".join(auth.scopes) or None
     secret, key = secrets.get("clientSecret"), secrets.get("privateKey")
+    client_id = secrets.get("clientId", auth.client_id)
     if auth.grant == "client_credentials":
-        assert auth.client_id is not None
+        assert client_id is not None
         store = FileTokenStorage(token_file(config))
         if key is not None:
-            signer = SignedJWTParameters(issuer=auth.client_id, subject=auth.client_id, signing_key=key,
+            signer = SignedJWTParameters(issuer=client_id, subject=client_id, signing_key=key,
                                          signing_algorithm=auth.signing_algorithm)
-            return PrivateKeyJWTOAuthProvider(url, store, auth.client_id, signer.create_assertion_provider(),
+            return PrivateKeyJWTOAuthProvider(url, store, client_id, signer.create_assertion_provider(),
                                               scope=scope)
         assert secret is not None
         post = auth.token_endpoint_auth_method == "client_secret_post"
-        return ClientCredentialsOAuthProvider(url, store, auth.client_id, secret, scope=scope,
+        return ClientCredentialsOAuthProvider(url, store, client_id, secret, scope=scope,
                                               token_endpoint_auth_method="client_secret_post" if post
                                               else "client_secret_basic")
     redirect_uri = f"http://127.0.0.1:{auth.redirect_port}/callback"
@@ -150,7 +170,7 @@ def oauth_provider(config: ServerConfig, secrets: dict[str, str], sign_in: SignI
         client_name=CLIENT_NAME, redirect_uris=[redirect_uri],  # type: ignore[list-item]
         grant_types=["authorization_code", "refresh_token"], response_types=["code"], scope=scope,
         token_endpoint_auth_method=auth.token_endpoint_auth_method or ("client_secret_basic" if secret else "none"))
-    store = FileTokenStorage(token_file(config), _preregistered(auth, secret, metadata))
+    store = FileTokenStorage(token_file(config), _preregistered(client_id, secret, metadata))
     handoff = _SignIn(config.name, redirect_uri, sign_in)
     return _SavedTokensProvider(url, metadata, store, redirect_handler=handoff.redirect,
                                 callback_handler=handoff.callback, client_metadata_url=auth.client_metadata_url)
@@ -172,11 +192,11 @@ class _SavedTokensProvider(OAuthClientProvider):
             self.context.update_token_expiry(self.context.current_tokens)
 
 
-def _preregistered(auth: OAuthConfig, secret: str | None,
+def _preregistered(client_id: str | None, secret: str | None,
                    metadata: OAuthClientMetadata) -> OAuthClientInformationFull | None:
-    if auth.client_id is None:
+    if client_id is None:
         return None
-    return OAuthClientInformationFull(client_id=auth.client_id, client_secret=secret,
+    return OAuthClientInformationFull(client_id=client_id, client_secret=secret,
                                       **metadata.model_dump(exclude_none=True))
 
 

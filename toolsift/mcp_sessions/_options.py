@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config import ServerConfig
 from ._callbacks import ClientCallbacks
 
 __all__ = ["RestartPolicy", "SessionOptions"]
@@ -52,6 +54,10 @@ class SessionOptions:
         restart: Backoff of crash restarts.
         stderr_lines: How many recent stderr lines of a stdio server are kept.
         drain_seconds: Default time :meth:`McpSession.drain` lets in-flight calls finish.
+        launch_check: Asked before every connect (in a worker thread): a text
+            stops it with that reason. ``McpServerManager`` sets it from its
+            ``trust`` so that no start, restart or lazy start runs a launch the
+            project's trust does not cover.
     """
 
     workspace: Path | None = None
@@ -60,3 +66,4 @@ class SessionOptions:
     restart: RestartPolicy = field(default_factory=RestartPolicy)
     stderr_lines: int = 200
     drain_seconds: float = 30.0
+    launch_check: Callable[[ServerConfig], str | None] | None = None

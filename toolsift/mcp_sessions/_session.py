@@ -157,6 +157,14 @@ class McpSession:
         return self._sup.instructions
 
     @property
+    def description(self) -> str | None:
+        """What the server says it is (its ``serverInfo`` title and description), while connected."""
+        client = self._sup.client
+        info = client.server_info if client is not None else None
+        text = " ".join(part for part in (info.title, info.description) if part) if info is not None else ""
+        return text or None
+
+    @property
     def tools(self) -> tuple[McpToolWrapper, ...]:
         """The server's tools as registry tools, after include/exclude and name checks."""
         return self._wrappers
@@ -179,6 +187,10 @@ class McpSession:
     def stderr_tail(self, lines: int = 20) -> list[str]:
         """The last lines the server wrote on stderr (stdio only), secrets masked."""
         return self._stderr.tail(lines)
+
+    def mask_secrets(self, text: str) -> str:
+        """``text`` with the secrets this session resolved (env, headers, references) masked."""
+        return self._redact(text)
 
     def status(self) -> SessionStatus:
         """This session as one row of the status table."""

@@ -16,11 +16,12 @@ import anyio.to_thread
 import mcp.types as types
 from mcp import Client
 
+from .._exceptions import ConfigError
 from ..config import ServerConfig
 from ._budget import RestartBudget
 from ._catalog import ServerCatalog, list_prompts, list_resources, list_tools
 from ._connection import ConnectionEvents, ListKind, run_connection
-from ._endpoint import Redactor, resolve_endpoint
+from ._endpoint import Endpoint, Redactor, resolve_endpoint
 from ._failures import describe_exception
 from ._lifecycle import Lifecycle
 from ._options import SessionOptions
@@ -141,7 +142,7 @@ class Supervisor:
         finished = True
         try:
             with anyio.CancelScope() as self._connection_scope:
-                endpoint = await anyio.to_thread.run_sync(resolve_endpoint, config)
+                endpoint = await anyio.to_thread.run_sync(self._endpoint)
                 self._redact.update(endpoint.secrets)
                 finished = await run_connection(config, endpoint, self._options, self._stderr, events,
                                                 on_ready=self._on_ready, relist=self._relist)
@@ -160,6 +161,14 @@ class Supervisor:
         if not finished:
             return f"it did not finish connecting within {config.timeout:g}s (timeout)"
         return events.lost or ""
+
+    def _endpoint(self) -> Endpoint:
+        """The resolved connection, once the options' launch check allows it (blocking: it reads files)."""
+        check = self._options.launch_check
+        refusal = None if check is None else check(self._config)
+        if refusal is not None:
+            raise ConfigError(refusal)
+        return resolve_endpoint(self._config)
 
     def _on_ready(self, client: Client, catalog: ServerCatalog) -> None:
         if self._life.leaving:

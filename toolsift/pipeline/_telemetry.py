@@ -57,6 +57,8 @@ def trace_tool_calls(audit: AuditLog, tracer_provider: TracerProvider | None = N
     tracer = trace.get_tracer("toolsift", version("toolsift"), tracer_provider=tracer_provider)
 
     def record(event: AuditEvent) -> None:
+        if event.kind == "tool.started":  # the call's span is made from its end record
+            return
         end = time.time_ns()
         attributes: dict[str, str | int] = {
             "gen_ai.operation.name": "execute_tool",

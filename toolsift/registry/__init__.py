@@ -9,6 +9,7 @@ from ._approval import ApprovalRequest as ApprovalRequest
 from ._approval import Approver as Approver
 from ._audit import AuditEvent as AuditEvent
 from ._audit import AuditLog as AuditLog
+from ._audit import looks_like_secret as looks_like_secret
 from ._audit import redact as redact
 from ._function import FunctionTool as FunctionTool
 from ._function import tool as tool
@@ -16,6 +17,7 @@ from ._globs import PatternSet as PatternSet
 from ._globs import compile_patterns as compile_patterns
 from ._globs import literal_server as literal_server
 from ._globs import validate_pattern as validate_pattern
+from ._known_names import SERVED_BUILTIN_NAMESPACE as SERVED_BUILTIN_NAMESPACE
 from ._levels import Level as Level
 from ._names import split_name as split_name
 from ._names import validate_server_name as validate_server_name
@@ -39,6 +41,7 @@ from .formats import get_format as get_format
 
 __all__ = [
     "FORMATS",
+    "SERVED_BUILTIN_NAMESPACE",
     "ApprovalRequest",
     "Approver",
     "AuditEvent",
@@ -63,6 +66,7 @@ __all__ = [
     "compile_patterns",
     "get_format",
     "literal_server",
+    "looks_like_secret",
     "redact",
     "split_name",
     "tool",

@@ -12,13 +12,13 @@ asks is refused: silence never means yes.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._audit import redact
+from ._approval_text import SecretMask, Spill, describe_call
 from ._globs import compile_patterns
+from ._known_names import first_matching, matches_any, tool_names
 
 if TYPE_CHECKING:
     from ._permissions import Permissions
@@ -47,24 +47,36 @@ class ApprovalRequest:
     skill: str | None = None
     agent: str | None = None
 
-    def describe(self) -> str:
-        """One line for a person: the tool, why it asks, and the arguments."""
-        # The audit's redaction: a prompt never shows a credential either.
-        shown = json.dumps(redact(self.arguments), ensure_ascii=False, default=str)
-        return f"{self.tool.name} {shown} ({self.reason})"
+    def describe(self, *, mask: SecretMask | None = None, spill: Spill | None = None) -> str:
+        """The whole call for the person who approves it: the tool, why it asks, every argument in full.
+
+        Nothing is cut or hidden for looking sensitive (a key named
+        ``author``, a value shaped like a key): what is not shown cannot be
+        judged. Characters that hide or rewrite text are shown escaped.
+
+        Args:
+            mask: Hides the configured secrets (a session's masker); the text
+                says how many values it hid.
+            spill: Keeps values too long to show inline (a file, say) and says
+                where; their head and tail stay in the text.
+        """
+        return describe_call(self.tool.name, self.reason, self.arguments, mask=mask, spill=spill)
 
 
 # Returns True to run the call. Raising refuses it, with the exception's message as the reason.
 Approver = Callable[[ApprovalRequest], Awaitable[bool]]
 
 
-def approval_reason(spec: ToolSpec, permissions: Permissions) -> str | None:
-    """Why a call of ``spec`` must be approved under ``permissions``, or None when it need not be."""
+def approval_reason(spec: ToolSpec, permissions: Permissions, names: Sequence[str] | None = None) -> str | None:
+    """Why a call of ``spec`` must be approved under ``permissions``, or None when it need not be.
+
+    ``names`` are every name the tool is known by (``ToolRegistry.names``); an
+    ask rule written with any of them holds the call back.
+    """
     if permissions.ask:
-        patterns = compile_patterns(permissions.ask)
-        if patterns.matches(spec.name):
-            rule = next(p for p in permissions.ask if compile_patterns([p]).matches(spec.name))
-            return f"it matches ask rule {rule!r}"
+        known = names if names is not None else tool_names(spec)
+        if matches_any(compile_patterns(permissions.ask), known):
+            return f"it matches ask rule {first_matching(permissions.ask, known)!r}"
     if permissions.ask_destructive and spec.destructive:
         return "it may be destructive (MCP annotations: not readOnlyHint, destructiveHint not false)"
     return None

@@ -6,17 +6,18 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["AuditEvent", "AuditKind", "AuditLog", "redact"]
+__all__ = ["AuditEvent", "AuditKind", "AuditLog", "looks_like_secret", "redact"]
 
 logger = logging.getLogger("toolsift.audit")
-AuditKind = Literal["tool.executed", "tool.failed", "tool.denied"]
+AuditKind = Literal["tool.started", "tool.executed", "tool.failed", "tool.denied"]
 AuditSubscriber = Callable[["AuditEvent"], None]
+AuditFlush = Callable[[], Awaitable[None]]
 
 REDACTED = "[redacted]"
 _SECRET_KEY = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key|auth|credential|private[_-]?key|cookie|session",
@@ -30,6 +31,11 @@ _SECRET_VALUE = re.compile(
 _MAX_VALUE_CHARS = 200
 # Deeper than any argument a call may carry (MAX_ARGUMENT_DEPTH), shallow enough never to overflow the stack.
 _MAX_DEPTH = 100
+
+
+def looks_like_secret(text: str) -> bool:
+    """True when ``text`` has the shape of a credential: a bearer value, a provider key, a JWT, a long blob."""
+    return _SECRET_VALUE.match(text.strip()) is not None
 
 
 def redact(value: Any, key: str | None = None, *, _depth: int = 0) -> Any:
@@ -48,7 +54,7 @@ def redact(value: Any, key: str | None = None, *, _depth: int = 0) -> Any:
     if isinstance(value, list | tuple):
         return [redact(v, _depth=_depth + 1) for v in value]
     if isinstance(value, str):
-        if _SECRET_VALUE.match(value.strip()):
+        if looks_like_secret(value):
             return REDACTED
         if len(value) > _MAX_VALUE_CHARS:
             return value[:_MAX_VALUE_CHARS] + f"...[{len(value)} chars]"
@@ -61,15 +67,18 @@ class AuditEvent:
 
     Attributes:
         kind: ``tool.executed`` (ran, result ok), ``tool.failed`` (ran and failed,
-            or arguments invalid), ``tool.denied`` (refused by a layer).
+            or arguments invalid), ``tool.denied`` (refused by a layer);
+            ``tool.started`` (about to run: written before the tool runs when
+            the log records starts, so a call whose end was never recorded,
+            its process killed, still has a record).
         tool: The name the caller used, resolved to the canonical name when known.
         server: The tool's MCP server, if any.
         skill: The active skill of the scope.
         agent: The agent profile of the scope.
         layer: The refusing layer for denials.
         reason: Why it was denied or failed.
-        duration_ms: Time spent in the registry and the tool.
-        outcome: ``ok``, ``error`` or ``denied``.
+        duration_ms: Time spent in the registry and the tool (for a start: before the tool).
+        outcome: ``ok``, ``error``, ``denied``, or ``started`` for a start.
         call_id: Unique per call.
         arguments: The arguments with secret-looking values redacted.
         flags: Markers raised while handling the call (``suspicious_content``).
@@ -78,7 +87,7 @@ class AuditEvent:
 
     kind: AuditKind
     tool: str
-    outcome: Literal["ok", "error", "denied"]
+    outcome: Literal["ok", "error", "denied", "started"]
     call_id: str
     duration_ms: float
     server: str | None = None
@@ -102,22 +111,51 @@ class AuditLog:
 
     A subscriber that raises is logged and skipped, so one bad listener cannot
     break the calls it observes.
+
+    Args:
+        path: The JSON-lines file; None: subscribers only.
+        record_starts: Record each call that is about to run (``tool.started``),
+            and have it wait until every subscriber's copy is delivered (see
+            :meth:`flush`): where a process may die mid-call and leave its
+            caller unsure whether the call ran (replicas sharing sessions).
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, record_starts: bool = False) -> None:
         self.path = Path(path) if path is not None else None
+        self.record_starts = record_starts
         self._subscribers: list[AuditSubscriber] = []
+        self._flushes: list[AuditFlush] = []
         self._lock = threading.Lock()
 
-    def subscribe(self, subscriber: AuditSubscriber) -> Callable[[], None]:
-        """Call ``subscriber`` with every event; returns a function that unsubscribes."""
+    def subscribe(self, subscriber: AuditSubscriber, *, flush: AuditFlush | None = None) -> Callable[[], None]:
+        """Call ``subscriber`` with every event; returns a function that unsubscribes.
+
+        Args:
+            subscriber: Called with each event, synchronously.
+            flush: For a subscriber that delivers events later (a queue, a
+                network): waits until the events it was given so far are
+                delivered, raising ``TimeoutError`` when they cannot be.
+        """
         self._subscribers.append(subscriber)
+        if flush is not None:
+            self._flushes.append(flush)
 
         def unsubscribe() -> None:
             if subscriber in self._subscribers:
                 self._subscribers.remove(subscriber)
+            if flush in self._flushes:
+                self._flushes.remove(flush)
 
         return unsubscribe
+
+    async def flush(self) -> None:
+        """Wait until every subscriber that delivers later holds the events emitted so far.
+
+        Raises:
+            TimeoutError: When a subscriber cannot deliver them (its message says why).
+        """
+        for flush in list(self._flushes):
+            await flush()
 
     def emit(self, event: AuditEvent) -> None:
         """Deliver one event."""

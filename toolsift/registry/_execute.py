@@ -18,7 +18,7 @@ from ._arguments import argument_problems
 from ._audit import AuditEvent, AuditKind, redact
 from ._permissions import PermissionLayer, Permissions, check_permissions
 from ._scope import TurnScope
-from ._tools import ProgressCallback, ToolContext, ToolResult, ToolSpec
+from ._tools import ProgressCallback, ToolContext, ToolResult
 from ._visibility import Entry, hidden_reason
 from .formats import drop_optional_nulls
 
@@ -73,7 +73,7 @@ class Executor:
             only_layer_1 = denial is not None and denial[0] == 1 and hidden_reason(
                 entry, scope.with_unlocked([entry.spec.name])) is None
             if denial is None or only_layer_1:
-                reason = check_permissions(entry.spec, arguments, permissions, self._layers)
+                reason = check_permissions(entry.spec, arguments, permissions, self._layers, names=entry.names)
                 denial = (5, reason) if reason is not None else denial
             if denial is not None:
                 raise PermissionDenied(entry.spec.name, denial[0], denial[1])
@@ -85,7 +85,7 @@ class Executor:
             if has_null:  # a strict-mode model sends null for every optional property it leaves out
                 arguments = drop_optional_nulls(entry.spec.input_schema, arguments)
             schema_problem = self._validate(entry, arguments)
-            approved = schema_problem is None and await _approve(entry.spec, arguments, permissions, scope, call_id)
+            approved = schema_problem is None and await _approve(entry, arguments, permissions, scope, call_id)
         except ToolNotFound as exc:
             self._audit("tool.denied", name, entry, scope, call_id, started, arguments, layer=2, reason=str(exc))
             raise
@@ -97,8 +97,10 @@ class Executor:
             self._audit("tool.failed", exc.tool, entry, scope, call_id, started, arguments, reason=str(exc))
             raise
         spec = entry.spec
-        if schema_problem is not None:
-            result = ToolResult.error(schema_problem)
+        refusal = schema_problem if schema_problem is not None else await self._record_start(
+            entry, scope, call_id, started, arguments)
+        if refusal is not None:
+            result = ToolResult.error(refusal)
         else:
             ctx = ToolContext(call_id=call_id, scope=scope, permissions=permissions, timeout=timeout,
                               progress=progress)
@@ -113,6 +115,23 @@ class Executor:
             flags=(*result.meta.get("flags", ()), *(("approved",) if approved else ())),
         )
         return result
+
+    async def _record_start(self, entry: Entry, scope: TurnScope, call_id: str, started: float,
+                            arguments: Mapping[str, Any]) -> str | None:
+        """Audit the start of a call about to run, where the log records starts; why it may not run, or None.
+
+        The record is delivered before the tool runs, so a process killed during the call leaves a trace of
+        a call whose effect may have happened; a call whose start cannot be recorded does not run.
+        """
+        audit = self._registry.audit
+        if not audit.record_starts:
+            return None
+        self._audit("tool.started", entry.spec.name, entry, scope, call_id, started, arguments)
+        try:
+            await audit.flush()
+        except TimeoutError as exc:
+            return f"Tool {entry.spec.name!r} was not run: its start could not be audited: {exc}"
+        return None
 
     async def _run(self, entry: Entry, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         name = entry.spec.name
@@ -160,7 +179,8 @@ class Executor:
         reason: str | None = None,
         flags: tuple[str, ...] = (),
     ) -> None:
-        outcome = {"tool.executed": "ok", "tool.failed": "error", "tool.denied": "denied"}[kind]
+        outcome = {"tool.started": "started", "tool.executed": "ok", "tool.failed": "error",
+                   "tool.denied": "denied"}[kind]
         self._registry.audit.emit(AuditEvent(
             kind=kind,
             tool=tool,
@@ -177,7 +197,7 @@ class Executor:
         ))
 
 
-async def _approve(spec: ToolSpec, arguments: Mapping[str, Any], permissions: Permissions, scope: TurnScope,
+async def _approve(entry: Entry, arguments: Mapping[str, Any], permissions: Permissions, scope: TurnScope,
                    call_id: str) -> bool:
     """Ask the caller's approver when the call asks; True when it was asked and approved.
 
@@ -185,7 +205,8 @@ async def _approve(spec: ToolSpec, arguments: Mapping[str, Any], permissions: Pe
         PermissionDenied: Layer 5, when the call asks and there is no approver,
             the approver says no, or the approver fails (its message is the reason).
     """
-    reason = approval_reason(spec, permissions)
+    spec = entry.spec
+    reason = approval_reason(spec, permissions, entry.names)
     if reason is None:
         return False
     if permissions.approver is None:

@@ -3,12 +3,13 @@ and the pluggable extra checks that run last."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ._approval import Approver
 from ._globs import compile_patterns
+from ._known_names import matches_any, tool_names
 from ._levels import Level
 from ._tools import ToolSpec
 
@@ -24,7 +25,9 @@ class Permissions:
     the tool's required level against ``level``, then the tool's required custom
     permissions against ``custom``, then any extra permission layers. A call
     that passes them all and matches ``ask`` (or ``ask_destructive``) runs only
-    when ``approver`` says yes: deny > ask > allow.
+    when ``approver`` says yes: deny > ask > allow. Every glob matches a tool
+    by any name it is known by (``builtin__read_file`` as well as
+    ``read_file``; see ``ToolRegistry.names``).
 
     Attributes:
         level: The caller's level; the default ``WRITE`` runs everything but
@@ -77,12 +80,23 @@ def check_permissions(
     args: Mapping[str, Any],
     permissions: Permissions,
     layers: Iterable[PermissionLayer] = (),
+    *,
+    names: Sequence[str] | None = None,
 ) -> str | None:
-    """Run layer 5 for one call and return the first refusal's reason, or None."""
-    name = spec.name
-    if permissions.denylist and compile_patterns(permissions.denylist).matches(name):
+    """Run layer 5 for one call and return the first refusal's reason, or None.
+
+    Args:
+        spec: The tool, config rules applied.
+        args: The call's arguments (extra layers judge them).
+        permissions: The caller's.
+        layers: Extra permission layers, run last.
+        names: Every name the tool is known by (``ToolRegistry.names``, which
+            holds its provider aliases); without it, the names ``spec`` gives.
+    """
+    known = names if names is not None else tool_names(spec)
+    if permissions.denylist and matches_any(compile_patterns(permissions.denylist), known):
         return "it matches the caller's denylist"
-    if permissions.allowlist is not None and not compile_patterns(permissions.allowlist).matches(name):
+    if permissions.allowlist is not None and not matches_any(compile_patterns(permissions.allowlist), known):
         return "it is not in the caller's allowlist"
     if permissions.level < spec.required_level:
         return f"it requires level {spec.required_level}, the caller has {permissions.level}"
@@ -101,7 +115,7 @@ class ToolRule:
     """A config rule that raises what matching tools require (``tools.permissions``).
 
     Attributes:
-        match: A glob over canonical tool names.
+        match: A glob over tool names (any name a tool is known by, see ``ToolRegistry.names``).
         required_level: When set, the level matching tools require.
         required_permissions: Custom permissions added to matching tools.
     """
@@ -116,9 +130,12 @@ class ToolRule:
             object.__setattr__(self, "required_level", Level.parse(self.required_level))
         object.__setattr__(self, "required_permissions", frozenset(self.required_permissions))
 
-    def apply(self, spec: ToolSpec) -> ToolSpec:
-        """Return ``spec`` with this rule applied when it matches, else ``spec`` itself."""
-        if not compile_patterns([self.match]).matches(spec.name):
+    def apply(self, spec: ToolSpec, names: Sequence[str] | None = None) -> ToolSpec:
+        """Return ``spec`` with this rule applied when it matches, else ``spec`` itself.
+
+        ``names`` are the tool's names (aliases included); without them, those ``spec`` gives.
+        """
+        if not matches_any(compile_patterns([self.match]), names if names is not None else tool_names(spec)):
             return spec
         level = self.required_level if self.required_level is not None else spec.required_level
         return replace(

@@ -12,6 +12,7 @@ from .._exceptions import DuplicateTool, InvalidToolName, ToolNotFound
 from ._audit import AuditLog
 from ._execute import Executor
 from ._heap import HeapSettler
+from ._known_names import tool_names
 from ._names import namespace_of, validate_server_name, validate_tool_name
 from ._permissions import PermissionLayer, Permissions, ToolRule
 from ._scope import TurnScope
@@ -64,12 +65,18 @@ class ToolRegistry:
         audit: Where audit events go; a fresh :class:`AuditLog` by default.
         settle_heap: Freeze the heap after large registrations so the garbage
             collector stops re-walking the catalogue (see ``_heap``).
+        upstream_names: Also know each MCP tool by its own server's name for
+            it (``danger`` for ``srv__danger``), for tools served under those
+            names (a gateway with ``prefixNames: false``): permission globs and
+            config rules match them too. Off elsewhere, where a bare rule such
+            as ``allowlist: ["read_file"]`` must not reach every server's ``read_file``.
     """
 
     def __init__(self, *, rules: Sequence[ToolRule] = (), audit: AuditLog | None = None,
-                 settle_heap: bool = True) -> None:
+                 settle_heap: bool = True, upstream_names: bool = False) -> None:
         self.audit = audit if audit is not None else AuditLog()
         self._rules = tuple(rules)
+        self._upstream_names = upstream_names
         self._entries: dict[str, Entry] = {}
         self._by_namespace: dict[str | None, dict[str, Entry]] = {}
         self._alias_to_name: dict[str, str] = {}
@@ -140,6 +147,14 @@ class ToolRegistry:
     def aliases(self, name: str) -> dict[str, str]:
         """Provider aliases of a tool, by name-rule key (empty when its name fits everywhere)."""
         return dict(self._entry(name).aliases)
+
+    def names(self, name: str) -> tuple[str, ...]:
+        """Every name permission rules match a tool by: canonical first, then served, prefixed, alias, upstream.
+
+        Raises:
+            ToolNotFound: When nothing is registered under that name or alias.
+        """
+        return self._entry(name).names
 
     def _entry(self, name: str) -> Entry:
         entry = self._entries.get(name)
@@ -244,19 +259,19 @@ class ToolRegistry:
         taken_aliases: set[str] = set()
         prepared: dict[str, Entry] = {}
         for order, tool in enumerate(tools, start=self._order + 1):
-            spec = self._apply_rules(tool.spec)
-            name = validate_tool_name(spec.name)
+            name = validate_tool_name(tool.spec.name)
             if name in prepared or (name in self._entries and name not in freed):
                 raise DuplicateTool(name)
             if name in self._alias_to_name and name not in freed_aliases:
                 raise DuplicateTool(name)
-            entry = Entry(tool=tool, spec=spec, internal=internal, order=order, namespace=namespace_of(name))
-            for key, rule in _NAME_RULES.items():
-                if not rule.accepts(name):
-                    entry.aliases[key] = self._unique_alias(rule.alias, name, freed | set(prepared), taken_aliases,
-                                                            freed_aliases)
-            taken_aliases.update(entry.aliases.values())
-            prepared[name] = entry
+            aliases = {key: self._unique_alias(rule.alias, name, freed | set(prepared), taken_aliases, freed_aliases)
+                       for key, rule in _NAME_RULES.items() if not rule.accepts(name)}
+            # Config rules match a tool by any of its names, aliases included, as the permission globs do.
+            names = tool_names(tool.spec, aliases.values(), upstream=self._upstream_names)
+            spec = self._apply_rules(tool.spec, names)
+            prepared[name] = Entry(tool=tool, spec=spec, internal=internal, order=order, namespace=namespace_of(name),
+                                   aliases=aliases, names=names)
+            taken_aliases.update(aliases.values())
         return list(prepared.values())
 
     def _unique_alias(self, make: Callable[[str, int], str], name: str, pending: set[str],
@@ -272,9 +287,9 @@ class ToolRegistry:
                 return alias
         raise InvalidToolName(name, "no collision-free provider alias could be derived")  # pragma: no cover
 
-    def _apply_rules(self, spec: ToolSpec) -> ToolSpec:
+    def _apply_rules(self, spec: ToolSpec, names: tuple[str, ...]) -> ToolSpec:
         for rule in self._rules:
-            spec = rule.apply(spec)
+            spec = rule.apply(spec, names)
         return spec
 
     def _commit(self, added: list[Entry], *, removed: list[Entry], server: str | None) -> RegistryChange:

@@ -30,6 +30,8 @@ class Entry:
     order: int
     namespace: str | None
     aliases: dict[str, str] = field(default_factory=dict)
+    # Every name permission rules match it by (canonical first; see ``tool_names``).
+    names: tuple[str, ...] = ()
     exports: dict[tuple[str, bool], dict[str, Any]] = field(default_factory=dict)
     validator: Any = None
 

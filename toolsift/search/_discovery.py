@@ -218,7 +218,8 @@ class Discovery:
             names.update(tool.spec.name for tool in self.registry.tools(server=server))
         allowed = frozenset(
             name for name in names
-            if check_permissions(self.registry.get(name).spec, {}, self.permissions) is None
+            if check_permissions(self.registry.get(name).spec, {}, self.permissions,
+                                 names=self.registry.names(name)) is None
         )
         self._pinned_cache = (generation, allowed)
         return allowed

@@ -191,7 +191,7 @@ class SearchToolsTool:
         registry = self.index.registry
         denial = registry.hidden_reason(name, surfaced)
         if denial is None:
-            refusal = check_permissions(registry.spec(name), {}, permissions)
+            refusal = check_permissions(registry.spec(name), {}, permissions, names=registry.names(name))
             denial = (5, refusal) if refusal is not None else None
         return denial
 

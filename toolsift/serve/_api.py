@@ -15,7 +15,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from .._exceptions import ConfigError, ToolsiftError
-from ..config import ServeSettings, ToolsiftConfig, validate_serve_settings
+from ..config import ServeSettings, ToolsiftConfig, TrustedLaunches, validate_serve_settings
 from ._http import run_http_workers, serve_http
 from ._load import load_serve_config
 from ._server import ToolsiftServer
@@ -23,14 +23,15 @@ from ._server import ToolsiftServer
 __all__ = ["build_server", "main", "serve_stdio"]
 
 
-def build_server(config: ToolsiftConfig | str | os.PathLike[str], settings: ServeSettings | None = None,
-                 **overrides: Any) -> ToolsiftServer:
+def build_server(config: ToolsiftConfig | str | os.PathLike[str], settings: ServeSettings | None = None, *,
+                 trust: TrustedLaunches | None = None, **overrides: Any) -> ToolsiftServer:
     """A server for a config, not started yet.
 
     Args:
         config: A loaded config, or the path of a config file (whose ``serve``
             section gives the settings unless ``settings`` is passed).
         settings: How to serve.
+        trust: What a project's config may launch as a gateway (see ``ToolsiftServer``).
         overrides: ``ServeSettings`` fields to change (``port=0``, ``transport="http"``).
 
     Raises:
@@ -42,7 +43,7 @@ def build_server(config: ToolsiftConfig | str | os.PathLike[str], settings: Serv
     settings = settings if settings is not None else ServeSettings()
     if overrides:
         settings = validate_serve_settings({**settings.model_dump(exclude_unset=True), **overrides})
-    return ToolsiftServer(config, settings)
+    return ToolsiftServer(config, settings, trust=trust)
 
 
 async def serve_stdio(server: ToolsiftServer) -> None:
@@ -60,7 +61,9 @@ async def serve_stdio(server: ToolsiftServer) -> None:
 
 def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="toolsift serve", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=Path("toolsift.json"), help="the config file")
+    # Named, never looked for: a file found in the current folder came with the project, and only the
+    # toolsift command, which asks for trust first, picks one up by itself.
+    parser.add_argument("--config", type=Path, required=True, help="the config file")
     parser.add_argument("--transport", choices=["stdio", "http"])
     parser.add_argument("--host")
     parser.add_argument("--port", type=int)
@@ -92,8 +95,16 @@ class _Announce(TaskStatus[str]):
             pending.replace(self._ready_file)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``toolsift serve`` from command-line arguments; returns the exit status."""
+def main(argv: Sequence[str] | None = None, *, config: ToolsiftConfig | None = None,
+         trust: TrustedLaunches | None = None) -> int:
+    """Run ``toolsift serve`` from command-line arguments; returns the exit status.
+
+    Args:
+        argv: The arguments (``sys.argv[1:]`` by default).
+        config: The config of ``--config`` already loaded and admitted, so
+            that what is served is what was trusted; read from the file when None.
+        trust: What a project's config may launch as a gateway (see ``ToolsiftServer``).
+    """
     args = _arguments(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     overrides = {key: value for key, value in {
@@ -104,16 +115,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     shared = {key: value for key, value in {"redis": args.redis, "replica": args.replica}.items()
               if value is not None}
     try:
-        config, settings = load_serve_config(args.config)
+        config, settings = load_serve_config(args.config) if config is None else (config, config.serve)
         if shared:
             current = settings.shared.model_dump(exclude_unset=True) if settings.shared is not None else {}
             overrides["shared"] = {**current, **shared}
-        server = build_server(config, settings, **overrides)
+        server = build_server(config, settings, trust=trust, **overrides)
         settings = server.settings
         if settings.transport == "stdio":
             anyio.run(serve_stdio, server)
         elif settings.workers > 1:
-            run_http_workers(args.config, settings, announce=_Announce(args.ready_file).started)
+            run_http_workers(args.config, settings, announce=_Announce(args.ready_file).started, trust=trust)
         else:
             anyio.run(partial(serve_http, server, task_status=_Announce(args.ready_file)))
     except ToolsiftError as exc:

@@ -3,10 +3,22 @@
 The MCP era of the request decides how the question travels. Up to
 2025-11-25 it is an ``elicitation/create`` request sent in the middle of the
 call. From 2026-07-28 on, servers may not send requests mid-call: the call
-ends with an ``InputRequiredResult`` carrying the question, and the client
-calls again with the answer in ``input_responses``. That first round is
-audited as refused ("waiting for the client's answer"); the retry that
-carries a yes runs the tool.
+ends with an ``InputRequiredResult`` carrying the question and a
+``requestState``, and the client calls again with the answer in
+``input_responses`` and the state echoed. That first round is audited as
+refused ("waiting for the client's answer"); the retry that carries a yes runs
+the tool.
+
+An answer counts only as the answer to a question this server asked: the
+state names the question (a digest of the text the person was shown), the
+page of it answered and a nonce used once, and the SDK's
+``RequestStateBoundary`` seals it (AES-GCM) and binds it to the call's tool
+and arguments, with an expiry. An answer sent with the first request, unasked,
+or with a state from another question, is ignored and the question asked.
+
+The person sees the whole call (``ApprovalRequest.describe``), only configured
+secrets hidden. A call too long for one message is asked page by page: every
+page must be accepted, and the last acceptance runs the call.
 
 A client that declared no form elicitation, or a connection with no
 back-channel (stateless HTTP in the older era), cannot be asked, and the call
@@ -15,28 +27,83 @@ is refused with that reason: silence never means yes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import RequestStateSecurity
 from mcp_types.version import is_version_at_least
 
+from .._exceptions import ConfigError
 from ..registry import ApprovalRequest
 
-__all__ = ["APPROVAL_INPUT", "ClientApprover"]
+__all__ = ["APPROVAL_INPUT", "ENV_STATE_KEY", "ClientApprover", "request_state_security"]
+
+logger = logging.getLogger("toolsift.serve")
 
 # The key of the question in InputRequiredResult.input_requests, and of its answer in input_responses.
 APPROVAL_INPUT: Final = "toolsift.approval"
+#: The secret that seals ``requestState``: the same on every worker and replica that may get a retry.
+ENV_STATE_KEY: Final = "TOOLSIFT_REQUEST_STATE_KEY"
 _INPUT_REQUIRED_SINCE = "2026-07-28"
+_STATE_SECONDS = 600.0
+# One message stays under the SDK client's 1 MiB SSE event limit: 4 bytes per character at worst in UTF-8.
+_PAGE_CHARS = 200_000
 _SCHEMA: types.ElicitRequestedSchema = {
     "type": "object",
     "properties": {"approve": {"type": "boolean", "title": "Approve", "description": "Run this tool call"}},
     "required": ["approve"],
 }
+
+
+def request_state_security(environ: Mapping[str, str] | None = None) -> RequestStateSecurity:
+    """How ``requestState`` is sealed: under ``$TOOLSIFT_REQUEST_STATE_KEY``, else a key of this process only.
+
+    Raises:
+        ConfigError: When the variable is set but shorter than 32 bytes.
+    """
+    key = (os.environ if environ is None else environ).get(ENV_STATE_KEY)
+    if not key:
+        return RequestStateSecurity.ephemeral(ttl=_STATE_SECONDS)
+    try:
+        return RequestStateSecurity(keys=[key], ttl=_STATE_SECONDS)
+    except ValueError as exc:
+        raise ConfigError(f"${ENV_STATE_KEY} must hold at least 32 bytes of secret randomness (for example "
+                          f"the output of 'python -c \"import secrets; print(secrets.token_hex(32))\"'): {exc}",
+                          field=ENV_STATE_KEY) from None
+
+
+def _pages(text: str) -> list[str]:
+    """``text`` in pieces of at most ``_PAGE_CHARS``, cut at a line end where one is near."""
+    pages: list[str] = []
+    while len(text) > _PAGE_CHARS:
+        cut = text.rfind("\n", _PAGE_CHARS // 2, _PAGE_CHARS)
+        cut = cut + 1 if cut != -1 else _PAGE_CHARS
+        pages.append(text[:cut])
+        text = text[cut:]
+    return [*pages, text]
+
+
+def _message(pages: list[str], page: int) -> str:
+    if len(pages) == 1:
+        return pages[0]
+    after = "approve = true runs the call" if page == len(pages) else (
+        "approve = true shows the next page; anything else refuses the call")
+    return f"{pages[page - 1]}\n\n(page {page} of {len(pages)}: {after})"
+
+
+def _accepted(answer: types.ElicitResult) -> bool:
+    return answer.action == "accept" and (answer.content or {}).get("approve") is True
 
 
 @dataclass
@@ -45,14 +112,20 @@ class _Asking:
 
     ctx: ServerRequestContext[Any]
     params: types.CallToolRequestParams
-    pending: types.ElicitRequest | None = None
+    pending: types.InputRequiredResult | None = None
 
 
 class ClientApprover:
-    """The approver of served calls: asks the MCP client of the request being served."""
+    """The approver of served calls: asks the MCP client of the request being served.
 
-    def __init__(self) -> None:
+    Args:
+        mask: Hides configured secrets in the question (``McpServerManager.mask_secrets``).
+    """
+
+    def __init__(self, mask: Callable[[str], str] | None = None) -> None:
         self._current: ContextVar[_Asking | None] = ContextVar("toolsift_serve_asking", default=None)
+        self._mask = mask
+        self._used: dict[str, float] = {}  # nonces of answered questions -> when their state expires
 
     @contextmanager
     def asking(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Iterator[_Asking]:
@@ -74,16 +147,61 @@ class ClientApprover:
         # A bare `elicitation: {}` (from before elicitation had modes) means form support.
         if elicitation is None or (elicitation.form is None and elicitation.url is not None):
             raise RuntimeError("the client cannot be asked: it declared no form elicitation capability")
-        message = f"Approve {request.describe()}?"
-        if is_version_at_least(ctx.protocol_version, _INPUT_REQUIRED_SINCE):
-            answer = (asking.params.input_responses or {}).get(APPROVAL_INPUT)
-            if answer is None:
-                asking.pending = types.ElicitRequest(
-                    params=types.ElicitRequestFormParams(message=message, requested_schema=_SCHEMA))
-                raise RuntimeError("waiting for the client's answer (input required)")
-            if not isinstance(answer, types.ElicitResult):
-                raise RuntimeError(f"the client answered {APPROVAL_INPUT!r} with a {type(answer).__name__}, "
-                                   "not an elicitation result")
-        else:
-            answer = await ctx.session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
-        return answer.action == "accept" and (answer.content or {}).get("approve") is True
+        text = f"Approve {request.describe(mask=self._mask)}"
+        pages = _pages(text)
+        if not is_version_at_least(ctx.protocol_version, _INPUT_REQUIRED_SINCE):
+            for number in range(1, len(pages) + 1):
+                message = _message(pages, number)
+                asked = await ctx.session.elicit_form(message, _SCHEMA, related_request_id=ctx.request_id)
+                if not _accepted(asked):
+                    return False
+            return True
+        question = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        page = self._answered_page(asking.params, question, len(pages))
+        if page is None:
+            self._ask(asking, pages, 1, question)
+        answer = (asking.params.input_responses or {}).get(APPROVAL_INPUT)
+        if not isinstance(answer, types.ElicitResult):
+            raise RuntimeError(f"the client answered {APPROVAL_INPUT!r} with a {type(answer).__name__}, "
+                               "not an elicitation result")
+        if not _accepted(answer):
+            return False
+        if page < len(pages):
+            self._ask(asking, pages, page + 1, question)
+        return True
+
+    @staticmethod
+    def _ask(asking: _Asking, pages: list[str], page: int, question: str) -> NoReturn:
+        """Leave page ``page`` of the question for the client, with the state its answer must come back with."""
+        state = json.dumps({"ask": APPROVAL_INPUT, "question": question, "page": page,
+                            "nonce": secrets.token_urlsafe(16)})
+        params = types.ElicitRequestFormParams(message=_message(pages, page), requested_schema=_SCHEMA)
+        asking.pending = types.InputRequiredResult(input_requests={APPROVAL_INPUT: types.ElicitRequest(params=params)},
+                                                   request_state=state)
+        raise RuntimeError("waiting for the client's answer (input required)")
+
+    def _answered_page(self, params: types.CallToolRequestParams, question: str, pages: int) -> int | None:
+        """The page of this question that the retry answers, or None when it answers no question asked here.
+
+        The state arrives unsealed and verified by the SDK's boundary (bound to
+        this tool and these arguments); it must name this question and carry a
+        nonce not used before. Anything else is ignored: the question is asked.
+        """
+        if params.request_state is None or APPROVAL_INPUT not in (params.input_responses or {}):
+            return None
+        try:
+            state = json.loads(params.request_state)
+            named, nonce, page = state["ask"], state["nonce"], state["page"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        if named != APPROVAL_INPUT or state.get("question") != question or not isinstance(page, int) or not (
+                1 <= page <= pages):
+            logger.warning("an approval answer for another question was ignored; asking again")
+            return None
+        now = time.monotonic()
+        self._used = {used: until for used, until in self._used.items() if until > now}
+        if nonce in self._used:
+            logger.warning("an approval answer was sent again; asking again")
+            return None
+        self._used[nonce] = now + _STATE_SECONDS
+        return page

@@ -34,6 +34,7 @@ import mcp.types as types
 from .._exceptions import ToolNotFound
 from ..pipeline import Pipeline, refuse
 from ..registry import (
+    SERVED_BUILTIN_NAMESPACE,
     Permissions,
     ProgressCallback,
     ToolRegistry,
@@ -49,7 +50,7 @@ from ._skills import SKILL_NAMESPACE
 
 __all__ = ["BUILTIN_NAMESPACE", "RESERVED_NAMESPACES", "ServedTools", "ToolSource"]
 
-BUILTIN_NAMESPACE = "builtin"
+BUILTIN_NAMESPACE = SERVED_BUILTIN_NAMESPACE  # permission rules know tools by these names too
 RESERVED_NAMESPACES = frozenset({BUILTIN_NAMESPACE, SKILL_NAMESPACE})
 
 
@@ -77,8 +78,8 @@ class ToolSource:
         if not self.owns(canonical):
             return False
         # Extra permission layers judge arguments, which a listing has none of: only the built-in checks apply.
-        return self.permissions is None or check_permissions(self.registry.spec(canonical), {},
-                                                             self.permissions) is None
+        return self.permissions is None or check_permissions(self.registry.spec(canonical), {}, self.permissions,
+                                                             names=self.registry.names(canonical)) is None
 
     def owns(self, canonical: str) -> bool:
         """Whether a registry tool belongs to this source's namespace."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -30,7 +31,8 @@ from starlette.types import ASGIApp
 from uvicorn.supervisors import Multiprocess
 
 from .._exceptions import ConfigError
-from ..config import ServeSettings, is_loopback
+from ..config import ProjectTrust, ServeSettings, TrustedLaunches, is_loopback
+from ._approval import ENV_STATE_KEY
 from ._guard import HttpGuard
 from ._health import HEALTH_PATH, READY_PATH, health_routes
 from ._load import load_serve_config
@@ -44,6 +46,8 @@ logger = logging.getLogger("toolsift.serve")
 
 ENV_CONFIG = "TOOLSIFT_SERVE_CONFIG"
 ENV_SETTINGS = "TOOLSIFT_SERVE_SETTINGS"
+# What a project's config may launch, handed to the workers (see TrustedLaunches).
+ENV_TRUST = "TOOLSIFT_SERVE_TRUST"
 # Open SSE streams hold a graceful shutdown until they end; past this, they are cut.
 _GRACEFUL_SECONDS = 2
 
@@ -213,7 +217,18 @@ def app_from_environment() -> Starlette:
     overrides = os.environ.get(ENV_SETTINGS)
     if overrides:
         settings = ServeSettings.model_validate(json.loads(overrides))
-    return create_http_app(ToolsiftServer(config, settings))
+    trust = os.environ.get(ENV_TRUST)
+    return create_http_app(ToolsiftServer(config, settings, trust=_trust_from_json(trust) if trust else None))
+
+
+def _trust_json(trust: TrustedLaunches) -> str:
+    return json.dumps({"store": str(trust.store.store.absolute()), "path": str(trust.path.absolute()),
+                       "accepted": trust.accepted})
+
+
+def _trust_from_json(text: str) -> TrustedLaunches:
+    data = json.loads(text)
+    return TrustedLaunches(ProjectTrust(Path(data["store"])), Path(data["path"]), data["accepted"])
 
 
 def _settings_json(settings: ServeSettings) -> str:
@@ -226,11 +241,12 @@ def _settings_json(settings: ServeSettings) -> str:
 
 
 def run_http_workers(config_path: str | os.PathLike[str], settings: ServeSettings,
-                     announce: Callable[[str], None] | None = None) -> None:
+                     announce: Callable[[str], None] | None = None, *, trust: TrustedLaunches | None = None) -> None:
     """Serve with ``settings.workers`` uvicorn processes until interrupted (blocking).
 
     Each worker loads the config itself; ``settings`` (overrides included)
-    reach them through the environment. Workers share the listening socket,
+    and ``trust`` (what a project's config may launch) reach them through the
+    environment. Workers share the listening socket,
     so the server must be stateless (``ServeSettings`` enforces it).
     ``announce`` gets the URL once the socket listens: from then on a client's
     connection is accepted, and answered as soon as a worker has started.
@@ -241,6 +257,12 @@ def run_http_workers(config_path: str | os.PathLike[str], settings: ServeSetting
     check_binding(settings)
     os.environ[ENV_CONFIG] = str(Path(config_path).absolute())
     os.environ[ENV_SETTINGS] = _settings_json(settings)
+    # An approval asked by one worker may be answered on another: they seal requestState with one key.
+    os.environ.setdefault(ENV_STATE_KEY, secrets.token_hex(32))
+    if trust is not None:
+        os.environ[ENV_TRUST] = _trust_json(trust)
+    else:
+        os.environ.pop(ENV_TRUST, None)
     config = uvicorn.Config("toolsift.serve:app_from_environment", factory=True,
                             host=settings.host.strip("[]"), port=settings.port, workers=settings.workers,
                             lifespan="on", log_level="warning", timeout_graceful_shutdown=_GRACEFUL_SECONDS,

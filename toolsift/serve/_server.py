@@ -24,6 +24,7 @@ import anyio
 import mcp.types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -31,7 +32,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from .. import __version__
 from .._exceptions import ConfigError
 from ..builtins import CommandPolicy, Workspace, builtin_tools
-from ..config import AgentConfig, ServeSettings, ToolsiftConfig
+from ..config import AgentConfig, ServeSettings, ToolsiftConfig, TrustedLaunches, permission_glob_warnings
 from ..mcp_sessions import (
     McpServerManager,
     SessionOptions,
@@ -52,11 +53,12 @@ from ..pipeline import (
     trace_configured_calls,
 )
 from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope, literal_server, split_name
-from ..search import Discovery, SearchIndex, SearchToolsTool
+from ..search import Discovery, SearchIndex, SearchToolsTool, server_descriptions
 from ..skills import SkillsLoader, SkillsReloaded, shared_sandbox, user_folders
-from ._approval import APPROVAL_INPUT, ClientApprover
+from ._approval import ENV_STATE_KEY, ClientApprover, request_state_security
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._notify import ToolListAnnouncer
+from ._protection import FollowedProtection
 from ._proxy import GatewayProxy
 from ._relay import ClientRelay, client_of
 from ._replicas import SharedState
@@ -128,23 +130,34 @@ class ToolsiftServer:
         settings: How to serve; defaults to ``ServeSettings()``.
         user_skills_dir: The user's skill folder, used when the config's
             ``skills.userSkills`` is true (default ``~/.toolsift/skills``).
+        trust: What an edit of a project's config may launch while served
+            (see :class:`~toolsift.config.TrustedLaunches`); None starts
+            whatever the file says, for a file the caller chose.
 
     Raises:
         ConfigError: When the profile is not a configured agent, the workspace
             is not a directory, gateway mode meets a server named ``builtin``
-            or ``skill``, or a command rule names an unknown built-in policy.
+            or ``skill``, a command rule names an unknown built-in policy, or
+            ``$TOOLSIFT_REQUEST_STATE_KEY`` is set but shorter than 32 bytes.
         InvalidPattern: When a policy glob is invalid.
     """
 
     def __init__(self, config: ToolsiftConfig, settings: ServeSettings | None = None, *,
-                 user_skills_dir: str | os.PathLike[str] | None = None) -> None:
+                 user_skills_dir: str | os.PathLike[str] | None = None, trust: TrustedLaunches | None = None) -> None:
         self.config = config
         self.settings = settings = settings if settings is not None else ServeSettings()
         self.profile: AgentConfig = config.agent(settings.profile)
-        self.registry = ToolRegistry(rules=config.tool_rules, audit=AuditLog(config.audit.path))
+        # Replicas may die mid-call: each call's start is audited (and in Redis) before it runs.
+        # Rules match every name a tool is known by; served unprefixed, an MCP tool is known by its own name too.
+        self.registry = ToolRegistry(rules=config.tool_rules,
+                                     audit=AuditLog(config.audit.path, record_starts=settings.shared is not None),
+                                     upstream_names=settings.gateway is not False and not settings.prefix_names)
         self.commands = CommandPolicy.from_settings(settings.commands)
-        self.registry.register_many(builtin_tools(Workspace(settings.workspace or config.workspace),
-                                                  commands=self.commands))
+        # What configures toolsift is out of the builtins' reach, following the servers a reload puts in force.
+        protection = FollowedProtection(self._config_in_force,
+                                        user_skill_folders=user_folders(config.skills.user_skills, user_skills_dir))
+        self.registry.register_many(builtin_tools(Workspace(settings.workspace or config.workspace,
+                                                            protected=protection), commands=self.commands))
         self.skill_registry = ToolRegistry(audit=self.registry.audit)
         skills = config.skills
         user = user_folders(skills.user_skills, user_skills_dir)
@@ -158,14 +171,15 @@ class ToolsiftServer:
                 raise ConfigError(f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
                                   "those namespaces are toolsift's own; rename them or set toolPrefix",
                                   path=config.path, field="serve.gateway")
-        self.approver = ClientApprover()
+        self.approver = ClientApprover(mask=self._mask_secrets)
         self.relay = ClientRelay()
         self.index: SearchIndex | None = None
         self._discoveries: WeakKeyDictionary[Any, Discovery] = WeakKeyDictionary()
         if settings.gateway is True and self.profile.tool_discovery != "skills":
             # search_tools reaches internal servers' tools; each client's unlocks are its own. A gateway
             # narrowed by a skill or patterns has chosen its tools already.
-            self.index = SearchIndex(self.registry, backend=config.search.backend, unsearchable=self._unsearchable)
+            self.index = SearchIndex(self.registry, backend=config.search.backend, unsearchable=self._unsearchable,
+                                     server_descriptions=lambda: server_descriptions(self.sessions or {}))
             self.registry.register(SearchToolsTool(self.index, auto_unlock=config.search.auto_unlock,
                                                    prepare=self._start_searchable_lazy), internal=True)
         self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout,
@@ -175,10 +189,16 @@ class ToolsiftServer:
         self.announcer = ToolListAnnouncer(bus, self.tools.signature)
         self.sessions: McpServerManager | None = None
         if settings.gateway is not False:
-            self.sessions = McpServerManager(self.registry, config, options=self._session_options())
+            self.sessions = McpServerManager(self.registry, config, options=self._session_options(), trust=trust)
         # Several replicas serving one set of sessions keep what they share in Redis.
         self.shared = SharedState(settings.shared, self.registry.audit) if settings.shared is not None else None
         self.sdk = self._sdk_server()
+        # requestState is sealed and bound to its call: an approval answer counts only for the question asked.
+        self.sdk.middleware.append(RequestStateBoundary(request_state_security(), default_audience="toolsift"))
+        asks = bool(self._permissions.ask or self._permissions.ask_destructive)
+        if self.shared is not None and asks and not os.environ.get(ENV_STATE_KEY):
+            logger.warning("serve.shared: set $%s to one secret on every replica, or a 2026-07-28 client's "
+                           "answer to an approval is accepted only by the replica that asked", ENV_STATE_KEY)
         self.sdk.middleware.append(self.announcer.track)
         self._stack: AsyncExitStack | None = None
         self._entered = False
@@ -187,6 +207,11 @@ class ToolsiftServer:
         return f"ToolsiftServer(profile={self.profile.name!r}, settings={self.settings!r})"
 
     # -- what is served ------------------------------------------------------------------------
+
+    def _config_in_force(self) -> ToolsiftConfig:
+        """The loaded config, or the one the last reload applied (gateway mode)."""
+        applied = self.sessions.config if self.sessions is not None else None
+        return applied if applied is not None else self.config
 
     def _session_options(self) -> SessionOptions:
         # Whatever upstream servers ask during a call goes to the client that made the call.
@@ -208,6 +233,10 @@ class ToolsiftServer:
             return _SdkServer("toolsift", version=__version__, instructions_of=self._instructions,
                               on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                               on_subscriptions_listen=self._listen, **handlers)
+
+    def _mask_secrets(self, text: str) -> str:
+        """``text`` with the secrets the gateway's sessions resolved masked (what an approver must not see)."""
+        return self.sessions.mask_secrets(text) if self.sessions is not None else text
 
     def _unsearchable(self) -> set[str]:
         return {server.namespace for server in self.config.servers.values() if not server.searchable}
@@ -317,6 +346,14 @@ class ToolsiftServer:
             self.tools.set_scope("gateway", self._gateway_scope())
         self.announcer.changed()
 
+    def _warn_unmatched_globs(self) -> None:
+        """Log the served profile's permission globs that match no tool, once the catalogue is listed."""
+        warnings, _ = permission_glob_warnings(self.config, self.registry, agents=[self.profile.name],
+                                               upstream=self.settings.gateway is not False
+                                               and not self.settings.prefix_names)
+        for warning in warnings:
+            logging.getLogger("toolsift.config").warning("%s", warning)
+
     # -- MCP handlers ----------------------------------------------------------------------------
 
     async def _list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
@@ -358,7 +395,7 @@ class ToolsiftServer:
                 logger.exception("serving a call of %r failed", params.name)
                 result = ToolResult.error(f"Tool {params.name!r} failed with an internal error; see the server log")
         if asking.pending is not None:  # an approval to ask for: the client calls again with the answer
-            return types.InputRequiredResult(input_requests={APPROVAL_INPUT: asking.pending})
+            return asking.pending
         if discovery is not None and discovery.unlocked != unlocked:
             # Its search changed what this client may see; other clients' lists are as they were.
             session_id = self._session_id(ctx)
@@ -413,6 +450,7 @@ class ToolsiftServer:
                 await group.start(self.index.maintain)
             if self.sessions is not None:
                 await self.sessions.start_lazy(self._gateway_named())
+            self._warn_unmatched_globs()
             if self.sessions is not None and self.config.path is not None:
                 # The same hot reload as a Toolbox's: edited servers reach clients as tools/list_changed.
                 await group.start(self.sessions.watch, self.config.path)

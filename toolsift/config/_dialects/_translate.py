@@ -2,8 +2,9 @@
 
 A key another client defines is either translated (``disabled`` ->
 ``enabled: false``, ``serverUrl``/``httpUrl`` -> ``url`` with its transport,
-``auth`` -> an ``Authorization`` header, a timeout in the client's unit ->
-``toolTimeout``) or dropped with a warning that says why; it never costs the
+a token ``auth`` -> an ``Authorization`` header, an OAuth block (``auth`` or
+``oauth`` object) -> toolsift's ``auth`` (``_oauth``), a timeout in the
+client's unit -> ``toolTimeout``) or dropped with a warning that says why; it never costs the
 server its place. Keys no client defines go to validation as written, so a
 typo is still reported with its close matches. Each translated key remembers
 the key it came from, so problems and warnings point at what the file says.
@@ -22,6 +23,7 @@ from .._model import key_spellings
 from .._server import ServerConfig
 from ..secrets import is_secret_reference
 from ._dialect import Dialect
+from ._oauth import read_oauth_block
 from ._variables import Places, rewrite_variables
 
 __all__ = ["Translation", "translate_entry"]
@@ -29,11 +31,13 @@ __all__ = ["Translation", "translate_entry"]
 _STREAMABLE = frozenset({"streamable-http", "streamableHttp", "streamable_http"})
 _SSE_PATH = re.compile(r"/sse(/|$)")
 # Fields whose strings may hold variables (as ServerConfig's Expandable fields).
-_EXPANDABLE = frozenset({"command", "args", "env", "cwd", "url", "headers", "env_file"})
+_EXPANDABLE = frozenset({"command", "args", "env", "cwd", "url", "headers", "env_file", "auth"})
 _OAUTH = ("this client's OAuth settings are not read: the server is kept and connects without them. Write "
           "toolsift's \"auth\" block instead (clientId, clientSecret, scopes) and sign in once with "
           "'toolsift auth login <server>'; for a bearer token write \"auth\": \"${TOKEN}\" or a headers.Authorization "
           "value")
+# Gemini CLI's authProviderType: only its discovery of the server's own OAuth has a toolsift equivalent.
+_DISCOVERY = "dynamic_discovery"
 _OAUTH_ON = ("signs in with OAuth (toolsift's \"auth\": {}): sign in once with 'toolsift auth login <server>'; "
              "the tokens are kept and refreshed")
 _APPROVE = ("ignored: {key!r} lets {client} run these tools without asking. toolsift has no prompts to skip: it "
@@ -77,7 +81,8 @@ class _Translator:
         self.out = Translation({})
         # Field -> the key that gives it: as written, or as derived from another key.
         self.holders = {self.spellings[key]: key for key in source if key in self.spellings}
-        self.auth: tuple[str, object] | None = None
+        # The keys that say how to authenticate (auth, oauth, authProviderType), as written.
+        self.auth: dict[str, object] = {}
 
     def note(self, key: str, message: str) -> None:
         self.out.notes.append(((key,), message))
@@ -112,15 +117,47 @@ class _Translator:
         return self.out
 
     def _apply_auth(self) -> None:
-        if self.auth is None:
-            return
-        key, value = self.auth
+        """Turn the entry's authentication keys into toolsift's: ``auth`` wins, then ``oauth``, then a provider."""
+        oauth = self.auth.get("oauth")
+        if "auth" in self.auth:
+            for other in [key for key in self.auth if key != "auth"]:
+                self.note(other, "ignored: 'auth' is set too and is used")
+            value = self.auth["auth"]
+            if isinstance(value, dict):
+                self._oauth_block("auth", value)
+            else:
+                self._auth_token(value)
+        elif isinstance(oauth, dict):
+            if self.auth.get("authProviderType", _DISCOVERY) != _DISCOVERY:
+                self.note("authProviderType", _OAUTH)
+            self._oauth_block("oauth", oauth)
+        else:
+            for key, value in self.auth.items():
+                if value == _DISCOVERY:
+                    self.derive("auth", {}, (key,))
+                    self.note(key, _OAUTH_ON)
+                else:
+                    self.note(key, _OAUTH)
+
+    def _oauth_block(self, key: str, block: dict[str, Any]) -> None:
+        """Carry an OAuth block into ``auth``, each key remembering where it was written."""
+        read = read_oauth_block(block)
+        self.out.notes.extend(((key, *where), message) for where, message in read.notes)
+        if read.auth is None:
+            return  # the block turns OAuth off
+        self.derive("auth", read.auth, (key,))
+        for target, written in read.origins.items():
+            self.out.origins[("auth", target)] = (key, written)
+
+    def _auth_token(self, value: object) -> None:
+        """A string ``auth``: ``oauth`` signs in with OAuth, anything else is a bearer token."""
+        key = "auth"
         if value == "oauth":
             self.derive("auth", {}, (key,))
             self.note(key, _OAUTH_ON)
             return
         if not isinstance(value, str):
-            self.note(key, _OAUTH)
+            self.note(key, "ignored: expected an OAuth object or a bearer token string")
             return
         if is_secret_reference(value):
             self.note(key, "ignored: a secret:// reference must be a whole value, and this one would follow "
@@ -209,7 +246,7 @@ def _timeout(t: _Translator, key: str, value: Any) -> None:
 
 
 def _auth(t: _Translator, key: str, value: Any) -> None:
-    t.auth = (key, value)
+    t.auth[key] = value
 
 
 def _approve(t: _Translator, key: str, value: Any) -> None:
@@ -232,11 +269,11 @@ _RULES: dict[str, Rule] = {
     "transport": _transport,
     "timeout": _timeout,
     "auth": _auth,
+    "oauth": _auth,
+    "authProviderType": _auth,
     "autoApprove": _approve,
     "alwaysAllow": _approve,
     "trust": _trust,
-    "oauth": lambda t, key, value: t.note(key, _OAUTH),
-    "authProviderType": lambda t, key, value: t.note(key, _OAUTH),
     "authentication": lambda t, key, value: t.note(key, _OAUTH),
     "description": _ignore("toolsift does not use a server's description"),
     "icon": _ignore("toolsift does not show icons"),

@@ -3,10 +3,13 @@
 Values stay references in the loaded config;
 :func:`toolsift.config.resolve_server` replaces them right before a session
 connects, so a secret lives only as long as the connection needs it. Resolvers are plug-ins looked up by scheme
-(:func:`register_secret_resolver`).
+(:func:`register_secret_resolver`). What is shown to a person (a command's output, a repr, a log line) has its
+secrets masked as ``***`` (:func:`mask_settings`, :func:`mask_url`).
 """
 
 from ..._public import publish
+from ._display import mask_settings as mask_settings
+from ._display import mask_url as mask_url
 from ._expand import expand_variables as expand_variables
 from ._expand import has_references as has_references
 from ._expand import reference_problem as reference_problem
@@ -29,6 +32,8 @@ __all__ = [
     "expand_variables",
     "has_references",
     "is_secret_reference",
+    "mask_settings",
+    "mask_url",
     "parse_secret_reference",
     "reference_problem",
     "register_secret_resolver",

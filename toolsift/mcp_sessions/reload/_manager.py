@@ -44,6 +44,13 @@ is rejected whole with ``config.rejected`` and the config in force stays.
 Only the servers and the top-level ``drainSeconds`` reload; the registry's
 rules, the agents and the other sections are fixed at start.
 
+Given ``trust`` (a ``TrustedLaunches``: the file came with a project), the
+manager starts a server, on entry or because an edit added it or changed
+what it launches, only when that trust covers the launch. One it does not
+cover is reported as ``server.untrusted`` (saying how to trust it) and
+treated as a bad entry: it keeps its previous settings, or is not started,
+and the rest applies. A server whose entry did not change keeps running.
+
 Reads and applies are serialised: a reload reads its file under the same
 lock an apply holds, so edits apply in the order they were read and an older
 read never overwrites a newer one.
@@ -53,19 +60,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, final
 
 import anyio
+import anyio.to_thread
 from anyio.abc import TaskStatus
 
 from ..._exceptions import ConfigError
-from ...config import ConfigDiff, ConfigReport, ServerConfig, ToolsiftConfig, diff_servers
+from ...config import ConfigDiff, ConfigReport, ServerConfig, ToolsiftConfig, TrustedLaunches, diff_servers
 from .._bootstrap import ServersLike, default_session_options
 from .._bootstrap import _servers as server_list
 from .._draining import wait_draining
-from .._events import ManagerEvent
+from .._events import ManagerEvent, ManagerEventKind
 from .._group import McpSessionGroup
 from .._options import SessionOptions
 from .._resource import ResourceState
@@ -112,15 +121,21 @@ class McpServerManager(Mapping[str, McpSession]):
         drain_seconds: How long a removed or replaced session may finish its
             calls when neither its server nor the file's top level sets
             ``drainSeconds`` (default ``options.drain_seconds``, 30).
+        trust: What a project's config may launch, on entry and at each
+            reload; None starts whatever the file says (a file the caller chose).
 
     Raises:
         ValueError: ``drain_seconds`` is negative or not finite.
     """
 
     def __init__(self, registry: ToolRegistry, config: ServersLike | None = None, *,
-                 options: SessionOptions | None = None, drain_seconds: float | None = None) -> None:
+                 options: SessionOptions | None = None, drain_seconds: float | None = None,
+                 trust: TrustedLaunches | None = None) -> None:
         self._initial = config
+        self._trust = trust
         options = default_session_options(config, options) if config is not None else options or SessionOptions()
+        if trust is not None:
+            options = replace(options, launch_check=trust.refusal)
         self._group = McpSessionGroup(registry, options=options, drain_seconds=drain_seconds)
         self._default_drain = self._group.drain_seconds
         self._config: ToolsiftConfig | None = None
@@ -180,6 +195,12 @@ class McpServerManager(Mapping[str, McpSession]):
         """One row per session (serving, starting beside it, or draining) with its calls in flight."""
         return self._group.status()
 
+    def mask_secrets(self, text: str) -> str:
+        """``text`` with every secret a session resolved masked (serving, starting or draining ones)."""
+        for session in (*(self[name] for name in self), *self.starting.values(), *self.draining):
+            text = session.mask_secrets(text)
+        return text
+
     def subscribe(self, callback: Callable[[ManagerEvent], object]) -> Callable[[], None]:
         """Call ``callback(event)`` for every :class:`ManagerEvent`; returns the unsubscriber.
 
@@ -199,8 +220,11 @@ class McpServerManager(Mapping[str, McpSession]):
             raise RuntimeError("Cannot reopen an McpServerManager once it has been closed; create a new one")
         await self._group.__aenter__()
         try:
-            if self._initial is not None:
-                await self.apply(self._initial)
+            initial = self._initial
+            if isinstance(initial, ToolsiftConfig):
+                initial = await self._within_trust(initial)
+            if initial is not None:
+                await self.apply(initial)
         except BaseException as exc:
             await self._group.__aexit__(type(exc), exc, exc.__traceback__)
             raise
@@ -270,7 +294,7 @@ class McpServerManager(Mapping[str, McpSession]):
             config = self._admit(await read_config(file.absolute()))
             if config is None:
                 return None
-            diff, started, draining = self._apply(config)
+            diff, started, draining = self._apply(await self._within_trust(config))
         return await self._settle(diff, started, draining, wait=wait)
 
     async def watch(self, path: str | Path | None = None, *, debounce_ms: int = DEFAULT_DEBOUNCE_MS,
@@ -321,15 +345,32 @@ class McpServerManager(Mapping[str, McpSession]):
             return None
         servers = dict(report.config.servers)
         for name in report.skipped:
-            previous = self._servers.get(name)
-            if previous is not None:
-                servers[name] = previous
             error = ConfigError(report.dropped.get(name, f"the entry of server {name!r} has problems"),
                                 path=report.path)
-            outcome = "it keeps its previous settings" if previous is not None else "it is not started"
-            self._group.report(ManagerEvent("server.rejected", name, reason=f"{error}; {outcome}", error=error))
-        tools = report.config.tools.model_copy(update={"mcp_servers": servers})
-        return report.config.model_copy(update={"tools": tools})
+            self._hold_back(servers, name, "server.rejected", error)
+        return _with_servers(report.config, servers)
+
+    async def _within_trust(self, config: ToolsiftConfig) -> ToolsiftConfig:
+        """``config`` with each launch the trust does not cover held back, unless its entry is unchanged."""
+        if self._trust is None:
+            return config
+        check = await anyio.to_thread.run_sync(self._trust.check, config)  # it reads files
+        servers = dict(config.servers)
+        for name in (*check.new, *check.changed):
+            if servers[name] != self._servers.get(name):  # an unchanged entry runs what it ran
+                self._hold_back(servers, name, "server.untrusted", ConfigError(check.refusal(name), path=config.path))
+        return _with_servers(config, servers)
+
+    def _hold_back(self, servers: dict[str, ServerConfig], name: str, kind: ManagerEventKind,
+                   error: ConfigError) -> None:
+        """Keep server ``name`` in ``servers`` as it runs (or leave it out, if it does not run); report why."""
+        previous = self._servers.get(name)
+        if previous is not None:
+            servers[name] = previous
+        else:
+            servers.pop(name, None)
+        outcome = "it keeps its previous settings" if previous is not None else "it is not started"
+        self._group.report(ManagerEvent(kind, name, reason=f"{error}; {outcome}", error=error))
 
     def _apply(self, config: ServersLike) -> tuple[ConfigDiff, list[McpSession], set[McpSession]]:
         """Hand the diff to the group, in one step; return it, the sessions started, and those now draining."""
@@ -372,3 +413,8 @@ class McpServerManager(Mapping[str, McpSession]):
         if changed:
             logger.warning("Config %s: changes to %s take effect at the next start; a reload applies "
                            "tools.mcpServers and drainSeconds only", config.path or "(no file)", ", ".join(changed))
+
+
+def _with_servers(config: ToolsiftConfig, servers: Mapping[str, ServerConfig]) -> ToolsiftConfig:
+    tools = config.tools.model_copy(update={"mcp_servers": dict(servers)})
+    return config.model_copy(update={"tools": tools})

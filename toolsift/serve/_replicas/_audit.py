@@ -1,11 +1,16 @@
 """``AuditStream``: every replica's audit records in one Redis stream (``<prefix>:audit``).
 
-Records are queued as calls emit them and written in batches by one task,
-so a call never waits on Redis. Each entry holds the replica's name and the
-record as the JSON-lines file has it; that file, when configured, is still
-written by each replica. While Redis is unreachable, records are kept in
-the queue (up to a bound) and the failure is logged; a batch being written
-when the replica stops is finished first, so no record is written twice.
+Records are queued as calls emit them and written in batches by one task.
+Each entry holds the replica's name and the record as the JSON-lines file
+has it; that file, when configured, is still written by each replica. While
+Redis is unreachable, records are kept in the queue (up to a bound) and the
+failure is logged; a batch being written when the replica stops is finished
+first, so no record is written twice.
+
+A call waits on Redis once: the registry records its start and waits for
+:meth:`AuditStream.flush` before the tool runs, so a call lost with a killed
+replica is in the stream. While Redis does not take records, calls do not
+run (after ``START_WAIT_SECONDS``) rather than run unrecorded.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ logger = logging.getLogger("toolsift.serve")
 MAX_QUEUED = 10_000
 MAX_BATCH = 500
 MAX_ENTRIES = 1_000_000
+# How long a call waits for its start record to reach Redis before it is refused.
+START_WAIT_SECONDS = 10.0
 _FLUSH_SECONDS = 5.0
 _RETRY_SECONDS = 1.0
 
@@ -40,6 +47,10 @@ class AuditStream:
         self._queued: list[dict[str, str]] = []
         self._wake = anyio.Event()
         self._dropped = 0
+        # Records ever queued and ever written: a flush waits until the second reaches what the first was.
+        self._accepted = 0
+        self._written = 0
+        self._progress = anyio.Event()
 
     def _record(self, event: AuditEvent) -> None:
         if len(self._queued) >= MAX_QUEUED:
@@ -49,17 +60,36 @@ class AuditStream:
                                "(the JSON-lines file keeps them)")
             return
         self._queued.append({"replica": self.replica, "record": event.to_json()})
+        self._accepted += 1
         self._wake.set()
+
+    async def flush(self) -> None:
+        """Wait until the records queued so far are in Redis.
+
+        Raises:
+            TimeoutError: When they are not within ``START_WAIT_SECONDS``, or the queue is full.
+        """
+        if len(self._queued) >= MAX_QUEUED:
+            raise TimeoutError("audit records are not reaching Redis (the queue is full)")
+        target = self._accepted
+        with anyio.move_on_after(START_WAIT_SECONDS):
+            while self._written < target:
+                await self._progress.wait()
+            return
+        raise TimeoutError(f"audit records did not reach Redis within {START_WAIT_SECONDS:g}s")
 
     async def _write_batch(self) -> None:
         batch = self._queued[:MAX_BATCH]
         with anyio.CancelScope(shield=True):  # a batch sent is a batch finished: none is written twice
             await self.redis.append_many(self.key, batch, max_length=MAX_ENTRIES)
         del self._queued[:len(batch)]
+        self._written += len(batch)
+        self._progress.set()
+        self._progress = anyio.Event()
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Write queued records until cancelled, then what is still queued (for up to a few seconds)."""
-        unsubscribe = self.audit.subscribe(self._record)
+        unsubscribe = self.audit.subscribe(self._record, flush=self.flush)
         task_status.started()
         try:
             while True:

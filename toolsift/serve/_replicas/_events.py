@@ -8,10 +8,19 @@ the run of the replica that wrote it, which is how another replica knows
 whose call a resumed stream belongs to. The priming event of a ``tools/call`` also keeps
 the request, so that a call lost with its replica can be run again where
 that is safe.
+
+When Redis cannot store an event (after the client's retries on fresh
+connections), the SDK's transport must still hear back: an exception from
+the store ends the session's message router for good, and every later
+answer of the session would be lost. So a priming event that cannot be
+stored fails its request before it runs (the client gets a JSON-RPC error,
+HTTP 500), and any other message goes to the client without an event id:
+delivered, but a stream broken after it cannot be resumed.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -21,6 +30,8 @@ from mcp_types import JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_mes
 from ._redis import RedisClient, StreamEntry
 
 __all__ = ["RedisEventStore", "StoredEvent", "events_key"]
+
+logger = logging.getLogger("toolsift.serve")
 
 # Entries kept per session (about: Redis trims whole nodes); a client resuming past them gets nothing.
 MAX_EVENTS = 10_000
@@ -74,6 +85,11 @@ class RedisEventStore(EventStore):
         self.requests: dict[str, str] = {}
 
     async def store_event(self, stream_id: str, message: JSONRPCMessage | None) -> str:
+        """Store one event; its id, or '' for a message Redis could not take (sent without an id).
+
+        Raises:
+            redis.RedisError: When the priming event of a request (``message`` None) could not be stored.
+        """
         fields = {"s": stream_id, "r": self.replica}
         if message is None:
             fields["m"] = ""
@@ -82,7 +98,17 @@ class RedisEventStore(EventStore):
                 fields["q"] = request
         else:
             fields["m"] = message.model_dump_json(by_alias=True, exclude_unset=True)
-        return await self.redis.append(self.key, fields, max_length=MAX_EVENTS, seconds=self.ttl)
+        try:
+            return await self.redis.append(self.key, fields, max_length=MAX_EVENTS, seconds=self.ttl)
+        except Exception as exc:  # redis-py's errors: unreachable after its retries, or the write refused
+            if message is None:
+                logger.warning("replica %s refuses request %s before it runs: Redis could not store its stream (%s)",
+                               self.replica, stream_id, exc)
+                raise
+            logger.warning("replica %s could not store an event of stream %s in Redis (%s); it is sent "
+                           "without an event id, so the client cannot resume past it", self.replica, stream_id,
+                           exc)
+            return ""
 
     async def event(self, event_id: str) -> StoredEvent | None:
         """The stored event ``event_id``, or None when it is unknown (or trimmed, or malformed)."""

@@ -3,6 +3,9 @@
 A replica that stops (killed, frozen, cut off) stops renewing; once its
 lease expires the others know that the calls it was running will not be
 answered. A replica that stops cleanly gives its lease up at once.
+
+Renewals go through a connection of their own: a replica so busy that every
+connection of its pool is taken must not be taken for dead.
 """
 
 from __future__ import annotations
@@ -23,10 +26,17 @@ class ReplicaLease:
     """The lease of one replica run (``name`` is ``<replica>#<run>``), valid ``seconds`` after each renewal.
 
     It is renewed three times as often as it would expire.
+
+    Args:
+        redis: The replica's Redis, for asking after other replicas' leases.
+        renewer: A client of the same Redis used for this lease only (one connection).
+        name: This replica run.
+        seconds: How long the lease lasts after each renewal.
     """
 
-    def __init__(self, redis: RedisClient, name: str, *, seconds: float) -> None:
+    def __init__(self, redis: RedisClient, renewer: RedisClient, name: str, *, seconds: float) -> None:
         self.redis = redis
+        self.renewer = renewer
         self.name = name
         self.seconds = seconds
 
@@ -35,19 +45,19 @@ class ReplicaLease:
 
     async def hold(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Take the lease, then renew it until cancelled; on the way out, give it up."""
-        await self.redis.set(self._key(self.name), "alive", seconds=self.seconds)
+        await self.renewer.set(self._key(self.name), "alive", seconds=self.seconds)
         task_status.started()
         try:
             while True:
                 await anyio.sleep(self.seconds / 3)
                 try:
-                    await self.redis.set(self._key(self.name), "alive", seconds=self.seconds)
+                    await self.renewer.set(self._key(self.name), "alive", seconds=self.seconds)
                 except Exception as exc:  # Redis away for a moment: the next renewal may succeed
                     logger.warning("replica %s could not renew its lease in Redis: %s", self.name, exc)
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(self.seconds / 3):
                 try:
-                    await self.redis.delete(self._key(self.name))
+                    await self.renewer.delete(self._key(self.name))
                 except Exception as exc:  # it expires by itself
                     logger.warning("replica %s could not give up its lease in Redis: %s", self.name, exc)
 

@@ -33,6 +33,7 @@ from typing import Any
 from uuid import uuid4
 
 import anyio
+import pydantic_core
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
@@ -121,9 +122,13 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
 
 
 def _json(body: bytes) -> Any:
-    """The body's JSON; None when it is not JSON (the SDK's transport answers that)."""
+    """The body's JSON; None when it is not JSON, or nested too deep (the SDK's transport answers that, 400).
+
+    Read with the parser the SDK's transport uses, whose nesting limit keeps
+    a hostile body from exhausting the stack.
+    """
     try:
-        return json.loads(body)
+        return pydantic_core.from_json(body)
     except ValueError:
         return None
 
@@ -250,6 +255,11 @@ class SharedSessionManager:
         if method == "POST":
             body, receive = await _buffered(receive)
             data = _json(body)
+            limit = self.state.settings.max_batch_messages
+            if isinstance(data, list) and len(data) > limit:  # refused before any replica reads them
+                await _error(f"A POST body may carry at most {limit} JSON-RPC messages (serve.shared."
+                             f"maxBatchMessages); this one carries {len(data)}", 413)(scope, receive, send)
+                return
             routed = _routed(data)
             if routed is not None:
                 await self.state.redis.publish(self._answers_channel,

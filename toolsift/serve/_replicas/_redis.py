@@ -3,6 +3,14 @@
 redis-py declares most commands as returning ``T | Awaitable[T]`` (one
 signature for its sync and async clients); this face awaits them with the
 type they have on the asyncio client, so callers stay checked.
+
+Connections come from a blocking pool: when every connection is busy (many
+calls at once), a command waits for one instead of failing. A command that
+meets a broken connection (Redis restarted, a connection killed or gone
+stale) is retried on a fresh one, with backoff, a few times; one that gets no
+answer fails after a timeout rather than hang. The URL's query overrides the
+defaults: ``?max_connections=``, ``?timeout=`` (the wait for a free
+connection) and ``?socket_timeout=``.
 """
 
 from __future__ import annotations
@@ -22,6 +30,15 @@ T = TypeVar("T")
 # One stream entry as XRANGE and XREAD give it: (entry id, fields).
 StreamEntry = tuple[str, dict[str, str]]
 
+# Connections a replica opens at most; commands beyond wait for a free one, up to _POOL_WAIT_SECONDS.
+MAX_CONNECTIONS = 100
+_POOL_WAIT_SECONDS = 10.0
+# Longer than any blocking read the replicas make (a resumed stream waits 0.5 s for news).
+_SOCKET_TIMEOUT_SECONDS = 10.0
+# Attempts after the first on a broken connection, each on a fresh one: about 1.5 s in all, then the error.
+_RETRIES = 5
+_RETRY_BASE_SECONDS = 0.05
+
 
 async def _awaited(value: Awaitable[T] | T) -> T:
     return await cast(Awaitable[T], value)
@@ -40,18 +57,29 @@ def _fields(fields: Mapping[str, str]) -> dict[Any, Any]:
 class RedisClient:
     """A Redis connection pool and the key names of one gateway (``<prefix>:<part>:...``).
 
+    Args:
+        url: The Redis URL (its query may set the pool's limits).
+        prefix: The first part of every key.
+        max_connections: The pool's size, unless the URL sets ``max_connections``.
+
     Raises:
         ConfigError: When the ``redis`` package is not installed.
     """
 
-    def __init__(self, url: str, *, prefix: str) -> None:
+    def __init__(self, url: str, *, prefix: str, max_connections: int = MAX_CONNECTIONS) -> None:
         try:
-            from redis.asyncio import Redis
+            from redis.asyncio import BlockingConnectionPool, Redis
+            from redis.asyncio.retry import Retry
+            from redis.backoff import ExponentialWithJitterBackoff
         except ImportError:
             raise ConfigError("serve.shared needs the redis package: pip install 'toolsift[redis]'",
                               field="serve.shared") from None
         self.prefix = prefix
-        self.redis: Redis = Redis.from_url(url, decode_responses=True)
+        retry = Retry(ExponentialWithJitterBackoff(base=_RETRY_BASE_SECONDS, cap=1.0), retries=_RETRIES)
+        pool = BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=_POOL_WAIT_SECONDS,
+                                               socket_timeout=_SOCKET_TIMEOUT_SECONDS, retry=retry,
+                                               decode_responses=True)
+        self.redis: Redis = Redis.from_pool(pool)
 
     def key(self, *parts: str) -> str:
         return ":".join((self.prefix, *parts))

@@ -71,7 +71,8 @@ class SharedState:
         self.instance = f"{self.replica}{_INSTANCE_MARK}{secrets.token_hex(4)}"
         self.url = settings.redis.get_secret_value()
         self.redis = RedisClient(self.url, prefix=settings.key_prefix)
-        self.lease = ReplicaLease(self.redis, self.instance, seconds=settings.lease_seconds)
+        self.lease = ReplicaLease(self.redis, RedisClient(self.url, prefix=settings.key_prefix, max_connections=1),
+                                  self.instance, seconds=settings.lease_seconds)
         self.audit = AuditStream(self.redis, self.replica, audit)
 
     def __repr__(self) -> str:
@@ -109,7 +110,10 @@ class SharedState:
                 yield self
                 group.cancel_scope.cancel()
         finally:
-            await self.redis.aclose()
+            try:
+                await self.redis.aclose()
+            finally:
+                await self.lease.renewer.aclose()
 
     async def ready(self) -> bool:
         """Whether Redis answers now (for the readiness endpoint)."""

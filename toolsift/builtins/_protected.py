@@ -1,0 +1,146 @@
+"""What builtin tools never read or write: the files and folders that configure toolsift.
+
+A served model with ``write_file`` in the config's folder could otherwise add
+an MCP server to ``toolsift.json`` (hot reload starts it), plant a skill, or
+read ``secret://file`` secrets and env files in the clear. :func:`protected_paths`
+derives the whole set from a loaded config in one place; a :class:`Workspace`
+refuses every path inside it (after links and ``..`` are resolved) and the
+``exec_shell`` sandbox hides it from programs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, final
+
+from .._exceptions import ToolsiftError
+from ..config import ServerConfig, ToolsiftConfig
+from ..config.secrets import expand_variables, is_secret_reference, parse_secret_reference
+
+__all__ = ["ProtectedPath", "protected_paths", "user_folder"]
+
+#: The files toolsift looks for in a project, besides the one it loaded (see ``toolsift.find_config``).
+PROJECT_CONFIG_NAMES = ("toolsift.json", ".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json")
+# Folders other clients keep inside a project; a config file in one belongs to the folder above.
+_CLIENT_FOLDERS = frozenset({".vscode", ".cursor", ".gemini", ".claude"})
+
+
+@final
+@dataclass(frozen=True)
+class ProtectedPath:
+    """One file or folder builtin tools never touch, and why.
+
+    Attributes:
+        path: An absolute path, as configured (links are resolved when it is checked).
+        reason: What it is, as a noun phrase ("the config file toolsift loaded").
+        folder: A folder (everything inside is protected too); else a file.
+    """
+
+    path: Path
+    reason: str
+    folder: bool = False
+
+
+def user_folder() -> Path:
+    """toolsift's folder of the user: ``$XDG_CONFIG_HOME/toolsift`` (``~/.config/toolsift``).
+
+    It holds the user config, the trust store (``trusted-projects.json``) and
+    the OAuth token store (``oauth/``).
+    """
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "toolsift"
+
+
+def _absolute(path: Path, base: Path) -> Path:
+    path = path.expanduser()
+    return Path(os.path.normpath(path if path.is_absolute() else base / path))
+
+
+def _expanded(raw: str) -> str | None:
+    """``raw`` with its ``${VAR}`` references expanded now; None when they cannot be (nothing can read it then)."""
+    try:
+        return expand_variables(raw, os.environ)
+    except ToolsiftError:
+        return None
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _server_files(server: ServerConfig) -> Iterator[ProtectedPath]:
+    """The env file and the ``secret://file`` files a server reads when it starts."""
+    if server.env_file is not None and (raw := _expanded(server.env_file)) is not None:
+        yield ProtectedPath(_absolute(Path(raw), server.base_dir), f"the env file of server {server.name!r}")
+    # Every string setting may be a reference (env, headers, args, auth secrets), so all are read.
+    for value in _strings(server.model_dump(mode="json")):
+        if not is_secret_reference(value) or (raw := _expanded(value)) is None:
+            continue
+        try:
+            reference = parse_secret_reference(raw, base_dir=server.base_dir)
+        except ToolsiftError:
+            continue  # a malformed reference reads no file
+        if reference.scheme == "file":
+            yield ProtectedPath(_absolute(Path(reference.path), server.base_dir),
+                                f"a secret file of server {server.name!r}")
+
+
+def _project_folder(config_file: Path) -> Path:
+    folder = config_file.parent
+    return folder.parent if folder.name in _CLIENT_FOLDERS else folder
+
+
+def protected_paths(
+    config: ToolsiftConfig,
+    *,
+    sources: Iterable[str | os.PathLike[str]] = (),
+    user_skill_folders: Iterable[str | os.PathLike[str]] = (),
+) -> tuple[ProtectedPath, ...]:
+    """Everything that configures toolsift for ``config``: what builtin tools must never touch.
+
+    That is: the config file and ``sources`` (other files it was loaded from),
+    the other config files toolsift would find in the same project
+    (``toolsift.json``, ``.mcp.json``, ``.vscode/mcp.json``, ``.cursor/mcp.json``),
+    toolsift's user folder (user config, trust store, OAuth tokens), each
+    server's ``envFile`` and ``secret://file`` files, the skill folders, and the
+    audit log. Paths that do not exist yet are included: creating them is as
+    much a change of configuration as editing them.
+
+    Args:
+        config: The loaded config.
+        sources: More files the config was read from, besides ``config.path``.
+        user_skill_folders: The user's skill folders, when the config reads them
+            (:func:`toolsift.skills.user_folders` knows where they are).
+    """
+    found: list[ProtectedPath] = []
+    files = [Path(source) for source in sources]
+    if config.path is not None:
+        files.insert(0, config.path)
+    for file in files:
+        found.append(ProtectedPath(_absolute(file, Path.cwd()), "a config file toolsift loaded"))
+        project = _project_folder(_absolute(file, Path.cwd()))
+        found += [ProtectedPath(project / name, "a config file toolsift reads in this project")
+                  for name in PROJECT_CONFIG_NAMES]
+    found.append(ProtectedPath(user_folder(), "toolsift's user folder (user config, trust store, OAuth tokens)",
+                               folder=True))
+    for server in config.servers.values():
+        found += _server_files(server)
+    skill_folders = [*config.skills.paths, *(map(Path, user_skill_folders) if config.skills.user_skills else ())]
+    found += [ProtectedPath(_absolute(folder, Path.cwd()), "a skills folder", folder=True) for folder in skill_folders]
+    if config.audit.path is not None:
+        found.append(ProtectedPath(_absolute(config.audit.path, Path.cwd()), "toolsift's audit log"))
+    # One entry per path, the first reason kept (the loaded file before the project's other names).
+    unique: dict[Path, ProtectedPath] = {}
+    for entry in found:
+        unique.setdefault(entry.path, entry)
+    return tuple(unique.values())
