@@ -138,19 +138,24 @@ def evaluate(rank: Callable[[str], Ranking], queries: Sequence[Query], names: Se
     )
 
 
-def plain_bm25s(registry: ToolRegistry) -> Callable[[str], Ranking]:
-    """The anchor: bm25s over ``name + description`` (bm25s tokenizer, English stop words, no stemming)."""
-    specs = [tool.spec for tool in registry]
-    corpus = [f"{split_name(spec.name)[1]} {spec.description}" for spec in specs]
+def bm25s_ranker(names: Sequence[str], corpus: Sequence[str]) -> Callable[[str], Ranking]:
+    """Plain bm25s over ``corpus`` (bm25s tokenizer, English stop words, no stemming), hits named by ``names``."""
     retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+    retriever.index(bm25s.tokenize(list(corpus), stopwords="en", show_progress=False), show_progress=False)
 
     def rank(query: str) -> Ranking:
         tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
         if not tokens.vocab:
             return []
-        docs, scores = retriever.retrieve(tokens, k=min(DEPTH, len(specs)), show_progress=False)
-        return [frozenset({specs[int(d)].name}) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
+        docs, scores = retriever.retrieve(tokens, k=min(DEPTH, len(names)), show_progress=False)
+        return [frozenset({names[int(d)]}) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
     return rank
+
+
+def plain_bm25s(registry: ToolRegistry) -> Callable[[str], Ranking]:
+    """The anchor: bm25s over ``name + description``."""
+    specs = [tool.spec for tool in registry]
+    return bm25s_ranker([spec.name for spec in specs], [f"{split_name(spec.name)[1]} {spec.description}"
+                                                         for spec in specs])
 

@@ -95,9 +95,9 @@ def test_scores_are_scaled_by_the_share_of_the_query_a_tool_meets() -> None:
     query = "optimize the system caches"
     read = expand(query, scorer.vocabulary, scorer.stems)
     raw = scorer.scores(read.weights)
-    # report meets "system", tune "optimize" and "caches" (a parameter name does not count), clear two of three.
+    # report meets "system"; tune "optimize", "caches" and, by its parameter's name, "system"; clear two of three.
     assert raw[3] == 0 and all(raw[:3] > 0)
-    met = np.array([1, 2, 2, 0]) / 3
+    met = np.array([1, 3, 2, 0]) / 3
     assert np.allclose(Bm25Backend().build(documents).scores(query), raw * np.sqrt(met))
 
 
@@ -174,11 +174,12 @@ def test_the_same_tool_on_several_servers_is_one_hit_listing_them() -> None:
                                          RecordingTool(f"{server}__memory_list", schema=schema,
                                                        description="List stored keys.")], internal=True)
     other = {"type": "object", "properties": {"blob": {"type": "string"}}}
-    registry.replace_server("d", [RecordingTool("d__memory_store", schema=other, description="Store a blob.")],
+    registry.replace_server("d", [RecordingTool("d__memory_store", schema=other,
+                                                description="Store a value as a blob.")],
                             internal=True)
     index = SearchIndex(registry)
     hits = index.search("store a value", limit=5)
-    assert [(hit.document.name, hit.servers) for hit in hits[:2]] == [
+    assert sorted((hit.document.name, hit.servers) for hit in hits[:2]) == [
         ("a__memory_store", ["a", "b", "c"]), ("d__memory_store", ["d"])]
     assert len({hit.document.identity for hit in hits}) == len(hits)
     assert [hit.servers for hit in index.search("store a value", server="b", limit=1)] == [["b"]]

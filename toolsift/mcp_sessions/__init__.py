@@ -11,7 +11,7 @@ and tells subscribers what happened (:class:`ManagerEvent`);
 reports a status table (:func:`status_rows`, :func:`format_status`).
 
 Hot reload (:mod:`toolsift.mcp_sessions.reload`): :class:`McpServerManager`
-holds one group, applies a new config to it as a diff by server name, and
+is a session group that applies a new config as a diff by server name, and
 follows the config file.
 
 Server settings come from :mod:`toolsift.config`.
@@ -46,7 +46,9 @@ from ._status import status_rows as status_rows
 from ._untrusted import fence as fence
 from ._untrusted import guard_result as guard_result
 from ._untrusted import neutralise_markers as neutralise_markers
+from ._untrusted import split_fence as split_fence
 from ._wrapper import McpToolWrapper as McpToolWrapper
+from ._wrapper import tool_spec as tool_spec
 from ._wrapper import verbatim_results as verbatim_results
 from .reload import ManagerEvent as ManagerEvent
 from .reload import ManagerEventKind as ManagerEventKind
@@ -85,8 +87,10 @@ __all__ = [
     "resource_context",
     "searchable_lazy",
     "server_instructions",
+    "split_fence",
     "status_rows",
     "token_file",
+    "tool_spec",
     "verbatim_results",
 ]
 

@@ -3,13 +3,14 @@
 An agent connected to several 200-tool servers should not be sent thousands of
 schemas to find the one tool that fits. :class:`SearchIndex` ranks every
 registered tool (internal ones included) and every skill with fielded BM25
-(or, with ``toolsift[semantic]``, local sentence embeddings, or both fused).
+(or, with the semantic packages, local sentence embeddings, or both fused).
 :class:`SearchToolsTool` puts it in front of the model as ``search_tools``;
 the tools the model picks from what it finds are unlocked into the
 conversation's :class:`Discovery`, whose :meth:`Discovery.scope_for_turn`
 surfaces them in the next round and keeps them within a cap. Servers' prompts
 become skills (:class:`McpPromptSkill`) that ``/use`` activates, gathered with
-SKILL.md skills in a :class:`SkillCatalog`.
+SKILL.md skills in a :class:`SkillCatalog`. :func:`index_tools` indexes a tool
+list offline (no server runs), to measure search on one's own catalogue.
 
 Wiring, for a conversation in ``tool_discovery: "auto"`` mode::
 
@@ -38,6 +39,9 @@ from ._index import BackendName as BackendName
 from ._index import SearchHit as SearchHit
 from ._index import SearchIndex as SearchIndex
 from ._index import SkillProvider as SkillProvider
+from ._index import server_descriptions as server_descriptions
+from ._offline import ToolListing as ToolListing
+from ._offline import index_tools as index_tools
 from ._prompt_skills import McpPromptSkill as McpPromptSkill
 from ._prompt_skills import PromptSession as PromptSession
 from ._prompt_skills import prompt_skills as prompt_skills
@@ -46,6 +50,8 @@ from ._search_tool import SEARCH_TOOL_NAME as SEARCH_TOOL_NAME
 from ._search_tool import SearchToolsTool as SearchToolsTool
 from ._semantic import Embedder as Embedder
 from ._semantic import SemanticBackend as SemanticBackend
+from ._semantic import available as semantic_available
+from ._semantic import default_cache_folder as default_cache_folder
 from ._semantic import load_local_embedder as load_local_embedder
 from ._skill_catalog import SkillCatalog as SkillCatalog
 
@@ -69,10 +75,15 @@ __all__ = [
     "SemanticBackend",
     "SkillCatalog",
     "SkillProvider",
+    "ToolListing",
     "UnlockMode",
+    "default_cache_folder",
     "format_ranking",
+    "index_tools",
     "load_local_embedder",
     "prompt_skills",
+    "semantic_available",
+    "server_descriptions",
 ]
 
 publish(globals(), __name__, __all__)

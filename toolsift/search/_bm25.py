@@ -9,7 +9,8 @@ outrank a tool that matches every word of the request ("speed up the system
 with optimizations" put ``system_reset`` above ``performance_optimize``). Each
 score is therefore scaled by the square root of the share of the query's words
 (its concepts: a word with its variants) that the tool meets in its name,
-summary or description, as Lucene's classic coordination factor did: a tool
+summary, description or parameters (a word met only in what its server says of
+itself counts half), as Lucene's classic coordination factor did: a tool
 meeting two words of three keeps 82 % of its score, one of three 58 %.
 """
 
@@ -62,7 +63,7 @@ class _Bm25Ranker:
         read = expand(query, scorer.vocabulary, scorer.stems)
         scores = scorer.scores(read.weights)
         if len(read.concepts) > 1:
-            met = np.sum([scorer.matching(concept) for concept in read.concepts], axis=0, dtype=np.float32)
+            met = np.sum([scorer.meeting(concept) for concept in read.concepts], axis=0, dtype=np.float32)
             scores *= np.sqrt(met / len(read.concepts))
         return scores
 

@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 from ..registry import ToolSpec, split_name
 from ._tokens import identifiers, name_key, terms_of
 
-__all__ = ["FIELDS", "IndexedSkill", "SearchDocument", "local_name", "mentions", "one_line", "quoted",
+__all__ = ["FIELDS", "IndexedSkill", "SearchDocument", "cut", "local_name", "mentions", "one_line", "quoted",
            "skill_document", "tool_document"]
 
 DocumentKind = Literal["tool", "skill"]
@@ -77,14 +77,24 @@ def one_line(description: str, limit: int = SUMMARY_LIMIT) -> str:
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "\u2026"
 
 
+def cut(text: str, limit: int = ECHO_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, as a result echoes what the caller sent (the caller has it already)."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 def quoted(text: str, limit: int = ECHO_LIMIT) -> str:
-    """``text`` as a message echoes it: ``repr``, cut to ``limit`` characters (the reader has it already)."""
-    return repr(text if len(text) <= limit else text[: limit - 1] + "\u2026")
+    """``text`` as a message echoes it: ``repr``, cut to ``limit`` characters."""
+    return repr(cut(text, limit))
 
 
-def _parameter_names(schema: Mapping[str, Any]) -> list[str]:
+def _parameters(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The top-level parameters' names, and their descriptions (what a tool without one of its own still says)."""
     properties = schema.get("properties")
-    return [str(key) for key in properties] if isinstance(properties, Mapping) else []
+    if not isinstance(properties, Mapping):
+        return [], []
+    described = [str(value["description"]) for value in properties.values()
+                 if isinstance(value, Mapping) and isinstance(value.get("description"), str)]
+    return [str(key) for key in properties], described
 
 
 @lru_cache(maxsize=16_384)
@@ -142,22 +152,25 @@ def _tool_fields(name: str, title: str, description: str, parameters: str) -> di
     }
 
 
-def tool_document(spec: ToolSpec, *, siblings: Collection[str] = ()) -> SearchDocument:
-    """The document of one tool: name, server, title and summary, description, parameter names.
+def tool_document(spec: ToolSpec, *, siblings: Collection[str] = (), about: str = "") -> SearchDocument:
+    """The document of one tool: name, title and summary, description, parameters, and its server.
 
     Args:
         spec: The tool.
         siblings: :func:`name_key` of every tool of the same server; mentions of
             the others in the description are not indexed (see :func:`without_mentions`).
+        about: What the tool's server says of itself (its description and
+            instructions), indexed in the ``server`` field with the server's name.
     """
     remote = local_name(spec)
     server = spec.server or split_name(spec.name)[0]
-    parameters = " ".join(_parameter_names(spec.input_schema))
+    names, described = _parameters(spec.input_schema)
+    parameters = " ".join(names)
     description = without_mentions(spec.description, siblings, name_key(remote))
     summary = one_line(spec.description)
     fields = {
-        **_tool_fields(remote, spec.title or "", description, parameters),
-        "server": terms_of(server or ""),
+        **_tool_fields(remote, spec.title or "", description, " ".join((parameters, *described))),
+        "server": terms_of(f"{server or ''} {about}"),
     }
     text = f"{remote.replace('_', ' ')}. {spec.title or ''}. {spec.description} Parameters: {parameters}"
     return SearchDocument("tool", spec.name, server, summary, fields, text, tool_identity(remote, spec.input_schema),

@@ -28,7 +28,7 @@ from ._documents import FIELDS, SearchDocument
 from ._pace import paced
 from ._query import stem
 
-__all__ = ["DEFAULT_WEIGHTS", "TELLING", "FieldWeights", "FieldedIndex", "FieldedScorer"]
+__all__ = ["DEFAULT_WEIGHTS", "MEETS", "FieldWeights", "FieldedIndex", "FieldedScorer"]
 
 Scores = npt.NDArray[np.float32]
 _Ids = npt.NDArray[np.int32]
@@ -37,8 +37,11 @@ _Ids = npt.NDArray[np.int32]
 FieldWeights = Mapping[str, float]
 # Term sequences kept between builds; past this the cache starts again (documents that left).
 _SEQUENCES = 200_000
-#: The fields that say what a tool does (its parameters say what it takes, its server where it is).
-TELLING = frozenset({"name", "summary", "description"})
+#: How fully a tool meets a query's word found in each field. The fields that say what it does and what
+#: it takes count fully (a tool whose own description is short or empty often says the rest in its
+#: parameters' descriptions); its server's name and description say where it is and hold for every
+#: tool of the server, so they count half: enough to find a tool by its server, not to outweigh its own.
+MEETS: Mapping[str, float] = {"name": 1.0, "summary": 1.0, "description": 1.0, "parameters": 1.0, "server": 0.5}
 DEFAULT_WEIGHTS: FieldWeights = {"name": 1.5, "summary": 1.0, "description": 0.5, "parameters": 0.25,
                                  "server": 0.5}
 
@@ -103,15 +106,17 @@ class FieldedScorer:
                 postings.add_to(scores, term, factor * weight)
         return scores
 
-    def matching(self, words: Iterable[str]) -> npt.NDArray[np.bool_]:
-        """Per document: whether any of ``words`` is in the fields that say what it does (:data:`TELLING`)."""
-        found = np.zeros(self.size, dtype=np.bool_)
+    def meeting(self, words: Iterable[str]) -> Scores:
+        """Per document: how fully it meets any of ``words``, the most :data:`MEETS` gives a field holding one."""
+        met = np.zeros(self.size, dtype=np.float32)
         ids = [i for word in words if (i := self.vocabulary.get(word)) is not None]
         for field, postings in self.fields.items():
-            if field in TELLING:
+            if MEETS.get(field):
+                found = np.zeros(self.size, dtype=np.bool_)
                 for term in ids:
                     postings.mark(found, term)
-        return found
+                np.maximum(met, MEETS[field] * found, out=met)
+        return met
 
 
 class FieldedIndex:

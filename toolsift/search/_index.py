@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Literal, Protocol
@@ -30,15 +30,16 @@ import numpy as np
 from anyio.abc import TaskStatus
 
 from .._exceptions import ConfigError
+from ..mcp_sessions import McpSession
 from ..registry import RegistryChange, ToolRegistry
 from ._bm25 import Bm25Backend, SearchBackend
 from ._documents import DocumentKind, IndexedSkill, SearchDocument
 from ._hybrid import HybridBackend
-from ._semantic import SemanticBackend, load_local_embedder
+from ._semantic import SemanticBackend, default_cache_folder, load_local_embedder
 from ._snapshot import BuildInputs, Snapshot, SnapshotBuilder, unknown_server
 from ._tokens import identifiers, name_key
 
-__all__ = ["BACKENDS", "BackendName", "SearchHit", "SearchIndex", "SkillProvider"]
+__all__ = ["BACKENDS", "BackendName", "SearchHit", "SearchIndex", "SkillProvider", "server_descriptions"]
 
 logger = logging.getLogger("toolsift.search")
 
@@ -76,9 +77,32 @@ class SearchHit:
         """The servers offering the hit's tool, ``document``'s first."""
         return [doc.server for doc in self.members or (self.document,) if doc.server is not None]
 
+    @property
+    def names(self) -> list[str]:
+        """The canonical name of every tool (or the skill) the hit stands for, ``document``'s first."""
+        return [doc.name for doc in self.members or (self.document,)]
+
+
+def server_descriptions(sessions: Mapping[str, McpSession]) -> dict[str, str]:
+    """What each connected server says of itself: its ``serverInfo`` title and description, and its instructions.
+
+    The instructions are left out where the config keeps them from the model
+    (``instructions: false``). Read before every search (a dict comparison when nothing changed); a server
+    that reconnects with other texts has its documents rebuilt.
+    """
+    found: dict[str, str] = {}
+    for name, session in sessions.items():
+        instructions = session.instructions if session.config.instructions else None
+        text = " ".join(part.strip() for part in (session.description, instructions) if part and part.strip())
+        if text:
+            found[name] = text
+    return found
+
 
 def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
     """The backend called ``name`` (``bm25``, ``semantic``, ``hybrid``), or ``name`` itself.
+
+    The semantic ones keep embeddings on disk in :func:`default_cache_folder`.
 
     Raises:
         ConfigError: Unknown name, or a semantic backend without its package and model.
@@ -88,9 +112,9 @@ def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
     if name == "bm25":
         return Bm25Backend()
     if name == "semantic":
-        return SemanticBackend(load_local_embedder())
+        return SemanticBackend(load_local_embedder(), cache_folder=default_cache_folder())
     if name == "hybrid":
-        return HybridBackend(Bm25Backend(), SemanticBackend(load_local_embedder()))
+        return HybridBackend(Bm25Backend(), SemanticBackend(load_local_embedder(), cache_folder=default_cache_folder()))
     raise ConfigError(f"unknown search backend {name!r}; available: {', '.join(BACKENDS)}", field="backend")
 
 
@@ -105,6 +129,10 @@ class SearchIndex:
             so a config reload takes effect without rebuilding the index object.
         backend: ``bm25`` (default), ``semantic`` or ``hybrid`` (both need
             ``toolsift[semantic]``), or any :class:`SearchBackend`.
+        server_descriptions: Server (config name or namespace) -> what it says of
+            itself (its description, its handshake's instructions), indexed with
+            each of its tools; a callable is read again before every query, and a
+            changed text rebuilds that server's documents.
 
     Raises:
         ConfigError: Unknown backend name, or ``semantic``/``hybrid`` without the package and model.
@@ -117,10 +145,12 @@ class SearchIndex:
         *,
         unsearchable: Collection[str] | Callable[[], Collection[str]] = (),
         backend: BackendName | SearchBackend = "bm25",
+        server_descriptions: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         self.registry = registry
         self.skills = skills
         self._unsearchable = unsearchable
+        self._about = server_descriptions
         self._builder = SnapshotBuilder(backend_named(backend))
         # Generation -1 never matches the registry's: the first query builds.
         self._snapshot = self._builder.build(BuildInputs((-1, frozenset()), (), (), frozenset()))
@@ -154,7 +184,8 @@ class SearchIndex:
         """What a build needs, or None when the current snapshot is up to date (the common, cheap case)."""
         hidden = self.unsearchable()
         skills = tuple(self.skills.invocable()) if self.skills is not None else ()
-        inputs = BuildInputs((self.registry.generation, hidden), (), skills, hidden)
+        about = self._about() if callable(self._about) else self._about
+        inputs = BuildInputs((self.registry.generation, hidden), (), skills, hidden, dict(about or {}))
         if inputs.same_as(self._snapshot):
             return None
         # Taken here, on the caller's thread: the registry is not thread-safe.

