@@ -1,6 +1,6 @@
 """The event loop at 10,000 tools: the longest stall per step of a realistic sequence.
 
-Run: cd benchmarks && python bench_stall.py
+Run: cd benchmarks && python bench_stall.py [--settle-heap]
 
 A ticker task sleeps 1 ms at a time and records how late it wakes. The
 sequence, each step awaited as an application would: start (50 servers of 200
@@ -16,12 +16,18 @@ each step: its longest garbage collection pause (``gc.callbacks``), and the
 ticker alone (no work), the anchor for this machine's own scheduling noise in
 the same run.
 
+``--settle-heap`` builds the registry with ``ToolRegistry(settle_heap=True)``
+(what ``toolsift serve`` does; the library's default is off) and saves its
+figures as ``stall_settle_heap``: run it both ways to see what freezing the
+heap buys. Each run is its own process, as the freeze is process-wide.
+
 Target: no step stalls the loop over 20 ms. Search index builds are measured
 by ``bench_search.py``.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import sys
@@ -88,11 +94,11 @@ def write_config(path: Path, version: int) -> Path:
     return path
 
 
-async def main_async() -> dict[str, float]:
+async def main_async(settle_heap: bool) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp())
     audit_path = folder / "audit.jsonl"
     config_path = write_config(folder / "toolsift.json", 0)
-    registry = ToolRegistry(audit=AuditLog(audit_path))
+    registry = ToolRegistry(audit=AuditLog(audit_path), settle_heap=settle_heap)
     ticker = Ticker()
     figures: dict[str, float] = {}
 
@@ -143,7 +149,13 @@ async def main_async() -> dict[str, float]:
 
 
 def main() -> None:
-    save("stall", {"tools": TOOLS, **anyio.run(main_async)})
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--settle-heap", action="store_true",
+                        help="freeze the heap after large registrations (ToolRegistry(settle_heap=True))")
+    args = parser.parse_args()
+    figures = anyio.run(main_async, args.settle_heap)
+    save("stall_settle_heap" if args.settle_heap else "stall",
+         {"tools": TOOLS, "settle_heap": args.settle_heap, **figures})
 
 
 if __name__ == "__main__":

@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check what is generated, not how fast: on a loaded machine generating an example can take
+# longer than Hypothesis allows by default, and one slow example is no failure. Hangs are pytest-timeout's job.
+settings.register_profile("toolsift", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("toolsift")
 
 
 @pytest.fixture(scope="session")

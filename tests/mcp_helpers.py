@@ -1,16 +1,20 @@
-"""Building session configs for the example servers, and small waits for session tests."""
+"""Building session configs for the example servers, running them in memory, and waits for session events."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
-from servers import stdio_params
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
+from servers import example_module, stdio_params
 
 from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import McpSession, RestartPolicy, SessionEvent, SessionOptions, SessionState
+from toolsift.mcp_sessions._transport import MemoryTransport
 
 TESTS = Path(__file__).resolve().parent
 # Restarts in tests wait milliseconds, not the production 1 s doubling to 30 s.
@@ -29,8 +33,39 @@ def local_server(name: str, script: str, *args: str, **fields: Any) -> ServerCon
     return stdio_server(name, str(TESTS / script), *args, **fields)
 
 
-async def wait_for(session: McpSession, condition: Callable[[McpSession], bool], timeout: float = 10.0) -> None:
-    """Wait (event-driven) until ``condition(session)`` holds after one of the session's events."""
+def example_server(script: str) -> MCPServer:
+    """The ``MCPServer`` of ``examples/servers/<script>`` (or of a script at an absolute path), in this process."""
+    server = example_module(script).mcp
+    assert isinstance(server, MCPServer)
+    return server
+
+
+def local_server_object(script: str) -> MCPServer:
+    """The ``MCPServer`` of a server script of ``tests/``, in this process."""
+    return example_server(str(TESTS / script))
+
+
+def faulty(**faults: Any) -> Server[Any]:
+    """``examples/servers/faulty.py``'s server with ``faults`` (its ``Faults`` fields; none of the stdio-only ones)."""
+    module = example_module("faulty.py")
+    server = module.build_server(module.Faults(**faults), None)
+    assert isinstance(server, Server)
+    return server
+
+
+def in_memory(servers: dict[str, Server[Any] | MCPServer], options: SessionOptions = FAST) -> SessionOptions:
+    """``options`` with each named server reached in this process, over memory streams.
+
+    The sessions still resolve and check their configs (a ``stdio_server`` of
+    the same example, say); only the connection skips the child process. Tests
+    whose point is the process (its crash, its stderr, its environment, its
+    group) keep a real one.
+    """
+    return replace(options, transports={name: MemoryTransport(server) for name, server in servers.items()})
+
+
+async def wait_for(session: McpSession, condition: Callable[[McpSession], bool]) -> None:
+    """Wait until ``condition(session)`` holds after one of the session's events; only the hang guard limits it."""
     reached = anyio.Event()
 
     def watch(event: SessionEvent) -> None:
@@ -40,12 +75,11 @@ async def wait_for(session: McpSession, condition: Callable[[McpSession], bool],
     unsubscribe = session.subscribe(watch)
     try:
         if not condition(session):
-            with anyio.fail_after(timeout):
-                await reached.wait()
+            await reached.wait()
     finally:
         unsubscribe()
 
 
-async def wait_for_state(session: McpSession, *states: SessionState, timeout: float = 10.0) -> None:
+async def wait_for_state(session: McpSession, *states: SessionState) -> None:
     """Wait until the session is in one of ``states``."""
-    await wait_for(session, lambda s: s.state in states, timeout)
+    await wait_for(session, lambda s: s.state in states)

@@ -19,7 +19,8 @@ from typing import Any
 import anyio
 import pytest
 from anyio.abc import Process
-from servers import POLL_INTERVAL, START_TIMEOUT, stop_process, wait_for_file
+from servers import stop_process, wait_for_file
+from waits import poll_until
 
 BALANCER = Path(__file__).resolve().parent.parent / "examples" / "balancer" / "haproxy.py"
 
@@ -54,11 +55,10 @@ async def redis_server() -> AsyncIterator[str]:
     try:
         assert process.stdout is not None
         seen = b""
-        with anyio.fail_after(START_TIMEOUT):
-            async for chunk in process.stdout:  # it says when it accepts connections
-                seen += chunk
-                if b"Ready to accept connections" in seen:
-                    break
+        async for chunk in process.stdout:  # it says when it accepts connections
+            seen += chunk
+            if b"Ready to accept connections" in seen:
+                break
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         await stop_process(process)
@@ -66,17 +66,17 @@ async def redis_server() -> AsyncIterator[str]:
 
 async def _wait_for_port(port: int, process: Process, name: str) -> None:
     """Return once something accepts connections on loopback ``port`` (polled: no other event to wait on)."""
-    with anyio.fail_after(START_TIMEOUT):
-        while True:
-            if process.returncode is not None:
-                raise RuntimeError(f"{name} exited with code {process.returncode} before listening")
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(POLL_INTERVAL)
-                continue
-            await stream.aclose()
-            return
+    async def accepts() -> bool:
+        if process.returncode is not None:
+            raise RuntimeError(f"{name} exited with code {process.returncode} before listening")
+        try:
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+        except OSError:
+            return False
+        await stream.aclose()
+        return True
+
+    await poll_until(accepts)
 
 
 @dataclass
@@ -133,9 +133,11 @@ class Balancer:
         """Point replica ``index`` at ``address`` (a replica restarted elsewhere); return once its check passes."""
         host, port = address
         await self.command(f"set server replicas/r{index} addr {host} port {port}")
-        with anyio.fail_after(START_TIMEOUT):
-            while not (await self._servers())[f"r{index}"]["status"].startswith("UP"):
-                await anyio.sleep(POLL_INTERVAL)
+
+        async def up() -> bool:
+            return (await self._servers())[f"r{index}"]["status"].startswith("UP")
+
+        await poll_until(up)
 
 
 @asynccontextmanager
@@ -157,7 +159,7 @@ async def haproxy(addresses: Sequence[tuple[str, int]], folder: Path) -> AsyncIt
     try:
         try:
             await _wait_for_port(port, process, "haproxy")
-        except (RuntimeError, TimeoutError) as exc:
+        except RuntimeError as exc:
             log_text = (folder / "haproxy.log").read_text(encoding="utf-8", errors="replace")[-3000:]
             raise type(exc)(f"haproxy ({config}): {exc}; its output:\n{log_text}") from None
         yield Balancer(f"http://127.0.0.1:{port}/mcp", admin, len(addresses))
@@ -211,8 +213,8 @@ class Cluster:
                                                stderr=log)
         self.stack.push_async_callback(stop_process, process)
         try:
-            url = (await wait_for_file(ready, timeout=START_TIMEOUT, process=process)).strip()
-        except (RuntimeError, TimeoutError) as exc:
+            url = (await wait_for_file(ready, process=process)).strip()
+        except RuntimeError as exc:
             log_text = (folder / f"{name}.log").read_text(encoding="utf-8", errors="replace")[-3000:]
             raise type(exc)(f"replica {name}: {exc}; stderr:\n{log_text}") from None
         replica = Replica(name, process, url)
@@ -228,9 +230,8 @@ async def cluster(config: Path, redis: str, count: int = 3) -> AsyncIterator[Clu
     """``count`` replicas (``r0``, ``r1``...) of ``config`` sharing ``redis``, behind HAProxy."""
     shared = Cluster(config, redis)
     async with shared.stack:
-        with anyio.fail_after(START_TIMEOUT * 2):
-            for index in range(count):
-                await shared.start(f"r{index}")
+        for index in range(count):
+            await shared.start(f"r{index}")
         shared.front = await shared.stack.enter_async_context(
             haproxy([replica.address for replica in shared.replicas], config.parent / "balancer"))
         yield shared
@@ -253,6 +254,15 @@ async def audit_records(redis_url: str, prefix: str = "toolsift") -> list[dict[s
     async with redis_client(redis_url) as client:
         entries = await client.xrange(f"{prefix}:audit")
     return [{**json.loads(fields["record"]), "replica": fields["replica"]} for _, fields in entries]
+
+
+async def audited(redis_url: str, count: int) -> list[dict[str, Any]]:
+    """The shared audit stream once it holds ``count`` records (a call's end is written after its answer)."""
+    async def enough() -> list[dict[str, Any]] | None:
+        records = await audit_records(redis_url)
+        return records if len(records) >= count else None
+
+    return await poll_until(enough)
 
 
 async def redis_keys(redis_url: str, pattern: str) -> list[str]:
@@ -310,5 +320,5 @@ async def holding_call(client: Any, release: Path, failures: list[str], *,
 
     async with anyio.create_task_group() as group:
         group.start_soon(hold)
-        await wait_for_file(Path(f"{release}.running"), timeout=START_TIMEOUT)
+        await wait_for_file(Path(f"{release}.running"))
         task_status.started()

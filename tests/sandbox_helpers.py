@@ -7,8 +7,8 @@ import shutil
 import time
 from pathlib import Path
 
-import anyio
 import pytest
+from waits import poll_until
 
 BWRAP = shutil.which("bwrap")
 
@@ -33,18 +33,14 @@ def running_with(marker: str) -> list[int]:
     return found
 
 
-async def wait_gone(marker: str, seconds: float = 10) -> None:
-    """Return once no live process holds ``marker``; fail after ``seconds``."""
-    with anyio.fail_after(seconds):
-        while running_with(marker):
-            await anyio.sleep(0.02)
+async def wait_gone(marker: str) -> None:
+    """Return once no live process holds ``marker`` (polled: another process's end gives no event)."""
+    await poll_until(lambda: not running_with(marker))
 
 
-async def wait_running(marker: str, seconds: float = 20) -> None:
-    """Return once a live process holds ``marker``; fail after ``seconds``."""
-    with anyio.fail_after(seconds):
-        while not running_with(marker):
-            await anyio.sleep(0.02)
+async def wait_running(marker: str) -> None:
+    """Return once a live process holds ``marker``."""
+    await poll_until(lambda: running_with(marker))
 
 
 def marked_seconds(whole: int) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "toolsift"
-# What each room may import (besides the shared root modules _exceptions and _public); README "Architecture".
+# What each room may import (besides the shared root modules in SHARED); README "Architecture".
 ALLOWED = {
     "registry": set(),
     "config": {"registry"},
@@ -17,13 +17,18 @@ ALLOWED = {
     "builtins": {"registry", "config"},
     "pipeline": {"registry", "config", "builtins"},
     "search": {"registry", "config", "mcp_sessions", "skills"},
-    "serve": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "(root)"},
+    # The composition root: what a config describes, built once for the toolbox and the server.
+    "_assembly": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline"},
+    "serve": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_assembly",
+              "(root)"},
     "agent": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline"},
-    "toolbox": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "agent"},
+    "toolbox": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_assembly",
+                "agent"},
     "cli": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "agent", "serve",
-            "toolbox", "(root)"},
+            "_assembly", "toolbox", "(root)"},
 }
-SHARED = {"_exceptions", "_public"}
+# Root modules every room may use: the exception tree, publishing names, the secret markers and their helpers.
+SHARED = {"_exceptions", "_public", "_redaction"}
 
 
 def _imports() -> list[tuple[str, str, str]]:

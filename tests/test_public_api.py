@@ -17,7 +17,8 @@ PUBLIC = {
         "Toolbox", "ToolsiftError", "TurnScope", "UnknownFormat", "tool",
     ],
     "toolsift.registry": [
-        "ApprovalRequest", "Approver", "AuditEvent", "AuditLog", "ContentBlock", "FORMATS", "FunctionTool", "Level",
+        "ApprovalRequest", "Approver", "AuditEvent", "AuditLog", "CallHandler", "CallRecord", "ContentBlock", "FORMATS",
+        "FunctionTool", "Level",
         "PatternSet",
         "PermissionLayer", "Permissions", "ProgressCallback", "RegistryChange", "SERVED_BUILTIN_NAMESPACE",
         "SchemaFormat", "Tool",
@@ -38,7 +39,8 @@ PUBLIC = {
         "ToolsiftConfig", "TransportKind", "TrustCheck", "TrustedLaunches", "UrlPolicy", "argument_values",
         "child_environment",
         "configured_settings", "diff_servers", "is_loopback", "launch_fingerprints", "load_config", "parse_config",
-        "permission_glob_warnings", "resolve_server", "urls_in", "validate_config", "validate_serve_settings",
+        "permission_glob_warnings", "resolve_server", "urls_in", "user_folder", "validate_config",
+        "validate_serve_settings",
     ],
     "toolsift.config.secrets": [
         "EnvSecretResolver", "FileSecretResolver", "SecretReference", "SecretResolver", "expand_variables",
@@ -52,8 +54,8 @@ PUBLIC = {
         "ResourceSession", "RestartPolicy", "SamplingHandler", "ServerCatalog",
         "ServerStatus", "SessionEvent", "SessionOptions", "SessionState", "SessionStatus", "SignInHandler",
         "default_session_options", "fence", "format_status", "guard_result", "neutralise_markers",
-        "register_mcp_tools", "resource_context", "searchable_lazy", "server_instructions", "status_rows", "token_file",
-        "verbatim_results",
+        "register_mcp_tools", "resource_context", "searchable_lazy", "server_instructions", "split_fence",
+        "status_rows", "token_file", "tool_spec", "verbatim_results",
     ],
     "toolsift.mcp_sessions.reload": [
         "ManagerEvent", "ManagerEventKind", "McpServerManager", "ServerStatus",
@@ -71,8 +73,8 @@ PUBLIC = {
         "prompt_skills", "semantic_available", "server_descriptions",
     ],
     "toolsift.pipeline": [
-        "AuditTrail", "CallHandler", "Fence", "Middleware", "MiddlewareFactory", "OTEL_EXTRA_HINT", "PermissionFilter",
-        "Pipeline", "REFUSAL_KEY", "Refusal", "RegistryHandler", "ResultGuard", "SecurityGuard", "ToolCall",
+        "AuditTrail", "Fence", "Middleware", "MiddlewareFactory", "OTEL_EXTRA_HINT", "PermissionFilter",
+        "Pipeline", "REFUSAL_KEY", "Refusal", "RegistryHandler", "ResultGuard", "SecurityGuard",
         "profile_scope", "refusal_of", "refuse", "result_size", "trace_configured_calls", "trace_tool_calls",
     ],
     "toolsift.builtins": [
@@ -80,7 +82,7 @@ PUBLIC = {
         "Workspace", "builtin_tools", "protected_paths",
     ],
     "toolsift.agent": [
-        "AgentReply", "AssistantMessage", "CallHandler", "ChatModel", "Command", "CommandReply", "Conversation",
+        "AgentReply", "AssistantMessage", "ChatModel", "Command", "CommandReply", "Conversation",
         "Message", "ResultPart", "SkillSource", "ToolCall", "ToolMessage", "Turn", "UserMessage", "describe_result",
         "model_sampler", "parse_command", "result_text",
     ],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -14,23 +13,20 @@ from typing import Self, TypeVar, final
 import anyio
 from anyio.abc import TaskStatus
 
+from ._assembly import Assembly, skills_loader
 from ._exceptions import ConfigError
-from .agent import CallHandler, Conversation
-from .config import ToolsiftConfig, TrustedLaunches, permission_glob_warnings, validate_config
+from .agent import Conversation
+from .config import ToolsiftConfig, TrustedLaunches, user_folder, validate_config
 from .mcp_sessions import (
     ClientCallbacks,
     ListMcpResources,
     McpServerManager,
     ReadMcpResource,
-    default_session_options,
     resource_context,
-    searchable_lazy,
     server_instructions,
 )
-from .pipeline import trace_configured_calls
-from .registry import Approver, AuditLog, ToolRegistry
-from .search import BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog, server_descriptions
-from .skills import SkillsLoader, shared_sandbox, user_folders
+from .registry import Approver, CallHandler
+from .search import BackendName, SearchIndex, SkillCatalog
 
 __all__ = ["Toolbox", "find_config", "skills_loader"]
 
@@ -38,14 +34,11 @@ CONFIG_NAME = "toolsift.json"
 # Other clients' project files, looked for (in this order) when there is no ./toolsift.json.
 PROJECT_CONFIGS = (".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json")
 T = TypeVar("T")
-# Warnings about the config go where loading it logs its own.
-config_logger = logging.getLogger("toolsift.config")
 
 
 def user_config_path() -> Path:
-    """``$XDG_CONFIG_HOME/toolsift/toolsift.json`` (``~/.config/...`` by default)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "toolsift" / CONFIG_NAME
+    """The user config: ``toolsift.json`` in :func:`~toolsift.config.user_folder` (``~/.config/toolsift``)."""
+    return user_folder() / CONFIG_NAME
 
 
 def find_config(path: str | os.PathLike[str] | None = None) -> Path:
@@ -70,22 +63,6 @@ def find_config(path: str | os.PathLike[str] | None = None) -> Path:
             return candidate
     looked = ", ".join(str(c) for c in candidates)
     raise ConfigError(f"no config file found; looked at {looked}. Pass a path or create {CONFIG_NAME}")
-
-
-def skills_loader(config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | None = None) -> SkillsLoader:
-    """The loader for the config's ``skills`` section: its folders, and templates within its limits.
-
-    Args:
-        config: The loaded config.
-        user_dir: One user skill folder to read instead of ``~/.toolsift/skills`` and
-            ``~/.claude/skills``; user folders are read only when ``skills.userSkills`` is true.
-    """
-    settings = config.skills
-    paths = list(settings.paths)
-    sandbox = shared_sandbox(timeout=settings.template_timeout, max_output=settings.template_max_output,
-                             max_memory=settings.template_max_memory, workers=settings.template_workers)
-    return SkillsLoader(project=paths[0] if paths else None, extra=paths[1:], sandbox=sandbox,
-                        user=user_folders(settings.user_skills, user_dir))
 
 
 @final
@@ -131,6 +108,9 @@ class Toolbox:
     Attributes:
         dropped: Servers of the config file left out for a problem in their
             entry, with why (filled by :meth:`from_config`; the others start).
+        parts: What the config describes, built in one place (the same
+            assembly a ``ToolsiftServer`` is built with): ``registry``,
+            ``skills`` and ``manager`` are its parts.
     """
 
     def __init__(self, config: ToolsiftConfig, *, user_skills_dir: Path | None = None, watch: bool = False,
@@ -139,19 +119,15 @@ class Toolbox:
         self.config = config
         self.search_backend: BackendName = search_backend or config.search.backend
         self.dropped: Mapping[str, str] = {}
-        self.registry = ToolRegistry(rules=config.tool_rules, audit=AuditLog(config.audit.path))
-        self.skills = skills_loader(config, user_dir=user_skills_dir)
-        options = default_session_options(config)
-        if callbacks is not None:
-            options = replace(options, callbacks=callbacks)
-        self.manager = McpServerManager(self.registry, config, options=options, drain_seconds=drain_seconds,
-                                        trust=trust)
+        self.parts = Assembly(config, user_skills_dir=user_skills_dir, callbacks=callbacks,
+                              drain_seconds=drain_seconds, trust=trust, search_backend=self.search_backend)
+        self.registry = self.parts.registry
+        self.skills = self.parts.skills
+        self.manager = self.parts.sessions
         self._watch = watch
         self._watching = False
-        self._sessions: McpServerManager | None = None
+        self._running = False  # set once entered, and kept: what ran stays readable after exit
         self._stack: AsyncExitStack | None = None
-        self._catalog: SkillCatalog | None = None
-        self._index: SearchIndex | None = None
 
     @classmethod
     def from_config(cls, path: str | os.PathLike[str] | None = None, *, user_skills_dir: Path | None = None,
@@ -175,21 +151,20 @@ class Toolbox:
         Raises:
             RuntimeError: Before the toolbox is entered.
         """
-        return self._started(self._sessions)
+        return self._started(self.manager)
 
     @property
     def catalog(self) -> SkillCatalog:
         """Every skill ``/use`` can activate: SKILL.md skills, then the servers' prompts."""
-        return self._started(self._catalog)
+        return self._started(self.parts.catalog)
 
     @property
     def index(self) -> SearchIndex:
         """The search index over every tool and skill (what ``search_tools`` ranks with)."""
-        return self._started(self._index)
+        return self._started(self.parts.index)
 
-    @staticmethod
-    def _started(part: T | None) -> T:
-        if part is None:
+    def _started(self, part: T | None) -> T:
+        if part is None or not self._running:
             raise RuntimeError("Toolbox is not started: use 'async with Toolbox.from_config(...) as box'")
         return part
 
@@ -200,26 +175,10 @@ class Toolbox:
         async with AsyncExitStack() as guard:
             guard.push_async_exit(stack)
             await self.skills.aload()
-            stack.callback(trace_configured_calls(self.registry.audit, self.config))
-            sessions = self._sessions = await stack.enter_async_context(self.manager)
-            self._catalog = SkillCatalog(self.skills, sessions)
-            # Read on every search, so that a reload's servers count.
-            index = self._index = SearchIndex(self.registry, self._catalog, backend=self.search_backend,
-                                              unsearchable=lambda: {c.namespace for c in sessions.servers.values()
-                                                                    if not c.searchable},
-                                              server_descriptions=lambda: server_descriptions(sessions))
-            # search_tools sits in the internal tier: only a conversation's discovery pins it into its turns.
-            search = SearchToolsTool(index, auto_unlock=self.config.search.auto_unlock,
-                                     prepare=lambda: sessions.start_lazy(searchable_lazy(sessions.servers)))
-            self.registry.register(search, internal=True)
-            # The index builds in a worker thread, now and after every registry change, so no search waits for it.
-            background = await stack.enter_async_context(anyio.create_task_group())
-            stack.callback(background.cancel_scope.cancel)
-            await background.start(index.maintain)
-            self.registry.register_many([ListMcpResources(sessions), ReadMcpResource(sessions)])
-            # A denylist or ask glob that matches no tool protects nothing: say so once the catalogue is listed.
-            for warning in permission_glob_warnings(self.config, self.registry, app_tools=True)[0]:
-                config_logger.warning("%s", warning)
+            await stack.enter_async_context(self.parts.running())
+            self._running = True
+            self.registry.register_many([ListMcpResources(self.manager), ReadMcpResource(self.manager)])
+            self.parts.warn_unmatched_globs(app_tools=True)
             if self._watch:
                 watchers = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(watchers.cancel_scope.cancel)
@@ -248,17 +207,14 @@ class Toolbox:
             RuntimeError: Before the toolbox is entered, or when it is already watching.
             ValueError: The config was not loaded from a file.
         """
-        manager = self._started(self._sessions)
+        self._started(self.manager)
         if self.config.path is None:
             raise ValueError("This toolbox's config was not loaded from a file; there is nothing to watch")
         if self._watching:
             raise RuntimeError("This Toolbox is already watching its config file and skill folders")
         self._watching = True
         try:
-            async with anyio.create_task_group() as watchers:
-                await watchers.start(manager.watch, self.config.path)
-                await watchers.start(self.skills.watch)
-                task_status.started()
+            await self.parts.watch(task_status=task_status)
         finally:
             self._watching = False
 
@@ -277,10 +233,8 @@ class Toolbox:
         """
         profile = self.config.agent(agent)
         permissions = replace(profile.permissions.to_permissions(), approver=approver)
-        manager = self.manager
-        discovery = Discovery.for_agent(self.registry, profile, permissions=permissions,
-                                        servers=lambda: manager.servers.values(), unsearchable=self.index.unsearchable)
-        sessions = self.sessions
+        manager = sessions = self.sessions
+        discovery = self.parts.discovery(profile, permissions)
 
         async def resources() -> str:
             # Empty (and nothing read) while no server in force asks for its resources in context.

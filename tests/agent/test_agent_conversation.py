@@ -18,8 +18,8 @@ from toolsift.agent import AssistantMessage, Conversation, ToolCall, ToolMessage
 from toolsift.agent._cap import result_cap
 from toolsift.config import AgentConfig, LimitsConfig
 from toolsift.mcp_sessions._untrusted import fence
-from toolsift.pipeline import result_size
-from toolsift.registry import Level, Permissions, ToolContext, ToolRegistry, ToolResult
+from toolsift.pipeline import AuditTrail, Middleware, Pipeline, SecurityGuard, refusal_of, result_size
+from toolsift.registry import AuditEvent, CallRecord, Level, Permissions, ToolContext, ToolRegistry, ToolResult
 from toolsift.skills import Skill, SkillSet, parse_skill_text
 
 FLOW_MEMORY = """---
@@ -179,11 +179,11 @@ async def test_instructions_command_shows_what_the_model_gets(registry: ToolRegi
     assert empty is not None and empty.text.startswith("No instructions")
 
 
-async def test_call_tool_passes_progress_only_when_given(registry: ToolRegistry) -> None:
-    seen: list[dict[str, object]] = []
+async def test_call_tool_carries_progress_in_the_call_record(registry: ToolRegistry) -> None:
+    seen: list[CallRecord] = []
 
-    async def handler(*args: object, **kwargs: object) -> ToolResult:
-        seen.append(kwargs)
+    async def handler(call: CallRecord) -> ToolResult:
+        seen.append(call)
         return ToolResult.text("ok")
 
     async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -192,7 +192,7 @@ async def test_call_tool_passes_progress_only_when_given(registry: ToolRegistry)
     conversation = Conversation(registry, call_handler=handler)
     await conversation.call_tool(ToolCall(id="1", name="general__echo", arguments={}))
     await conversation.call_tool(ToolCall(id="2", name="general__echo", arguments={}), progress=progress)
-    assert "progress" not in seen[0] and seen[1]["progress"] is progress
+    assert seen[0].progress is None and seen[1].progress is progress
 
 
 async def test_calls_outside_the_scope_become_denial_results(registry: ToolRegistry, skills: SkillSet) -> None:
@@ -465,3 +465,25 @@ def test_the_cap_comes_from_the_agent_limits(limits: dict[str, Any], cap: int | 
 def test_a_cap_below_one_is_refused() -> None:
     with pytest.raises(ValidationError, match=r"maxResultTokens\n  Input should be greater than or equal to 1"):
         LimitsConfig.model_validate({"maxResultTokens": 0})
+
+
+async def test_calls_take_the_pipeline_path_and_refusals_are_marked_audited(registry: ToolRegistry) -> None:
+    events: list[AuditEvent] = []
+    registry.audit.subscribe(events.append)
+    conversation = Conversation(registry, allowed_tools=["read_file"])
+    denied = await conversation.call_tool(ToolCall("1", "write_file", {}))
+    assert refusal_of(denied.result) == {"stage": "registry", "audited": True}
+    assert [(e.kind, e.tool, e.layer) for e in events] == [("tool.denied", "write_file", 3)]
+
+
+async def test_a_pipeline_handle_adds_its_stages_to_the_agent_loop(registry: ToolRegistry) -> None:
+    events: list[AuditEvent] = []
+    registry.audit.subscribe(events.append)
+    pipeline = Pipeline.for_registry(registry, [Middleware(AuditTrail, audit=registry.audit),
+                                                Middleware(SecurityGuard, max_argument_bytes=10)])
+    conversation = Conversation(registry, call_handler=pipeline.handle)
+    refused = await conversation.call_tool(ToolCall("1", "general__echo", {"text": "x" * 50}))
+    assert "over the limit of 10 bytes" in refused.result.text_content()
+    assert [(e.kind, e.flags) for e in events] == [("tool.denied", ("SecurityGuard",))]
+    ran = await conversation.call_tool(ToolCall("2", "general__echo", {}))
+    assert not ran.result.is_error and events[-1].kind == "tool.executed"

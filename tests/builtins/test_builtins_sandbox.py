@@ -25,7 +25,7 @@ from toolsift.builtins import CommandPolicy, ShellTool, Workspace, builtin_tools
 from toolsift.config import load_config
 from toolsift.registry import Level, Permissions, ToolRegistry, ToolResult
 
-pytestmark = [needs_bwrap, pytest.mark.timeout(120)]
+pytestmark = needs_bwrap
 
 EXECUTE = Permissions(level=Level.EXECUTE)
 SECRET = "sk-toolsift-sandbox-0123456789abcdef"

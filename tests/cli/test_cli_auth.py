@@ -21,8 +21,6 @@ from toolsift.cli._app import state
 from toolsift.cli._auth import loopback_sign_in
 from toolsift.mcp_sessions import SignInHandler
 
-pytestmark = pytest.mark.timeout(90)
-
 
 @pytest.fixture(autouse=True)
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:

@@ -153,7 +153,6 @@ def servers_in(path: Path) -> dict[str, object]:
     return table
 
 
-@pytest.mark.timeout(120)
 def test_concurrent_adds_in_separate_processes_all_land(project: Path) -> None:
     processes = [subprocess.Popen([sys.executable, "-c", GATED_CLI, "mcp", "add", f"s{i}", "--", "echo", str(i)],
                                   cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from toolsift import ConfigError, InvalidToolName, Level, Permissions
@@ -124,11 +125,17 @@ def test_server_defaults_match_the_documented_ones() -> None:
         ({"url": "http://h/mcp", "type": "sse"}, "sse"),
         ({"url": "http://h/mcp", "type": "stdio"}, "http"),
         ({"command": "x", "url": "http://h/mcp", "type": "http"}, "stdio"),
-        ({}, None),
     ],
 )
-def test_server_transport_kind_follows_the_rule(settings: dict[str, Any], kind: str | None) -> None:
+def test_server_transport_kind_follows_the_rule(settings: dict[str, Any], kind: str) -> None:
     assert ServerConfig.model_validate(settings).transport_kind == kind
+
+
+@pytest.mark.parametrize("settings", [{}, {"command": "", "url": ""}, {"env": {"A": "1"}, "type": "stdio"}])
+def test_server_without_command_or_url_is_refused_when_built(settings: dict[str, Any]) -> None:
+    # Decided once: no ServerConfig lacks a transport, so nothing that runs one has to ask.
+    with pytest.raises(ValidationError, match="neither 'command' nor 'url' is set; nothing to connect to"):
+        ServerConfig.model_validate(settings)
 
 
 def test_server_namespace_is_the_prefix_or_the_name() -> None:

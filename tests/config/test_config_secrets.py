@@ -286,11 +286,6 @@ def test_resolve_server_absolute_and_home_cwd(tmp_path: Path, monkeypatch: pytes
     assert resolve_server(server(command="x")).cwd is None
 
 
-def test_resolve_server_without_transport_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match=r"server 'srv' has neither 'command' nor 'url'; there is nothing to connect"):
-        resolve_server(server())
-
-
 def test_resolved_repr_masks_secrets() -> None:
     config = server(
         command="secret://env/CMD",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import FAST, TESTS, local_server, stdio_server, wait_for
-from servers import EXAMPLES, http_server
+from mcp_helpers import TESTS, example_server, faulty, in_memory, local_server, stdio_server, wait_for
+from servers import EXAMPLES, example_module, http_server
 
 from toolsift import ConfigError, ServerUnavailable
 from toolsift.config import ServerConfig, load_config
@@ -48,7 +48,9 @@ async def test_bootstrap_registers_global_and_internal_tools_and_isolates_failur
         "nothing": {},
     }))
     registry = ToolRegistry()
-    async with register_mcp_tools(config, registry) as sessions:
+    # The server that cannot start is a child process; the healthy ones run in this process.
+    options = in_memory({"general": example_server("general.py"), "flow": example_module("flow.py").build_server()})
+    async with register_mcp_tools(config, registry, options=options) as sessions:
         assert set(sessions) == {"general", "flow", "broken"}
         # The loader already dropped "nothing" (with its own warning); "off" is kept but not started.
         assert sessions.skipped == {"off": "disabled (enabled: false)"}
@@ -111,7 +113,8 @@ async def test_bootstrap_accepts_a_list_of_servers_and_offers_the_configured_wor
 async def test_bootstrap_leaves_lazy_servers_unconnected_until_first_use() -> None:
     registry = ToolRegistry()
     lazy = stdio_server("lazy", "general.py", lazy=True, internal_only=False)
-    async with register_mcp_tools({"lazy": lazy}, registry) as sessions:
+    async with register_mcp_tools({"lazy": lazy}, registry, options=in_memory({"lazy": example_server("general.py")})) \
+            as sessions:
         session = sessions["lazy"]
         assert session.state is SessionState.IDLE and registry.servers() == []
         assert session.status().tools == 0
@@ -140,7 +143,7 @@ async def test_bootstrap_follows_list_changed_with_an_atomic_swap(mode: str) -> 
     generations: list[int] = []
     registry.subscribe(lambda change: generations.append(change.generation))
     config = stdio_server("dyn", "faulty.py", protocol=mode, internal_only=False)
-    async with register_mcp_tools([config], registry) as sessions:
+    async with register_mcp_tools([config], registry, options=in_memory({"dyn": faulty()})) as sessions:
         session = sessions["dyn"]
         events: list[SessionEvent] = []
         session.subscribe(events.append)
@@ -168,7 +171,8 @@ async def test_bootstrap_follows_list_changed_over_http() -> None:
 
 async def test_bootstrap_skips_tools_with_bad_names_and_keeps_the_rest(caplog: pytest.LogCaptureFixture) -> None:
     registry = ToolRegistry()
-    async with register_mcp_tools([stdio_server("dyn", "faulty.py", internal_only=False)], registry) as sessions:
+    async with register_mcp_tools([stdio_server("dyn", "faulty.py", internal_only=False)], registry,
+                                  options=in_memory({"dyn": faulty()})) as sessions:
         await registry.execute("dyn__add_tool", {"name": "bad name!"})
         await registry.execute("dyn__add_tool", {"name": "good"})
         await wait_for(sessions["dyn"], lambda s: "dyn__good" in registry)
@@ -179,7 +183,7 @@ async def test_bootstrap_reports_a_namespace_collision_without_stopping(caplog: 
     registry = ToolRegistry()
     first = stdio_server("one", "faulty.py", tool_prefix="shared", internal_only=False)
     second = stdio_server("two", "faulty.py", tool_prefix="shared", internal_only=False)
-    async with McpSessionGroup(registry, options=FAST) as group:
+    async with McpSessionGroup(registry, options=in_memory({"one": faulty(), "two": faulty()})) as group:
         await group.add(first)
         two = await group.add(second)
         assert isinstance(two, McpSession) and two.state is SessionState.READY

@@ -110,7 +110,7 @@ async def test_general_slow_call_cancellation_reaches_the_server(mode: str, tmp_
     async with Client(params, mode=mode) as client:
         with pytest.raises(MCPError, match="timed out"):
             await client.call_tool("slow", {"seconds": 30}, read_timeout_seconds=0.3)
-        assert await wait_for_file(marker, timeout=10) == "CANCELLED slow\n"
+        assert await wait_for_file(marker) == "CANCELLED slow\n"
         assert text_of(await client.call_tool("echo", {"text": "still alive"})) == "still alive"
 
 
@@ -120,7 +120,7 @@ async def test_general_wait_for_file_answers_once_the_file_exists(tmp_path: Path
     async with Client(stdio_params("general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)})) as client:
         with pytest.raises(MCPError, match="timed out"):
             await client.call_tool("wait_for_file", {"path": str(release)}, read_timeout_seconds=0.3)
-        assert await wait_for_file(marker, timeout=10) == "CANCELLED wait_for_file\n"
+        assert await wait_for_file(marker) == "CANCELLED wait_for_file\n"
         release.write_text("released")
         answer = await client.call_tool("wait_for_file", {"path": str(release)})
     assert text_of(answer) == "released"

@@ -11,7 +11,7 @@ from typing import Any
 
 import mcp.types as types
 import pytest
-from mcp_helpers import stdio_server
+from mcp_helpers import example_server, in_memory, stdio_server
 
 from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import (
@@ -83,8 +83,11 @@ async def sessions() -> AsyncIterator[dict[str, McpSession]]:
         stdio_server("later", "general.py", lazy=True),
         stdio_server("broken", "faulty.py", "--crash-at-start", restart_on_crash=False, resources=True),
     ]
+    # The example servers run in this process; the one that cannot start is a child that exits at once.
+    options = in_memory(dict.fromkeys(("general", "later"), example_server("general.py")))
     async with AsyncExitStack() as stack:
-        opened = {config.name: await stack.enter_async_context(McpSession(config)) for config in configs}
+        opened = {config.name: await stack.enter_async_context(McpSession(config, options=options))
+                  for config in configs}
         assert opened["broken"].state is SessionState.ERROR
         yield opened
 

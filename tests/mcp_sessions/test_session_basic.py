@@ -9,8 +9,9 @@ from pathlib import Path
 import anyio
 import mcp.types as types
 import pytest
-from mcp_helpers import local_server, stdio_server
-from servers import http_server
+from mcp_helpers import example_server, in_memory, local_server, local_server_object, stdio_server
+from servers import example_module, http_server
+from waits import poll_until
 
 from toolsift import ServerUnavailable
 from toolsift.config import ServerConfig
@@ -49,7 +50,8 @@ async def test_session_connects_lists_and_calls_in_both_eras(mode: str, version:
 
 
 async def test_session_keeps_every_content_type() -> None:
-    async with McpSession(stdio_server("general", "general.py")) as session:
+    options = in_memory({"general": example_server("general.py")})
+    async with McpSession(stdio_server("general", "general.py"), options=options) as session:
         image = (await session.call_tool("get_image")).content[0]
         assert isinstance(image, types.ImageContent) and image.mime_type == "image/png"
         audio = (await session.call_tool("get_audio")).content[0]
@@ -78,26 +80,39 @@ async def test_session_passes_progress_to_the_caller(mode: str) -> None:
 
 
 async def test_session_lists_every_page_of_tools() -> None:
-    async with McpSession(stdio_server("flow", "flow.py", "--page-size", "7")) as session:
+    options = in_memory({"flow": example_module("flow.py").build_server(page_size=7)})
+    async with McpSession(stdio_server("flow", "flow.py", "--page-size", "7"), options=options) as session:
         names = [tool.name for tool in session.catalog.tools]
     assert len(names) == len(set(names)) > 200
 
 
-async def test_session_runs_concurrent_calls_from_many_tasks() -> None:
+async def test_session_runs_concurrent_calls_from_many_tasks(tmp_path: Path) -> None:
+    gate, calls = tmp_path / "gate", 20
     results: list[ToolResult] = []
+    running: set[int] = set()
+    all_running = anyio.Event()
     async with McpSession(stdio_server("general", "general.py")) as session:
         peak = 0
 
         async def one(i: int) -> None:
-            nonlocal peak
-            results.append(await session.call_tool("slow", {"seconds": 0.2}))
-            peak = max(peak, session.in_flight)
+            async def started(done: float, total: float | None, message: str | None) -> None:
+                nonlocal peak
+                running.add(i)
+                peak = max(peak, session.in_flight)
+                if len(running) == calls:
+                    all_running.set()
+
+            results.append(await session.call_tool("wait_for_file", {"path": str(gate)}, progress=started))
 
         async with anyio.create_task_group() as group:
-            for i in range(20):
+            for i in range(calls):
                 group.start_soon(one, i)
+            # No call can end before the gate opens: all of them run on the server at once.
+            await all_running.wait()
+            gate.write_text("open")
         assert session.in_flight == 0
-    assert len(results) == 20 and not any(r.is_error for r in results)
+    assert peak == calls
+    assert len(results) == calls and all(r.text_content() == "open" for r in results)
 
 
 async def test_session_child_gets_a_minimal_environment_plus_its_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,9 +139,7 @@ async def test_session_never_shows_secrets_in_logs_reprs_or_stderr(
         assert text(await session.call_tool("env_get", {"name": "API_TOKEN"})) == "[redacted]"
         # ...and when it prints it, toolsift keeps and logs it masked.
         await session.call_tool("log_stderr", {"text": f"my token is {secret}"})
-        with anyio.fail_after(5):
-            while not any("my token is" in line for line in session.stderr_tail()):
-                await anyio.sleep(0.01)
+        await poll_until(lambda: any("my token is" in line for line in session.stderr_tail()))
         shown = [repr(session), repr(config), str(session.status()), *session.stderr_tail()]
     assert "my token is [redacted]" in session.stderr_tail()
     assert all(secret not in item for item in shown)
@@ -151,22 +164,21 @@ async def test_session_keeps_only_the_last_stderr_lines() -> None:
     async with McpSession(stdio_server("general", "general.py"), options=SessionOptions(stderr_lines=3)) as session:
         for i in range(6):
             await session.call_tool("log_stderr", {"text": f"line {i}"})
-        with anyio.fail_after(5):
-            while session.stderr_tail(1) != ["line 5"]:
-                await anyio.sleep(0.01)
+        await poll_until(lambda: session.stderr_tail(1) == ["line 5"])  # stderr is a pipe read by another task
         assert session.stderr_tail() == ["line 3", "line 4", "line 5"]
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_session_offers_the_workspace_as_the_only_root(mode: str, tmp_path: Path) -> None:
-    options = SessionOptions(workspace=tmp_path)
+    options = in_memory({"local": local_server_object("session_server.py")}, SessionOptions(workspace=tmp_path))
     async with McpSession(local_server("local", "session_server.py", protocol=mode), options=options) as session:
         result = await session.call_tool("roots")
     assert text(result) == f"{tmp_path.resolve().as_uri()} {tmp_path.name}"
 
 
 async def test_session_refuses_sampling_and_roots_unless_configured() -> None:
-    async with McpSession(local_server("local", "session_server.py")) as session:
+    options = in_memory({"local": local_server_object("session_server.py")})
+    async with McpSession(local_server("local", "session_server.py"), options=options) as session:
         sampled = await session.call_tool("ask", {"question": "2+2?"})
         roots = await session.call_tool("roots")
     assert sampled.is_error and "failed tool 'ask' with JSON-RPC error" in text(sampled)
@@ -182,7 +194,8 @@ async def test_session_uses_the_application_sampling_callback(mode: str) -> None
         asked.append(f"{server}: {params.messages[0].content}")
         return types.CreateMessageResult(role="assistant", content=types.TextContent(text="four"), model="stub")
 
-    options = SessionOptions(callbacks=ClientCallbacks(sampling=sample))
+    options = in_memory({"local": local_server_object("session_server.py")},
+                        SessionOptions(callbacks=ClientCallbacks(sampling=sample)))
     async with McpSession(local_server("local", "session_server.py", protocol=mode), options=options) as session:
         result = await session.call_tool("ask", {"question": "2+2?"})
     assert text(result) == "four"
@@ -219,8 +232,3 @@ async def test_session_that_is_not_running_refuses_calls() -> None:
     assert session.state is SessionState.CLOSED
     with pytest.raises(RuntimeError, match="Cannot run MCP session 'general' twice"):
         await session.run()
-
-
-def test_session_refuses_a_config_without_command_or_url() -> None:
-    with pytest.raises(ValueError, match="'empty' has neither 'command' nor 'url'"):
-        McpSession(ServerConfig().with_name("empty"))

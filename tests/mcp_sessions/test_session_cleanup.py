@@ -7,13 +7,11 @@ import signal
 from contextlib import suppress
 from pathlib import Path
 
-import anyio
 from mcp_helpers import FAST, stdio_server, wait_for_state
 from servers import wait_for_file
+from waits import poll_until
 
 from toolsift.mcp_sessions import McpSession, SessionState
-
-POLL_SECONDS = 0.02
 
 
 def alive(pid: int) -> bool:
@@ -31,11 +29,9 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-async def wait_gone(pid: int, timeout: float = 10.0) -> None:
-    """Poll until ``pid`` no longer runs; another process gives no event to wait on."""
-    with anyio.fail_after(timeout):
-        while alive(pid):
-            await anyio.sleep(POLL_SECONDS)
+async def wait_gone(pid: int) -> None:
+    """Wait until ``pid`` no longer runs; another process gives no event to wait on."""
+    await poll_until(lambda: not alive(pid))
 
 
 async def test_session_close_ends_the_helper_its_server_started(tmp_path: Path) -> None:
@@ -45,7 +41,7 @@ async def test_session_close_ends_the_helper_its_server_started(tmp_path: Path) 
     try:
         async with McpSession(config) as session:
             assert session.state is SessionState.READY
-            helper = int(await wait_for_file(pid_file, timeout=10))
+            helper = int(await wait_for_file(pid_file))
             assert alive(helper) and os.getpgid(helper) != os.getpgid(0)  # the server's own group, not ours
         await wait_gone(helper)
     finally:
@@ -61,12 +57,12 @@ async def test_session_restart_ends_the_helper_of_the_crashed_server(tmp_path: P
     helper = 0
     try:
         async with McpSession(config, options=FAST) as session:
-            helper = int(await wait_for_file(pid_file, timeout=10))
+            helper = int(await wait_for_file(pid_file))
             pid_file.unlink()
             assert (await session.call_tool("echo", {"text": "x"})).meta["mcp_failure"] == "crash"
             await wait_gone(helper)
             await wait_for_state(session, SessionState.READY)
-            helper = int(await wait_for_file(pid_file, timeout=10))  # the new server's own helper
+            helper = int(await wait_for_file(pid_file))  # the new server's own helper
             assert alive(helper)
         await wait_gone(helper)
     finally:

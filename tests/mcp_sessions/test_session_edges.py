@@ -9,12 +9,14 @@ import anyio.to_thread
 import pytest
 from mcp.client.auth.exceptions import OAuthTokenError
 from mcp_helpers import FAST, local_server, stdio_server, wait_for
+from waits import poll_until
 
 from toolsift import ServerUnavailable
+from toolsift._redaction import Redactor
 from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
 from toolsift.mcp_sessions._catalog import _paginate
-from toolsift.mcp_sessions._endpoint import Redactor, resolve_endpoint
+from toolsift.mcp_sessions._endpoint import resolve_endpoint
 from toolsift.mcp_sessions._failures import describe_exception, timeout_result
 from toolsift.mcp_sessions._stderr import StderrBuffer
 
@@ -78,9 +80,7 @@ async def test_session_relists_tools_resources_and_prompts_when_told() -> None:
         session.subscribe(lambda event: kinds.append(event.kind))
         before = session.catalog
         assert (await session.call_tool("announce")).text_content() == "announced"
-        with anyio.fail_after(5):
-            while session.catalog is before:
-                await anyio.sleep(0.01)
+        await poll_until(lambda: session.catalog is not before)  # relisted in the session's own task
         assert session.catalog.resources == before.resources and session.catalog.prompts == before.prompts
         assert "tools" not in kinds  # listed again, found unchanged: nothing to swap or announce
 

@@ -6,7 +6,7 @@ import logging
 
 import mcp.types as types
 import pytest
-from mcp_helpers import FAST, local_server, stdio_server, wait_for_state
+from mcp_helpers import FAST, faulty, in_memory, local_server, stdio_server, wait_for_state
 
 from toolsift import ServerUnavailable
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
@@ -58,7 +58,8 @@ async def test_session_slow_initialize_is_waited_for(mode: str) -> None:
 
 
 async def test_session_json_rpc_error_for_a_tool_failure_is_a_clear_result() -> None:
-    async with McpSession(stdio_server("rpc", "faulty.py", "--rpc-errors", protocol="legacy")) as session:
+    config = stdio_server("rpc", "faulty.py", "--rpc-errors", protocol="legacy")
+    async with McpSession(config, options=in_memory({"rpc": faulty(rpc_errors=True)})) as session:
         result = await session.call_tool("fail", {"message": "disk full"})
         assert result.is_error
         assert text(result) == ("MCP server 'rpc' failed tool 'fail' with JSON-RPC error 0 instead of a tool result; "
@@ -69,7 +70,7 @@ async def test_session_json_rpc_error_for_a_tool_failure_is_a_clear_result() -> 
 
 
 async def test_session_tool_reporting_is_error_keeps_the_servers_content() -> None:
-    async with McpSession(stdio_server("faulty", "faulty.py")) as session:
+    async with McpSession(stdio_server("faulty", "faulty.py"), options=in_memory({"faulty": faulty()})) as session:
         result = await session.call_tool("fail", {"message": "bad input"})
     assert result.is_error and text(result) == "bad input"
     assert "mcp_failure" not in result.meta
@@ -97,7 +98,8 @@ async def test_session_error_without_id_is_a_warning(caplog: pytest.LogCaptureFi
 
 async def test_session_capabilities_advertised_but_missing_are_warnings(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="toolsift.mcp_sessions")
-    async with McpSession(stdio_server("liar", "faulty.py", "--fake-capabilities")) as session:
+    config = stdio_server("liar", "faulty.py", "--fake-capabilities")
+    async with McpSession(config, options=in_memory({"liar": faulty(fake_capabilities=True)})) as session:
         assert session.state is SessionState.READY
         assert session.catalog.resources == () and session.catalog.prompts == ()
         assert len(session.catalog.tools) == 6
@@ -113,7 +115,8 @@ async def test_session_old_protocol_server_works(mode: str) -> None:
 
 
 async def test_session_slow_replies_hit_the_tool_timeout() -> None:
-    async with McpSession(stdio_server("slow", "faulty.py", "--delay", "5", tool_timeout=0.3)) as session:
+    config = stdio_server("slow", "faulty.py", "--delay", "5", tool_timeout=0.3)
+    async with McpSession(config, options=in_memory({"slow": faulty(delay=5)})) as session:
         result = await session.call_tool("echo", {"text": "x"})
         assert result.is_error and result.meta["mcp_failure"] == "timeout"
         assert text(result) == ("Tool 'echo' of MCP server 'slow' did not answer within 0.3s; "

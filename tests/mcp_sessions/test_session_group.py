@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from mcp_helpers import stdio_server
+from mcp_helpers import example_server, in_memory, stdio_server
 from reload_helpers import Recorder
 
 from toolsift.config import ServerConfig
@@ -48,7 +48,9 @@ def test_group_refuses_a_bad_drain_time() -> None:
 
 async def test_register_mcp_tools_yields_the_group_that_replaces_and_retires() -> None:
     registry = ToolRegistry()
-    async with register_mcp_tools({"general": general(), "off": general("off", enabled=False)}, registry) as group:
+    servers = {"general": general(), "off": general("off", enabled=False)}
+    async with register_mcp_tools(servers, registry, options=in_memory({"general": example_server("general.py")})) \
+            as group:
         events = Recorder(group)
         old = group["general"]
         assert group.skipped == {"off": "disabled (enabled: false)"}

@@ -27,8 +27,6 @@ from toolsift.mcp_sessions import (
     token_file,
 )
 
-pytestmark = pytest.mark.timeout(60)
-
 
 class Browser:
     """Follows the authorization URL as a browser would and counts the sign-ins."""

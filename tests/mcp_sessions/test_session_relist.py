@@ -6,7 +6,7 @@ import re
 
 import mcp.types as types
 import pytest
-from mcp_helpers import stdio_server, wait_for
+from mcp_helpers import faulty, in_memory, stdio_server, wait_for
 
 from toolsift.mcp_sessions import McpSession, SessionEvent
 from toolsift.registry import RegistryChange, ToolRegistry, ToolResult
@@ -28,7 +28,7 @@ async def test_session_burst_of_list_changed_is_one_listing_and_no_registry_swap
     registry = ToolRegistry()
     changes: list[RegistryChange] = []
     config = stdio_server("faulty", "faulty.py", protocol=mode, internal_only=False, trust="trusted")
-    async with McpSession(config, registry=registry) as session:
+    async with McpSession(config, registry=registry, options=in_memory({"faulty": faulty()})) as session:
         tool_events: list[SessionEvent] = []
         session.subscribe(lambda event: tool_events.append(event) if event.kind == "tools" else None)
         registry.subscribe(changes.append)

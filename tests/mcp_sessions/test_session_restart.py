@@ -9,8 +9,9 @@ import anyio
 import mcp.types as types
 import pytest
 from anyio.abc import TaskStatus
-from mcp_helpers import FAST, local_server, stdio_server, wait_for, wait_for_state
+from mcp_helpers import FAST, example_server, in_memory, local_server, stdio_server, wait_for, wait_for_state
 from servers import http_server, wait_for_file
+from waits import poll_until
 
 from toolsift import ServerDraining, ServerUnavailable
 from toolsift.config import ServerConfig
@@ -135,14 +136,16 @@ async def test_session_loses_an_http_server_and_pauses_reconnecting() -> None:
 async def wait_until_closed(url: str) -> None:
     """Wait until nothing accepts connections at ``url`` any more."""
     port = int(url.rsplit(":", 1)[1].split("/")[0])
-    with anyio.fail_after(10):
-        while True:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                return
-            await stream.aclose()
-            await anyio.sleep(0.02)
+
+    async def refused() -> bool:
+        try:
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+        except OSError:
+            return True
+        await stream.aclose()
+        return False
+
+    await poll_until(refused)
 
 
 async def test_session_tool_timeout_cancels_the_call_on_the_server(tmp_path: Path) -> None:
@@ -151,7 +154,7 @@ async def test_session_tool_timeout_cancels_the_call_on_the_server(tmp_path: Pat
     async with McpSession(config) as session:
         result = await session.call_tool("slow", {"seconds": 30})
         assert result.meta["mcp_failure"] == "timeout"
-        assert await wait_for_file(marker, timeout=10) == CANCELLED
+        assert await wait_for_file(marker) == CANCELLED
         assert text(await session.call_tool("echo", {"text": "after"})) == "after"
 
 
@@ -164,7 +167,7 @@ async def test_session_caller_cancellation_reaches_the_server(tmp_path: Path) ->
         with anyio.move_on_after(0.3) as scope:
             await registry.execute("general__slow", {"seconds": 30})
         assert scope.cancelled_caught
-        assert await wait_for_file(marker, timeout=10) == CANCELLED
+        assert await wait_for_file(marker) == CANCELLED
         assert session.in_flight == 0
         timed = await registry.execute("general__slow", {"seconds": 30}, timeout=0.2)
         assert timed.is_error and "timed out after 0.2s" in text(timed)
@@ -173,7 +176,8 @@ async def test_session_caller_cancellation_reaches_the_server(tmp_path: Path) ->
 async def test_session_drain_lets_running_calls_finish_and_refuses_new_ones() -> None:
     registry = ToolRegistry()
     config = stdio_server("general", "general.py", internal_only=False)
-    async with McpSession(config, registry=registry) as session:
+    options = in_memory({"general": example_server("general.py")})
+    async with McpSession(config, registry=registry, options=options) as session:
         finished: list[ToolResult] = []
         started = anyio.Event()
 
@@ -210,7 +214,7 @@ async def test_session_drain_deadline_cancels_what_still_runs(tmp_path: Path) ->
         assert results[0].is_error and results[0].meta["mcp_failure"] == "cancelled"
         assert text(results[0]) == ("Tool 'slow' of MCP server 'general' was cancelled while it ran: "
                                     "the session was drained: its server was removed or changed.")
-        assert await wait_for_file(marker, timeout=10) == CANCELLED
+        assert await wait_for_file(marker) == CANCELLED
         with pytest.raises(ServerUnavailable, match="'general' is closed: the session was drained"):
             await session.call_tool("echo", {"text": "x"})
 
@@ -219,7 +223,8 @@ async def test_group_replace_hands_over_and_keeps_the_replacements_tools() -> No
     registry = ToolRegistry()
     config = stdio_server("general", "general.py", internal_only=False)
     events: list[SessionEvent] = []
-    async with McpSessionGroup(registry, drain_seconds=5) as group:
+    async with McpSessionGroup(registry, options=in_memory({"general": example_server("general.py")}),
+                               drain_seconds=5) as group:
         old = await group.add(config)
         assert old is not None
         old.subscribe(events.append)

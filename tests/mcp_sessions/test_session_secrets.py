@@ -6,8 +6,8 @@ import mcp.types as types
 import pytest
 from mcp_helpers import local_server
 
+from toolsift._redaction import Redactor
 from toolsift.mcp_sessions import McpSession
-from toolsift.mcp_sessions._endpoint import Redactor
 from toolsift.mcp_sessions._masking import mask_result
 from toolsift.registry import ToolRegistry, ToolResult
 

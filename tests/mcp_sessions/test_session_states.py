@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import anyio
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from toolsift import ServerDraining, ServerUnavailable
 from toolsift.config import ServerConfig
 from toolsift.mcp_sessions import McpSession, SessionEvent, SessionState
+from toolsift.mcp_sessions._draining import Drain
 
 S = SessionState
 WAY_OUT = (S.DRAINING, S.CLOSING, S.CLOSED)
@@ -70,7 +73,10 @@ def _seen(events: list[SessionEvent]) -> list[SessionState]:
 
 def _walk(session: McpSession, *states: SessionState, reason: str | None = "why") -> None:
     for state in states:
-        assert session._life.set(state, reason)
+        if state is S.DRAINING:
+            session.stop_taking_calls()  # the one way in: it records the drain that new calls are told of
+        else:
+            assert session._life.set(state, reason)
 
 
 @pytest.mark.parametrize(("path", "error", "message"), [
@@ -104,10 +110,29 @@ async def test_session_closing_after_a_drain_still_says_draining() -> None:
     assert session.state is S.CLOSED
     fresh = _session()
     _walk(fresh, S.CONNECTING, S.READY)
-    fresh._draining_since = "2026-01-01T00:00:00+00:00"
     _walk(fresh, S.DRAINING, S.CLOSING)
     with pytest.raises(ServerDraining, match="'srv' is draining"):
         await fresh.call_tool("echo")
+
+
+async def test_session_stops_taking_calls_in_the_step_that_drains_it() -> None:
+    session = _session()
+    _walk(session, S.CONNECTING, S.READY)
+    drain = session.stop_taking_calls(Drain("srv", 5, removed=False))
+    # No scheduling round later: the state, and so what a call gets, changed in this very step.
+    assert session.state is S.DRAINING and session.reason == f"draining since {drain.since}"
+    assert session.stop_taking_calls(Drain("srv", 9, removed=True)) is drain  # a drain begun stays as it is
+    with pytest.raises(ServerDraining, match=r"'srv' is draining \(removed at ") as refused:
+        await session.call_tool("echo")
+    assert str(refused.value) == str(drain.error())
+
+
+async def test_session_drain_refuses_a_bad_deadline() -> None:
+    session = _session()
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="drain_seconds must be a finite number of seconds >= 0"):
+            await session.drain(bad)
+    assert session.state is S.IDLE
 
 
 def test_session_cannot_be_left_without_being_entered() -> None:

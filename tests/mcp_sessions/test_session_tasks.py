@@ -11,7 +11,7 @@ from __future__ import annotations
 import mcp.types as types
 import pytest
 from interop_servers import everything, needs_everything
-from mcp_helpers import stdio_server
+from mcp_helpers import faulty, in_memory, stdio_server
 
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions
 from toolsift.mcp_sessions._tasks import runs_as_task
@@ -77,6 +77,7 @@ async def test_a_task_the_caller_stops_waiting_for_is_cancelled_on_the_server() 
 
 
 async def test_a_server_that_claims_tasks_but_runs_none_gives_its_error() -> None:
-    async with McpSession(stdio_server("faulty", "faulty.py", "--fake-tasks", protocol="legacy")) as session:
+    config = stdio_server("faulty", "faulty.py", "--fake-tasks", protocol="legacy")
+    async with McpSession(config, options=in_memory({"faulty": faulty(fake_tasks=True)})) as session:
         refused = await session.call_tool("research", {"name": "x"})
     assert refused.is_error and "-32601" in text(refused) and "tasks are not supported here" in text(refused)

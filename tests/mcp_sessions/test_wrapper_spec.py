@@ -6,7 +6,7 @@ import logging
 
 import mcp.types as types
 import pytest
-from mcp_helpers import stdio_server
+from mcp_helpers import example_server, in_memory, stdio_server
 
 from toolsift import InvalidToolName
 from toolsift.mcp_sessions import McpSession, McpToolWrapper, register_mcp_tools
@@ -67,7 +67,8 @@ def test_wrapper_include_and_exclude_match_the_servers_own_names(caplog: pytest.
 async def test_wrapper_results_keep_structured_content_through_the_registry() -> None:
     registry = ToolRegistry()
     async with register_mcp_tools([stdio_server("g", "general.py", internal_only=False,
-                                                exclude_tools=("slow", "progress"))], registry) as sessions:
+                                                exclude_tools=("slow", "progress"))], registry,
+                                  options=in_memory({"g": example_server("general.py")})) as sessions:
         assert "g__slow" not in registry and len(sessions["g"].tools) == 11
         result = await registry.execute("g__add", {"a": 20, "b": 22})
         image = await registry.execute("g__get_image", {})

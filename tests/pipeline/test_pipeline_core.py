@@ -10,15 +10,13 @@ import pytest
 from toolsift import InvalidArguments, Level, Permissions, ServerUnavailable, TurnScope
 from toolsift.pipeline import (
     REFUSAL_KEY,
-    CallHandler,
     Middleware,
     Pipeline,
     ResultGuard,
-    ToolCall,
     refusal_of,
     refuse,
 )
-from toolsift.registry import ToolRegistry, ToolResult, tool
+from toolsift.registry import CallHandler, CallRecord, ToolRegistry, ToolResult, tool
 
 
 @tool(read_only=True)
@@ -48,7 +46,7 @@ class Recorder:
         self._label = label
         self._log = log
 
-    async def __call__(self, call: ToolCall) -> ToolResult:
+    async def __call__(self, call: CallRecord) -> ToolResult:
         self._log.append(f"in:{self._label}")
         result = await self._handler(call)
         self._log.append(f"out:{self._label}")
@@ -94,7 +92,7 @@ async def test_registry_refusals_become_audited_error_results(registry: ToolRegi
 async def test_pipeline_turns_stage_bugs_into_error_results(registry: ToolRegistry,
                                                             caplog: pytest.LogCaptureFixture) -> None:
     def broken(handler: CallHandler) -> CallHandler:
-        async def stage(call: ToolCall) -> ToolResult:
+        async def stage(call: CallRecord) -> ToolResult:
             raise ZeroDivisionError("oops")
         return stage
 
@@ -106,7 +104,7 @@ async def test_pipeline_turns_stage_bugs_into_error_results(registry: ToolRegist
 
 
 async def test_pipeline_turns_toolsift_errors_of_any_handler_into_results() -> None:
-    async def handler(call: ToolCall) -> ToolResult:
+    async def handler(call: CallRecord) -> ToolResult:
         raise ServerUnavailable("git", "restarting")
 
     result = await Pipeline(handler)("git__log")
@@ -117,7 +115,7 @@ async def test_pipeline_turns_toolsift_errors_of_any_handler_into_results() -> N
 async def test_pipeline_lets_cancellation_through(registry: ToolRegistry) -> None:
     started = anyio.Event()
 
-    async def hang(call: ToolCall) -> ToolResult:
+    async def hang(call: CallRecord) -> ToolResult:
         started.set()
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
@@ -135,7 +133,7 @@ def test_refuse_marks_results_and_tool_results_are_unmarked() -> None:
 
 
 def test_middleware_options_are_checked_when_the_pipeline_is_built() -> None:
-    async def handler(call: ToolCall) -> ToolResult:
+    async def handler(call: CallRecord) -> ToolResult:
         return ToolResult.text("")
 
     with pytest.raises(ValueError, match="max_bytes must be positive"):

@@ -19,11 +19,10 @@ from toolsift.pipeline import (
     Pipeline,
     ResultGuard,
     SecurityGuard,
-    ToolCall,
     refusal_of,
     result_size,
 )
-from toolsift.registry import AuditEvent, AuditLog, ToolRegistry, ToolResult, tool
+from toolsift.registry import AuditEvent, AuditLog, CallRecord, ToolRegistry, ToolResult, tool
 
 
 @tool(read_only=True)
@@ -282,5 +281,5 @@ async def test_audit_trail_records_guard_refusals_once(registry: ToolRegistry, t
 
 async def test_audit_trail_passes_results_through(registry: ToolRegistry) -> None:
     stage = AuditTrail(Pipeline.for_registry(registry).handle, audit=AuditLog())
-    result = await stage(ToolCall("fetch", {"url": "u"}))
+    result = await stage(CallRecord("fetch", {"url": "u"}))
     assert result.text_content() == "fetched u"

@@ -10,7 +10,7 @@ import pytest
 from local_tools import BrokenTool, RecordingTool, SlowTool
 
 from toolsift import InvalidArguments, PermissionDenied, ServerDraining, ToolNotFound
-from toolsift.registry import AuditEvent, AuditLog, ToolContext, ToolRegistry, ToolResult, TurnScope, redact
+from toolsift.registry import AuditEvent, AuditLog, CallRecord, ToolContext, ToolRegistry, ToolResult, TurnScope, redact
 
 SCHEMA = {
     "type": "object",
@@ -218,3 +218,52 @@ async def test_result_flags_reach_the_audit_event(events: list[AuditEvent]) -> N
     registry.register(Flagging("f"))
     await registry.execute("f", {})
     assert events[0].flags == ("suspicious_content",)
+
+
+async def test_handle_runs_a_call_record_as_execute_runs_its_arguments(registry: ToolRegistry,
+                                                                       events: list[AuditEvent]) -> None:
+    seen: list[ToolContext] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        """Handed to the tool only."""
+
+    tool = RecordingTool("general__echo", read_only=True)
+    registry.replace_server("general", [tool], internal=False)
+    original = tool.call
+
+    async def call(args: dict[str, object], ctx: ToolContext) -> ToolResult:
+        seen.append(ctx)
+        return await original(args, ctx)
+
+    tool.call = call  # type: ignore[method-assign]
+    scope = TurnScope(agent="ci", skill="review")
+    result = await registry.handle(CallRecord("general__echo", {"text": "hi"}, scope, timeout=5, progress=progress))
+    assert not result.is_error and tool.calls == [{"text": "hi"}]
+    assert (seen[0].scope, seen[0].timeout, seen[0].progress) == (scope, 5, progress)
+    assert (events[-1].kind, events[-1].agent, events[-1].skill, events[-1].call_id) == (
+        "tool.executed", "ci", "review", seen[0].call_id)
+    with pytest.raises(ToolNotFound, match="Unknown tool 'nope'"):
+        await registry.handle(CallRecord("nope"))
+    assert (events[-1].kind, events[-1].tool, events[-1].layer) == ("tool.denied", "nope", 2)
+
+
+def test_an_audit_log_is_observed_once_someone_listens(tmp_path: Path) -> None:
+    log = AuditLog()
+    assert not log.observed  # calls then make no audit records at all
+    unsubscribe = log.subscribe(lambda event: None)
+    assert log.observed
+    unsubscribe()
+    assert not log.observed
+    assert AuditLog(tmp_path / "audit.jsonl").observed
+
+
+async def test_calls_no_one_audits_make_no_audit_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+    monkeypatch.setattr("toolsift.registry._execute.AuditEvent", lambda **fields: made.append(fields))
+    registry = ToolRegistry()
+    registry.register(RecordingTool("read_file", read_only=True))
+    await registry.execute("read_file", {})
+    assert made == []
+    registry.audit.subscribe(lambda event: None)
+    await registry.execute("read_file", {})
+    assert len(made) == 1

@@ -1,4 +1,4 @@
-"""Heap settling: large registrations freeze the heap, and what is garbage by then is collected first."""
+"""Heap settling, when asked for: large registrations freeze the heap, after collecting what is garbage."""
 
 from __future__ import annotations
 
@@ -63,14 +63,24 @@ def test_old_garbage_is_collected_once_something_is_frozen() -> None:
     assert gone() is None
 
 
-def test_registry_settles_after_large_registrations_unless_told_not_to(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_default_registry_leaves_the_host_heap_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_heap, "_frozen_before", False)  # the first registration of a settling process freezes
+    gc.unfreeze()  # what an earlier test of this process froze
+    registry = ToolRegistry()
+    registry.replace_server("big", [RecordingTool(f"big__t{i}") for i in range(5_000)], internal=False)
+    registry.schemas_for_tools(format="openai")
+    registry.schemas_for_tools(format="anthropic")
+    assert gc.get_freeze_count() == 0
+
+
+def test_registry_settles_after_large_registrations_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     frozen: list[int] = []
     monkeypatch.setattr(_heap, "_frozen_before", True)
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
     tools = [RecordingTool(f"big__t{i}") for i in range(2_000)]
-    ToolRegistry(settle_heap=False).replace_server("big", tools, internal=True)
+    ToolRegistry().replace_server("big", tools, internal=True)
     assert frozen == []
-    registry = ToolRegistry()
+    registry = ToolRegistry(settle_heap=True)
     registry.replace_server("big", tools[:1_999], internal=True)
     assert frozen == []
     registry.replace_server("big", tools, internal=True)
@@ -82,7 +92,7 @@ def test_registry_settles_after_large_exports_but_not_for_schemas_it_already_mad
     frozen: list[int] = []
     monkeypatch.setattr(_heap, "_frozen_before", True)
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))
-    registry = ToolRegistry()
+    registry = ToolRegistry(settle_heap=True)
     registry.register_many([RecordingTool(f"t{i}") for i in range(900)])
     registry.schemas_for_tools(format="openai")
     assert frozen == []  # 900 tools and 900 declarations: under the threshold of 2,000

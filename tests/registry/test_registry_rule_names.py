@@ -40,7 +40,7 @@ def catalogues(draw: st.DrawFn) -> Catalogue:
     remotes = iter(draw(st.permutations(REMOTES)))
     tools = [RecordingTool(name) for name in builtins]
     upstream = draw(st.booleans())
-    registry = ToolRegistry(settle_heap=False, upstream_names=upstream)
+    registry = ToolRegistry(upstream_names=upstream)
     registry.register_many(tools)
     for server, prefix in zip(["alpha", "beta", "gamma"], ["px", "qy", "rz"], strict=True):
         if not draw(st.booleans()):
@@ -108,7 +108,7 @@ async def test_a_bare_rule_reaches_an_upstream_name_only_where_tools_are_served_
     # allowlist: ["read_file"] written for the builtin must not start to allow every server's read_file.
     allowlist = Permissions(allowlist=("read_file",))
     for upstream in (False, True):
-        registry = ToolRegistry(settle_heap=False, upstream_names=upstream)
+        registry = ToolRegistry(upstream_names=upstream)
         registry.register(RecordingTool("read_file"))
         registry.replace_server("fs", [mcp_tool("fs", "read_file")], internal=False)
         assert not (await registry.execute("read_file", {}, permissions=allowlist)).is_error
@@ -122,7 +122,7 @@ async def test_a_bare_rule_reaches_an_upstream_name_only_where_tools_are_served_
 @pytest.mark.parametrize("match", ["builtin__write_file", "write_file", "gh__create_issue", "github__create_issue",
                                    "github__*"])
 def test_config_rules_raise_what_a_tool_requires_whichever_name_they_use(match: str) -> None:
-    registry = ToolRegistry(rules=[ToolRule(match, required_level=Level.ADMIN)], settle_heap=False)
+    registry = ToolRegistry(rules=[ToolRule(match, required_level=Level.ADMIN)])
     registry.register(RecordingTool("write_file"))
     registry.replace_server("gh", [mcp_tool("github", "create_issue", prefix="gh")], internal=False)
     raised = {name for name in ("write_file", "gh__create_issue") if registry.spec(name).required_level == Level.ADMIN}
@@ -131,7 +131,7 @@ def test_config_rules_raise_what_a_tool_requires_whichever_name_they_use(match: 
 
 
 def test_names_lists_canonical_first_then_the_others_once() -> None:
-    registry = ToolRegistry(settle_heap=False)
+    registry = ToolRegistry()
     registry.replace_server("gh", [mcp_tool("github", "a.b", prefix="gh")], internal=False)
     names: Any = registry.names("gh__a.b")
     assert names[0] == "gh__a.b" and len(names) == len(set(names))

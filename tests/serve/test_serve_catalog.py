@@ -134,3 +134,19 @@ def test_routing_takes_only_served_names(tmp_path: Path) -> None:
     assert server.tools.route("builtin__read_file") is not None
     for name in ("read_file", "builtin__nope", "builtin__x__y", "skill__nope", "general__echo", "builtin__"):
         assert server.tools.route(name) is None, name
+
+
+async def test_a_served_call_is_routed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = build_server(write_project(tmp_path))
+    routed: list[str] = []
+    route = server.tools.route
+
+    def counting(name: str, gateway: Any = None) -> Any:
+        routed.append(name)
+        return route(name, gateway)
+
+    monkeypatch.setattr(server.tools, "route", counting)
+    async with server, Client(server.sdk) as client:
+        result = await client.call_tool("builtin__list_directory", {"path": "."})
+        assert not result.is_error
+    assert routed == ["builtin__list_directory"]

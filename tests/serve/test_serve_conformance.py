@@ -26,7 +26,7 @@ import pytest
 from serve_project import served_http, write_project
 from servers import EXAMPLES, http_server
 
-pytestmark = [pytest.mark.interop, pytest.mark.timeout(180)]
+pytestmark = pytest.mark.interop
 
 INTEROP = Path(__file__).resolve().parents[2] / ".interop" / "node_modules"
 SUITE = INTEROP / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"

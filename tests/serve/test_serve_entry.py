@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 from pathlib import Path
 
 import anyio
@@ -15,7 +17,8 @@ from starlette.applications import Starlette
 
 from toolsift import ConfigError
 from toolsift.config import ServeSettings
-from toolsift.serve import app_from_environment, main
+from toolsift.registry import _heap
+from toolsift.serve import app_from_environment, build_server, main
 from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, _settings_json
 from toolsift.serve._stdio import AnsweringReadStream
 
@@ -56,6 +59,21 @@ def test_app_from_environment_builds_a_worker_app(tmp_path: Path, monkeypatch: p
     assert json.loads(encoded)["token"] == "tok"
     monkeypatch.setenv(ENV_SETTINGS, encoded)
     assert isinstance(app_from_environment(), Starlette)
+
+
+def test_a_worker_settles_its_heap_and_a_server_built_by_a_library_does_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_heap, "_frozen_before", False)  # the first registration of a settling process freezes
+    monkeypatch.setenv(ENV_CONFIG, str(write_project(tmp_path)))
+    monkeypatch.delenv(ENV_SETTINGS, raising=False)
+    gc.unfreeze()  # what an earlier test of this process froze
+    try:
+        build_server(os.environ[ENV_CONFIG])
+        assert gc.get_freeze_count() == 0
+        app_from_environment()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 def test_app_from_environment_needs_a_config(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,8 +16,6 @@ from serve_project import general_server, served_http, stdio_params, text, write
 from toolsift import ConfigError
 from toolsift.serve import build_server
 
-pytestmark = pytest.mark.timeout(90)
-
 BUILTINS = ["builtin__read_file", "builtin__write_file", "builtin__list_directory", "builtin__exec_shell"]
 
 

@@ -22,8 +22,6 @@ from servers import EXAMPLES
 
 from toolsift.serve._relay import ClientRelay
 
-pytestmark = pytest.mark.timeout(90)
-
 UPSTREAM = {"command": sys.executable, "args": [str(EXAMPLES / "conformance.py")], "internalOnly": False}
 
 

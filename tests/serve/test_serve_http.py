@@ -20,8 +20,6 @@ from servers import wait_for_file
 from toolsift import ConfigError
 from toolsift.serve import build_server, create_http_app, serve_http
 
-pytestmark = pytest.mark.timeout(90)
-
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
@@ -167,7 +165,7 @@ async def test_serve_module_over_http_writes_its_ready_file(config: Path, tmp_pa
     process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)
     try:
-        url = (await wait_for_file(ready, timeout=30, process=process)).strip()
+        url = (await wait_for_file(ready, process=process)).strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         async with Client(url) as client:
             assert "hello notes" in text(await client.call_tool("builtin__read_file", {"path": "notes.txt"}))

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import anyio
 import mcp.types as types
-import pytest
 from anyio import wait_all_tasks_blocked
 from mcp import Client
 from mcp.client.session import IncomingMessage
@@ -15,8 +14,6 @@ from serve_project import served_http, stdio_params, text, write_project, write_
 
 from toolsift.registry import tool
 from toolsift.serve._notify import ToolListAnnouncer
-
-pytestmark = pytest.mark.timeout(90)
 
 DEPLOY_SKILL = """\
 ---

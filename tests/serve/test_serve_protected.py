@@ -12,12 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
-import pytest
 from mcp import Client
 from serve_project import REVIEW_SKILL, general_server, served_http, text
-
-pytestmark = pytest.mark.timeout(120)
+from waits import poll_until
 
 SECRET = "sk-served-0123456789abcdef"
 ENV_SECRET = "env-served-fedcba9876543210"
@@ -91,9 +88,8 @@ async def test_served_protection_follows_servers_added_by_hot_reload(tmp_path: P
         second = general_server(envFile="second.env")
         config.write_text(json.dumps(config_data(project, {"api": API, "second": second})), encoding="utf-8")
         assert server.sessions is not None
-        with anyio.fail_after(60):
-            while server.sessions.config is None or "second" not in server.sessions.config.servers:
-                await anyio.sleep(0.05)
+        sessions = server.sessions
+        await poll_until(lambda: sessions.config is not None and "second" in sessions.config.servers)
         refused = await client.call_tool("builtin__read_file", {"path": "second.env"})
     assert refused.is_error
     assert "the env file of server 'second'" in text(refused)

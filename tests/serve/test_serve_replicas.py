@@ -13,10 +13,9 @@ from typing import Any
 import anyio
 import httpx2
 import mcp.types as types
-import pytest
 from mcp import Client
 from replicas import (
-    audit_records,
+    audited,
     call_runner,
     cluster,
     holding_call,
@@ -28,8 +27,7 @@ from replicas import (
 )
 from serve_project import general_server, text, write_project
 from servers import stop_process, wait_for_file
-
-pytestmark = pytest.mark.timeout(120)
+from waits import poll_until
 
 TESTS = Path(__file__).resolve().parent.parent
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
@@ -44,14 +42,6 @@ def _project(tmp_path: Path, *, blocking: bool = False, **serve: object) -> Path
                                "internalOnly": False, "protocol": "legacy", "lazy": True}
     return write_project(tmp_path, serve={"shared": {"redis": "redis://unused", "leaseSeconds": 1}, **serve},
                          servers=servers)
-
-
-async def _audited(redis: str, count: int) -> list[dict[str, Any]]:
-    """The shared audit stream once it holds ``count`` records (a call's end is written after its answer)."""
-    with anyio.fail_after(30):
-        while len(records := await audit_records(redis)) < count:
-            await anyio.sleep(0.02)
-    return records
 
 
 def _calls(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -81,7 +71,7 @@ async def test_one_session_is_served_by_every_replica_in_turn_until_the_client_e
                 assert text(await client.call_tool("general__echo", {"text": f"call {index}"})) == f"call {index}"
             assert all(count >= 3 for count in await shared.balancer.routed())  # no replica was skipped
             (session_id,) = [key.rsplit(":", 1)[1] for key in await redis_keys(redis, "toolsift:session:*")]
-        records = await _audited(redis, 9)
+        records = await audited(redis, 9)
         # The client sent DELETE on the way out: every replica forgets the session, and Redis too.
         assert await redis_keys(redis, f"toolsift:*{session_id}*") == []
         async with httpx2.AsyncClient(timeout=30) as http:
@@ -115,7 +105,7 @@ async def test_a_call_lost_with_a_killed_replica_runs_again_when_safe_and_the_se
             assert results == ["released"]  # read-only: run again on another replica
             for index in range(4):
                 assert text(await client.call_tool("general__echo", {"text": f"after {index}"})) == f"after {index}"
-        records = await _audited(redis, 13)  # six calls that ended, and the one lost with the replica
+        records = await audited(redis, 13)  # six calls that ended, and the one lost with the replica
     # The call lost with the killed replica left its start record; its rerun elsewhere, a start and an end.
     assert _lost_call(tmp_path, records, "general__wait_for_file")["replica"] == f"r{killed}"
     ended = [call for call in _calls(records).values() if len(call) == 2]
@@ -165,11 +155,11 @@ async def test_uvicorn_workers_are_replicas_of_their_own(tmp_path: Path) -> None
         process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                            stderr=subprocess.DEVNULL)
         try:
-            url = (await wait_for_file(ready, timeout=30, process=process)).strip()
+            url = (await wait_for_file(ready, process=process)).strip()
             async with Client(url, mode="legacy") as client:  # answered once a worker has started
                 for index in range(6):
                     assert text(await client.call_tool("general__echo", {"text": str(index)})) == str(index)
-            records = await _audited(redis, 12)
+            records = await audited(redis, 12)
         finally:
             await stop_process(process)
     assert all(record["replica"].rsplit("-", 1)[-1].isdigit() for record in records)  # <hostname>-<pid>
@@ -193,7 +183,7 @@ async def test_a_replica_restarted_under_its_name_takes_the_session_up_and_repor
                 before = (await shared.balancer.routed())[slot]
             assert text(await client.call_tool("general__echo", {"text": "back"})) == "back"
         assert (await shared.balancer.routed())[slot] - before >= 2  # the resumed stream and the call after it
-        records = await _audited(redis, 3)
+        records = await audited(redis, 3)
     assert len(failure) == 1 and f"replica {name!r} running this request stopped" in failure[0]
     assert _lost_call(tmp_path, records, "blocking__hold")["replica"] == name  # it may have run: it is audited
 
@@ -213,9 +203,7 @@ async def test_a_replica_dying_mid_request_costs_its_callers_a_502_and_no_sessio
                 await group.start(holding_call, client, release, failures)
             await balancer.include(0)
             shared.replicas[0].process.kill()
-            with anyio.fail_after(30):
-                while len(failures) < 3:
-                    await anyio.sleep(0.02)
+            await poll_until(lambda: len(failures) >= 3)
             for release in releases:
                 release_with(release, "done")
         for index, client in enumerate(clients):

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client, MCPError
 from replicas import (
     Balancer,
-    audit_records,
+    audited,
     call_runner,
     haproxy,
     holding_call,
@@ -29,12 +29,11 @@ from replicas import (
 )
 from serve_project import general_server, served_http, text, write_project
 from servers import wait_for_file
+from waits import poll_until
 
 from toolsift import ConfigError
 from toolsift.config import validate_serve_settings
 from toolsift.serve import ToolsiftServer, build_server, serve_stdio
-
-pytestmark = pytest.mark.timeout(90)
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
            "mcp-protocol-version": "2025-11-25"}
@@ -101,9 +100,7 @@ async def test_two_replicas_in_one_process_share_a_session(tmp_path: Path) -> No
                 Client(replicas.url, mode="legacy") as client:
             for index in range(4):
                 assert await _echo(client, f"call{index}")
-        with anyio.fail_after(30):
-            while len(records := await audit_records(redis)) < 8:
-                await anyio.sleep(0.02)
+        records = await audited(redis, 8)
     # Each call's start, then its end, from the replica that ran it.
     assert [record["kind"] for record in records] == ["tool.started", "tool.executed"] * 4
     assert {record["replica"] for record in records} == {"a", "b"}
@@ -138,9 +135,7 @@ async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(tm
             await balancer.exclude("ab".index(name))
             await balancer.cut("ab".index(name))
             await _lose_lease(redis, name)
-            with anyio.fail_after(30):  # released once the other replica claimed the call
-                while not await redis_keys(redis, "toolsift:rerun:*"):
-                    await anyio.sleep(0.02)
+            await poll_until(lambda: redis_keys(redis, "toolsift:rerun:*"))  # released once the other claimed it
             release_with(again, "again")
     assert results == ["released", "again"]
 
@@ -329,7 +324,7 @@ async def test_a_cancel_posted_on_another_replica_reaches_the_call(tmp_path: Pat
             await running.wait()
             await replicas.balancer.exclude("ab".index(await call_runner(redis)))
             scope.cancel()  # the client posts notifications/cancelled, to the replica not running the call
-            assert (await wait_for_file(marker, timeout=30)).strip() == "CANCELLED wait_for_file"
+            assert (await wait_for_file(marker)).strip() == "CANCELLED wait_for_file"
 
 
 async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -> None:
@@ -367,9 +362,7 @@ async def test_audit_records_wait_for_redis_and_say_what_was_lost(caplog: pytest
         await group.start(stream.run)
         for _ in range(3):
             log.emit(event)
-        with anyio.fail_after(30):
-            while "could not write audit records to Redis" not in caplog.text:
-                await anyio.sleep(0.01)
+        await poll_until(lambda: "could not write audit records to Redis" in caplog.text)
         group.cancel_scope.cancel()
     assert "dropping some from the stream" in caplog.text
     assert "2 audit records did not reach Redis" in caplog.text
@@ -456,16 +449,15 @@ async def test_a_store_failure_fails_one_message_and_the_session_goes_on(tmp_pat
     async with redis_server() as redis, _replicas(_config(tmp_path, redis, upstream=True), "a") as replicas, \
             Client(replicas.url, mode="legacy") as client, redis_client(redis) as admin:
         await client.list_tools()  # the client checks results against the tools' schemas: known from now on
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as group:
-                await group.start(waiting_call, client, "general__wait_for_file", release, results)
-                await admin.execute_command("ACL", "SETUSER", "default", "-xadd")
-                release_with(release, "released")  # its answer cannot be stored: it is sent all the same
-            # A request whose stream cannot be stored is refused before it runs, with an error.
-            with pytest.raises(MCPError, match="Error handling POST request"):
-                await client.call_tool("general__echo", {"text": "refused"})
-            await admin.execute_command("ACL", "SETUSER", "default", "+xadd")
-            assert text(await client.call_tool("general__echo", {"text": "again"})) == "again"
+        async with anyio.create_task_group() as group:
+            await group.start(waiting_call, client, "general__wait_for_file", release, results)
+            await admin.execute_command("ACL", "SETUSER", "default", "-xadd")
+            release_with(release, "released")  # its answer cannot be stored: it is sent all the same
+        # A request whose stream cannot be stored is refused before it runs, with an error.
+        with pytest.raises(MCPError, match="Error handling POST request"):
+            await client.call_tool("general__echo", {"text": "refused"})
+        await admin.execute_command("ACL", "SETUSER", "default", "+xadd")
+        assert text(await client.call_tool("general__echo", {"text": "again"})) == "again"
     assert results == ["released"]
 
 
@@ -482,12 +474,15 @@ async def test_a_replica_whose_connections_are_all_taken_keeps_its_lease() -> No
             taken = [await pool.get_connection() for _ in range(pool.max_connections)]
             key = f"toolsift:replica:{state.instance}"
             renewals, previous = 0, await observer.pttl(key)
-            with anyio.fail_after(10):
-                while renewals < 2:  # its time to live went up: renewed
-                    current = await observer.pttl(key)
-                    renewals += current > previous
-                    previous = current
-                    await anyio.sleep(0.02)
+
+            async def renewed_twice() -> bool:
+                nonlocal renewals, previous
+                current = await observer.pttl(key)
+                renewals += current > previous  # its time to live went up: renewed
+                previous = current
+                return renewals >= 2
+
+            await poll_until(renewed_twice)
             assert await observer.exists(key)
             for connection in taken:
                 await pool.release(connection)
@@ -509,8 +504,7 @@ async def test_too_many_messages_or_too_deep_a_body_are_refused_before_any_repli
             accepted = await http.post(url, headers=headers, json=[answer] * 3)
             deep = await http.post(url, headers=headers, content=b'{"jsonrpc": "2.0", "id": 7, "result": '
                                    + b"[" * 100_000 + b"]" * 100_000 + b"}")
-            with anyio.fail_after(30):
-                published = await anext(answers.listen())  # the first message published
+            published = await anext(answers.listen())  # the first message published
             await answers.aclose()
     assert (refused.status_code, refused.json()["error"]["message"]) == (
         413, "A POST body may carry at most 3 JSON-RPC messages (serve.shared.maxBatchMessages); this one carries 4")

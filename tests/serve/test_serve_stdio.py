@@ -13,8 +13,6 @@ import pytest
 from mcp import Client
 from serve_project import stdio_params, text, write_project
 
-pytestmark = pytest.mark.timeout(90)
-
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:

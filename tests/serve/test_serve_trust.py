@@ -15,8 +15,6 @@ from toolsift.config import ProjectTrust, load_config
 from toolsift.serve import app_from_environment, main
 from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, ENV_TRUST, _trust_json
 
-pytestmark = pytest.mark.timeout(90)
-
 
 async def test_a_gateway_starts_no_program_a_rewritten_project_config_adds(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:

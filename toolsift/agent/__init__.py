@@ -5,7 +5,6 @@ from ._active_skill import SkillSource as SkillSource
 from ._commands import Command as Command
 from ._commands import parse_command as parse_command
 from ._conversation import AgentReply as AgentReply
-from ._conversation import CallHandler as CallHandler
 from ._conversation import ChatModel as ChatModel
 from ._conversation import CommandReply as CommandReply
 from ._conversation import Conversation as Conversation
@@ -23,7 +22,6 @@ from ._sampling import model_sampler as model_sampler
 __all__ = [
     "AgentReply",
     "AssistantMessage",
-    "CallHandler",
     "ChatModel",
     "Command",
     "CommandReply",

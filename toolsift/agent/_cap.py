@@ -26,22 +26,18 @@ after it is never read as part of the tool's data.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 
 import mcp.types as mcp_types
 
 from ..config import LimitsConfig
+from ..mcp_sessions import split_fence
 from ..pipeline import result_size
 from ..registry import ContentBlock, ToolResult
 
 __all__ = ["BYTES_PER_TOKEN", "cap_result", "result_cap"]
 
 BYTES_PER_TOKEN = 4
-
-# The closing line of the session layer's untrusted-content fence; marker look-alikes
-# inside a fenced text are neutralised there, so only the real one can end the text.
-_FENCE_END = re.compile(r"\n<<<END UNTRUSTED TOOL RESULT id=\w+>>>\Z")
 
 
 def result_cap(limits: LimitsConfig) -> int | None:
@@ -63,10 +59,11 @@ def _prefix(text: str, size: int) -> str:
 
 
 def _cut_text(text: str, size: int) -> str:
-    end = _FENCE_END.search(text)
-    if end is None:
+    fenced = split_fence(text)
+    if fenced is None:
         return _prefix(text, size)
-    return _prefix(text[:end.start()], max(size - _utf8(end.group()), 0)) + end.group()
+    opening, body, closing = fenced
+    return _prefix(opening + body, max(size - _utf8(closing), 0)) + closing
 
 
 def _cut(block: ContentBlock, size: int) -> ContentBlock | None:

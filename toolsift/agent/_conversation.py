@@ -10,7 +10,17 @@ import anyio
 
 from .._exceptions import LimitExceeded, SkillError, ToolsiftError
 from ..config import AgentConfig, LimitsConfig
-from ..registry import Permissions, ProgressCallback, ToolRegistry, ToolResult, TurnScope, literal_server
+from ..pipeline import Pipeline
+from ..registry import (
+    CallHandler,
+    CallRecord,
+    Permissions,
+    ProgressCallback,
+    ToolRegistry,
+    ToolResult,
+    TurnScope,
+    literal_server,
+)
 from ..search import Discovery
 from ._active_skill import ActiveSkill, SkillSource
 from ._cap import cap_result, result_cap
@@ -19,8 +29,6 @@ from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMes
 
 __all__ = ["AgentReply", "ChatModel", "CommandReply", "Conversation", "Turn"]
 
-
-CallHandler = Callable[..., Awaitable[ToolResult]]
 
 
 class ChatModel(Protocol):
@@ -87,10 +95,11 @@ class Conversation:
 
     It turns user input into either a command answer or a message for the model,
     keeps the active skill, builds each turn's scope, instructions and schemas,
-    and runs the model's tool calls through ``registry.execute`` (or a pipeline)
-    with the turn's scope and the caller's permissions. Failures and denials
-    become tool results the model reads; nothing is dropped. A result larger
-    than ``limits.max_result_tokens`` / ``max_result_bytes`` is cut, with a note.
+    and runs each tool call the model makes, as a ``CallRecord`` with the turn's
+    scope and the caller's permissions, through a pipeline (the same path a
+    served call takes; see ``toolsift.pipeline``). Failures and denials become
+    tool results the model reads; nothing is dropped. A result larger than
+    ``limits.max_result_tokens`` / ``max_result_bytes`` is cut, with a note.
 
     The active skill is looked up by name in ``skills`` for every scope, turn
     and call, so its current ``allowed-tools`` apply; one that was removed or no
@@ -107,8 +116,9 @@ class Conversation:
         limits: Round and time limits.
         plan_mode: Offer and allow read-only tools only.
         instructions: Base instructions placed before the skill's.
-        call_handler: Runs a call; ``registry.execute`` by default (a middleware
-            pipeline has the same signature).
+        call_handler: Runs a call record; by default a pipeline of just the
+            registry (``Pipeline.for_registry(registry).handle``); pass another
+            pipeline's ``handle`` to add stages.
         discovery: Pinned tools and what ``search_tools`` unlocked; its tools
             join every turn's scope (layers 3 and 4 still apply).
         context: Fetches text for the instructions once per user message
@@ -146,8 +156,7 @@ class Conversation:
         self.instructions = instructions
         self.history: list[Message] = []
         self.discovery = discovery
-        handler = call_handler or registry.execute
-        self._call = discovery.wrap(handler) if discovery is not None else handler
+        self._handler = call_handler or Pipeline.for_registry(registry).handle
         self._context = context
         self._context_text = ""
         self._start_servers = start_servers
@@ -316,18 +325,22 @@ class Conversation:
         The call is checked against the active skill as its SKILL.md reads now,
         also when ``scope`` (the round's scope) was built before an edit. A result
         over the limits' cap is cut, with a note saying what was cut. ``progress``
-        receives the tool's progress notifications (passed to the call handler
-        only when given, so a custom handler need not take it).
+        receives the tool's progress notifications.
         """
         if isinstance(call.arguments, str):
             return ToolMessage(call, ToolResult.error(
                 f"Tool {call.name!r}: the arguments are not a JSON object: {call.arguments[:200]!r}"))
         live = self.scope() if scope is None else replace(scope, **_skill_fields(self._skill.current()))
-        extra = {"progress": progress} if progress is not None else {}
+        record = CallRecord(call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress)
         try:
-            result = await self._call(call.name, call.arguments, live, self.permissions,
-                                      timeout=self.limits.call_timeout, **extra)
-        except ToolsiftError as exc:
+            if self.discovery is None:
+                result = await self._handler(record)
+            else:
+                # What search_tools finds during the call is this conversation's; a used unlock is evicted last.
+                self.discovery.touch(call.name)
+                with self.discovery.bound():
+                    result = await self._handler(record)
+        except ToolsiftError as exc:  # a handler that raises rather than answers, such as ``registry.handle``
             result = ToolResult.error(str(exc))
         return ToolMessage(call, cap_result(result, result_cap(self.limits)))
 

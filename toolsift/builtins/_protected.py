@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, final
 
 from .._exceptions import ToolsiftError
-from ..config import ServerConfig, ToolsiftConfig
+from ..config import ServerConfig, ToolsiftConfig, user_folder
 from ..config.secrets import expand_variables, is_secret_reference, parse_secret_reference
 
-__all__ = ["ProtectedPath", "protected_paths", "user_folder"]
+__all__ = ["ProtectedPath", "protected_paths"]
 
 #: The files toolsift looks for in a project, besides the one it loaded (see ``toolsift.find_config``).
 PROJECT_CONFIG_NAMES = ("toolsift.json", ".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json")
@@ -42,16 +42,6 @@ class ProtectedPath:
     path: Path
     reason: str
     folder: bool = False
-
-
-def user_folder() -> Path:
-    """toolsift's folder of the user: ``$XDG_CONFIG_HOME/toolsift`` (``~/.config/toolsift``).
-
-    It holds the user config, the trust store (``trusted-projects.json``) and
-    the OAuth token store (``oauth/``).
-    """
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "toolsift"
 
 
 def _absolute(path: Path, base: Path) -> Path:

@@ -55,7 +55,7 @@ class PatternCoverage:
 def known_tools(folder: Path) -> ToolRegistry:
     """The tools known without connecting: builtins, search_tools and the resource tools (never called here)."""
     # Builtin tool names do not depend on the workspace; any existing folder builds them.
-    registry = ToolRegistry(settle_heap=False)
+    registry = ToolRegistry()
     registry.register_many([*builtin_tools(folder), ListMcpResources({}), ReadMcpResource({})])
     registry.register(SearchToolsTool(SearchIndex(registry)), internal=True)
     return registry

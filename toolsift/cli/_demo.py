@@ -23,6 +23,7 @@ import typer
 
 from .._exceptions import ConfigError, PermissionDenied
 from ..agent import result_text
+from ..mcp_sessions import split_fence
 from ..registry import TurnScope
 from ..toolbox import Toolbox
 from ._app import EXIT, app, run_async
@@ -109,9 +110,10 @@ async def _tour(out: Output, box: Toolbox) -> None:
     out.line("3. Calls pass the five layers", style="bold")
     permitted = await box.registry.execute(
         "claude-flow__memory_store", {"key": "demo/greeting", "value": "hello from toolsift"}, memory_scope)
-    lines = result_text(permitted).splitlines()
-    fenced = lines[0].startswith("<<<UNTRUSTED TOOL RESULT") and len(lines) > 2
-    shown = f"(fenced as untrusted) {lines[2]}" if fenced else lines[0]
+    text = result_text(permitted)
+    fenced = split_fence(text)
+    first = (fenced[1] if fenced is not None else text).partition("\n")[0]
+    shown = f"(fenced as untrusted) {first}" if fenced is not None else first
     out.line(f"  permitted  claude-flow__memory_store under /use flow-memory -> {shown[:140]}")
     for name, scope, label in (("general__echo", memory_scope, "under /use flow-memory"),
                                ("claude-flow__swarm_init", TurnScope(), "with no skill")):

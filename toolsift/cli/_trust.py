@@ -6,7 +6,7 @@ import os
 import sys
 
 from .._exceptions import ConfigError
-from ..config import ProjectTrust, ToolsiftConfig, TrustCheck, TrustedLaunches
+from ..config import ProjectTrust, ToolsiftConfig, TrustCheck, TrustedLaunches, user_folder
 from ..toolbox import user_config_path
 from ._output import Output
 
@@ -17,7 +17,7 @@ TRUST_ENV = "TOOLSIFT_TRUST_PROJECT"
 
 def trust_store() -> ProjectTrust:
     """The remembered consents, beside the user config."""
-    return ProjectTrust(user_config_path().parent / "trusted-projects.json")
+    return ProjectTrust(user_folder() / "trusted-projects.json")
 
 
 def describe_launches(config: ToolsiftConfig, names: tuple[str, ...]) -> list[str]:

@@ -18,6 +18,7 @@ from ._diff import ConfigDiff as ConfigDiff
 from ._diff import diff_servers as diff_servers
 from ._fingerprint import configured_settings as configured_settings
 from ._fingerprint import launch_fingerprints as launch_fingerprints
+from ._folders import user_folder as user_folder
 from ._lint import permission_glob_warnings as permission_glob_warnings
 from ._loading import load_config as load_config
 from ._loading import parse_config as parse_config
@@ -87,6 +88,7 @@ __all__ = [
     "permission_glob_warnings",
     "resolve_server",
     "urls_in",
+    "user_folder",
     "validate_config",
     "validate_serve_settings",
 ]

@@ -51,7 +51,7 @@ from ._lint import server_warnings
 from ._model import BASE_DIR, key_spellings
 from ._report import ConfigReport, ConfigWarning, located
 from ._resolve import resolve_server
-from ._server import ServerConfig
+from ._server import NO_TRANSPORT, ServerConfig
 from ._toolsift import ToolsConfig, ToolsiftConfig
 
 __all__ = ["load_config", "parse_config", "validate_config"]
@@ -222,6 +222,10 @@ class _Servers:
         try:
             validated: ServerConfig | None = ServerConfig.model_validate(translation.entry, context=context)
         except ValidationError as exc:
+            if [error["type"] for error in exc.errors()] == [NO_TRANSPORT]:
+                check.warn(loc, f"server {name!r} has neither 'command' nor 'url'; skipped", server=name)
+                self.dropped[name] = "neither 'command' nor 'url' is set"
+                return None
             check.invalid(exc, ServerConfig, loc, written)
             validated = None
         if validated is None or len(check.problems) > before:
@@ -230,10 +234,6 @@ class _Servers:
         config = validated.with_name(name)
         for where, message in server_warnings(config, _spelling(translation.entry)):
             check.warn((*loc, *written(where)), message, server=name)
-        if config.transport_kind is None:
-            check.warn(loc, f"server {name!r} has neither 'command' nor 'url'; skipped", server=name)
-            self.dropped[name] = "neither 'command' nor 'url' is set"
-            return None
         return config
 
     def check_references(self, environ: Mapping[str, str] | None) -> None:

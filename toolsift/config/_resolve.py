@@ -17,7 +17,8 @@ from typing import final
 from dotenv import dotenv_values
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
-from .._exceptions import ConfigError, SecretError
+from .._exceptions import SecretError
+from .._redaction import MASK
 from ._server import ServerConfig, TransportKind
 from .secrets import expand_variables, has_references, is_secret_reference, mask_url, resolve_secret
 
@@ -26,7 +27,6 @@ __all__ = ["ResolvedServer", "child_environment", "resolve_server"]
 # On top of the SDK's list (HOME, LOGNAME, PATH, SHELL, TERM, USER; the Windows set):
 # locale so child programs print UTF-8, and the temp folder they should use.
 _EXTRA_INHERITED = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TMP", "TEMP")
-_MASK = "***"
 
 
 @final
@@ -65,7 +65,7 @@ class ResolvedServer:
 
     def __repr__(self) -> str:
         def shown(name: str, value: str | None) -> str | None:
-            return _MASK if value is not None and name in self.redacted else value
+            return MASK if value is not None and name in self.redacted else value
 
         args = tuple(shown(f"args[{i}]", arg) for i, arg in enumerate(self.args))
         url = shown("url", self.url)
@@ -74,11 +74,11 @@ class ResolvedServer:
             f"transport={self.transport!r}",
             f"command={shown('command', self.command)!r}",
             f"args={args!r}",
-            f"env={dict.fromkeys(self.env, _MASK)!r}",
+            f"env={dict.fromkeys(self.env, MASK)!r}",
             f"cwd={shown('cwd', None if self.cwd is None else str(self.cwd))!r}",
-            f"url={url if url in (None, _MASK) else mask_url(url)!r}",
-            f"headers={dict.fromkeys(self.headers, _MASK)!r}",
-            f"auth_secrets={dict.fromkeys(self.auth_secrets, _MASK)!r}",
+            f"url={url if url in (None, MASK) else mask_url(url)!r}",
+            f"headers={dict.fromkeys(self.headers, MASK)!r}",
+            f"auth_secrets={dict.fromkeys(self.auth_secrets, MASK)!r}",
         ]
         return f"ResolvedServer({', '.join(parts)})"
 
@@ -168,11 +168,8 @@ def resolve_server(
         SecretError: When a reference cannot be resolved; it names the
             reference, ``config.name`` and the field (``env.API_KEY``,
             ``args[2]``), never a value.
-        ConfigError: When the server has neither ``command`` nor ``url``.
     """
     kind = config.transport_kind
-    if kind is None:
-        raise ConfigError(f"server {config.name!r} has neither 'command' nor 'url'; there is nothing to connect to")
     folder = config.base_dir if base_dir is None else base_dir
     resolver = _Resolver(config, folder, os.environ if environ is None else environ)
     if kind != "stdio":

@@ -15,12 +15,13 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from ..registry import validate_pattern, validate_server_name
 from ._model import ConfigModel, base_dir_of
 from .secrets import has_references, is_secret_reference, mask_url, parse_secret_reference, reference_problem
 
-__all__ = ["ServerConfig", "TransportKind"]
+__all__ = ["NO_TRANSPORT", "ServerConfig", "TransportKind"]
 
 TransportKind = Literal["stdio", "http", "sse"]
 
@@ -28,6 +29,10 @@ TransportKind = Literal["stdio", "http", "sse"]
 _DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+# The validation error type of an entry with neither ``command`` nor ``url``: a file's loader skips such
+# an entry with a warning rather than reporting a problem.
+NO_TRANSPORT = "no_transport"
 
 
 def _check_reference(value: str) -> str:
@@ -110,7 +115,9 @@ class ServerConfig(ConfigModel):
 
     Two loads of the same file give equal objects: equality compares every
     field, the name and the config folder, which is how a reload tells changed
-    servers from unchanged ones.
+    servers from unchanged ones. The transport is decided once, here: an
+    entry with neither ``command`` nor ``url`` is refused (a file's loader
+    skips it with a warning), so every ``ServerConfig`` has one.
 
     Attributes:
         name: The key under ``mcpServers``; the tool namespace unless ``tool_prefix`` is set.
@@ -217,6 +224,8 @@ class ServerConfig(ConfigModel):
     @model_validator(mode="after")
     def _remember_base_dir(self, info: ValidationInfo) -> ServerConfig:
         self._base_dir = base_dir_of(info)
+        if not self.command and not self.url:
+            raise PydanticCustomError(NO_TRANSPORT, "neither 'command' nor 'url' is set; nothing to connect to")
         if self.auth is not None and self.command:
             raise ValueError("auth signs in to HTTP servers (url); a server started by command needs none")
         return self
@@ -232,13 +241,11 @@ class ServerConfig(ConfigModel):
         return self.tool_prefix or self.name
 
     @property
-    def transport_kind(self) -> TransportKind | None:
-        """The transport the rule picks: command -> stdio; url -> http (or sse); neither -> None."""
+    def transport_kind(self) -> TransportKind:
+        """The transport the rule picks: command -> stdio; else url -> http (or sse)."""
         if self.command:
             return "stdio"
-        if self.url:
-            return "sse" if self.transport == "sse" else "http"
-        return None
+        return "sse" if self.transport == "sse" else "http"
 
     def with_name(self, name: str) -> ServerConfig:
         """A copy carrying its key as ``name`` (validated).
@@ -251,7 +258,7 @@ class ServerConfig(ConfigModel):
 
     def __repr__(self) -> str:
         # env and header values may be secrets: show their keys only; mask URL credentials.
-        target = self.command or (mask_url(self.url) if self.url else "-")
+        target = self.command or mask_url(self.url or "")
         return (f"ServerConfig(name={self.name!r}, transport={self.transport_kind!r}, target={target!r}, "
                 f"env_keys={sorted(self.env)!r}, header_keys={sorted(self.headers)!r})")
 

@@ -38,7 +38,7 @@ from ._endpoint import Endpoint
 from ._oauth import oauth_provider
 from ._options import SessionOptions
 from ._stderr import StderrBuffer
-from ._transport import open_transport
+from ._transport import TransportContext, open_transport, transport_for
 
 __all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "connect_mode", "run_connection"]
 
@@ -166,6 +166,9 @@ async def run_connection(
 ) -> bool:
     """Connect, list, report ready, and serve until ``events.wake`` is set.
 
+    The transport is the one ``options.transports`` names for the server, else
+    the one of the endpoint's kind.
+
     Returns False when connecting did not finish within ``config.timeout``
     (True otherwise, whether or not it connected). Any other failure is
     raised, possibly wrapped in exception groups by the SDK.
@@ -178,9 +181,11 @@ async def run_connection(
         async with AsyncExitStack() as stack:
             auth = (oauth_provider(config, dict(endpoint.auth_secrets), options.callbacks.sign_in)
                     if config.auth is not None and endpoint.kind != "stdio" else None)
-            transport = await open_transport(endpoint, stack, watcher=events, stderr=stderr,
-                                             connect_timeout=config.timeout, server=config.name,
-                                             max_message_bytes=config.max_result_bytes, auth=auth)
+            context = TransportContext(server=config.name, watcher=events, stderr=stderr,
+                                       connect_timeout=config.timeout, max_message_bytes=config.max_result_bytes,
+                                       auth=auth)
+            chosen = options.transports.get(config.name) or transport_for(endpoint)
+            transport = await open_transport(chosen, stack, context)
             modern = False
 
             async def on_message(message: IncomingMessage) -> None:

@@ -7,51 +7,12 @@ came out of it are collected so that anything the session logs can be masked.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..config import ServerConfig, TransportKind, child_environment, resolve_server
 
-__all__ = ["Endpoint", "Redactor", "resolve_endpoint"]
-
-REDACTED = "[redacted]"
-# Shorter values ("1", "true", "info") are configuration, not credentials, and
-# masking them would garble every log line that happens to contain them.
-_MIN_SECRET_CHARS = 6
-
-
-class Redactor:
-    """Masks known secret values in text, longest first.
-
-    Args:
-        secrets: Values that must never be shown.
-    """
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._pattern: re.Pattern[str] | None = None
-        self._parts: tuple[str, ...] = ()
-        self.update(secrets)
-
-    def update(self, secrets: Iterable[str]) -> None:
-        """Replace the set of masked values."""
-        parts: set[str] = set()
-        for value in secrets:
-            # A header such as "Bearer abc..." leaks through its token alone too.
-            parts.update(p for p in (value, *value.split()) if len(p) >= _MIN_SECRET_CHARS)
-        self._parts = tuple(sorted(parts, key=len, reverse=True))
-        self._pattern = re.compile("|".join(map(re.escape, self._parts))) if self._parts else None
-
-    def __bool__(self) -> bool:
-        """Whether there is anything to mask."""
-        return self._pattern is not None
-
-    def __call__(self, text: str) -> str:
-        # A substring search per secret is far faster than the alternation on text that holds none,
-        # which is nearly all text (tool results run to megabytes).
-        if self._pattern is None or not any(part in text for part in self._parts):
-            return text
-        return self._pattern.sub(REDACTED, text)
+__all__ = ["Endpoint", "resolve_endpoint"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -92,7 +53,6 @@ def resolve_endpoint(config: ServerConfig) -> Endpoint:
 
     Raises:
         SecretError: A reference cannot be resolved (the message names it, not a value).
-        ConfigError: The server has neither ``command`` nor ``url``.
     """
     resolved = resolve_server(config)
     secrets = [*resolved.env.values(), *resolved.headers.values(), *resolved.auth_secrets.values()]

@@ -1,9 +1,10 @@
 """``McpSessionGroup``: the one owner of a set of MCP sessions, by server name.
 
-Each server has at most one *serving* session, the mapping's value. A
-replacement may be *starting* beside it, and old sessions *drain*: they take
-no new calls, may finish the ones in flight for ``drainSeconds``, then close.
-Every session's owner task runs in the group's task group, guarded so that
+Each server has one record, a :class:`ServerSlot`: at most one *serving*
+session (the mapping's value), a replacement *starting* beside it, old
+sessions *draining* (they take no new calls, may finish the ones in flight
+for ``drainSeconds``, then close: see ``_draining``), and why it has no
+session, if it has none. Every session's owner task runs in the group's task group, guarded so that
 one session's failure never cancels the others.
 
 With a registry, the group decides whose tools a namespace holds: the serving
@@ -23,35 +24,33 @@ Subscribers hear of all of it as ``ManagerEvent`` objects (see ``_events``).
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup
 
 from .._exceptions import ServerDraining, ServerUnavailable
 from ..config import ServerConfig
-from ._draining import drain_outcome
+from ._draining import Drain, check_drain_seconds, drain_seconds_for
 from ._events import EventBus, ManagerEvent, ManagerEventKind, ToolChanges
 from ._options import SessionOptions
 from ._publisher import ToolPublisher
 from ._resource import TaskGroupResource
 from ._session import McpSession
+from ._slot import Held, ServerSlot, status_row
 from ._state import SessionEvent, SessionState
-from ._status import ROLE_ORDER, Role, ServerStatus
+from ._status import ROLE_ORDER, ServerStatus
 
 if TYPE_CHECKING:
     from ..registry import Tool, ToolRegistry
 
-__all__ = ["McpSessionGroup"]
+__all__ = ["McpSessionGroup", "settled"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
 
-@final
 class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
     """Runs many sessions side by side; leaving ``async with`` closes them all.
 
@@ -59,7 +58,7 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
     (replacements still starting and old sessions draining are not in it; see
     :meth:`status`). Leaving the block closes every session: calls still
     running are cancelled (each returns an error result) and child processes
-    are reaped.
+    are reaped. ``McpServerManager`` is a group that also applies configs.
 
     Args:
         registry: Where the sessions' tools go (None: the sessions keep them).
@@ -78,15 +77,7 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         self._registry = registry
         self._options = options if options is not None else SessionOptions()
         self.drain_seconds = self._options.drain_seconds if drain_seconds is None else drain_seconds
-        self._serving: dict[str, McpSession] = {}
-        self._starting: dict[str, McpSession] = {}
-        self._draining: set[McpSession] = set()
-        self._abandoned: set[McpSession] = set()  # replacements that never served, closing in the background
-        self._skipped: dict[str, str] = {}
-        self._announce: dict[McpSession, ManagerEventKind] = {}
-        self._published: dict[McpSession, tuple[Tool, ...]] = {}
-        self._problems: dict[McpSession, str] = {}  # why a ready session's tools could not be registered
-        self._absent: dict[str, str] = {}  # namespace -> the "draining" hint the registry gives for it
+        self._slots: dict[str, ServerSlot] = {}
         self._bus = EventBus()
         self._changes = ToolChanges(registry, self._bus) if registry is not None else None
         self._unsubscribe: Callable[[], None] | None = None
@@ -94,16 +85,19 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
     # -- the mapping and what it runs -------------------------------------------------------
 
     def __getitem__(self, name: str) -> McpSession:
-        return self._serving[name]
+        slot = self._slots.get(name)
+        if slot is None or slot.serving is None:
+            raise KeyError(name)
+        return slot.serving.session
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._serving)
+        return iter([name for name, slot in self._slots.items() if slot.serving is not None])
 
     def __len__(self) -> int:
-        return len(self._serving)
+        return sum(slot.serving is not None for slot in self._slots.values())
 
     def __repr__(self) -> str:
-        return f"McpSessionGroup({', '.join(f'{n}={s.state.value}' for n, s in self._serving.items())})"
+        return f"{type(self).__name__}({', '.join(f'{n}={s.state.value}' for n, s in self.items())})"
 
     @property
     def drain_seconds(self) -> float:
@@ -112,31 +106,39 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
 
     @drain_seconds.setter
     def drain_seconds(self, seconds: float) -> None:
-        if not (math.isfinite(seconds) and seconds >= 0):
-            raise ValueError(f"drain_seconds must be a finite number of seconds >= 0, got {seconds!r}")
-        self._drain_seconds = float(seconds)
+        self._drain_seconds = check_drain_seconds(seconds)
 
     @property
     def skipped(self) -> Mapping[str, str]:
-        """Servers that got no session, with the reason (disabled, nothing to connect to)."""
-        return dict(self._skipped)
+        """Servers that got no session (disabled ones), with the reason."""
+        return {name: slot.skipped for name, slot in self._slots.items() if slot.skipped is not None}
 
     @property
     def starting(self) -> Mapping[str, McpSession]:
         """Replacements starting beside their server's session, by server name."""
-        return dict(self._starting)
+        return {name: slot.starting.session for name, slot in self._slots.items() if slot.starting is not None}
 
     @property
     def draining(self) -> tuple[McpSession, ...]:
         """Old sessions still finishing their calls."""
-        return tuple(self._draining)
+        return tuple(held.session for slot in self._slots.values() for held in slot.draining)
 
     def status(self) -> list[ServerStatus]:
         """One row per session (serving, starting beside it, draining), by server name, then role."""
-        rows = [self._row(s, "serving") for s in self._serving.values()]
-        rows += [self._row(s, "starting") for s in self._starting.values()]
-        rows += [self._row(s, "draining") for s in self._draining]
+        rows = []
+        for slot in self._slots.values():
+            rows += [status_row(held, "serving") for held in (slot.serving,) if held is not None]
+            rows += [status_row(held, "starting") for held in (slot.starting,) if held is not None]
+            rows += [status_row(held, "draining") for held in slot.draining]
         return sorted(rows, key=lambda row: (row.server, ROLE_ORDER[row.role]))
+
+    def mask_secrets(self, text: str) -> str:
+        """``text`` with every secret a session resolved masked (serving, starting or draining ones)."""
+        for slot in self._slots.values():
+            for held in (slot.serving, slot.starting, *slot.draining):
+                if held is not None:
+                    text = held.session.mask_secrets(text)
+        return text
 
     def subscribe(self, callback: Callable[[ManagerEvent], object]) -> Callable[[], None]:
         """Call ``callback(event)`` for every :class:`ManagerEvent`; returns the unsubscriber.
@@ -156,25 +158,23 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
     def spawn(self, config: ServerConfig) -> McpSession | None:
         """Start a session for a server that has none, without waiting for it.
 
-        Returns None (and records why in :attr:`skipped`) for a disabled server
-        or one with nothing to connect to.
+        Returns None (and records why in :attr:`skipped`) for a disabled server.
 
         Raises:
             ValueError: That server already has a session in this group.
             RuntimeError: The group is not entered.
         """
         self._running()
-        if config.name in self._serving:
+        slot = self._slots.setdefault(config.name, ServerSlot())
+        if slot.serving is not None:
             raise ValueError(f"MCP server {config.name!r} already has a session in this group")
-        reason = _skip_reason(config)
-        if reason is not None:
-            self._skipped[config.name] = reason
-            logger.info("MCP server %r is not started: %s", config.name, reason)
+        slot.skipped = _skip_reason(config)
+        if slot.skipped is not None:
+            logger.info("MCP server %r is not started: %s", config.name, slot.skipped)
             return None
-        self._skipped.pop(config.name, None)
-        session = self._start(config, "server.added")
-        self._serve(session)
-        return session
+        held = self._start(config, "server.added")
+        self._serve(slot, held)
+        return held.session
 
     async def start_all(self, servers: Iterable[ServerConfig]) -> dict[str, McpSession]:
         """Start every server in parallel; wait until each non-lazy one is ready or failed.
@@ -183,10 +183,7 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         Returns the new sessions by name.
         """
         started = [s for s in (self.spawn(config) for config in servers) if s is not None]
-        async with anyio.create_task_group() as waiters:
-            for session in started:
-                if not session.config.lazy:
-                    waiters.start_soon(session.wait_settled)
+        await settled(started)
         return {s.name: s for s in started}
 
     async def start_lazy(self, namespaces: Iterable[str]) -> list[str]:
@@ -196,7 +193,7 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         says why); the others go on. Returns the names of the servers started.
         """
         wanted = set(namespaces)
-        idle = [session for session in self._serving.values()
+        idle = [session for session in self.values()
                 if session.config.lazy and session.state is SessionState.IDLE and session.config.namespace in wanted]
         async with anyio.create_task_group() as starting:
             for session in idle:
@@ -207,8 +204,8 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
     async def add(self, config: ServerConfig) -> McpSession | None:
         """Start one server and wait until it is ready or failed (lazy ones are not waited for)."""
         session = self.spawn(config)
-        if session is not None and not config.lazy:
-            await session.wait_settled()
+        if session is not None:
+            await settled([session])
         return session
 
     def replace(self, config: ServerConfig) -> McpSession | None:
@@ -217,8 +214,7 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         See the module docstring for the handover. A replacement still starting
         from an earlier call is closed in the background (it never served), so
         the newest settings win; settings equal to the serving session's just
-        close it. A server without a session is spawned; a disabled one (or one
-        with nothing to connect to) is retired.
+        close it. A server without a session is spawned; a disabled one is retired.
 
         Returns:
             The session that serves (or will serve) the server, or None.
@@ -227,19 +223,19 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
             RuntimeError: The group is not entered.
         """
         self._running()
-        self._abandon(config.name)
-        current = self._serving.get(config.name)
-        if current is None or _skip_reason(config) is not None:
+        slot = self._slots.get(config.name)
+        current = slot.serving if slot is not None else None
+        if slot is None or current is None or _skip_reason(config) is not None:
             if current is not None:
                 self.retire(config.name)
             return self.spawn(config)
-        if current.config == config:
-            return current
-        pending = self._start(config, "server.restarted")
-        self._starting[config.name] = pending
+        self._abandon(slot)
+        if current.session.config == config:
+            return current.session
+        pending = slot.starting = self._start(config, "server.restarted")
         if config.lazy:
-            self._hand_over(pending)
-        return pending
+            self._hand_over(slot)
+        return pending.session
 
     def retire(self, name: str) -> McpSession | None:
         """Take a server out: its session drains in the background, a replacement starting beside it closes.
@@ -256,14 +252,16 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
             RuntimeError: The group is not entered.
         """
         self._running()
-        if name not in self._serving and name not in self._skipped and name not in self._starting:
+        slot = self._slots.get(name)
+        if slot is None or (slot.serving is None and slot.skipped is None and slot.starting is None):
             raise KeyError(name)
-        self._skipped.pop(name, None)
-        self._abandon(name)
-        session = self._serving.pop(name, None)
-        if session is not None:
-            self._drain(session, removed=True)
-        return session
+        slot.skipped = None
+        self._abandon(slot)
+        held, slot.serving = slot.serving, None
+        if held is not None:
+            self._drain(slot, held, removed=True)
+        self._tidy(name)
+        return held.session if held is not None else None
 
     # -- lifecycle hooks ---------------------------------------------------------------------
 
@@ -274,8 +272,12 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
 
     async def _closing(self) -> None:
         async with anyio.create_task_group() as closers:
-            for session in [*self._serving.values(), *self._starting.values(), *self._draining, *self._abandoned]:
-                closers.start_soon(session.close)
+            for slot in self._slots.values():
+                for held in (slot.serving, slot.starting, *slot.draining):
+                    if held is not None:
+                        closers.start_soon(held.session.close)
+                for session in slot.abandoned:
+                    closers.start_soon(session.close)
         # Subscribers still hear what closing did (the tools that left the registry).
         self._bus.close()
         await self._bus.wait_finished()
@@ -283,151 +285,160 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
     def _closed(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self._registry is not None:
-            for namespace in self._absent:
-                self._registry.explain_absence(namespace, None)
-        self._absent.clear()
+        for slot in self._slots.values():
+            if slot.absent is not None:
+                self._explain(slot.absent[0], None)
         self._bus.close()
 
     # -- sessions and their events --------------------------------------------------------------
 
-    def _start(self, config: ServerConfig, announce: ManagerEventKind) -> McpSession:
+    def _start(self, config: ServerConfig, announce: ManagerEventKind) -> Held:
         # The session gets no registry: the group registers its tools, so that a handover is one swap.
         session = McpSession(config, options=self._options)
         session.subscribe(self._session_event)
         if self._changes is not None:
             self._changes.claim(config.namespace, config.name)
-        self._announce[session] = announce
+        held = Held(session, announce)
         if config.lazy:
-            self._announce_now(session)
+            self._announce_now(held)
         self._running().start_soon(_guarded, session, name=f"mcp-session {config.name}")
-        return session
+        return held
 
-    def _serve(self, session: McpSession) -> None:
-        self._serving[session.name] = session
-        namespace = session.config.namespace
-        if self._absent.pop(namespace, None) is not None and self._registry is not None:
-            self._registry.explain_absence(namespace, None)  # back again: no longer "draining"
+    def _serve(self, slot: ServerSlot, held: Held) -> None:
+        slot.serving = held
+        self._explain(held.session.config.namespace, None)  # back again: no longer "draining"
 
-    def _abandon(self, name: str) -> None:
-        pending = self._starting.pop(name, None)
+    def _abandon(self, slot: ServerSlot) -> None:
+        pending, slot.starting = slot.starting, None
         if pending is not None:
-            self._announce.pop(pending, None)
-            self._abandoned.add(pending)
+            slot.abandoned.add(pending.session)
             # In the background: closing waits for the child to exit, and nothing needs to wait for that.
-            self._running().start_soon(self._close_abandoned, pending, name=f"mcp-close {name}")
+            self._running().start_soon(self._close_abandoned, slot, pending.session,
+                                       name=f"mcp-close {pending.session.name}")
 
-    async def _close_abandoned(self, session: McpSession) -> None:
+    async def _close_abandoned(self, slot: ServerSlot, session: McpSession) -> None:
         try:
             await session.close()
         finally:
-            self._abandoned.discard(session)
+            slot.abandoned.discard(session)
+            self._tidy(session.name)
+
+    def _tidy(self, name: str) -> None:
+        slot = self._slots.get(name)
+        if slot is not None and slot.empty:
+            del self._slots[name]
 
     def _session_event(self, event: SessionEvent) -> None:
         # Runs inside the session's own step. A session that becomes ready sends `state` first,
         # then `tools` once it has listed them: the handover happens on the latter.
-        session = event.session
+        # A replacement abandoned before it served has no record: nothing waits to hear of it.
+        slot = self._slots.get(event.session.name)
+        held = slot.held(event.session) if slot is not None else None
+        if slot is None or held is None:
+            return
         if event.kind == "tools":
             if event.state is SessionState.READY:
-                self._tools_listed(session)
+                if slot.starting is held:
+                    self._hand_over(slot)
+                elif slot.serving is held:
+                    self._publish(held, previous=held.published)
             return
         if event.state in (SessionState.ERROR, SessionState.DRAINING, SessionState.CLOSING, SessionState.CLOSED):
-            self._withdraw(session)  # failed for good, or on its way out
+            self._withdraw(held)  # failed for good, or on its way out
         if event.state is SessionState.CLOSED:
-            self._announce.pop(session, None)  # closed before it settled
+            held.announce = None  # closed before it settled
         if event.state in (SessionState.READY, SessionState.ERROR):
-            self._announce_now(session)
-            if event.state is SessionState.ERROR and self._starting.get(session.name) is session:
-                self._hand_over(session)
+            self._announce_now(held)
+            if event.state is SessionState.ERROR and slot.starting is held:
+                self._hand_over(slot)
 
-    def _tools_listed(self, session: McpSession) -> None:
-        if self._starting.get(session.name) is session:
-            self._hand_over(session)
-        elif self._serving.get(session.name) is session:
-            self._publish(session, previous=self._published.get(session, ()))
-
-    def _announce_now(self, session: McpSession) -> None:
-        kind = self._announce.pop(session, None)
+    def _announce_now(self, held: Held) -> None:
+        kind, held.announce = held.announce, None
         if kind is not None:
+            session = held.session
             self._bus.emit(ManagerEvent(kind, session.name, state=session.state, reason=session.reason,
                                         session=session))
 
-    def _hand_over(self, pending: McpSession) -> None:
-        """Make ``pending`` the server's session and drain the old one, in this very step."""
-        del self._starting[pending.name]
-        old = self._serving[pending.name]
-        self._serve(pending)
-        previous = self._published.pop(old, ())
-        if pending.state is SessionState.READY:
+    def _hand_over(self, slot: ServerSlot) -> None:
+        """Make the replacement the server's session and drain the old one, in this very step."""
+        pending, old = slot.starting, slot.serving
+        assert pending is not None and old is not None  # a replacement starts only beside a serving session
+        slot.starting = None
+        self._serve(slot, pending)
+        previous, old.published = old.published, ()
+        if pending.session.state is SessionState.READY:
             self._publish(pending, previous=previous)  # one registry change: the old tools out, the new in
-        self._unpublish(old.config, previous)  # only if still there: a failed start, a new toolPrefix
-        self._drain(old, removed=False)
+        self._unpublish(old.session.config, previous)  # only if still there: a failed start, a new toolPrefix
+        self._drain(slot, old, removed=False)
 
     # -- the registry -----------------------------------------------------------------------------
 
-    def _publish(self, session: McpSession, *, previous: tuple[Tool, ...]) -> None:
+    def _publish(self, held: Held, *, previous: tuple[Tool, ...]) -> None:
         if self._registry is None:
             return
-        problem = ToolPublisher(session.config, self._registry).publish(session.tools, previous=previous)
-        if problem is None:
-            self._published[session] = session.tools
-            self._problems.pop(session, None)
-        else:
-            self._problems[session] = problem
+        session = held.session
+        held.problem = ToolPublisher(session.config, self._registry).publish(session.tools, previous=previous)
+        if held.problem is None:
+            held.published = session.tools
 
-    def _withdraw(self, session: McpSession) -> None:
-        self._unpublish(session.config, self._published.pop(session, ()))
+    def _withdraw(self, held: Held) -> None:
+        tools, held.published = held.published, ()
+        self._unpublish(held.session.config, tools)
 
     def _unpublish(self, config: ServerConfig, tools: tuple[Tool, ...]) -> None:
         if self._registry is not None and tools:
             ToolPublisher(config, self._registry).withdraw(tools)
 
+    def _explain(self, namespace: str, hint: str | None, slot: ServerSlot | None = None) -> None:
+        """Set (or clear) the registry's hint for ``namespace``, held by ``slot``: one hint per namespace."""
+        if self._registry is None:
+            return
+        cleared = False
+        for other in self._slots.values():
+            if other.absent is not None and other.absent[0] == namespace:
+                other.absent, cleared = None, True
+        if slot is not None and hint is not None:
+            slot.absent = (namespace, hint)
+        if hint is not None or cleared:
+            self._registry.explain_absence(namespace, hint)
+
     # -- draining -----------------------------------------------------------------------------------
 
-    def _drain(self, session: McpSession, *, removed: bool) -> None:
-        """Take the session's tools out of the registry now and drain it in the background."""
-        seconds = session.config.drain_seconds
-        seconds = self._drain_seconds if seconds is None else seconds
-        why = "removed from the config" if removed else "replaced by a session with the new settings"
+    def _drain(self, slot: ServerSlot, held: Held, *, removed: bool) -> None:
+        """Stop the session taking calls and take its tools out of the registry now; drain it in the background."""
+        session = held.session
+        drain = Drain(session.name, drain_seconds_for(session.config, self._drain_seconds), removed=removed)
         self._bus.emit(ManagerEvent("server.draining", session.name, state=SessionState.DRAINING,
-                                    reason=f"{why}; calls in flight may finish within {seconds:g}s",
-                                    session=session))
-        self._draining.add(session)
-        self._withdraw(session)
-        hint: str | None = None
-        if removed and self._registry is not None:
-            since = datetime.now(UTC).isoformat(timespec="seconds")
-            hint = self._absent[session.config.namespace] = str(ServerDraining(session.name, since))
-            self._registry.explain_absence(session.config.namespace, hint)
-        self._running().start_soon(self._run_drain, session, seconds, hint, name=f"mcp-drain {session.name}")
+                                    reason=drain.announcement, session=session))
+        slot.draining.append(held)
+        session.stop_taking_calls(drain)
+        self._withdraw(held)
+        if removed:
+            self._explain(session.config.namespace, str(drain.error()), slot)
+        self._running().start_soon(self._run_drain, slot, held, drain, name=f"mcp-drain {session.name}")
 
-    async def _run_drain(self, session: McpSession, seconds: float, hint: str | None) -> None:
-        ended = await session.drain(seconds)
-        self._draining.discard(session)
-        namespace = session.config.namespace
-        if hint is not None and self._absent.get(namespace) == hint:
-            del self._absent[namespace]
-            if self._registry is not None:
-                self._registry.explain_absence(namespace, None)
-        outcome = drain_outcome(ended, seconds)
+    async def _run_drain(self, slot: ServerSlot, held: Held, drain: Drain) -> None:
+        session = held.session
+        ended = await session.drain()
+        slot.draining.remove(held)
+        if slot.absent is not None and slot.absent[1] == str(drain.error()):
+            self._explain(slot.absent[0], None)
         self._bus.emit(ManagerEvent("server.removed", session.name, state=session.state, session=session,
-                                    reason=outcome if hint is not None else f"its old session closed: {outcome}",
+                                    reason=drain.outcome(ended),
                                     calls_finished=ended.finished, calls_cancelled=ended.cancelled))
+        self._tidy(session.name)
 
-    def _row(self, session: McpSession, role: Role) -> ServerStatus:
-        row = dict(vars(session.status()))
-        problem = self._problems.get(session)
-        if problem is not None and session.state is SessionState.READY:
-            row["error"] = problem
-        return ServerStatus(**row, in_flight=session.in_flight, role=role)
+
+async def settled(sessions: Iterable[McpSession]) -> None:
+    """Wait until each non-lazy session of ``sessions`` is ready or failed (a lazy one connects when used)."""
+    async with anyio.create_task_group() as waiters:
+        for session in sessions:
+            if not session.config.lazy:
+                waiters.start_soon(session.wait_settled)
 
 
 def _skip_reason(config: ServerConfig) -> str | None:
-    if not config.enabled:
-        return "disabled (enabled: false)"
-    if config.transport_kind is None:
-        return "neither 'command' nor 'url' is set"
-    return None
+    return None if config.enabled else "disabled (enabled: false)"
 
 
 async def _start_lazily(session: McpSession) -> None:

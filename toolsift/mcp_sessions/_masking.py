@@ -13,8 +13,8 @@ from typing import Any
 
 import mcp.types as types
 
+from .._redaction import Redactor
 from ..registry import ToolResult
-from ._endpoint import Redactor
 
 __all__ = ["mask_result"]
 

@@ -36,7 +36,7 @@ from mcp.client.auth.extensions.client_credentials import (
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from .._exceptions import SignInRequired
-from ..config import ServerConfig
+from ..config import ServerConfig, user_folder
 from ._callbacks import SignInHandler
 
 __all__ = ["FileTokenStorage", "oauth_provider", "token_file"]
@@ -48,9 +48,8 @@ FOLDER_MODE, FILE_MODE = 0o700, 0o600
 
 def token_file(config: ServerConfig) -> Path:
     """Where ``config``'s tokens live: one file per server name and URL, under the user's config folder."""
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     digest = hashlib.sha256((config.url or "").encode()).hexdigest()[:12]
-    return base / "toolsift" / "oauth" / f"{config.name}-{digest}.json"
+    return user_folder() / "oauth" / f"{config.name}-{digest}.json"
 
 
 class FileTokenStorage:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import ServerConfig
 from ._callbacks import ClientCallbacks
+from ._draining import DEFAULT_DRAIN_SECONDS
+
+if TYPE_CHECKING:
+    from ._transport import SessionTransport
 
 __all__ = ["RestartPolicy", "SessionOptions"]
 
@@ -58,6 +63,10 @@ class SessionOptions:
             stops it with that reason. ``McpServerManager`` sets it from its
             ``trust`` so that no start, restart or lazy start runs a launch the
             project's trust does not cover.
+        transports: Servers (by name) reached another way than their config's
+            ``command`` or ``url`` says, such as a server object in this
+            process (``MemoryTransport``); the config is still resolved and
+            checked as for its own transport.
     """
 
     workspace: Path | None = None
@@ -65,5 +74,6 @@ class SessionOptions:
     callbacks: ClientCallbacks = field(default_factory=ClientCallbacks)
     restart: RestartPolicy = field(default_factory=RestartPolicy)
     stderr_lines: int = 200
-    drain_seconds: float = 30.0
+    drain_seconds: float = DEFAULT_DRAIN_SECONDS
     launch_check: Callable[[ServerConfig], str | None] | None = None
+    transports: Mapping[str, SessionTransport] = field(default_factory=dict)

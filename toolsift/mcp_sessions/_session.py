@@ -23,7 +23,6 @@ import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast, final
 
@@ -35,12 +34,13 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from .._exceptions import ServerDraining, ServerUnavailable
+from .._exceptions import ServerUnavailable
+from .._redaction import Redactor
 from ..config import ServerConfig
 from ..registry import ProgressCallback, ToolResult, validate_server_name
 from ._catalog import ServerCatalog
 from ._connection import ConnectionEvents
-from ._endpoint import Redactor
+from ._draining import DRAINED, Drain
 from ._failures import (
     cancelled_result,
     crash_result,
@@ -71,7 +71,6 @@ __all__ = ["McpSession"]
 _CONFIG_TIMEOUT: Any = object()
 # After close() cancels running calls, time for their notifications/cancelled to reach the server.
 _CANCEL_FLUSH_SECONDS = 1.0
-_DRAINED = "the session was drained: its server was removed or changed"
 _LAZY_REASON = "lazy: starts on first need (a skill naming it, a call of one of its tools)"
 # States in which the session's tools stay registered (a restart keeps them).
 _HOLDS_TOOLS = (SessionState.READY, SessionState.CONNECTING, SessionState.RESTARTING)
@@ -103,14 +102,11 @@ class McpSession:
 
     Raises:
         InvalidToolName: ``config.name`` is not a valid server name.
-        ValueError: The server has neither ``command`` nor ``url``.
     """
 
     def __init__(self, config: ServerConfig, *, registry: ToolRegistry | None = None,
                  options: SessionOptions | None = None) -> None:
         validate_server_name(config.name)
-        if config.transport_kind is None:
-            raise ValueError(f"MCP server {config.name!r} has neither 'command' nor 'url'; nothing to connect to")
         self.config = config
         self._publisher = ToolPublisher(config, registry) if registry is not None else None
         self._options = options if options is not None else SessionOptions()
@@ -126,7 +122,8 @@ class McpSession:
         self._start, self._finished = anyio.Event(), anyio.Event()
         self._running = False
         self._close_reason: str | None = None
-        self._draining_since: str | None = None
+        self._drain: Drain | None = None  # set once it stops taking calls: what a new call is told
+        self._drained_from = CallCounts()  # the calls that had ended when it did
         self._owner: _OwnTask | None = None
 
     # -- what it is -----------------------------------------------------------------
@@ -197,7 +194,7 @@ class McpSession:
         state = self._life.state
         return SessionStatus(
             server=self.name,
-            transport=self.config.transport_kind or "-",
+            transport=self.config.transport_kind,
             visibility="internal" if self.config.internal_only else "global",
             state=state,
             tools=len(self._wrappers) if state in _HOLDS_TOOLS else 0,
@@ -279,28 +276,48 @@ class McpSession:
         await self._life.settled.wait()
         self._ready_client()
 
+    def stop_taking_calls(self, drain: Drain | None = None) -> Drain:
+        """Begin to drain, in this very step: new calls raise ``ServerDraining``, the tools leave the registry.
+
+        :meth:`drain` then lets the calls in flight finish and closes. A drain
+        already begun stays as it is.
+
+        Args:
+            drain: How long the calls in flight may take and why (default: removed,
+                ``SessionOptions.drain_seconds``).
+
+        Returns:
+            The drain in force.
+        """
+        if self._drain is None:
+            self._drain = drain if drain is not None else Drain(self.name, self._options.drain_seconds, removed=True)
+            self._drained_from = self._calls.ended
+            self._life.set(SessionState.DRAINING, f"draining since {self._drain.since}")
+            self._withdraw()
+        return self._drain
+
     async def drain(self, deadline: float | None = None) -> CallCounts:
         """Stop taking calls, let running ones finish, then close.
 
         The tools leave the registry at once; new calls raise ``ServerDraining``.
         Calls still running after ``deadline`` seconds (default
-        ``SessionOptions.drain_seconds``) are cancelled: the server is told, and
+        ``SessionOptions.drain_seconds``, or the deadline of a drain begun by
+        :meth:`stop_taking_calls`) are cancelled: the server is told, and
         each returns an error result saying the server was removed. If the
         caller is cancelled, the session is left draining; ``close`` ends it.
 
         Returns:
             How the calls that were running ended: finished, or cancelled.
+
+        Raises:
+            ValueError: ``deadline`` is negative or not finite.
         """
         if self._life.state is SessionState.CLOSED:
             return CallCounts()
-        before = self._calls.ended
-        if self._life.state is not SessionState.DRAINING:
-            self._draining_since = datetime.now(UTC).isoformat(timespec="seconds")
-            self._life.set(SessionState.DRAINING, f"draining since {self._draining_since}")
-            self._withdraw()
-        await self._calls.wait_idle(self._options.drain_seconds if deadline is None else deadline)
-        await self._close(_DRAINED)
-        return self._calls.ended.since(before)
+        drain = self.stop_taking_calls(None if deadline is None else Drain(self.name, deadline, removed=True))
+        await self._calls.wait_idle(drain.seconds)
+        await self._close(DRAINED)
+        return self._calls.ended.since(self._drained_from)
 
     async def close(self) -> None:
         """Cancel running calls (each returns an error result), stop the server, wait for the owner.
@@ -404,8 +421,8 @@ class McpSession:
         client = self._sup.client
         if state is SessionState.READY and client is not None:
             return client
-        if state is SessionState.DRAINING or (state is SessionState.CLOSING and self._draining_since is not None):
-            raise ServerDraining(self.name, self._draining_since or "?")
+        if self._drain is not None and state in (SessionState.DRAINING, SessionState.CLOSING):
+            raise self._drain.error()
         if self._life.closing:
             raise ServerUnavailable(self.name, SessionState.CLOSED.value, self._closed_text())
         if state in (SessionState.RESTARTING, SessionState.READY):

@@ -17,11 +17,12 @@ import mcp.types as types
 from mcp import Client
 
 from .._exceptions import ConfigError
+from .._redaction import Redactor
 from ..config import ServerConfig
 from ._budget import RestartBudget
 from ._catalog import ServerCatalog, list_prompts, list_resources, list_tools
 from ._connection import ConnectionEvents, ListKind, run_connection
-from ._endpoint import Endpoint, Redactor, resolve_endpoint
+from ._endpoint import Endpoint, resolve_endpoint
 from ._failures import describe_exception
 from ._lifecycle import Lifecycle
 from ._options import SessionOptions

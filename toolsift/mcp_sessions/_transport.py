@@ -7,22 +7,33 @@ needs both: the first becomes a warning that names the server, the second is
 how a crashed stdio server is noticed at once instead of on the next call. So
 the read stream is wrapped in :class:`WatchedReadStream`, which only looks at
 what passes through; JSON-RPC itself stays the SDK's job.
+
+Which transport a connection uses is a :class:`SessionTransport`: the
+endpoint's kind picks stdio, Streamable HTTP or legacy SSE
+(:func:`transport_for`), and ``SessionOptions.transports`` may name another
+for a server, such as :class:`MemoryTransport`, a server object running in
+this process (tests run the session, group and reload logic on it without a
+child process or a socket).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Any, Protocol, Self, final
 
 import anyio
 import httpx2
 from anyio.abc import TaskGroup
 from mcp.client import Transport
+from mcp.client._memory import InMemoryTransport
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
+from mcp.server.mcpserver import MCPServer
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
@@ -33,7 +44,18 @@ from ._http_status import explain_http_errors
 from ._stderr import StderrBuffer
 from ._stdio import stdio_transport
 
-__all__ = ["ConnectionWatcher", "WatchedReadStream", "open_transport"]
+__all__ = [
+    "ConnectionWatcher",
+    "HttpTransport",
+    "MemoryTransport",
+    "SessionTransport",
+    "SseTransport",
+    "StdioTransport",
+    "TransportContext",
+    "WatchedReadStream",
+    "open_transport",
+    "transport_for",
+]
 
 # Time for a dead child's last stderr lines (often the traceback) to arrive
 # before the reader is stopped.
@@ -108,15 +130,12 @@ class WatchedReadStream:
 class _WatchedTransport:
     """Enters an SDK transport and hands the Client a watched read stream."""
 
-    def __init__(self, inner: Transport, watcher: ConnectionWatcher, on_open: Callable[[], None] | None) -> None:
+    def __init__(self, inner: Transport, watcher: ConnectionWatcher) -> None:
         self._inner = inner
         self._watcher = watcher
-        self._on_open = on_open
 
     async def __aenter__(self) -> Streams:
         read, write = await self._inner.__aenter__()
-        if self._on_open is not None:
-            self._on_open()
         return WatchedReadStream(read, self._watcher), write
 
     async def __aexit__(
@@ -125,31 +144,47 @@ class _WatchedTransport:
         return await self._inner.__aexit__(exc_type, exc_val, exc_tb)
 
 
-async def open_transport(
-    endpoint: Endpoint,
-    stack: AsyncExitStack,
-    *,
-    watcher: ConnectionWatcher,
-    stderr: StderrBuffer,
-    connect_timeout: float,
-    server: str,
-    max_message_bytes: int,
-    auth: httpx2.Auth | None = None,
-) -> Transport:
-    """Build the transport for one connection; whatever it needs is entered on ``stack``.
+@dataclass(frozen=True)
+class TransportContext:
+    """What one connection gives its transport besides the endpoint.
 
-    For stdio, the child's stderr is piped into ``stderr`` by a task that lives
-    on ``stack`` too. Answers over ``max_message_bytes`` are dropped as they
-    arrive (stdio, Streamable HTTP) and their request gets the error of
-    ``_substitutes``; the legacy SSE transport keeps the SDK's fixed 1 MiB bound
-    per message. ``auth`` (an OAuth flow) signs HTTP requests. The returned
-    transport is not entered: the ``Client`` does that.
+    Attributes:
+        server: The server name, for errors and log records.
+        watcher: Told about end-of-stream and odd messages.
+        stderr: Where a stdio child's stderr goes.
+        connect_timeout: Seconds to connect (HTTP).
+        max_message_bytes: Answers over this size are dropped as they arrive and their call fails.
+        auth: An OAuth flow that signs HTTP requests.
     """
-    on_open: Callable[[], None] | None = None
-    inner: Transport
-    if endpoint.kind == "stdio":
-        assert endpoint.command is not None
-        pipe = stderr.open_pipe()
+
+    server: str
+    watcher: ConnectionWatcher
+    stderr: StderrBuffer
+    connect_timeout: float
+    max_message_bytes: int
+    auth: httpx2.Auth | None = None
+
+
+class SessionTransport(Protocol):
+    """How a session reaches its server; asked once per connection, since an SDK ``Client`` is single-use."""
+
+    async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
+        """Build the SDK transport of one connection; whatever it needs is entered on ``stack``.
+
+        The returned transport is not entered: the ``Client`` does that.
+        """
+        ...
+
+
+@final
+class StdioTransport:
+    """A child process speaking JSON-RPC lines on stdin/stdout, its stderr piped into the session's buffer."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self._endpoint = endpoint
+
+    async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
+        pipe = context.stderr.open_pipe()
         stack.callback(pipe.close_writer)
         readers: TaskGroup = await stack.enter_async_context(anyio.create_task_group())
 
@@ -162,22 +197,83 @@ async def open_transport(
 
         stack.push_async_callback(stop_reader)
         readers.start_soon(pipe.pump)
-        inner = stdio_transport(endpoint, pipe.writer, server=server, max_message_bytes=max_message_bytes)
+        inner = stdio_transport(self._endpoint, pipe.writer, server=context.server,
+                                max_message_bytes=context.max_message_bytes)
         # Once the child runs it holds its own copy; ours would keep the pipe open forever.
-        on_open = pipe.close_writer
-    elif endpoint.kind == "sse":
+        return _then(inner, pipe.close_writer)
+
+
+@final
+class HttpTransport:
+    """Streamable HTTP, with the endpoint's headers, answers bounded on the wire and HTTP errors explained."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
         assert endpoint.url is not None
-        inner = sse_client(endpoint.url, headers=dict(endpoint.headers), timeout=connect_timeout,
-                           sse_read_timeout=_HTTP_READ_TIMEOUT, auth=auth)
-    else:
-        assert endpoint.url is not None
-        timeout = httpx2.Timeout(connect_timeout if math.isfinite(connect_timeout) else None,
-                                 read=_HTTP_READ_TIMEOUT)
+        self._endpoint, self._url = endpoint, endpoint.url
+
+    async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
+        connect = context.connect_timeout
+        timeout = httpx2.Timeout(connect if math.isfinite(connect) else None, read=_HTTP_READ_TIMEOUT)
         # Uncompressed bodies: the limit counts the bytes on the wire, which then are the bytes of the text.
-        headers = {"Accept-Encoding": "identity", **endpoint.headers}
+        headers = {"Accept-Encoding": "identity", **self._endpoint.headers}
         http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=headers, timeout=timeout, auth=auth,
-            event_hooks={"response": [explain_http_errors(), limit_responses(max_message_bytes)]}))
-        inner = streamable_http_client(endpoint.url, http_client=http,
-                                       max_sse_event_size=max_message_bytes + _SSE_EVENT_SLACK)
-    return _WatchedTransport(inner, watcher, on_open)
+            headers=headers, timeout=timeout, auth=context.auth,
+            event_hooks={"response": [explain_http_errors(), limit_responses(context.max_message_bytes)]}))
+        return streamable_http_client(self._url, http_client=http,
+                                      max_sse_event_size=context.max_message_bytes + _SSE_EVENT_SLACK)
+
+
+@final
+class SseTransport:
+    """The legacy HTTP+SSE transport; it keeps the SDK's fixed 1 MiB bound per message."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        assert endpoint.url is not None
+        self._endpoint, self._url = endpoint, endpoint.url
+
+    async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
+        return sse_client(self._url, headers=dict(self._endpoint.headers), timeout=context.connect_timeout,
+                          sse_read_timeout=_HTTP_READ_TIMEOUT, auth=context.auth)
+
+
+@final
+class MemoryTransport:
+    """A server object in this process, reached over memory streams with JSON-RPC messages as over stdio.
+
+    Each connection runs the server anew on fresh streams (the server object
+    itself is shared), and closing the connection ends that run. There is no
+    process, no size limit and no stderr; the server's exceptions become
+    JSON-RPC errors, as over any other transport.
+
+    Args:
+        server: An ``MCPServer`` or a low-level ``Server``.
+    """
+
+    def __init__(self, server: Server[Any] | MCPServer) -> None:
+        self._server = server
+
+    async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
+        return InMemoryTransport(self._server)
+
+
+_BY_KIND: dict[str, Callable[[Endpoint], SessionTransport]] = {
+    "stdio": StdioTransport, "http": HttpTransport, "sse": SseTransport,
+}
+
+
+def transport_for(endpoint: Endpoint) -> SessionTransport:
+    """The transport that the endpoint's kind names."""
+    return _BY_KIND[endpoint.kind](endpoint)
+
+
+async def open_transport(transport: SessionTransport, stack: AsyncExitStack, context: TransportContext) -> Transport:
+    """Open ``transport`` for one connection, its read stream watched for what ``context.watcher`` is told."""
+    return _WatchedTransport(await transport.open(stack, context), context.watcher)
+
+
+@asynccontextmanager
+async def _then(inner: Transport, callback: Callable[[], None]) -> AsyncIterator[Streams]:
+    """Enter ``inner``, call ``callback`` once it is open, and yield its streams."""
+    async with inner as streams:
+        callback()
+        yield streams

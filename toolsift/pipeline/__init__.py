@@ -10,6 +10,21 @@ A :class:`Pipeline` wraps a call handler (usually ``ToolRegistry.execute``, via
         Middleware(ResultGuard, max_bytes=1_000_000, untrusted=["read_file"], fence=fence),
     ])
     result = await pipeline("read_file", {"path": "README.md"}, scope, permissions)
+    result = await pipeline.handle(CallRecord("read_file", {"path": "README.md"}, scope, permissions))
+
+The one path of a call, served or from the agent loop, in this order (each
+stage sees the call on the way in and the result on the way out):
+
+1. :class:`PermissionFilter` (served calls): whose layers 3 and 5 apply;
+2. :class:`AuditTrail`: records what a stage below refused, on the way out;
+3. :class:`SecurityGuard`: argument size and argument, command and URL policies;
+4. :class:`ResultGuard`: on the way out, the size limit, then the fence of untrusted tools;
+5. ``ToolRegistry.handle``: the name routed once, the mask of layers 1-4, layer 5 and
+   approval, argument validation, the audited start, the tool (an MCP session fences
+   its server's text), one audit record of the outcome.
+
+The agent loop's ``Conversation`` runs its calls through a pipeline too (just the
+registry by default), then cuts a result over its token cap with a note.
 
 What each stage adds to ``execute`` (which checks the five layers, validates
 arguments against the schema and audits):
@@ -31,9 +46,7 @@ A pipeline always returns a ``ToolResult``; a refusal is an error result whose
 from .._public import publish
 from ._audit import AuditTrail as AuditTrail
 from ._call import REFUSAL_KEY as REFUSAL_KEY
-from ._call import CallHandler as CallHandler
 from ._call import Refusal as Refusal
-from ._call import ToolCall as ToolCall
 from ._call import refusal_of as refusal_of
 from ._call import refuse as refuse
 from ._permission import PermissionFilter as PermissionFilter
@@ -54,7 +67,6 @@ __all__ = [
     "OTEL_EXTRA_HINT",
     "REFUSAL_KEY",
     "AuditTrail",
-    "CallHandler",
     "Fence",
     "Middleware",
     "MiddlewareFactory",
@@ -64,7 +76,6 @@ __all__ = [
     "RegistryHandler",
     "ResultGuard",
     "SecurityGuard",
-    "ToolCall",
     "profile_scope",
     "refusal_of",
     "refuse",

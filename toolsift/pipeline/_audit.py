@@ -13,8 +13,8 @@ import time
 import uuid
 from typing import final
 
-from ..registry import AuditEvent, AuditLog, ToolResult, redact
-from ._call import CallHandler, ToolCall, refusal_of
+from ..registry import AuditEvent, AuditLog, CallHandler, CallRecord, ToolResult, redact
+from ._call import refusal_of
 
 __all__ = ["AuditTrail"]
 
@@ -35,7 +35,7 @@ class AuditTrail:
         self._handler = handler
         self._audit = audit
 
-    async def __call__(self, call: ToolCall) -> ToolResult:
+    async def __call__(self, call: CallRecord) -> ToolResult:
         started = time.perf_counter()
         result = await self._handler(call)
         refusal = refusal_of(result)

@@ -1,45 +1,19 @@
-"""What flows through the pipeline: one call in, one result out."""
+"""How the pipeline marks a result it made in place of the tool's.
+
+The call record and the handler shape are the registry's (``CallRecord``,
+``CallHandler``): the same for a served call and an agent-loop call.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import TypedDict, cast
 
-from ..registry import Permissions, ProgressCallback, ToolResult, TurnScope
+from ..registry import ToolResult
 
-__all__ = ["REFUSAL_KEY", "CallHandler", "Refusal", "ToolCall", "refusal_of", "refuse"]
+__all__ = ["REFUSAL_KEY", "Refusal", "refusal_of", "refuse"]
 
 #: ``ToolResult.meta`` key of a result the pipeline made instead of the tool's.
 REFUSAL_KEY = "toolsift.refusal"
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call on its way through the pipeline.
-
-    Middleware pass it on unchanged or as a ``dataclasses.replace`` copy (the
-    permission filter swaps in the served profile's scope and permissions).
-
-    Attributes:
-        name: The tool's canonical registry name (``read_file``, ``github__search``).
-        arguments: The arguments as the caller sent them (not yet validated).
-        scope: The turn scope the call is checked against (layers 1-4).
-        permissions: The caller's permissions (layer 5).
-        timeout: Seconds the tool may run, or None for no limit.
-        progress: Receives the tool's progress notifications.
-    """
-
-    name: str
-    arguments: Mapping[str, Any] = field(default_factory=dict)
-    scope: TurnScope = field(default_factory=TurnScope)
-    permissions: Permissions = field(default_factory=Permissions)
-    timeout: float | None = None
-    progress: ProgressCallback | None = None
-
-
-#: The shape every stage and the innermost handler share.
-CallHandler = Callable[[ToolCall], Awaitable[ToolResult]]
 
 
 class Refusal(TypedDict):

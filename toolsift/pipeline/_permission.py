@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import final
 
-from ..registry import Permissions, ToolResult, TurnScope
-from ._call import CallHandler, ToolCall
+from ..registry import CallHandler, CallRecord, Permissions, ToolResult, TurnScope
 
 __all__ = ["PermissionFilter", "profile_scope"]
 
@@ -78,5 +77,5 @@ class PermissionFilter:
                                                            plan_mode=self._plan_mode)
         return profiled
 
-    async def __call__(self, call: ToolCall) -> ToolResult:
+    async def __call__(self, call: CallRecord) -> ToolResult:
         return await self._handler(replace(call, scope=self.scope_for(call.scope), permissions=self._permissions))

@@ -20,8 +20,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Generic, ParamSpec, Protocol, final
 
 from .._exceptions import ToolsiftError
-from ..registry import Permissions, ProgressCallback, ToolRegistry, ToolResult, TurnScope
-from ._call import CallHandler, ToolCall, refuse
+from ..registry import (
+    CallHandler,
+    CallRecord,
+    Permissions,
+    ProgressCallback,
+    ToolRegistry,
+    ToolResult,
+    TurnScope,
+)
+from ._call import refuse
 
 __all__ = ["Middleware", "Pipeline", "RegistryHandler"]
 
@@ -61,7 +69,7 @@ class Middleware(Generic[P]):
 
 @final
 class RegistryHandler:
-    """The innermost handler: ``ToolRegistry.execute`` with its refusals turned into results.
+    """The innermost handler: ``ToolRegistry.handle`` with its refusals turned into results.
 
     The registry has audited every refusal it raises, so the results are
     marked ``audited``.
@@ -70,10 +78,9 @@ class RegistryHandler:
     def __init__(self, registry: ToolRegistry) -> None:
         self._registry = registry
 
-    async def __call__(self, call: ToolCall) -> ToolResult:
+    async def __call__(self, call: CallRecord) -> ToolResult:
         try:
-            return await self._registry.execute(call.name, call.arguments, call.scope, call.permissions,
-                                                timeout=call.timeout, progress=call.progress)
+            return await self._registry.handle(call)
         except ToolsiftError as exc:
             return refuse("registry", str(exc), audited=True)
 
@@ -131,7 +138,7 @@ class Pipeline:
             reaches the tool (MCP tools send ``notifications/cancelled``) and
             propagates.
         """
-        call = ToolCall(
+        call = CallRecord(
             name,
             arguments if arguments is not None else {},
             scope if scope is not None else TurnScope(),
@@ -141,8 +148,8 @@ class Pipeline:
         )
         return await self.handle(call)
 
-    async def handle(self, call: ToolCall) -> ToolResult:
-        """Run an already built :class:`ToolCall` through every stage."""
+    async def handle(self, call: CallRecord) -> ToolResult:
+        """Run an already built :class:`CallRecord` through every stage."""
         try:
             return await self._app(call)
         except ToolsiftError as exc:

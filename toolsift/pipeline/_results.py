@@ -20,8 +20,8 @@ from typing import final
 
 import mcp.types as mcp_types
 
-from ..registry import ToolResult, compile_patterns
-from ._call import CallHandler, ToolCall, refusal_of, refuse
+from ..registry import CallHandler, CallRecord, ToolResult, compile_patterns
+from ._call import refusal_of, refuse
 
 __all__ = ["Fence", "ResultGuard", "result_size"]
 
@@ -82,7 +82,7 @@ class ResultGuard:
         self._untrusted = compile_patterns(untrusted, where="untrusted tools") if untrusted else None
         self._fence = fence
 
-    async def __call__(self, call: ToolCall) -> ToolResult:
+    async def __call__(self, call: CallRecord) -> ToolResult:
         result = await self._handler(call)
         if refusal_of(result) is not None:
             return result  # the pipeline's own words, not the tool's

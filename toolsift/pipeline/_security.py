@@ -21,8 +21,8 @@ from typing import final
 from .._exceptions import PolicyDenied
 from ..builtins import CommandPolicy
 from ..config import ArgumentRule, UrlPolicy, urls_in
-from ..registry import ToolResult, compile_patterns
-from ._call import CallHandler, ToolCall, refuse
+from ..registry import CallHandler, CallRecord, ToolResult, compile_patterns
+from ._call import refuse
 
 __all__ = ["SecurityGuard"]
 
@@ -74,14 +74,14 @@ class SecurityGuard:
         ]
         self._urls = urls if urls is not None and urls.active else None
 
-    async def __call__(self, call: ToolCall) -> ToolResult:
+    async def __call__(self, call: CallRecord) -> ToolResult:
         try:
             self.check(call)
         except PolicyDenied as exc:
             return refuse("SecurityGuard", str(exc))
         return await self._handler(call)
 
-    def check(self, call: ToolCall) -> None:
+    def check(self, call: CallRecord) -> None:
         """Apply every policy to ``call``.
 
         Raises:

@@ -5,12 +5,14 @@ loop build on it.
 """
 
 from .._public import publish
+from .._redaction import looks_like_secret as looks_like_secret
+from .._redaction import redact as redact
 from ._approval import ApprovalRequest as ApprovalRequest
 from ._approval import Approver as Approver
 from ._audit import AuditEvent as AuditEvent
 from ._audit import AuditLog as AuditLog
-from ._audit import looks_like_secret as looks_like_secret
-from ._audit import redact as redact
+from ._call import CallHandler as CallHandler
+from ._call import CallRecord as CallRecord
 from ._function import FunctionTool as FunctionTool
 from ._function import tool as tool
 from ._globs import PatternSet as PatternSet
@@ -46,6 +48,8 @@ __all__ = [
     "Approver",
     "AuditEvent",
     "AuditLog",
+    "CallHandler",
+    "CallRecord",
     "ContentBlock",
     "FunctionTool",
     "Level",

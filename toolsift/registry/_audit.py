@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -12,53 +11,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["AuditEvent", "AuditKind", "AuditLog", "looks_like_secret", "redact"]
+__all__ = ["AuditEvent", "AuditKind", "AuditLog"]
 
 logger = logging.getLogger("toolsift.audit")
 AuditKind = Literal["tool.started", "tool.executed", "tool.failed", "tool.denied"]
 AuditSubscriber = Callable[["AuditEvent"], None]
 AuditFlush = Callable[[], Awaitable[None]]
-
-REDACTED = "[redacted]"
-_SECRET_KEY = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key|auth|credential|private[_-]?key|cookie|session",
-                         re.IGNORECASE)
-# Shapes of credentials seen in the wild: bearer headers, provider key prefixes, JWTs, long hex/base64 blobs.
-_SECRET_VALUE = re.compile(
-    r"^(bearer\s+\S+|sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-\S+|AKIA[0-9A-Z]{16}"
-    r"|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+|[A-Fa-f0-9]{32,}|[A-Za-z0-9+/_-]{40,}={0,2})$",
-    re.IGNORECASE,
-)
-_MAX_VALUE_CHARS = 200
-# Deeper than any argument a call may carry (MAX_ARGUMENT_DEPTH), shallow enough never to overflow the stack.
-_MAX_DEPTH = 100
-
-
-def looks_like_secret(text: str) -> bool:
-    """True when ``text`` has the shape of a credential: a bearer value, a provider key, a JWT, a long blob."""
-    return _SECRET_VALUE.match(text.strip()) is not None
-
-
-def redact(value: Any, key: str | None = None, *, _depth: int = 0) -> Any:
-    """Return ``value`` with secret-looking entries replaced and long strings cut.
-
-    A value is secret when its key looks like a credential name or the string
-    itself looks like a credential. Nesting past a fixed depth is cut, so a
-    record of a refused, absurdly deep call cannot overflow the stack.
-    """
-    if key is not None and _SECRET_KEY.search(key):
-        return REDACTED
-    if isinstance(value, Mapping | list | tuple) and _depth >= _MAX_DEPTH:
-        return f"[nested deeper than {_MAX_DEPTH}]"
-    if isinstance(value, Mapping):
-        return {str(k): redact(v, str(k), _depth=_depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact(v, _depth=_depth + 1) for v in value]
-    if isinstance(value, str):
-        if looks_like_secret(value):
-            return REDACTED
-        if len(value) > _MAX_VALUE_CHARS:
-            return value[:_MAX_VALUE_CHARS] + f"...[{len(value)} chars]"
-    return value
 
 
 @dataclass(frozen=True)
@@ -80,7 +38,7 @@ class AuditEvent:
         duration_ms: Time spent in the registry and the tool (for a start: before the tool).
         outcome: ``ok``, ``error``, ``denied``, or ``started`` for a start.
         call_id: Unique per call.
-        arguments: The arguments with secret-looking values redacted.
+        arguments: The arguments with secret-looking values redacted (:func:`~toolsift.registry.redact`).
         flags: Markers raised while handling the call (``suspicious_content``).
         timestamp: ISO-8601 UTC time of the event.
     """
@@ -156,6 +114,11 @@ class AuditLog:
         """
         for flush in list(self._flushes):
             await flush()
+
+    @property
+    def observed(self) -> bool:
+        """Whether an event would reach anyone (a subscriber or the file): when not, callers skip making it."""
+        return bool(self._subscribers) or self.path is not None
 
     def emit(self, event: AuditEvent) -> None:
         """Deliver one event."""

@@ -1,40 +1,73 @@
-"""Running one call: the five layers, argument validation, timeout, audit."""
+"""Running one call: the name routed once, the five layers, argument validation, timeout, audit.
+
+The order, for every call whoever makes it (see ``toolsift.pipeline`` for the stages around it):
+route the name to its entry (layer 2: unknown names stop here), the mask of layers 1-4 (what the
+scope would not list), layer 5 (permissions, then approval), argument validation against the
+inputSchema, the audited start (where the log records starts), the tool itself (an MCP tool's
+session fences untrusted text), then one audit record of how it ended.
+"""
 
 from __future__ import annotations
 
 import itertools
 import secrets
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from .._exceptions import InvalidArguments, PermissionDenied, ToolNotFound, ToolsiftError
+from .._redaction import redact
 from ._approval import ApprovalRequest, approval_reason
 from ._arguments import argument_problems
-from ._audit import AuditEvent, AuditKind, redact
+from ._audit import AuditEvent, AuditKind, AuditLog
+from ._call import CallRecord
 from ._permissions import PermissionLayer, Permissions, check_permissions
 from ._scope import TurnScope
-from ._tools import ProgressCallback, ToolContext, ToolResult
+from ._tools import ToolContext, ToolResult
 from ._visibility import Entry, hidden_reason
 from .formats import drop_optional_nulls
-
-if TYPE_CHECKING:
-    from ._registry import ToolRegistry
 
 __all__ = ["Executor"]
 
 _MAX_ERRORS = 5
 
 
-class Executor:
-    """The call path of a :class:`ToolRegistry`; one per registry."""
+_OUTCOMES: dict[AuditKind, str] = {"tool.started": "started", "tool.executed": "ok", "tool.failed": "error",
+                                    "tool.denied": "denied"}
 
-    def __init__(self, registry: ToolRegistry) -> None:
-        self._registry = registry
+
+@dataclass(slots=True)
+class _Running:
+    """What the executor knows of one call while it runs: what each of its audit records repeats."""
+
+    call: CallRecord
+    call_id: str
+    started: float
+    arguments: dict[str, Any]
+    entry: Entry | None = None
+
+    @property
+    def tool(self) -> str:
+        """The canonical name once routed; the name as asked before."""
+        return self.entry.spec.name if self.entry is not None else self.call.name
+
+
+class Executor:
+    """The call path of a :class:`ToolRegistry`; one per registry.
+
+    Args:
+        lookup: The registry's name router (canonical name or alias to its entry).
+        audit: Where every call's records go.
+    """
+
+    def __init__(self, lookup: Callable[[str], Entry], audit: AuditLog) -> None:
+        self._lookup = lookup
+        self._audit_log = audit
         self._layers: list[PermissionLayer] = []
         self._frozen = False
         # Call ids: unique per registry, cheap to make (a random prefix and a counter).
@@ -50,87 +83,81 @@ class Executor:
         """Fix the layer stack: the first listing or call starts the registry."""
         self._frozen = True
 
-    async def execute(
-        self,
-        name: str,
-        args: Mapping[str, Any] | None,
-        scope: TurnScope,
-        permissions: Permissions,
-        *,
-        timeout: float | None,
-        progress: ProgressCallback | None,
-    ) -> ToolResult:
+    async def execute(self, call: CallRecord) -> ToolResult:
         self._frozen = True
-        call_id = f"{self._id_prefix}{next(self._ids):08x}"
-        started = time.perf_counter()
-        arguments: dict[str, Any] = dict(args) if isinstance(args, Mapping) else {}
-        entry: Entry | None = None
+        args = call.arguments
+        run = _Running(call, f"{self._id_prefix}{next(self._ids):08x}", time.perf_counter(),
+                       dict(args) if isinstance(args, Mapping) else {})
         try:
-            entry = self._registry._entry(name)
-            denial = hidden_reason(entry, scope)
-            # A tool hidden only for not being surfaced (layer 1) that layer 5 refuses anyway is refused for
-            # the layer-5 reason: search_tools lists it with that reason, and the refusal must say the same.
-            only_layer_1 = denial is not None and denial[0] == 1 and hidden_reason(
-                entry, scope.with_unlocked([entry.spec.name])) is None
-            if denial is None or only_layer_1:
-                reason = check_permissions(entry.spec, arguments, permissions, self._layers, names=entry.names)
-                denial = (5, reason) if reason is not None else denial
-            if denial is not None:
-                raise PermissionDenied(entry.spec.name, denial[0], denial[1])
+            entry = run.entry = self._lookup(call.name)
+            self._check(entry, run)
             if args is not None and not isinstance(args, Mapping):
                 raise InvalidArguments(entry.spec.name, [f"arguments must be a JSON object, got {type(args).__name__}"])
-            problems, has_null = argument_problems(arguments)
+            problems, has_null = argument_problems(run.arguments)
             if problems:
                 raise InvalidArguments(entry.spec.name, problems)
             if has_null:  # a strict-mode model sends null for every optional property it leaves out
-                arguments = drop_optional_nulls(entry.spec.input_schema, arguments)
-            schema_problem = self._validate(entry, arguments)
-            approved = schema_problem is None and await _approve(entry, arguments, permissions, scope, call_id)
+                run.arguments = drop_optional_nulls(entry.spec.input_schema, run.arguments)
+            schema_problem = self._validate(entry, run.arguments)
+            approved = schema_problem is None and await _approve(entry, run.arguments, call.permissions, call.scope,
+                                                                 run.call_id)
         except ToolNotFound as exc:
-            self._audit("tool.denied", name, entry, scope, call_id, started, arguments, layer=2, reason=str(exc))
+            self._audit(run, "tool.denied", layer=2, reason=str(exc))
             raise
         except PermissionDenied as exc:
-            self._audit("tool.denied", exc.tool, entry, scope, call_id, started, arguments, layer=exc.layer,
-                        reason=exc.reason)
+            self._audit(run, "tool.denied", layer=exc.layer, reason=exc.reason)
             raise
         except InvalidArguments as exc:
-            self._audit("tool.failed", exc.tool, entry, scope, call_id, started, arguments, reason=str(exc))
+            self._audit(run, "tool.failed", reason=str(exc))
             raise
-        spec = entry.spec
-        refusal = schema_problem if schema_problem is not None else await self._record_start(
-            entry, scope, call_id, started, arguments)
+        refusal = schema_problem if schema_problem is not None else await self._record_start(run)
         if refusal is not None:
             result = ToolResult.error(refusal)
         else:
-            ctx = ToolContext(call_id=call_id, scope=scope, permissions=permissions, timeout=timeout,
-                              progress=progress)
+            ctx = ToolContext(call_id=run.call_id, scope=call.scope, permissions=call.permissions,
+                              timeout=call.timeout, progress=call.progress)
             try:
-                result = await self._run(entry, arguments, ctx)
+                result = await self._run(entry, run.arguments, ctx)
             except ToolsiftError as exc:
-                self._audit("tool.failed", spec.name, entry, scope, call_id, started, arguments, reason=str(exc))
+                self._audit(run, "tool.failed", reason=str(exc))
                 raise
-        self._audit(
-            "tool.failed" if result.is_error else "tool.executed", spec.name, entry, scope, call_id, started,
-            arguments, reason=result.text_content()[:200] if result.is_error else None,
-            flags=(*result.meta.get("flags", ()), *(("approved",) if approved else ())),
-        )
+        self._audit(run, "tool.failed" if result.is_error else "tool.executed",
+                    reason=result.text_content()[:200] if result.is_error else None,
+                    flags=(*result.meta.get("flags", ()), *(("approved",) if approved else ())))
         return result
 
-    async def _record_start(self, entry: Entry, scope: TurnScope, call_id: str, started: float,
-                            arguments: Mapping[str, Any]) -> str | None:
+    def _check(self, entry: Entry, run: _Running) -> None:
+        """The mask (layers 1-4, what the scope would not list), then layer 5.
+
+        Raises:
+            PermissionDenied: Naming the layer that refused.
+        """
+        scope = run.call.scope
+        denial = hidden_reason(entry, scope)
+        # A tool hidden only for not being surfaced (layer 1) that layer 5 refuses anyway is refused for
+        # the layer-5 reason: search_tools lists it with that reason, and the refusal must say the same.
+        only_layer_1 = denial is not None and denial[0] == 1 and hidden_reason(
+            entry, scope.with_unlocked([entry.spec.name])) is None
+        if denial is None or only_layer_1:
+            reason = check_permissions(entry.spec, run.arguments, run.call.permissions, self._layers,
+                                       names=entry.names)
+            denial = (5, reason) if reason is not None else denial
+        if denial is not None:
+            raise PermissionDenied(entry.spec.name, denial[0], denial[1])
+
+    async def _record_start(self, run: _Running) -> str | None:
         """Audit the start of a call about to run, where the log records starts; why it may not run, or None.
 
         The record is delivered before the tool runs, so a process killed during the call leaves a trace of
         a call whose effect may have happened; a call whose start cannot be recorded does not run.
         """
-        audit = self._registry.audit
-        if not audit.record_starts:
+        if not self._audit_log.record_starts:
             return None
-        self._audit("tool.started", entry.spec.name, entry, scope, call_id, started, arguments)
+        self._audit(run, "tool.started")
         try:
-            await audit.flush()
+            await self._audit_log.flush()
         except TimeoutError as exc:
-            return f"Tool {entry.spec.name!r} was not run: its start could not be audited: {exc}"
+            return f"Tool {run.tool!r} was not run: its start could not be audited: {exc}"
         return None
 
     async def _run(self, entry: Entry, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -165,34 +192,24 @@ class Executor:
         messages = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:_MAX_ERRORS]]
         raise InvalidArguments(entry.spec.name, messages)
 
-    def _audit(
-        self,
-        kind: AuditKind,
-        tool: str,
-        entry: Entry | None,
-        scope: TurnScope,
-        call_id: str,
-        started: float,
-        arguments: Mapping[str, Any],
-        *,
-        layer: int | None = None,
-        reason: str | None = None,
-        flags: tuple[str, ...] = (),
-    ) -> None:
-        outcome = {"tool.started": "started", "tool.executed": "ok", "tool.failed": "error",
-                   "tool.denied": "denied"}[kind]
-        self._registry.audit.emit(AuditEvent(
+    def _audit(self, run: _Running, kind: AuditKind, *, layer: int | None = None, reason: str | None = None,
+               flags: tuple[str, ...] = ()) -> None:
+        """Emit one audit record of ``run``: its start, or how it ended (nothing to make when no one listens)."""
+        if not self._audit_log.observed:
+            return
+        scope = run.call.scope
+        self._audit_log.emit(AuditEvent(
             kind=kind,
-            tool=tool,
-            outcome=outcome,  # type: ignore[arg-type]
-            call_id=call_id,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-            server=entry.spec.server if entry is not None else None,
+            tool=run.tool,
+            outcome=_OUTCOMES[kind],  # type: ignore[arg-type]
+            call_id=run.call_id,
+            duration_ms=round((time.perf_counter() - run.started) * 1000, 3),
+            server=run.entry.spec.server if run.entry is not None else None,
             skill=scope.skill,
             agent=scope.agent,
             layer=layer,
             reason=reason,
-            arguments=redact(arguments),
+            arguments=redact(run.arguments),
             flags=flags,
         ))
 

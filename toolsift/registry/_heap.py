@@ -3,8 +3,9 @@
 A full collection walks every object the collector tracks. A catalogue of
 10,000 tools adds some 60,000 of them (specs, schema dicts, index entries) to
 the ~90,000 an imported toolsift already holds, and each full collection then
-stops the event loop for 40-80 ms on a 2-core machine, whichever task
-allocated the object that set it off. These objects live as long as their
+stops the event loop for 40-80 ms on a quiet 2-core machine (200-900 ms on a
+busy one: ``benchmarks/bench_stall.py``), whichever task allocated the object
+that set it off. These objects live as long as their
 server, and so do the declarations exported from them for each format, so
 after a large registration or export the settler moves every tracked object
 into the collector's permanent generation (``gc.freeze``); later collections
@@ -15,9 +16,11 @@ becomes garbage (objects without cycles are freed by reference counting as
 usual). So the settler collects before it freezes: young generations only
 while nothing is frozen yet (a full pass then would be the very pause being
 avoided), a full pass afterwards, which by then walks only unfrozen objects
-and is short. Turn
-it off with ``ToolRegistry(settle_heap=False)`` where the process's own heap
-policy should rule.
+and is short. The freeze moves the host's objects too, and no collection
+reaches those of them that later become cyclic garbage: a library must not
+decide that for its host, so the registry settles only when asked
+(``ToolRegistry(settle_heap=True)``), as ``toolsift serve`` does in the
+process it owns.
 """
 
 from __future__ import annotations

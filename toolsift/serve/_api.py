@@ -24,7 +24,7 @@ __all__ = ["build_server", "main", "serve_stdio"]
 
 
 def build_server(config: ToolsiftConfig | str | os.PathLike[str], settings: ServeSettings | None = None, *,
-                 trust: TrustedLaunches | None = None, **overrides: Any) -> ToolsiftServer:
+                 trust: TrustedLaunches | None = None, settle_heap: bool = False, **overrides: Any) -> ToolsiftServer:
     """A server for a config, not started yet.
 
     Args:
@@ -32,6 +32,7 @@ def build_server(config: ToolsiftConfig | str | os.PathLike[str], settings: Serv
             section gives the settings unless ``settings`` is passed).
         settings: How to serve.
         trust: What a project's config may launch as a gateway (see ``ToolsiftServer``).
+        settle_heap: Freeze the process's heap after large registrations (see ``ToolsiftServer``).
         overrides: ``ServeSettings`` fields to change (``port=0``, ``transport="http"``).
 
     Raises:
@@ -43,7 +44,7 @@ def build_server(config: ToolsiftConfig | str | os.PathLike[str], settings: Serv
     settings = settings if settings is not None else ServeSettings()
     if overrides:
         settings = validate_serve_settings({**settings.model_dump(exclude_unset=True), **overrides})
-    return ToolsiftServer(config, settings, trust=trust)
+    return ToolsiftServer(config, settings, trust=trust, settle_heap=settle_heap)
 
 
 async def serve_stdio(server: ToolsiftServer) -> None:
@@ -119,7 +120,8 @@ def main(argv: Sequence[str] | None = None, *, config: ToolsiftConfig | None = N
         if shared:
             current = settings.shared.model_dump(exclude_unset=True) if settings.shared is not None else {}
             overrides["shared"] = {**current, **shared}
-        server = build_server(config, settings, trust=trust, **overrides)
+        # This process serves and nothing else: its heap is toolsift's to settle.
+        server = build_server(config, settings, trust=trust, settle_heap=True, **overrides)
         settings = server.settings
         if settings.transport == "stdio":
             anyio.run(serve_stdio, server)

@@ -35,6 +35,7 @@ from .._exceptions import ToolNotFound
 from ..pipeline import Pipeline, refuse
 from ..registry import (
     SERVED_BUILTIN_NAMESPACE,
+    CallRecord,
     Permissions,
     ProgressCallback,
     ToolRegistry,
@@ -228,14 +229,16 @@ class ServedTools:
         return (source, canonical) if canonical is not None else None
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, *,
-                   progress: ProgressCallback | None = None, gateway: TurnScope | None = None) -> ToolResult:
-        """Route one call through its source's pipeline; an unknown name gives an error result.
+                   progress: ProgressCallback | None = None, routed: tuple[ToolSource, str] | None) -> ToolResult:
+        """Run one call of served tool ``name`` through its source's pipeline, as :meth:`route` routed it.
 
-        Never raises but for cancellation, which reaches the tool.
+        The caller routes once (and may act on the route: start a lazy server, relay its requests); an
+        unknown name (``routed`` None) gives an error result. Never raises but for cancellation, which
+        reaches the tool.
         """
-        routed = self.route(name, gateway)
         if routed is None:
             return refuse("router", f"Unknown tool {name!r}: this server serves {', '.join(self.namespaces)}; "
                                     "list the tools to see their names")
         source, canonical = routed
-        return await source.pipeline(canonical, arguments, source.scope, timeout=self._timeout, progress=progress)
+        return await source.pipeline.handle(CallRecord(canonical, arguments if arguments is not None else {},
+                                                       source.scope, timeout=self._timeout, progress=progress))

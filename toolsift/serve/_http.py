@@ -218,7 +218,9 @@ def app_from_environment() -> Starlette:
     if overrides:
         settings = ServeSettings.model_validate(json.loads(overrides))
     trust = os.environ.get(ENV_TRUST)
-    return create_http_app(ToolsiftServer(config, settings, trust=_trust_from_json(trust) if trust else None))
+    # A worker process serves this app and nothing else: its heap is toolsift's to settle.
+    return create_http_app(ToolsiftServer(config, settings, trust=_trust_from_json(trust) if trust else None,
+                                          settle_heap=True))
 
 
 def _trust_json(trust: TrustedLaunches) -> str:

@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager, nullcontext
 from dataclasses import replace
+from functools import partial
 from types import TracebackType
 from typing import Any, Self, final
 from weakref import WeakKeyDictionary
@@ -30,18 +31,11 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from .. import __version__
+from .._assembly import Assembly
 from .._exceptions import ConfigError
 from ..builtins import CommandPolicy, Workspace, builtin_tools
-from ..config import AgentConfig, ServeSettings, ToolsiftConfig, TrustedLaunches, permission_glob_warnings
-from ..mcp_sessions import (
-    McpServerManager,
-    SessionOptions,
-    default_session_options,
-    guard_result,
-    searchable_lazy,
-    server_instructions,
-    verbatim_results,
-)
+from ..config import AgentConfig, ServeSettings, ToolsiftConfig, TrustedLaunches
+from ..mcp_sessions import McpServerManager, guard_result, server_instructions, verbatim_results
 from ..pipeline import (
     AuditTrail,
     Middleware,
@@ -50,11 +44,10 @@ from ..pipeline import (
     ResultGuard,
     SecurityGuard,
     profile_scope,
-    trace_configured_calls,
 )
-from ..registry import AuditLog, ToolRegistry, ToolResult, TurnScope, literal_server, split_name
-from ..search import Discovery, SearchIndex, SearchToolsTool, server_descriptions
-from ..skills import SkillsLoader, SkillsReloaded, shared_sandbox, user_folders
+from ..registry import ToolRegistry, ToolResult, TurnScope, literal_server, split_name
+from ..search import Discovery, SearchIndex
+from ..skills import SkillsReloaded, user_folders
 from ._approval import ENV_STATE_KEY, ClientApprover, request_state_security
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._notify import ToolListAnnouncer
@@ -133,6 +126,14 @@ class ToolsiftServer:
         trust: What an edit of a project's config may launch while served
             (see :class:`~toolsift.config.TrustedLaunches`); None starts
             whatever the file says, for a file the caller chose.
+        settle_heap: Freeze the process's heap after large registrations
+            (see :class:`~toolsift.registry.ToolRegistry`): for a process that
+            serves and nothing else, as ``toolsift serve`` runs it.
+
+    Attributes:
+        parts: What the config describes, built in one place (the same
+            assembly a ``Toolbox`` is built with): ``registry``, ``skills``,
+            ``sessions`` and ``index`` are its parts.
 
     Raises:
         ConfigError: When the profile is not a configured agent, the workspace
@@ -143,15 +144,33 @@ class ToolsiftServer:
     """
 
     def __init__(self, config: ToolsiftConfig, settings: ServeSettings | None = None, *,
-                 user_skills_dir: str | os.PathLike[str] | None = None, trust: TrustedLaunches | None = None) -> None:
+                 user_skills_dir: str | os.PathLike[str] | None = None, trust: TrustedLaunches | None = None,
+                 settle_heap: bool = False) -> None:
         self.config = config
         self.settings = settings = settings if settings is not None else ServeSettings()
         self.profile: AgentConfig = config.agent(settings.profile)
+        gateway = settings.gateway is not False
+        if gateway:
+            clash = sorted(RESERVED_NAMESPACES & {server.namespace for server in config.servers.values()})
+            if clash:
+                raise ConfigError(f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
+                                  "those namespaces are toolsift's own; rename them or set toolPrefix",
+                                  path=config.path, field="serve.gateway")
+        self.relay = ClientRelay()
         # Replicas may die mid-call: each call's start is audited (and in Redis) before it runs.
         # Rules match every name a tool is known by; served unprefixed, an MCP tool is known by its own name too.
-        self.registry = ToolRegistry(rules=config.tool_rules,
-                                     audit=AuditLog(config.audit.path, record_starts=settings.shared is not None),
-                                     upstream_names=settings.gateway is not False and not settings.prefix_names)
+        # Whatever upstream servers ask during a call goes to the client that made the call.
+        # search_tools reaches internal servers' tools; each client's unlocks are its own. A gateway
+        # narrowed by a skill or patterns has chosen its tools already.
+        self.parts = Assembly(config, user_skills_dir=user_skills_dir, servers=gateway,
+                              callbacks=self.relay.callbacks(), trust=trust,
+                              search=settings.gateway is True and self.profile.tool_discovery != "skills",
+                              search_skills=False, record_starts=settings.shared is not None,
+                              upstream_names=gateway and not settings.prefix_names, settle_heap=settle_heap)
+        self.registry = self.parts.registry
+        self.skills = self.parts.skills
+        self.sessions: McpServerManager | None = self.parts.manager
+        self.index: SearchIndex | None = self.parts.index
         self.commands = CommandPolicy.from_settings(settings.commands)
         # What configures toolsift is out of the builtins' reach, following the servers a reload puts in force.
         protection = FollowedProtection(self._config_in_force,
@@ -159,37 +178,13 @@ class ToolsiftServer:
         self.registry.register_many(builtin_tools(Workspace(settings.workspace or config.workspace,
                                                             protected=protection), commands=self.commands))
         self.skill_registry = ToolRegistry(audit=self.registry.audit)
-        skills = config.skills
-        user = user_folders(skills.user_skills, user_skills_dir)
-        sandbox = shared_sandbox(timeout=skills.template_timeout, max_output=skills.template_max_output,
-                                 max_memory=skills.template_max_memory, workers=skills.template_workers)
-        self.skills = SkillsLoader(project=skills.paths[0] if skills.paths else None, user=user,
-                                   extra=skills.paths[1:], sandbox=sandbox)
-        if settings.gateway is not False:
-            clash = sorted(RESERVED_NAMESPACES & {server.namespace for server in config.servers.values()})
-            if clash:
-                raise ConfigError(f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
-                                  "those namespaces are toolsift's own; rename them or set toolPrefix",
-                                  path=config.path, field="serve.gateway")
         self.approver = ClientApprover(mask=self._mask_secrets)
-        self.relay = ClientRelay()
-        self.index: SearchIndex | None = None
         self._discoveries: WeakKeyDictionary[Any, Discovery] = WeakKeyDictionary()
-        if settings.gateway is True and self.profile.tool_discovery != "skills":
-            # search_tools reaches internal servers' tools; each client's unlocks are its own. A gateway
-            # narrowed by a skill or patterns has chosen its tools already.
-            self.index = SearchIndex(self.registry, backend=config.search.backend, unsearchable=self._unsearchable,
-                                     server_descriptions=lambda: server_descriptions(self.sessions or {}))
-            self.registry.register(SearchToolsTool(self.index, auto_unlock=config.search.auto_unlock,
-                                                   prepare=self._start_searchable_lazy), internal=True)
         self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout,
                                  prefix=settings.prefix_names)
         bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(bus)
         self.announcer = ToolListAnnouncer(bus, self.tools.signature)
-        self.sessions: McpServerManager | None = None
-        if settings.gateway is not False:
-            self.sessions = McpServerManager(self.registry, config, options=self._session_options(), trust=trust)
         # Several replicas serving one set of sessions keep what they share in Redis.
         self.shared = SharedState(settings.shared, self.registry.audit) if settings.shared is not None else None
         self.sdk = self._sdk_server()
@@ -213,11 +208,6 @@ class ToolsiftServer:
         applied = self.sessions.config if self.sessions is not None else None
         return applied if applied is not None else self.config
 
-    def _session_options(self) -> SessionOptions:
-        # Whatever upstream servers ask during a call goes to the client that made the call.
-        options = default_session_options(self.config)
-        return replace(options, callbacks=self.relay.callbacks())
-
     def _sdk_server(self) -> _SdkServer:
         handlers: dict[str, Any] = {}
         if self.sessions is not None:
@@ -238,9 +228,6 @@ class ToolsiftServer:
         """``text`` with the secrets the gateway's sessions resolved masked (what an approver must not see)."""
         return self.sessions.mask_secrets(text) if self.sessions is not None else text
 
-    def _unsearchable(self) -> set[str]:
-        return {server.namespace for server in self.config.servers.values() if not server.searchable}
-
     def _discovery(self, ctx: ServerRequestContext[Any]) -> Discovery | None:
         """The tool-search state of the client of this request (None: the gateway offers no search)."""
         if self.index is None:
@@ -248,12 +235,7 @@ class ToolsiftServer:
         client = client_of(ctx.session)
         discovery = self._discoveries.get(client)
         if discovery is None:
-            sessions = self.sessions
-            discovery = Discovery.for_agent(
-                self.registry, self.profile, permissions=self._permissions,
-                servers=lambda: sessions.servers.values() if sessions is not None else (),
-                unsearchable=self._unsearchable)
-            self._discoveries[client] = discovery
+            discovery = self._discoveries[client] = self.parts.discovery(self.profile, self._permissions)
         return discovery
 
     def _gateway_for(self, discovery: Discovery | None) -> TurnScope | None:
@@ -261,18 +243,12 @@ class ToolsiftServer:
         base = self.tools.scope_of("gateway")
         return discovery.scope_for_turn(base) if discovery is not None and base is not None else None
 
-    async def _start_searchable_lazy(self) -> None:
-        if self.sessions is not None:
-            await self.sessions.start_lazy(searchable_lazy(self.sessions.servers))
-
     async def repeatable(self, name: str) -> bool:
         """Whether served tool ``name`` may run a call again without more effect (read-only or idempotent).
 
         A tool of a lazy server is known once its server runs, so asking starts it.
         """
-        gateway = self.tools.scope_of("gateway")
-        await self._start_lazy_for(name, gateway)
-        routed = self.tools.route(name, gateway)
+        routed = await self._route(name, self.tools.scope_of("gateway"))
         return routed is not None and routed[0].registry.spec(routed[1]).repeatable
 
     def _instructions(self) -> str:
@@ -346,14 +322,6 @@ class ToolsiftServer:
             self.tools.set_scope("gateway", self._gateway_scope())
         self.announcer.changed()
 
-    def _warn_unmatched_globs(self) -> None:
-        """Log the served profile's permission globs that match no tool, once the catalogue is listed."""
-        warnings, _ = permission_glob_warnings(self.config, self.registry, agents=[self.profile.name],
-                                               upstream=self.settings.gateway is not False
-                                               and not self.settings.prefix_names)
-        for warning in warnings:
-            logging.getLogger("toolsift.config").warning("%s", warning)
-
     # -- MCP handlers ----------------------------------------------------------------------------
 
     async def _list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
@@ -361,10 +329,16 @@ class ToolsiftServer:
         discovery = await self._synced_discovery(ctx)
         return types.ListToolsResult(tools=self.tools.list_tools(self._gateway_for(discovery)))
 
-    async def _start_lazy_for(self, name: str, gateway: TurnScope | None) -> None:
-        """A tool of a lazy server is there once its server runs: needing the tool starts the server."""
-        if self.sessions is not None and self.tools.route(name, gateway) is None:
+    async def _route(self, name: str, gateway: TurnScope | None) -> tuple[ToolSource, str] | None:
+        """The source and canonical name of served tool ``name``: the one routing of a served call.
+
+        A tool of a lazy server is there once its server runs: needing the tool starts the server.
+        """
+        routed = self.tools.route(name, gateway)
+        if routed is None and self.sessions is not None:
             await self.sessions.start_lazy([split_name(name)[0] or ""])
+            routed = self.tools.route(name, gateway)
+        return routed
 
     @staticmethod
     def _session_id(ctx: ServerRequestContext[Any]) -> str | None:
@@ -382,14 +356,13 @@ class ToolsiftServer:
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
                          ) -> types.CallToolResult | types.InputRequiredResult:
         discovery = await self._synced_discovery(ctx)
-        gateway = self._gateway_for(discovery)
-        await self._start_lazy_for(params.name, gateway)
+        routed = await self._route(params.name, self._gateway_for(discovery))
         unlocked = discovery.unlocked if discovery is not None else frozenset()
-        with self.approver.asking(ctx, params) as asking, self._relaying(params.name, ctx, gateway), \
+        with self.approver.asking(ctx, params) as asking, self._relaying(routed, ctx), \
                 (discovery.bound() if discovery is not None else nullcontext()):
             try:
                 result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress,
-                                               gateway=gateway)
+                                               routed=routed)
             except Exception:
                 # The pipeline answers every failure with a result; this is the last line, not the plan.
                 logger.exception("serving a call of %r failed", params.name)
@@ -405,9 +378,8 @@ class ToolsiftServer:
         return result.to_mcp()
 
     @contextmanager
-    def _relaying(self, name: str, ctx: ServerRequestContext[Any], gateway: TurnScope | None) -> Iterator[None]:
+    def _relaying(self, routed: tuple[ToolSource, str] | None, ctx: ServerRequestContext[Any]) -> Iterator[None]:
         """While a gateway call runs, its server's requests go to this client; its result passes verbatim."""
-        routed = self.tools.route(name, gateway)
         server = routed[0].registry.spec(routed[1]).server if routed is not None and routed[0].kind == "gateway" \
             else None
         if server is None:
@@ -432,11 +404,9 @@ class ToolsiftServer:
         async with AsyncExitStack() as stack:
             if self.shared is not None:
                 await stack.enter_async_context(self.shared.running())
-            if self.sessions is not None:
-                await stack.enter_async_context(self.sessions)
+            await stack.enter_async_context(self.parts.running())
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
-            stack.callback(trace_configured_calls(self.registry.audit, self.config))
             stack.callback(self._listen.close)
             stack.callback(self.registry.subscribe(self.announcer.changed))
             stack.callback(self.skills.subscribe(self._skills_reloaded))
@@ -446,14 +416,14 @@ class ToolsiftServer:
                 await self.skills.areload()
             self._skills_reloaded(SkillsReloaded(self.skills.skills))
             await group.start(self.announcer.run)
-            if self.index is not None:
-                await group.start(self.index.maintain)
             if self.sessions is not None:
                 await self.sessions.start_lazy(self._gateway_named())
-            self._warn_unmatched_globs()
-            if self.sessions is not None and self.config.path is not None:
-                # The same hot reload as a Toolbox's: edited servers reach clients as tools/list_changed.
-                await group.start(self.sessions.watch, self.config.path)
+            # Log the served profile's permission globs that match no tool, once the catalogue is listed.
+            self.parts.warn_unmatched_globs(agents=[self.profile.name],
+                                            upstream=self.settings.gateway is not False
+                                            and not self.settings.prefix_names)
+            # The same hot reload as a Toolbox's: edited servers reach clients as tools/list_changed.
+            await group.start(partial(self.parts.watch, skills=False))
             self._stack = stack.pop_all()
         return self
 

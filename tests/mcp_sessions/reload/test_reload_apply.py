@@ -1,4 +1,7 @@
-"""McpServerManager.apply against real servers: add, remove, change, no-op, rename, internalOnly, handovers.
+"""McpServerManager.apply: add, remove, change, no-op, rename, internalOnly, handovers.
+
+The example servers run in this process (``in_memory``), except where a child process is the point: one that
+cannot start, one that is slow to start and must be closed in the background.
 
 Calls that must stay in flight across a reload wait at a gate (``general__wait_for_file``) that the
 test opens when it is done looking: nothing here depends on how fast a server starts or a call runs.
@@ -11,17 +14,23 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_helpers import stdio_server, wait_for_state
+from mcp_helpers import example_server, faulty, in_memory, stdio_server, wait_for_state
 from reload_helpers import Gate, Recorder
 
 from toolsift import ServerDraining, ToolNotFound
 from toolsift.config import ServerConfig
-from toolsift.mcp_sessions import McpServerManager, McpToolWrapper, SessionState
+from toolsift.mcp_sessions import McpServerManager, McpToolWrapper, SessionOptions, SessionState
 from toolsift.registry import RegistryChange, ToolRegistry, ToolResult
 
 
 def general(name: str = "general", **fields: Any) -> ServerConfig:
     return stdio_server(name, "general.py", **{"internal_only": False, **fields})
+
+
+def memory() -> SessionOptions:
+    """The servers these tests name, in this process: the reload logic needs no child processes."""
+    return in_memory({**dict.fromkeys(("general", "gone", "renamed", "a"), example_server("general.py")),
+                      **dict.fromkeys(("added", "b"), faulty())})
 
 
 def owners(registry: ToolRegistry, namespace: str) -> set[object]:
@@ -32,7 +41,7 @@ async def test_reload_adds_removes_and_leaves_unchanged_servers_alone(tmp_path: 
     registry = ToolRegistry()
     gate = Gate(tmp_path)
     kept, gone = general(), general("gone")
-    manager = McpServerManager(registry, {"general": kept, "gone": gone})
+    manager = McpServerManager(registry, {"general": kept, "gone": gone}, options=memory())
     events = Recorder(manager)
     async with manager:
         assert (await events.next("server.added", "general")).state is SessionState.READY
@@ -84,7 +93,7 @@ async def test_reload_changed_server_keeps_serving_from_the_new_session_while_th
 ) -> None:
     registry = ToolRegistry()
     gate = Gate(tmp_path)
-    manager = McpServerManager(registry, {"general": general()}, drain_seconds=30)
+    manager = McpServerManager(registry, {"general": general()}, drain_seconds=30, options=memory())
     events = Recorder(manager)
     async with manager:
         old = manager["general"]
@@ -127,7 +136,7 @@ async def test_reload_changed_server_keeps_serving_from_the_new_session_while_th
 
 async def test_reload_handover_is_one_registry_change() -> None:
     registry = ToolRegistry()
-    manager = McpServerManager(registry, {"general": general()})
+    manager = McpServerManager(registry, {"general": general()}, options=memory())
     async with manager:
         names = {tool.spec.name for tool in registry.tools(server="general")}
         changes: list[RegistryChange] = []
@@ -169,7 +178,7 @@ async def test_reload_new_session_that_fails_to_start_still_takes_over() -> None
 async def test_reload_rename_drains_the_old_name_and_starts_the_new_one(tmp_path: Path) -> None:
     registry = ToolRegistry()
     gate = Gate(tmp_path)
-    manager = McpServerManager(registry, {"general": general()})
+    manager = McpServerManager(registry, {"general": general()}, options=memory())
     events = Recorder(manager)
     async with manager:
         results: list[ToolResult] = []
@@ -193,7 +202,7 @@ async def test_reload_rename_drains_the_old_name_and_starts_the_new_one(tmp_path
 
 async def test_reload_internal_only_flip_restarts_and_moves_the_tools_to_the_other_tier() -> None:
     registry = ToolRegistry()
-    manager = McpServerManager(registry, {"general": general()})
+    manager = McpServerManager(registry, {"general": general()}, options=memory())
     events = Recorder(manager)
     async with manager:
         await events.next("tools.changed", "general")
@@ -207,7 +216,8 @@ async def test_reload_internal_only_flip_restarts_and_moves_the_tools_to_the_oth
 
 async def test_reload_of_an_empty_server_list_drains_every_server() -> None:
     registry = ToolRegistry()
-    manager = McpServerManager(registry, {"a": general("a"), "b": stdio_server("b", "faulty.py")})
+    manager = McpServerManager(registry, {"a": general("a"), "b": stdio_server("b", "faulty.py")},
+                               options=memory())
     events = Recorder(manager)
     async with manager:
         diff = await manager.apply({})
@@ -235,7 +245,7 @@ async def test_reload_edit_during_a_slow_start_closes_the_unfinished_replacement
         assert abandoned.state is not SessionState.CLOSED
         assert manager["general"] is old and old.state is SessionState.READY
         assert [row.role for row in manager.status()] == ["serving"] and manager.starting == {}
-        await wait_for_state(abandoned, SessionState.CLOSED, timeout=20)
+        await wait_for_state(abandoned, SessionState.CLOSED)
         # A newer edit while a replacement starts: the newest settings win.
         await manager.apply({"general": slow}, wait=False)
         await manager.apply({"general": general(tool_timeout=7.0)})
@@ -248,7 +258,7 @@ async def test_reload_edit_during_a_slow_start_closes_the_unfinished_replacement
 
 async def test_reload_lazy_replacement_and_disabled_server() -> None:
     registry = ToolRegistry()
-    manager = McpServerManager(registry, {"general": general()})
+    manager = McpServerManager(registry, {"general": general()}, options=memory())
     events = Recorder(manager)
     async with manager:
         await manager.apply({"general": general(lazy=True)})
@@ -266,5 +276,3 @@ async def test_reload_lazy_replacement_and_disabled_server() -> None:
         await manager.apply({"general": general()})
         assert (await events.next("server.added", "general")).state is SessionState.READY
         assert manager.skipped == {} and registry.servers() == ["general"]
-        await manager.apply({"general": general(), "empty": ServerConfig().with_name("empty")})
-        assert manager.skipped == {"empty": "neither 'command' nor 'url' is set"}

@@ -1,4 +1,4 @@
-"""Draining removed servers against real ones: no call lost, the deadline cancels clearly, shutdown reaps.
+"""Draining removed servers: no call lost, the deadline cancels clearly, shutdown reaps.
 
 Calls in flight wait at a gate (``general__wait_for_file``) that only the test opens, so whether a call
 finished or was cancelled never depends on how fast this machine is.
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import stdio_server
+from mcp_helpers import example_server, in_memory, stdio_server
 from reload_helpers import Gate, Recorder, child_processes
 from servers import wait_for_file
 
@@ -25,7 +25,9 @@ async def test_reload_removal_lets_100_calls_in_flight_finish(tmp_path: Path) ->
     registry = ToolRegistry()
     gate = Gate(tmp_path)
     config = stdio_server("general", "general.py", internal_only=False, trust="trusted")
-    manager = McpServerManager(registry, {"general": config}, drain_seconds=30)
+    # In this process: what is counted and refused is the manager's doing, not the child's.
+    manager = McpServerManager(registry, {"general": config}, drain_seconds=30,
+                               options=in_memory({"general": example_server("general.py")}))
     events = Recorder(manager)
     async with manager:
         session = manager["general"]
@@ -42,10 +44,12 @@ async def test_reload_removal_lets_100_calls_in_flight_finish(tmp_path: Path) ->
             await manager.apply({})
             # At once: the tools are gone, new calls by name or through the session are refused.
             assert registry.servers() == [] and "general" not in manager
-            with pytest.raises(ToolNotFound, match=r"MCP server 'general' is draining \(removed at .*\); no new calls"):
+            refusal = r"MCP server 'general' is draining \(removed at .*\); no new calls"
+            with pytest.raises(ToolNotFound, match=refusal) as gone:
                 await registry.execute("general__echo", {"text": "late"})
-            with pytest.raises(ServerDraining, match=r"MCP server 'general' is draining \(removed at "):
+            with pytest.raises(ServerDraining, match=r"MCP server 'general' is draining \(removed at ") as refused:
                 await session.call_tool("echo", {"text": "late"})
+            assert str(refused.value) in str(gone.value)  # one drain, one moment, whoever is told
             [row] = manager.status()
             assert (row.role, row.state, row.in_flight, row.tools) == ("draining", SessionState.DRAINING, CALLS, 0)
             draining = await events.next("server.draining", "general")
@@ -83,7 +87,7 @@ async def test_reload_drain_deadline_cancels_a_longer_call_with_a_clear_error(tm
         removed = await events.next("server.removed", "general")
         assert removed.reason == "drainSeconds (0.3s) ran out: 1 of 1 calls in flight was cancelled"
         assert (removed.calls_finished, removed.calls_cancelled) == (0, 1)
-        assert await wait_for_file(marker, timeout=10) == "CANCELLED wait_for_file\n"  # the server was told
+        assert await wait_for_file(marker) == "CANCELLED wait_for_file\n"  # the server was told
 
 
 async def test_manager_shutdown_closes_every_session_and_leaves_no_child_process(tmp_path: Path) -> None:

@@ -7,21 +7,26 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_helpers import stdio_server
+from mcp_helpers import example_server, faulty, in_memory, stdio_server
 from reload_helpers import Gate, Recorder, example, write_config
 
 import toolsift.mcp_sessions.reload._manager as manager_module
 from toolsift import ConfigError
 from toolsift.config import ConfigReport, load_config, parse_config
-from toolsift.mcp_sessions import McpServerManager, SessionState
+from toolsift.mcp_sessions import McpServerManager, SessionOptions, SessionState
 from toolsift.registry import ToolRegistry, ToolResult
+
+
+def memory() -> SessionOptions:
+    """The servers these tests name, in this process: the rules of a reload need no child processes."""
+    return in_memory({"general": example_server("general.py"), **dict.fromkeys(("a", "b", "own", "file"), faulty())})
 
 
 async def test_reload_applies_the_rest_when_an_entry_left_out_at_start_is_still_bad(tmp_path: Path) -> None:
     bad = example("faulty.py", timeout=-1)
     path = write_config(tmp_path / "toolsift.json", {"bad": bad, "a": example("faulty.py")})
     config = load_config(path, lenient=True)  # the start leaves "bad" out and runs the rest
-    async with McpServerManager(ToolRegistry(), config) as manager:
+    async with McpServerManager(ToolRegistry(), config, options=memory()) as manager:
         events = Recorder(manager)
         assert set(manager) == {"a"}
         write_config(path, {"bad": bad, "a": example("faulty.py"), "b": example("faulty.py")})
@@ -36,7 +41,7 @@ async def test_reload_applies_the_rest_when_an_entry_left_out_at_start_is_still_
 
 async def test_reload_keeps_a_running_server_whose_entry_turns_bad_and_applies_the_rest(tmp_path: Path) -> None:
     path = write_config(tmp_path / "toolsift.json", {"a": example("faulty.py")})
-    async with McpServerManager(ToolRegistry(), load_config(path)) as manager:
+    async with McpServerManager(ToolRegistry(), load_config(path), options=memory()) as manager:
         events = Recorder(manager)
         session, settings = manager["a"], manager.servers["a"]
         write_config(path, {"a": example("faulty.py", unknownKey=1), "b": example("faulty.py")})
@@ -64,7 +69,7 @@ async def test_drain_seconds_of_the_server_beat_the_file_which_beats_the_argumen
         "own": {**example("faulty.py"), "drainSeconds": 0},
         "file": example("faulty.py"),
     }}})
-    async with McpServerManager(ToolRegistry(), config, drain_seconds=30) as manager:
+    async with McpServerManager(ToolRegistry(), config, drain_seconds=30, options=memory()) as manager:
         events = Recorder(manager)
         assert manager.drain_seconds == 5
         await manager.apply({})
@@ -79,7 +84,7 @@ async def test_drain_seconds_of_the_server_beat_the_file_which_beats_the_argumen
 async def test_drain_of_zero_reports_the_calls_it_cancelled(tmp_path: Path) -> None:
     registry = ToolRegistry()
     config = stdio_server("general", "general.py", internal_only=False, trust="trusted")
-    manager = McpServerManager(registry, {"general": config}, drain_seconds=0)
+    manager = McpServerManager(registry, {"general": config}, drain_seconds=0, options=memory())
     events = Recorder(manager)
     async with manager:
         results: list[ToolResult] = []

@@ -15,7 +15,9 @@ from toolsift import ConfigError, ToolNotFound
 from toolsift.config import ConfigDiff, ServerConfig
 from toolsift.config._diff import diff_servers
 from toolsift.mcp_sessions import ManagerEvent, McpServerManager, ServerStatus, SessionState
+from toolsift.mcp_sessions._draining import Drain
 from toolsift.mcp_sessions._events import EventBus
+from toolsift.mcp_sessions._tracker import CallCounts
 from toolsift.mcp_sessions.reload._watch import watch_file
 from toolsift.registry import ToolRegistry
 
@@ -40,6 +42,22 @@ def test_manager_event_reads_as_one_line() -> None:
     error = ConfigError("invalid JSON", path="toolsift.json", line=3)
     assert str(ManagerEvent("config.rejected", reason=str(error), error=error)) == \
         "config.rejected: toolsift.json:3: invalid JSON"
+
+
+def test_drain_says_why_for_how_long_and_how_its_calls_ended() -> None:
+    removed = Drain("git", 2.5, removed=True)
+    assert removed.announcement == "removed from the config; calls in flight may finish within 2.5s"
+    assert removed.outcome(CallCounts(3, 0)) == "every call in flight had finished"
+    assert removed.outcome(CallCounts(1, 1)) == "drainSeconds (2.5s) ran out: 1 of 2 calls in flight was cancelled"
+    assert str(removed.error()) == (
+        f"MCP server 'git' is draining (removed at {removed.since}); no new calls are accepted")
+    replaced = Drain("git", 0, removed=False)
+    assert replaced.announcement == "replaced by a session with the new settings; calls in flight may finish within 0s"
+    assert replaced.outcome(CallCounts(0, 2)) == (
+        "its old session closed: drainSeconds (0s) ran out: 2 of 2 calls in flight were cancelled")
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="drain_seconds must be a finite number of seconds >= 0"):
+            Drain("git", bad, removed=True)
 
 
 def test_server_status_line_names_role_and_calls_in_flight() -> None:

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp_helpers import faulty, in_memory
 from reload_helpers import Recorder, example, write_config, write_text
 
 from toolsift.config import load_config
-from toolsift.mcp_sessions import McpServerManager, SessionState
+from toolsift.mcp_sessions import McpServerManager, SessionOptions, SessionState
 from toolsift.mcp_sessions.reload._watch import link_chain
 from toolsift.registry import ToolRegistry
 from toolsift.skills import SkillsReloaded
@@ -21,10 +22,16 @@ from toolsift.toolbox import Toolbox
 DEBOUNCE_MS = 50
 
 
+def memory() -> SessionOptions:
+    """The servers the watched configs name, in this process: watching needs no child processes."""
+    return in_memory(dict.fromkeys(("notes", "a", "b", "c"), faulty()))
+
+
 async def test_watch_applies_each_written_config(tmp_path: Path) -> None:
     path = write_config(tmp_path / "toolsift.json", {})
     registry = ToolRegistry()
-    async with McpServerManager(registry, load_config(path)) as manager, anyio.create_task_group() as watcher:
+    async with McpServerManager(registry, load_config(path), options=memory()) as manager, \
+            anyio.create_task_group() as watcher:
         events = Recorder(manager)
         await watcher.start(partial(manager.watch, debounce_ms=DEBOUNCE_MS))
         write_config(path, {"notes": example("faulty.py", internalOnly=False)})
@@ -46,7 +53,8 @@ async def test_watch_rejects_invalid_edits_and_keeps_the_running_config(
 ) -> None:
     monkeypatch.delenv("TOOLSIFT_UNSET_FOR_TEST", raising=False)
     path = write_config(tmp_path / "toolsift.json", {"a": example("faulty.py")})
-    async with McpServerManager(ToolRegistry(), load_config(path)) as manager, anyio.create_task_group() as watcher:
+    async with McpServerManager(ToolRegistry(), load_config(path), options=memory()) as manager, \
+            anyio.create_task_group() as watcher:
         events = Recorder(manager)
         session = manager["a"]
         await watcher.start(partial(manager.watch, path, debounce_ms=DEBOUNCE_MS))
@@ -88,7 +96,8 @@ async def test_watch_follows_a_symlinked_config_to_its_target_and_to_a_new_targe
     real = write_config(dotfiles / "toolsift.json", {})
     link = project / "toolsift.json"
     link.symlink_to(Path("..") / "dotfiles" / "toolsift.json")  # as GNU stow links a dotfile into place
-    async with McpServerManager(ToolRegistry(), load_config(link)) as manager, anyio.create_task_group() as watcher:
+    async with McpServerManager(ToolRegistry(), load_config(link), options=memory()) as manager, \
+            anyio.create_task_group() as watcher:
         events = Recorder(manager)
         await watcher.start(partial(manager.watch, link, debounce_ms=DEBOUNCE_MS))
         write_config(real, {"a": example("faulty.py")})  # the dotfile itself is edited

@@ -4,8 +4,9 @@ A config file may hold a literal secret anywhere a server takes text: an
 ``env`` or ``headers`` value, an argument (``--api-key sk-...``,
 ``--token=...``, ``API_KEY=...``), a URL's password or query. What a command
 prints (``toolsift mcp get``), a repr or a log line shows ``***`` in its
-place. A ``${VAR}`` or ``secret://`` reference stays as written where it is
-the whole value: it names where the secret lives, not the secret.
+place (``toolsift._redaction.MASK``, which says why settings have a marker of
+their own). A ``${VAR}`` or ``secret://`` reference stays as written where it
+is the whole value: it names where the secret lives, not the secret.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...registry import looks_like_secret
+from ..._redaction import MASK, looks_like_secret
 from ._expand import has_references
 from ._resolvers import is_secret_reference
 
-__all__ = ["MASK", "mask_arguments", "mask_settings", "mask_url", "secret_name"]
+__all__ = ["mask_arguments", "mask_settings", "mask_url", "secret_name"]
 
-MASK = "***"
 # The last word of a name that holds a secret: --api-key, GITHUB_TOKEN, clientSecret, --password.
 _SECRET_WORDS = frozenset({"apikey", "auth", "authorization", "cookie", "credential", "credentials", "key", "pass",
                            "passphrase", "passwd", "password", "pat", "pwd", "secret", "token"})

@@ -1,8 +1,9 @@
 """``McpServerManager``: hot reload of the MCP servers one session group runs.
 
-The manager holds one :class:`McpSessionGroup` and decides what to apply to
-it; the group carries it out (the handover and the drain are described
-there). A new config is applied as a diff by server name (see ``ConfigDiff``):
+The manager is a :class:`McpSessionGroup` (the one owner of its sessions,
+one record per server) that also decides what to apply: the group's methods
+carry it out (the handover is described there, the drain in ``_draining``).
+A new config is applied as a diff by server name (see ``ConfigDiff``):
 
 - **added**: a session starts; its tools are registered once it is ready.
 - **removed** (or disabled): the session drains. Its tools leave the registry
@@ -59,27 +60,23 @@ read never overwrites a newer one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, final
 
 import anyio
 import anyio.to_thread
-from anyio.abc import TaskStatus
+from anyio.abc import TaskGroup, TaskStatus
 
 from ..._exceptions import ConfigError
 from ...config import ConfigDiff, ConfigReport, ServerConfig, ToolsiftConfig, TrustedLaunches, diff_servers
 from .._bootstrap import ServersLike, default_session_options
 from .._bootstrap import _servers as server_list
-from .._draining import wait_draining
 from .._events import ManagerEvent, ManagerEventKind
-from .._group import McpSessionGroup
+from .._group import McpSessionGroup, settled
 from .._options import SessionOptions
-from .._resource import ResourceState
 from .._session import McpSession
-from .._status import ServerStatus
 from ._watch import DEFAULT_DEBOUNCE_MS, read_config, watch_file
 
 if TYPE_CHECKING:
@@ -94,12 +91,12 @@ _STATIC_SECTIONS = ("agents", "skills", "workspace", "audit")
 
 
 @final
-class McpServerManager(Mapping[str, McpSession]):
+class McpServerManager(McpSessionGroup):
     """Runs the MCP servers of a config and applies config changes while calls keep running.
 
-    It is a live, read-only mapping from server name to the session serving it
-    (replacements still starting and old sessions draining are not in it; see
-    :meth:`status`). Use it as an async context manager: entering starts the
+    A session group (a live, read-only mapping from server name to the
+    session serving it, with :meth:`status`, :meth:`subscribe` and the rest)
+    whose servers come from a config. Use it as an async context manager: entering starts the
     servers of ``config`` in parallel (a server that fails is left in state
     ``error`` and the rest go on), exiting closes every session (running calls
     are cancelled, child processes reaped).
@@ -136,26 +133,14 @@ class McpServerManager(Mapping[str, McpSession]):
         options = default_session_options(config, options) if config is not None else options or SessionOptions()
         if trust is not None:
             options = replace(options, launch_check=trust.refusal)
-        self._group = McpSessionGroup(registry, options=options, drain_seconds=drain_seconds)
-        self._default_drain = self._group.drain_seconds
+        super().__init__(registry, options=options, drain_seconds=drain_seconds)
+        self._default_drain = self.drain_seconds
         self._config: ToolsiftConfig | None = None
         self._servers: dict[str, ServerConfig] = {}
         self._lock = anyio.Lock()
         self._watching = False
 
-    # -- the mapping and what it runs ------------------------------------------------
-
-    def __getitem__(self, name: str) -> McpSession:
-        return self._group[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._group)
-
-    def __len__(self) -> int:
-        return len(self._group)
-
-    def __repr__(self) -> str:
-        return f"McpServerManager({', '.join(f'{n}={s.state.value}' for n, s in self._group.items())})"
+    # -- what it runs ------------------------------------------------------------------
 
     @property
     def config(self) -> ToolsiftConfig | None:
@@ -167,77 +152,16 @@ class McpServerManager(Mapping[str, McpSession]):
         """The server settings in force, by name (disabled ones included)."""
         return dict(self._servers)
 
-    @property
-    def skipped(self) -> Mapping[str, str]:
-        """Servers that have no session, with the reason (disabled, nothing to connect to)."""
-        return self._group.skipped
-
-    @property
-    def drain_seconds(self) -> float:
-        """How long a removed or replaced session may finish its calls, unless its server sets its own."""
-        return self._group.drain_seconds
-
-    @property
-    def starting(self) -> Mapping[str, McpSession]:
-        """Replacements starting beside their server's session, by server name."""
-        return self._group.starting
-
-    @property
-    def draining(self) -> tuple[McpSession, ...]:
-        """Old sessions still finishing their calls."""
-        return self._group.draining
-
-    async def start_lazy(self, namespaces: Iterable[str]) -> list[str]:
-        """Start the lazy servers not started yet whose namespaces are given; see :meth:`McpSessionGroup.start_lazy`."""
-        return await self._group.start_lazy(namespaces)
-
-    def status(self) -> list[ServerStatus]:
-        """One row per session (serving, starting beside it, or draining) with its calls in flight."""
-        return self._group.status()
-
-    def mask_secrets(self, text: str) -> str:
-        """``text`` with every secret a session resolved masked (serving, starting or draining ones)."""
-        for session in (*(self[name] for name in self), *self.starting.values(), *self.draining):
-            text = session.mask_secrets(text)
-        return text
-
-    def subscribe(self, callback: Callable[[ManagerEvent], object]) -> Callable[[], None]:
-        """Call ``callback(event)`` for every :class:`ManagerEvent`; returns the unsubscriber.
-
-        Callbacks run in the group's event task, one event after another, and
-        must not block; one that raises is logged and the others still run.
-        Subscribe before entering to hear about the servers started on entry.
-        """
-        return self._group.subscribe(callback)
-
     # -- lifecycle ---------------------------------------------------------------------
 
-    async def __aenter__(self) -> McpServerManager:
-        # The group's own state is the manager's: it has no other resource to open.
-        if self._group.state is ResourceState.OPEN:
-            raise RuntimeError("McpServerManager is already entered")
-        if self._group.state is ResourceState.CLOSED:
-            raise RuntimeError("Cannot reopen an McpServerManager once it has been closed; create a new one")
-        await self._group.__aenter__()
-        try:
-            initial = self._initial
-            if isinstance(initial, ToolsiftConfig):
-                initial = await self._within_trust(initial)
-            if initial is not None:
-                await self.apply(initial)
-        except BaseException as exc:
-            await self._group.__aexit__(type(exc), exc, exc.__traceback__)
-            raise
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
-                        exc_tb: TracebackType | None) -> bool | None:
-        await self._group.__aexit__(exc_type, exc_val, exc_tb)
-        return None
-
-    def _check_running(self) -> None:
-        if self._group.state is not ResourceState.OPEN:
-            raise RuntimeError("McpServerManager is not running; use 'async with McpServerManager(...)'")
+    async def _opened(self, tasks: TaskGroup) -> None:
+        # Entering applies the initial config; if that fails, the group closes again and the error propagates.
+        await super()._opened(tasks)
+        initial = self._initial
+        if isinstance(initial, ToolsiftConfig):
+            initial = await self._within_trust(initial)
+        if initial is not None:
+            await self.apply(initial)
 
     # -- applying configs ------------------------------------------------------------
 
@@ -262,10 +186,10 @@ class McpServerManager(Mapping[str, McpSession]):
         Raises:
             RuntimeError: The manager is not entered.
         """
-        self._check_running()
+        self._running()
         async with self._lock:
-            diff, started, draining = self._apply(config)
-        return await self._settle(diff, started, draining, wait=wait)
+            diff, started = self._apply(config)
+        return await self._settle(diff, started, wait=wait)
 
     async def reload(self, path: str | Path | None = None, *, wait: bool = True) -> ConfigDiff | None:
         """Read a config file and apply it; see the module docstring for what a bad entry does.
@@ -289,13 +213,13 @@ class McpServerManager(Mapping[str, McpSession]):
             RuntimeError: The manager is not entered.
         """
         file = self._file(path, "reload")
-        self._check_running()
+        self._running()
         async with self._lock:
             config = self._admit(await read_config(file.absolute()))
             if config is None:
                 return None
-            diff, started, draining = self._apply(await self._within_trust(config))
-        return await self._settle(diff, started, draining, wait=wait)
+            diff, started = self._apply(await self._within_trust(config))
+        return await self._settle(diff, started, wait=wait)
 
     async def watch(self, path: str | Path | None = None, *, debounce_ms: int = DEFAULT_DEBOUNCE_MS,
                     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -315,7 +239,7 @@ class McpServerManager(Mapping[str, McpSession]):
             RuntimeError: This manager is already watching, or is not entered.
             ConfigError: The file's folder does not exist.
         """
-        self._check_running()
+        self._running()
         if debounce_ms < 0:
             raise ValueError(f"debounce_ms must be >= 0, got {debounce_ms!r}")
         file = self._file(path, "watch")
@@ -340,7 +264,7 @@ class McpServerManager(Mapping[str, McpSession]):
         """The config a reload applies: the file's, each rejected server kept as it runs; None if unusable."""
         if report.config is None:
             error = report.error()
-            self._group.report(ManagerEvent("config.rejected", reason=f"{error}; the running config stays in force",
+            self.report(ManagerEvent("config.rejected", reason=f"{error}; the running config stays in force",
                                             error=error))
             return None
         servers = dict(report.config.servers)
@@ -370,37 +294,28 @@ class McpServerManager(Mapping[str, McpSession]):
         else:
             servers.pop(name, None)
         outcome = "it keeps its previous settings" if previous is not None else "it is not started"
-        self._group.report(ManagerEvent(kind, name, reason=f"{error}; {outcome}", error=error))
+        self.report(ManagerEvent(kind, name, reason=f"{error}; {outcome}", error=error))
 
-    def _apply(self, config: ServersLike) -> tuple[ConfigDiff, list[McpSession], set[McpSession]]:
-        """Hand the diff to the group, in one step; return it, the sessions started, and those now draining."""
+    def _apply(self, config: ServersLike) -> tuple[ConfigDiff, list[McpSession]]:
+        """Apply the diff in one step (a removed server refuses calls at once); return it and the sessions started."""
         servers = {server.name: server for server in server_list(config)}
         diff = diff_servers(self._servers, servers)
         if isinstance(config, ToolsiftConfig):
             self._note_static_changes(config)
             self._config = config
-            self._group.drain_seconds = self._default_drain if config.drain_seconds is None else config.drain_seconds
+            self.drain_seconds = self._default_drain if config.drain_seconds is None else config.drain_seconds
         self._servers = servers
-        group = self._group
-        draining_before = set(group.draining)
         for name in diff.removed:
-            group.retire(name)
-        started = [group.replace(servers[name]) for name in diff.changed]
-        started += [group.spawn(servers[name]) for name in diff.added]
-        return diff, [s for s in started if s is not None], set(group.draining) - draining_before
+            self.retire(name)
+        started = [self.replace(servers[name]) for name in diff.changed]
+        started += [self.spawn(servers[name]) for name in diff.added]
+        return diff, [s for s in started if s is not None]
 
-    async def _settle(self, diff: ConfigDiff, started: list[McpSession], draining: set[McpSession], *,
-                      wait: bool) -> ConfigDiff:
+    async def _settle(self, diff: ConfigDiff, started: list[McpSession], *, wait: bool) -> ConfigDiff:
         if diff:
             logger.info("MCP servers: %s", diff)
-        # A removed server refuses new calls before this returns, not one scheduling round later.
-        for session in draining:
-            await wait_draining(session)
         if wait:
-            async with anyio.create_task_group() as waiters:
-                for session in started:
-                    if not session.config.lazy:
-                        waiters.start_soon(session.wait_settled)
+            await settled(started)
         return diff
 
     def _note_static_changes(self, config: ToolsiftConfig) -> None:

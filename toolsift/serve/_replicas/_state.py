@@ -16,19 +16,19 @@ import socket
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Self
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
 from ..._exceptions import ConfigError
 from ...config import SharedSettings
+from ...config.secrets import mask_url
 from ...registry import AuditLog
 from ._audit import AuditStream
 from ._events import events_key
 from ._lease import ReplicaLease
 from ._redis import RedisClient
 
-__all__ = ["SharedState", "redacted_url", "replica_of"]
+__all__ = ["SharedState", "replica_of"]
 
 logger = logging.getLogger("toolsift.serve")
 
@@ -40,16 +40,6 @@ _INSTANCE_MARK = "#"
 def replica_of(instance: str) -> str:
     """The replica name of an instance id (``gw-1#5f3a9c01`` -> ``gw-1``)."""
     return instance.partition(_INSTANCE_MARK)[0]
-
-
-def redacted_url(url: str) -> str:
-    """``url`` without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class SharedState:
@@ -76,7 +66,7 @@ class SharedState:
         self.audit = AuditStream(self.redis, self.replica, audit)
 
     def __repr__(self) -> str:
-        return f"SharedState(replica={self.replica!r}, redis={redacted_url(self.url)!r})"
+        return f"SharedState(replica={self.replica!r}, redis={mask_url(self.url)!r})"
 
     def record_key(self, session_id: str) -> str:
         """The key of what a replica needs to take a session up (the client's initialize, the version)."""
@@ -100,13 +90,13 @@ class SharedState:
             try:
                 await self.redis.ping()
             except Exception as exc:
-                raise ConfigError(f"cannot reach Redis at {redacted_url(self.url)}: {exc}",
+                raise ConfigError(f"cannot reach Redis at {mask_url(self.url)}: {exc}",
                                   field="serve.shared.redis") from None
             async with anyio.create_task_group() as group:
                 await group.start(self.lease.hold)
                 await group.start(self.audit.run)
                 logger.info("replica %s shares its sessions through Redis at %s", self.replica,
-                            redacted_url(self.url))
+                            mask_url(self.url))
                 yield self
                 group.cancel_scope.cancel()
         finally:

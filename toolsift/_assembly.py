@@ -1,0 +1,169 @@
+"""The composition root: what one config file describes, built once for a Toolbox and a ToolsiftServer alike.
+
+``Toolbox`` (the agent side) and ``ToolsiftServer`` (the serving side) hold
+the same parts: the registry with the config's tool rules and audit log,
+the skills loader and its template sandbox, the MCP server manager with its
+lazy starts and config watch, and the search index behind ``search_tools``.
+:class:`Assembly` builds them in one place, so a rule of how they fit (which
+servers are unsearchable, which lazy servers a search starts, what is traced)
+is written once. What differs between the two is passed in as options.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
+from typing import Any, final
+
+import anyio
+from anyio.abc import TaskStatus
+
+from .config import AgentConfig, ServerConfig, ToolsiftConfig, TrustedLaunches, permission_glob_warnings
+from .mcp_sessions import ClientCallbacks, McpServerManager, default_session_options, searchable_lazy
+from .pipeline import trace_configured_calls
+from .registry import AuditLog, Permissions, ToolRegistry
+from .search import BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog, server_descriptions
+from .skills import SkillsLoader, shared_sandbox, user_folders
+
+__all__ = ["Assembly", "skills_loader"]
+
+# Warnings about the config go where loading it logs its own.
+config_logger = logging.getLogger("toolsift.config")
+
+
+def skills_loader(config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | None = None) -> SkillsLoader:
+    """The loader for the config's ``skills`` section: its folders, and templates within its limits.
+
+    Args:
+        config: The loaded config.
+        user_dir: One user skill folder to read instead of ``~/.toolsift/skills`` and
+            ``~/.claude/skills``; user folders are read only when ``skills.userSkills`` is true.
+    """
+    settings = config.skills
+    paths = list(settings.paths)
+    sandbox = shared_sandbox(timeout=settings.template_timeout, max_output=settings.template_max_output,
+                             max_memory=settings.template_max_memory, workers=settings.template_workers)
+    return SkillsLoader(project=paths[0] if paths else None, extra=paths[1:], sandbox=sandbox,
+                        user=user_folders(settings.user_skills, user_dir))
+
+
+@final
+class Assembly:
+    """The registry, skills, MCP sessions and tool search of one config, built together.
+
+    Built parts are plain attributes; :meth:`running` starts what runs
+    (sessions, the index's upkeep, tracing) and :meth:`watch` follows the
+    config file and the skill folders.
+
+    Args:
+        config: The loaded config.
+        user_skills_dir: The user's skill folder (see :func:`skills_loader`).
+        servers: Build an :class:`McpServerManager` for the config's servers.
+        callbacks: How servers' requests are answered (the config's defaults when None).
+        drain_seconds: See :class:`McpServerManager`.
+        trust: See :class:`McpServerManager`.
+        search: Build the search index and register ``search_tools`` (in the internal tier).
+        search_skills: Index the skills ``/use`` can activate (SKILL.md skills and servers' prompts) too.
+        search_backend: The ranking, instead of the config's ``search.backend``.
+        record_starts: Audit each call's start before it runs (see :class:`AuditLog`).
+        upstream_names: See :class:`ToolRegistry`.
+        settle_heap: See :class:`ToolRegistry`; only for a process toolsift owns.
+    """
+
+    def __init__(self, config: ToolsiftConfig, *, user_skills_dir: str | os.PathLike[str] | None = None,
+                 servers: bool = True, callbacks: ClientCallbacks | None = None, drain_seconds: float | None = None,
+                 trust: TrustedLaunches | None = None, search: bool = True, search_skills: bool = True,
+                 search_backend: BackendName | None = None, record_starts: bool = False,
+                 upstream_names: bool = False, settle_heap: bool = False) -> None:
+        self.config = config
+        self.registry = ToolRegistry(rules=config.tool_rules,
+                                     audit=AuditLog(config.audit.path, record_starts=record_starts),
+                                     upstream_names=upstream_names, settle_heap=settle_heap)
+        self.skills = skills_loader(config, user_dir=user_skills_dir)
+        self.manager: McpServerManager | None = None
+        if servers:
+            options = default_session_options(config)
+            if callbacks is not None:
+                options = replace(options, callbacks=callbacks)
+            self.manager = McpServerManager(self.registry, config, options=options, drain_seconds=drain_seconds,
+                                            trust=trust)
+        self.catalog = SkillCatalog(self.skills, self.manager)
+        self.index: SearchIndex | None = None
+        if search:
+            manager = self.manager
+            self.index = SearchIndex(self.registry, self.catalog if search_skills else None,
+                                     backend=search_backend or config.search.backend, unsearchable=self.unsearchable,
+                                     server_descriptions=lambda: server_descriptions(manager or {}))
+
+    @property
+    def sessions(self) -> McpServerManager:
+        """The MCP server manager.
+
+        Raises:
+            RuntimeError: When the assembly was built with ``servers=False``.
+        """
+        if self.manager is None:
+            raise RuntimeError("This assembly runs no MCP servers: it was built with servers=False")
+        return self.manager
+
+    def servers(self) -> Iterable[ServerConfig]:
+        """The servers in force: the config's, or those the last reload applied."""
+        return self.manager.servers.values() if self.manager is not None else self.config.servers.values()
+
+    def unsearchable(self) -> set[str]:
+        """The namespaces ``search_tools`` never finds; read on every search, so that a reload's servers count."""
+        return {server.namespace for server in self.servers() if not server.searchable}
+
+    async def start_searchable_lazy(self) -> None:
+        """Start the lazy servers a search may find, so that their tools are indexed."""
+        if self.manager is not None:
+            await self.manager.start_lazy(searchable_lazy(self.manager.servers))
+
+    def discovery(self, profile: AgentConfig, permissions: Permissions) -> Discovery:
+        """A fresh tool-search state (pinned tools, unlocks) for one conversation or client of ``profile``."""
+        return Discovery.for_agent(self.registry, profile, permissions=permissions, servers=self.servers,
+                                   unsearchable=self.unsearchable)
+
+    def warn_unmatched_globs(self, **options: Any) -> None:
+        """Log the permission globs that match no tool (a denylist that protects nothing), once tools are listed.
+
+        ``options`` go to :func:`~toolsift.config.permission_glob_warnings`.
+        """
+        for warning in permission_glob_warnings(self.config, self.registry, **options)[0]:
+            config_logger.warning("%s", warning)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Assembly]:
+        """Trace calls (when configured), start the MCP sessions, offer ``search_tools`` and keep the index
+        current, until exit.
+
+        The index builds in a worker thread, now and after every registry change, so no search waits for it.
+        On exit (or cancellation) every session is closed and child processes are reaped.
+        """
+        async with AsyncExitStack() as stack:
+            stack.callback(trace_configured_calls(self.registry.audit, self.config))
+            if self.manager is not None:
+                await stack.enter_async_context(self.manager)
+            if self.index is not None:
+                # search_tools sits in the internal tier: only a conversation's discovery pins it into its turns.
+                self.registry.register(SearchToolsTool(self.index, auto_unlock=self.config.search.auto_unlock,
+                                                       prepare=self.start_searchable_lazy), internal=True)
+                background = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(background.cancel_scope.cancel)
+                await background.start(self.index.maintain)
+            yield self
+
+    async def watch(self, *, skills: bool = True, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Follow the config file's servers (when it came from a file) and, with ``skills``, the skill folders.
+
+        Returns once cancelled; ``await tg.start(assembly.watch)`` returns once the watches are in place.
+        """
+        async with anyio.create_task_group() as watchers:
+            if self.manager is not None and self.config.path is not None:
+                await watchers.start(self.manager.watch, self.config.path)
+            if skills:
+                await watchers.start(self.skills.watch)
+            task_status.started()
