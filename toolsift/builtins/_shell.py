@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import signal
 import subprocess
 from typing import Annotated
 
@@ -28,11 +27,6 @@ from ._sandbox import SANDBOX_PATH, Sandbox, SandboxUnavailable
 from ._workspace import Workspace
 
 __all__ = ["ShellTool"]
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is already gone
-        os.killpg(pid, signal.SIGKILL)
 
 
 class _Capture:
@@ -115,8 +109,11 @@ class ShellTool:
                     group.start_soon(stderr.drain, process.stderr)
                 await process.wait()
         finally:
-            # Also on cancellation: bwrap dies, and the sandbox (its PID namespace) dies with it.
-            _kill_group(process.pid)
+            # Also on cancellation: bwrap dies, and the sandbox (its PID namespace) dies with it. Only while
+            # bwrap is unreaped: once reaped, its pid (and group id) may already belong to another process.
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
             with anyio.CancelScope(shield=True):
                 await process.aclose()
         return self._result(argv, process.returncode, stdout, stderr, timed_out=deadline.cancelled_caught)
