@@ -32,8 +32,8 @@ PUBLIC = {
         "OpenAIResponsesFormat", "SchemaFormat", "drop_optional_nulls", "get_format", "strict_schema",
     ],
     "toolsift.config": [
-        "AgentConfig", "ArgumentRule", "AuditConfig", "CommandSettings", "ConfigDiff", "ConfigReport",
-        "ConfigWarning", "LimitsConfig", "OAuthConfig", "PermissionsConfig", "ProjectTrust",
+        "AgentConfig", "ArgumentRule", "AuditConfig", "CONFIG_NAME", "CommandSettings", "ConfigDiff", "ConfigReport",
+        "ConfigWarning", "LimitsConfig", "OAuthConfig", "PROJECT_CONFIGS", "PermissionsConfig", "ProjectTrust",
         "ResolvedServer", "SearchConfig", "ServeSettings", "ServerConfig", "SharedSettings", "SkillsConfig",
         "ToolRuleConfig", "ToolsConfig",
         "ToolsiftConfig", "TransportKind", "TrustCheck", "TrustedLaunches", "UrlPolicy", "argument_values",

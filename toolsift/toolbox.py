@@ -16,7 +16,7 @@ from anyio.abc import TaskStatus
 from ._assembly import Assembly, skills_loader
 from ._exceptions import ConfigError
 from .agent import Conversation
-from .config import ToolsiftConfig, TrustedLaunches, user_folder, validate_config
+from .config import CONFIG_NAME, PROJECT_CONFIGS, ToolsiftConfig, TrustedLaunches, user_folder, validate_config
 from .mcp_sessions import (
     ClientCallbacks,
     ListMcpResources,
@@ -30,9 +30,6 @@ from .search import BackendName, SearchIndex, SkillCatalog
 
 __all__ = ["Toolbox", "find_config", "skills_loader"]
 
-CONFIG_NAME = "toolsift.json"
-# Other clients' project files, looked for (in this order) when there is no ./toolsift.json.
-PROJECT_CONFIGS = (".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json")
 T = TypeVar("T")
 
 

@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import Any, final
 
 from .._exceptions import ToolsiftError
-from ..config import ServerConfig, ToolsiftConfig, user_folder
+from ..config import CONFIG_NAME, PROJECT_CONFIGS, ServerConfig, ToolsiftConfig, user_folder
 from ..config.secrets import expand_variables, is_secret_reference, parse_secret_reference
 
 __all__ = ["ProtectedPath", "protected_paths"]
 
-#: The files toolsift looks for in a project, besides the one it loaded (see ``toolsift.find_config``).
-PROJECT_CONFIG_NAMES = ("toolsift.json", ".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json")
 # Folders other clients keep inside a project; a config file in one belongs to the folder above.
 _CLIENT_FOLDERS = frozenset({".vscode", ".cursor", ".gemini", ".claude"})
 
@@ -120,7 +118,7 @@ def protected_paths(
         found.append(ProtectedPath(_absolute(file, Path.cwd()), "a config file toolsift loaded"))
         project = _project_folder(_absolute(file, Path.cwd()))
         found += [ProtectedPath(project / name, "a config file toolsift reads in this project")
-                  for name in PROJECT_CONFIG_NAMES]
+                  for name in (CONFIG_NAME, *PROJECT_CONFIGS)]
     found.append(ProtectedPath(user_folder(), "toolsift's user folder (user config, trust store, OAuth tokens)",
                                folder=True))
     for server in config.servers.values():

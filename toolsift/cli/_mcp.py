@@ -23,10 +23,10 @@ import typer
 from pydantic import ValidationError
 
 from .._exceptions import ConfigError, InvalidToolName
-from ..config import ServerConfig
+from ..config import CONFIG_NAME, PROJECT_CONFIGS, ServerConfig
 from ..config.secrets import mask_settings, rewrite_references
 from ..registry import validate_server_name
-from ..toolbox import CONFIG_NAME, PROJECT_CONFIGS, user_config_path
+from ..toolbox import user_config_path
 from ._app import EXIT, app, state
 from ._config_file import edit_json, read_json
 from ._output import Output

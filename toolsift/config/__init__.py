@@ -18,6 +18,8 @@ from ._diff import ConfigDiff as ConfigDiff
 from ._diff import diff_servers as diff_servers
 from ._fingerprint import configured_settings as configured_settings
 from ._fingerprint import launch_fingerprints as launch_fingerprints
+from ._folders import CONFIG_NAME as CONFIG_NAME
+from ._folders import PROJECT_CONFIGS as PROJECT_CONFIGS
 from ._folders import user_folder as user_folder
 from ._lint import permission_glob_warnings as permission_glob_warnings
 from ._loading import load_config as load_config
@@ -53,6 +55,8 @@ from ._trust import TrustCheck as TrustCheck
 from ._trust import TrustedLaunches as TrustedLaunches
 
 __all__ = [
+    "CONFIG_NAME",
+    "PROJECT_CONFIGS",
     "AgentConfig",
     "ArgumentRule",
     "AuditConfig",

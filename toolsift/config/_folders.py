@@ -1,11 +1,16 @@
-"""toolsift's folder of the user, where what belongs to the user and not to a project is kept."""
+"""Where toolsift looks for config: the file names of a project, and the folder of the user."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["user_folder"]
+__all__ = ["CONFIG_NAME", "PROJECT_CONFIGS", "user_folder"]
+
+#: toolsift's own config file, in a project folder or in :func:`user_folder`.
+CONFIG_NAME = "toolsift.json"
+#: Other clients' project files, looked for (in this order) when a project has no ``toolsift.json``.
+PROJECT_CONFIGS = (".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json")
 
 
 def user_folder() -> Path:
