@@ -63,6 +63,7 @@ INSTALL = "pip install --no-deps bfcl-eval"
 _OWNER = re.compile(r"^(?P<about>This tool belongs to .*?)\s*Tool description:\s*(?P<own>.*)$", re.S)
 _CALLED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
 
+
 @dataclass(frozen=True)
 class Query:
     text: str
@@ -96,12 +97,20 @@ class Metrics:
     found5: tuple[bool, ...] = ()
 
     def row(self) -> str:
-        return (f"hit@1 {self.hit1:.2f}  hit@5 {self.hit5:.2f}  hit@10 {self.hit10:.2f}  "
-                f"recall@10 {self.recall10:.2f}  MRR {self.mrr:.2f}")
+        return (
+            f"hit@1 {self.hit1:.2f}  hit@5 {self.hit5:.2f}  hit@10 {self.hit10:.2f}  "
+            f"recall@10 {self.recall10:.2f}  MRR {self.mrr:.2f}"
+        )
 
     def figures(self) -> dict[str, float]:
-        return {"queries": self.queries, "hit1": self.hit1, "hit5": self.hit5, "hit10": self.hit10,
-                "recall10": self.recall10, "mrr": self.mrr}
+        return {
+            "queries": self.queries,
+            "hit1": self.hit1,
+            "hit5": self.hit5,
+            "hit10": self.hit10,
+            "recall10": self.recall10,
+            "mrr": self.mrr,
+        }
 
 
 def hit5_gap(ours: Metrics, anchor: Metrics, *, rounds: int = 2000, seed: int = 7) -> tuple[float, float, float]:
@@ -137,8 +146,11 @@ def _tool(function: dict[str, Any], description: str | None = None) -> dict[str,
     """A BFCL function declaration as an MCP tool (BFCL writes ``"type": "dict"`` for an object)."""
     parameters = dict(function.get("parameters") or {})
     parameters["type"] = "object"
-    return {"name": function["name"], "description": function.get("description", "") if description is None
-            else description, "inputSchema": parameters}
+    return {
+        "name": function["name"],
+        "description": function.get("description", "") if description is None else description,
+        "inputSchema": parameters,
+    }
 
 
 def _user_text(turn: Sequence[dict[str, Any]]) -> str:
@@ -171,8 +183,10 @@ def _multi_turn(data: Path, *, whole: bool = False) -> Catalogue:
     queries = []
     for task in _lines(data / "BFCL_v4_multi_turn_base.json"):
         split = split_of(task["id"])
-        steps = [(_user_text(turn), frozenset(m[1] for call in calls if (m := _CALLED.match(call))))
-                 for turn, calls in zip(task["question"], answers[task["id"]], strict=True)]
+        steps = [
+            (_user_text(turn), frozenset(m[1] for call in calls if (m := _CALLED.match(call))))
+            for turn, calls in zip(task["question"], answers[task["id"]], strict=True)
+        ]
         steps = [(text, expected) for text, expected in steps if text and expected]
         if whole:
             steps = [("\n".join(text for text, _ in steps), frozenset().union(*(e for _, e in steps)))]
@@ -184,8 +198,10 @@ def _pooled(data: Path) -> Catalogue:
     servers: dict[str, list[dict[str, Any]]] = {}
     about: dict[str, str] = {}
     queries: list[Query] = []
-    for part in (*(_single_turn(data, c) for c in ("multiple", "parallel_multiple", "live_multiple")),
-                 _multi_turn(data)):
+    for part in (
+        *(_single_turn(data, c) for c in ("multiple", "parallel_multiple", "live_multiple")),
+        _multi_turn(data),
+    ):
         for server, tools in part.servers.items():
             known = {tool["name"] for tool in servers.get(server, ())}
             servers.setdefault(server, []).extend(tool for tool in tools if tool["name"] not in known)

@@ -32,6 +32,7 @@ def reference_ms() -> float:
 
     Saved beside every figure, so runs on different machines can be compared.
     """
+
     def workload() -> None:
         table = {f"tool{i}": i for i in range(20_000)}
         for _ in range(10):

@@ -156,6 +156,6 @@ def bm25s_ranker(names: Sequence[str], corpus: Sequence[str]) -> Callable[[str],
 def plain_bm25s(registry: ToolRegistry) -> Callable[[str], Ranking]:
     """The anchor: bm25s over ``name + description``."""
     specs = [tool.spec for tool in registry]
-    return bm25s_ranker([spec.name for spec in specs], [f"{split_name(spec.name)[1]} {spec.description}"
-                                                         for spec in specs])
-
+    return bm25s_ranker(
+        [spec.name for spec in specs], [f"{split_name(spec.name)[1]} {spec.description}" for spec in specs]
+    )

@@ -61,8 +61,14 @@ def tools_mb_per_10k() -> tuple[float, float]:
 
 
 async def session_mb() -> float:
-    servers = [ServerConfig(command=sys.executable, args=(str(EXAMPLES / "general.py"),),  # type: ignore[arg-type]
-                            internal_only=False).with_name(f"general{i}") for i in range(SESSIONS)]
+    servers = [
+        ServerConfig(
+            command=sys.executable,
+            args=(str(EXAMPLES / "general.py"),),  # type: ignore[arg-type]
+            internal_only=False,
+        ).with_name(f"general{i}")
+        for i in range(SESSIONS)
+    ]
     before = settled_rss()
     async with register_mcp_tools(servers, ToolRegistry()) as sessions:
         assert all(s.state is SessionState.READY for s in sessions.values())
@@ -72,13 +78,16 @@ async def session_mb() -> float:
 def main() -> None:
     per_session = anyio.run(session_mb)
     per_10k, anchor_per_10k = tools_mb_per_10k()
-    save("memory", {
-        "rss_mb_per_10k_tools": per_10k,
-        "anchor_tool_objects_mb_per_10k": anchor_per_10k,
-        "rss_mb_per_idle_session": per_session,
-        "budget_mb_per_10k_tools": 25.0,
-        "budget_mb_per_idle_session": 2.0,
-    })
+    save(
+        "memory",
+        {
+            "rss_mb_per_10k_tools": per_10k,
+            "anchor_tool_objects_mb_per_10k": anchor_per_10k,
+            "rss_mb_per_idle_session": per_session,
+            "budget_mb_per_10k_tools": 25.0,
+            "budget_mb_per_idle_session": 2.0,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,18 @@ GROUPS = ["memory", "swarm", "agent", "task", "workflow", "session", "hooks", "s
 ACTIONS = ["store", "search", "spawn", "get", "list"]
 SKILLS = {
     "literal": ("srv07__memory_*", "srv12__*_search", "srv03__task?_get", "srv01__agent_*", "srv00__hooks*"),
-    "mixed": ("srv07__memory_*", "srv12__*_search", "srv03__task?_get", "*_search", "*memory1?_store",
-              "srv01__agent_*", "srv00__hooks*", "*swarm*_list", "?", "srv05__*"),
+    "mixed": (
+        "srv07__memory_*",
+        "srv12__*_search",
+        "srv03__task?_get",
+        "*_search",
+        "*memory1?_store",
+        "srv01__agent_*",
+        "srv00__hooks*",
+        "*swarm*_list",
+        "?",
+        "srv05__*",
+    ),
     "wildcard": ("*_search", "*memory1?_store", "*swarm*_list", "?", "*neural?_get"),
 }
 FORMAT = "openai"
@@ -50,27 +60,34 @@ FRESH_KINDS = {"literal": (5, 0), "mixed": (5, 5), "wildcard": (0, 5)}
 
 class BenchTool:
     def __init__(self, name: str, server: str) -> None:
-        schema = {"type": "object", "properties": {"key": {"type": "string", "description": "The key."},
-                                                   "limit": {"type": "integer", "default": 10}},
-                  "required": ["key"]}
-        self.spec = ToolSpec(name=name, description=f"Does {name}.", input_schema=schema, server=server,
-                             source="mcp")
+        schema = {
+            "type": "object",
+            "properties": {
+                "key": {"type": "string", "description": "The key."},
+                "limit": {"type": "integer", "default": 10},
+            },
+            "required": ["key"],
+        }
+        self.spec = ToolSpec(name=name, description=f"Does {name}.", input_schema=schema, server=server, source="mcp")
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.text("ok")
 
 
 def tool_names(server: int) -> list[str]:
-    return [f"srv{server:02d}__{GROUPS[i % len(GROUPS)]}{i}_{ACTIONS[i // len(GROUPS) % len(ACTIONS)]}"
-            for i in range(TOOLS_PER_SERVER)]
+    return [
+        f"srv{server:02d}__{GROUPS[i % len(GROUPS)]}{i}_{ACTIONS[i // len(GROUPS) % len(ACTIONS)]}"
+        for i in range(TOOLS_PER_SERVER)
+    ]
 
 
 def build(size: int) -> ToolRegistry:
     registry = ToolRegistry()
     for server in range(size // TOOLS_PER_SERVER):
         name = f"srv{server:02d}"
-        registry.replace_server(name, [BenchTool(n, name) for n in tool_names(server)],
-                                internal=server % GLOBAL_EVERY != 0)
+        registry.replace_server(
+            name, [BenchTool(n, name) for n in tool_names(server)], internal=server % GLOBAL_EVERY != 0
+        )
     return registry
 
 
@@ -82,7 +99,8 @@ def naive(registry: ToolRegistry, scope: TurnScope) -> list[dict[str, Any]]:
         name = tool.spec.name
         server = name.partition("__")[0]
         if registry.is_internal(name) and not any(
-                p.startswith(server + "__") and fnmatch.fnmatchcase(name, p) for p in scope.skill_allowed):
+            p.startswith(server + "__") and fnmatch.fnmatchcase(name, p) for p in scope.skill_allowed
+        ):
             continue
         if any(fnmatch.fnmatchcase(name, p) for p in scope.skill_allowed):
             out.append(fmt.export(tool.spec, name))
@@ -99,13 +117,21 @@ def fresh_patterns(rng: random.Random, servers: int, skill: str) -> tuple[str, .
     def named() -> str:
         group, action, digit = words()
         server = f"srv{rng.randrange(servers):02d}__"
-        return server + rng.choice([f"{group}*", f"*_{action}", f"{group}{digit}_{action}", f"{group}?_{action}",
-                                    f"{group}{digit}*"])
+        return server + rng.choice(
+            [f"{group}*", f"*_{action}", f"{group}{digit}_{action}", f"{group}?_{action}", f"{group}{digit}*"]
+        )
 
     def wildcard() -> str:
         group, action, digit = words()
-        return rng.choice([f"*{group}{digit}_*", f"*_{action}", f"*{group}*_{action}", f"*{group}{digit // 10}?_*",
-                           f"*{digit}_{action}"])
+        return rng.choice(
+            [
+                f"*{group}{digit}_*",
+                f"*_{action}",
+                f"*{group}*_{action}",
+                f"*{group}{digit // 10}?_*",
+                f"*{digit}_{action}",
+            ]
+        )
 
     return (*(named() for _ in range(literal)), *(wildcard() for _ in range(bare)))
 
@@ -115,8 +141,9 @@ def measure(registry: ToolRegistry, skill: str, repeat: int) -> dict[str, float]
     scope = TurnScope(skill_allowed=patterns, skill="bench")
     selected = registry.schemas_for_tools(scope, FORMAT)
     reference = naive(registry, scope)
-    assert [s["function"]["name"] for s in selected] == [s["function"]["name"] for s in reference], \
+    assert [s["function"]["name"] for s in selected] == [s["function"]["name"] for s in reference], (
         "naive and indexed selections differ"
+    )
     warm = median_us(lambda: registry.schemas_for_tools(scope, FORMAT), repeat=repeat * 20)
     bump = itertools.count()
 
@@ -131,9 +158,17 @@ def measure(registry: ToolRegistry, skill: str, repeat: int) -> dict[str, float]
     fresh_scopes = (TurnScope(skill_allowed=fresh_patterns(rng, servers, skill)) for _ in itertools.count())
     fresh = median_us(lambda: registry.schemas_for_tools(next(fresh_scopes), FORMAT), repeat=repeat)
     naive_us = median_us(lambda: naive(registry, scope), repeat=5)
-    return {"selected": len(selected), "warm_us": warm, "cold_us": cold, "new_scope_us": new_scope,
-            "fresh_patterns_us": fresh, "naive_us": naive_us, "cold_speedup": naive_us / cold,
-            "new_scope_speedup": naive_us / new_scope, "fresh_patterns_speedup": naive_us / fresh}
+    return {
+        "selected": len(selected),
+        "warm_us": warm,
+        "cold_us": cold,
+        "new_scope_us": new_scope,
+        "fresh_patterns_us": fresh,
+        "naive_us": naive_us,
+        "cold_speedup": naive_us / cold,
+        "new_scope_speedup": naive_us / new_scope,
+        "fresh_patterns_speedup": naive_us / fresh,
+    }
 
 
 def main() -> None:

@@ -76,8 +76,7 @@ async def latency(repeat: int, debounce_ms: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="toolsift-bench-") as tmp:
         path = Path(tmp) / "toolsift.json"
         write(path, {})
-        async with McpServerManager(ToolRegistry(), load_config(path)) as manager, \
-                anyio.create_task_group() as watcher:
+        async with McpServerManager(ToolRegistry(), load_config(path)) as manager, anyio.create_task_group() as watcher:
             clock = Clock(manager)
             await watcher.start(partial(manager.watch, path, debounce_ms=debounce_ms))
             added, removed, started = [], [], []
@@ -111,8 +110,9 @@ async def latency(repeat: int, debounce_ms: int) -> dict[str, float]:
 
 def resources() -> dict[str, int]:
     gc.collect()
-    rss_kb = next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
-                  if line.startswith("VmRSS:"))
+    rss_kb = next(
+        int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmRSS:")
+    )
     children = 0
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -121,8 +121,12 @@ def resources() -> dict[str, int]:
             except OSError:
                 continue
             children += int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid()
-    return {"rss_kb": rss_kb, "fds": len(os.listdir("/proc/self/fd")), "threads": threading.active_count(),
-            "children": children}
+    return {
+        "rss_kb": rss_kb,
+        "fds": len(os.listdir("/proc/self/fd")),
+        "threads": threading.active_count(),
+        "children": children,
+    }
 
 
 async def cycles(count: int) -> dict[str, Any]:

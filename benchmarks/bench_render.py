@@ -58,8 +58,9 @@ def main() -> dict[str, Any]:
             "sandbox_render_us": median_us(lambda: sandbox.render(skill.body, values), repeat=REPEAT),
             "skill_render_async_us": anyio.run(median_async_us, skill, values, sandbox),
             "plain_skill_render_async_us": anyio.run(median_async_us, plain, {"arguments": "x"}, None),
-            "sandbox_check_us": median_us(lambda: sandbox.check(skill.body, [*skill.variables, "arguments"]),
-                                          repeat=REPEAT // 10),
+            "sandbox_check_us": median_us(
+                lambda: sandbox.check(skill.body, [*skill.variables, "arguments"]), repeat=REPEAT // 10
+            ),
             "first_render_new_sandbox_ms": cold_ms,
         }
     figures["overhead_us"] = figures["skill_render_async_us"] - figures["unguarded_jinja_render_us"]

@@ -58,10 +58,21 @@ def free_port() -> int:
 
 
 def write_project(root: Path) -> Path:
-    config = {"skills": {"userSkills": False}, "agents": {"default": {"permissions": {"level": "execute"}}},
-              "tools": {"mcpServers": {"general": {"command": sys.executable, "args": [str(GENERAL)],
-                                                   "internalOnly": False, "protocol": "legacy"}}},
-              "serve": {"gateway": True, "jsonResponse": True, "watchSkills": False}}
+    config = {
+        "skills": {"userSkills": False},
+        "agents": {"default": {"permissions": {"level": "execute"}}},
+        "tools": {
+            "mcpServers": {
+                "general": {
+                    "command": sys.executable,
+                    "args": [str(GENERAL)],
+                    "internalOnly": False,
+                    "protocol": "legacy",
+                }
+            }
+        },
+        "serve": {"gateway": True, "jsonResponse": True, "watchSkills": False},
+    }
     path = root / "toolsift.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     return path
@@ -70,15 +81,21 @@ def write_project(root: Path) -> Path:
 async def post(port: int, body: dict[str, Any], session: str | None) -> tuple[bytes, bytes]:
     """One POST through the balancer (a connection per request); returns head and body."""
     data = json.dumps(body).encode()
-    headers = {"host": f"127.0.0.1:{port}", "content-type": "application/json",
-               "accept": "application/json, text/event-stream", "mcp-protocol-version": VERSION,
-               "content-length": str(len(data)), "connection": "close"}
+    headers = {
+        "host": f"127.0.0.1:{port}",
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": VERSION,
+        "content-length": str(len(data)),
+        "connection": "close",
+    }
     if session is not None:
         headers["mcp-session-id"] = session
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        writer.write(b"POST /mcp HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode()
-                     + b"\r\n" + data)
+        writer.write(
+            b"POST /mcp HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode() + b"\r\n" + data
+        )
         answer = await reader.read(-1)
     finally:
         writer.close()
@@ -87,17 +104,32 @@ async def post(port: int, body: dict[str, Any], session: str | None) -> tuple[by
 
 
 async def open_session(port: int) -> str:
-    head, _ = await post(port, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}, None)
-    session = next(line.split(b":", 1)[1].strip().decode() for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"mcp-session-id:"))
+    head, _ = await post(
+        port,
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        },
+        None,
+    )
+    session = next(
+        line.split(b":", 1)[1].strip().decode()
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"mcp-session-id:")
+    )
     await post(port, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     return session
 
 
 async def calls(port: int, session: str, deadline: float, latencies: list[float] | None, errors: list[int]) -> None:
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "general__echo", "arguments": {"text": "hi"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "general__echo", "arguments": {"text": "hi"}},
+    }
     while time.perf_counter() < deadline:
         start = time.perf_counter()
         head, body = await post(port, call, session)
@@ -114,11 +146,16 @@ async def load(port: int, *, seconds: float, concurrency: int) -> dict[str, floa
     for record, duration in ((False, 1.0), (True, seconds)):  # warm-up, then measure
         started = time.perf_counter()
         deadline = started + duration
-        await asyncio.gather(*(calls(port, session, deadline, latencies if record else None, errors)
-                               for session in sessions))
+        await asyncio.gather(
+            *(calls(port, session, deadline, latencies if record else None, errors) for session in sessions)
+        )
         elapsed = time.perf_counter() - started
-    return {"calls_per_second": len(latencies) / elapsed, "median_ms": statistics.median(latencies) * 1000,
-            "p95_ms": statistics.quantiles(latencies, n=20)[18] * 1000, "errors": float(len(errors))}
+    return {
+        "calls_per_second": len(latencies) / elapsed,
+        "median_ms": statistics.median(latencies) * 1000,
+        "p95_ms": statistics.quantiles(latencies, n=20)[18] * 1000,
+        "errors": float(len(errors)),
+    }
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
@@ -143,25 +180,46 @@ def wait_for(path: Path, process: subprocess.Popen[bytes]) -> str:
     return path.read_text().strip()
 
 
-def measure(config: Path, replicas: int, redis: str | None, *, haproxy: str, seconds: float,
-            concurrency: int) -> dict[str, float]:
+def measure(
+    config: Path, replicas: int, redis: str | None, *, haproxy: str, seconds: float, concurrency: int
+) -> dict[str, float]:
     processes: list[subprocess.Popen[bytes]] = []
     try:
         upstreams = []
         for index in range(replicas):
             ready = config.parent / f"ready-{replicas}-{index}-{redis is not None}"
-            command = [sys.executable, "-m", "toolsift.serve", "--config", str(config), "--transport", "http",
-                       "--port", "0", "--ready-file", str(ready)]
+            command = [
+                sys.executable,
+                "-m",
+                "toolsift.serve",
+                "--config",
+                str(config),
+                "--transport",
+                "http",
+                "--port",
+                "0",
+                "--ready-file",
+                str(ready),
+            ]
             if redis is not None:
                 command += ["--redis", redis, "--replica", f"r{index}"]
-            processes.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.DEVNULL))
+            processes.append(
+                subprocess.Popen(
+                    command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+            )
             upstreams.append(wait_for(ready, processes[-1]).split("//")[1].split("/")[0])
         port = free_port()
         balancer = config.parent / f"haproxy-{replicas}-{redis is not None}.cfg"
         balancer.write_text(haproxy_config(upstreams, port), encoding="utf-8")
-        processes.append(subprocess.Popen([haproxy, "-f", str(balancer), "-db"], stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        processes.append(
+            subprocess.Popen(
+                [haproxy, "-f", str(balancer), "-db"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
         wait_for_port(port, processes[-1])
         return asyncio.run(load(port, seconds=seconds, concurrency=concurrency))
     finally:
@@ -184,8 +242,11 @@ def main() -> None:
         sys.exit("haproxy is not installed (Debian package haproxy)")
     figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "concurrency": args.concurrency, "seconds": args.seconds}
     redis_port = free_port()
-    redis = subprocess.Popen([program, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
-                              "--appendonly", "no"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    redis = subprocess.Popen(
+        [program, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         assert redis.stdout is not None
         while b"Ready to accept connections" not in redis.stdout.readline():
@@ -193,21 +254,30 @@ def main() -> None:
         url = f"redis://127.0.0.1:{redis_port}/0"
         with tempfile.TemporaryDirectory(prefix="toolsift-bench-") as tmp:
             config = write_project(Path(tmp))
-            for name, replicas, shared in (("one_process_no_redis", 1, None), ("one_replica_redis", 1, url),
-                                           ("three_replicas_redis", 3, url)):
-                figures[name] = measure(config, replicas, shared, haproxy=haproxy, seconds=args.seconds,
-                                        concurrency=args.concurrency)
-                print(f"{name}: {figures[name]['calls_per_second']:.0f} calls/s, median "
-                      f"{figures[name]['median_ms']:.1f} ms, p95 {figures[name]['p95_ms']:.1f} ms, "
-                      f"{figures[name]['errors']:.0f} errors", flush=True)
+            for name, replicas, shared in (
+                ("one_process_no_redis", 1, None),
+                ("one_replica_redis", 1, url),
+                ("three_replicas_redis", 3, url),
+            ):
+                figures[name] = measure(
+                    config, replicas, shared, haproxy=haproxy, seconds=args.seconds, concurrency=args.concurrency
+                )
+                print(
+                    f"{name}: {figures[name]['calls_per_second']:.0f} calls/s, median "
+                    f"{figures[name]['median_ms']:.1f} ms, p95 {figures[name]['p95_ms']:.1f} ms, "
+                    f"{figures[name]['errors']:.0f} errors",
+                    flush=True,
+                )
     finally:
         redis.terminate()
         redis.wait(timeout=30)
     one = figures["one_replica_redis"]["calls_per_second"]
     figures["ratio_three_to_one_replica"] = figures["three_replicas_redis"]["calls_per_second"] / one
     figures["ratio_one_replica_to_no_redis"] = one / figures["one_process_no_redis"]["calls_per_second"]
-    print(f"3 replicas / 1 replica: {figures['ratio_three_to_one_replica']:.2f}x; "
-          f"1 replica on Redis / 1 process without: {figures['ratio_one_replica_to_no_redis']:.2f}x")
+    print(
+        f"3 replicas / 1 replica: {figures['ratio_three_to_one_replica']:.2f}x; "
+        f"1 replica on Redis / 1 process without: {figures['ratio_one_replica_to_no_redis']:.2f}x"
+    )
     save("replicas", figures)
 
 

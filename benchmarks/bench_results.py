@@ -35,8 +35,9 @@ REPEAT = {"2MB": 7, "20MB": 3}
 LIMIT = 64 * 1024 * 1024
 
 
-async def median_s(call: Callable[[], Awaitable[object]], other: Callable[[], Awaitable[object]],
-                   repeat: int) -> tuple[float, float]:
+async def median_s(
+    call: Callable[[], Awaitable[object]], other: Callable[[], Awaitable[object]], repeat: int
+) -> tuple[float, float]:
     """Median seconds of ``call`` and ``other``, alternated so that neither always runs second."""
     samples: tuple[list[float], list[float]] = ([], [])
     for i in range(repeat):
@@ -49,8 +50,9 @@ async def median_s(call: Callable[[], Awaitable[object]], other: Callable[[], Aw
 
 
 async def main() -> None:
-    config = ServerConfig(command=sys.executable, args=(str(SERVER),), internal_only=False, protocol="legacy",
-                          max_result_bytes=LIMIT).with_name("faulty")
+    config = ServerConfig(
+        command=sys.executable, args=(str(SERVER),), internal_only=False, protocol="legacy", max_result_bytes=LIMIT
+    ).with_name("faulty")
     default = config.model_copy(update={"max_result_bytes": ServerConfig().max_result_bytes}).with_name("capped")
     registry = ToolRegistry()
     figures: dict[str, object] = {}

@@ -130,15 +130,19 @@ def public(splits: tuple[str, ...] = _public_eval.SPLITS) -> dict[str, Any]:
             index = index_tools(catalogue.servers, descriptions=catalogue.about, backend=make())
             index.refresh()
             rankers[backend] = lambda q, index=index: [  # type: ignore[misc]
-                frozenset(doc.local_name for doc in hit.members) for hit in index.search(q, limit=10)]
+                frozenset(doc.local_name for doc in hit.members) for hit in index.search(q, limit=10)
+            ]
         for split in splits:
             queries = [q for q in catalogue.queries if q.split == split]
             print(f"  {category} ({catalogue.size} tools), {split}: {len(queries)} queries")
             anchor = _public_eval.evaluate(rankers["plain_bm25s"], queries)
             for name, rank in rankers.items():
                 metrics = anchor if name == "plain_bm25s" else _public_eval.evaluate(rank, queries)
-                gap = "" if metrics is anchor else "  hit@5 - plain {:+.2f} [{:+.2f}, {:+.2f}]".format(
-                    *_public_eval.hit5_gap(metrics, anchor))
+                gap = (
+                    ""
+                    if metrics is anchor
+                    else "  hit@5 - plain {:+.2f} [{:+.2f}, {:+.2f}]".format(*_public_eval.hit5_gap(metrics, anchor))
+                )
                 print(f"    {name:12} {metrics.row()}{gap}")
                 for key, value in metrics.figures().items():
                     figures[f"public_{category}_{split}_{name}_{key}"] = value
@@ -220,8 +224,13 @@ def flow_servers(*, distinct: bool = False, internal: bool = True) -> ToolRegist
     """Builtins, the resource tools, and claude-flow's tools on ``SERVERS`` servers."""
     tools = load_catalog()["claude-flow"]
     registry = ToolRegistry()
-    registry.register_many([FunctionTool(read_file, read_only=True), FunctionTool(write_file),
-                            FunctionTool(list_directory, read_only=True)])
+    registry.register_many(
+        [
+            FunctionTool(read_file, read_only=True),
+            FunctionTool(write_file),
+            FunctionTool(list_directory, read_only=True),
+        ]
+    )
     registry.register_many([ListMcpResources({}), ReadMcpResource({})])
     for number in range(SERVERS):
         server = f"cf{number:02d}"
@@ -372,8 +381,9 @@ def stalls() -> dict[str, Any]:
             index = SearchIndex(registry)
             registry.register(SearchToolsTool(index), internal=True)
 
-            async def search(query: str, index: SearchIndex = index, registry: ToolRegistry = registry,
-                             mode: str = mode) -> None:
+            async def search(
+                query: str, index: SearchIndex = index, registry: ToolRegistry = registry, mode: str = mode
+            ) -> None:
                 if mode == "worker":
                     await registry.execute("search_tools", {"query": query}, PINNED)
                 else:
@@ -430,8 +440,7 @@ def context() -> dict[str, Any]:
         sizes = {"start_bytes": schema_bytes(registry, start), "start_tools": len(registry.visible_tools(start))}
         for number, query in enumerate(queries, start=1):
             with discovery.bound():
-                result = await registry.execute("search_tools", {"query": query}, discovery.scope_for_turn(
-                    TurnScope()))
+                result = await registry.execute("search_tools", {"query": query}, discovery.scope_for_turn(TurnScope()))
             if number == 1:
                 scope = discovery.scope_for_turn(TurnScope())
                 sizes["after_one_bytes"] = schema_bytes(registry, scope)

@@ -39,10 +39,17 @@ from toolsift.mcp_sessions._untrusted import guard_result
 from toolsift.pipeline import AuditTrail, Middleware, PermissionFilter, Pipeline, ResultGuard, SecurityGuard
 from toolsift.registry import FunctionTool, Level, Permissions, ToolContext, ToolRegistry
 
-CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "builtin__list_directory", "arguments": {"path": "."}}}
-HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-           "mcp-protocol-version": "2025-11-25"}
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "builtin__list_directory", "arguments": {"path": "."}},
+}
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+}
 
 
 def write_project(root: Path) -> Path:
@@ -50,8 +57,11 @@ def write_project(root: Path) -> Path:
     workspace.mkdir()
     for index in range(5):
         (workspace / f"file{index}.txt").write_text("x" * 100, encoding="utf-8")
-    config = {"workspace": "ws", "skills": {"paths": ["skills"], "userSkills": False},
-              "serve": {"stateless": True, "jsonResponse": True, "watchSkills": False}}
+    config = {
+        "workspace": "ws",
+        "skills": {"paths": ["skills"], "userSkills": False},
+        "serve": {"stateless": True, "jsonResponse": True, "watchSkills": False},
+    }
     path = root / "toolsift.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     return path
@@ -77,8 +87,9 @@ async def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
                 await anyio.sleep(0.1)
 
 
-async def _connection(host: str, port: int, request: bytes, deadline: float, latencies: list[float] | None,
-                      errors: list[int]) -> None:
+async def _connection(
+    host: str, port: int, request: bytes, deadline: float, latencies: list[float] | None, errors: list[int]
+) -> None:
     # A bare HTTP/1.1 keep-alive loop: an HTTP client library would spend more CPU than the server
     # under test on this 2-core machine, and the figure would measure the client.
     reader, writer = await asyncio.open_connection(host, port)
@@ -87,8 +98,9 @@ async def _connection(host: str, port: int, request: bytes, deadline: float, lat
             start = time.perf_counter()
             writer.write(request)
             head = await reader.readuntil(b"\r\n\r\n")
-            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length:"))
+            length = next(
+                int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+            )
             body = await reader.readexactly(length)
             if latencies is not None:
                 latencies.append(time.perf_counter() - start)
@@ -103,26 +115,47 @@ async def load(url: str, *, seconds: float, concurrency: int) -> dict[str, float
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     body = json.dumps(CALL).encode()
     headers = "".join(f"{k}: {v}\r\n" for k, v in HEADERS.items())
-    request = (f"POST {parts.path} HTTP/1.1\r\nhost: {host}:{port}\r\n{headers}content-length: {len(body)}\r\n\r\n"
-               ).encode() + body
+    request = (
+        f"POST {parts.path} HTTP/1.1\r\nhost: {host}:{port}\r\n{headers}content-length: {len(body)}\r\n\r\n"
+    ).encode() + body
     latencies: list[float] = []
     errors: list[int] = []
     for record, duration in ((False, 1.0), (True, seconds)):  # warm-up, then measure
         started = time.perf_counter()
         deadline = started + duration
-        await asyncio.gather(*(_connection(host, port, request, deadline, latencies if record else None, errors)
-                               for _ in range(concurrency)))
+        await asyncio.gather(
+            *(
+                _connection(host, port, request, deadline, latencies if record else None, errors)
+                for _ in range(concurrency)
+            )
+        )
         elapsed = time.perf_counter() - started
-    return {"calls_per_second": len(latencies) / elapsed, "median_ms": statistics.median(latencies) * 1000,
-            "p95_ms": statistics.quantiles(latencies, n=20)[18] * 1000, "errors": float(len(errors))}
+    return {
+        "calls_per_second": len(latencies) / elapsed,
+        "median_ms": statistics.median(latencies) * 1000,
+        "p95_ms": statistics.quantiles(latencies, n=20)[18] * 1000,
+        "errors": float(len(errors)),
+    }
 
 
 def throughput(config: Path, workers: int, *, seconds: float, concurrency: int) -> dict[str, float]:
     port = free_port()
-    command = [sys.executable, "-m", "toolsift.serve", "--config", str(config), "--transport", "http",
-               "--port", str(port), "--stateless", "--json-response", "--workers", str(workers)]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "toolsift.serve",
+        "--config",
+        str(config),
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+        "--stateless",
+        "--json-response",
+        "--workers",
+        str(workers),
+    ]
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         anyio.run(wait_ready, url, process)
@@ -155,13 +188,20 @@ async def added_latency(workspace: Path, repeat: int) -> dict[str, float]:
     registry = ToolRegistry()
     registry.register_many([*builtin_tools(workspace), echo])
     profile = Permissions(level=Level.EXECUTE)
-    pipeline = Pipeline.for_registry(registry, [
-        Middleware(PermissionFilter, agent="default", permissions=profile),
-        Middleware(AuditTrail, audit=registry.audit),
-        Middleware(SecurityGuard, max_argument_bytes=1 << 20, commands=CommandPolicy()),
-        Middleware(ResultGuard, max_bytes=1 << 20, untrusted=["read_file", "exec_shell"],
-                   fence=lambda result, name: guard_result(result, server="builtin", tool=name)),
-    ])
+    pipeline = Pipeline.for_registry(
+        registry,
+        [
+            Middleware(PermissionFilter, agent="default", permissions=profile),
+            Middleware(AuditTrail, audit=registry.audit),
+            Middleware(SecurityGuard, max_argument_bytes=1 << 20, commands=CommandPolicy()),
+            Middleware(
+                ResultGuard,
+                max_bytes=1 << 20,
+                untrusted=["read_file", "exec_shell"],
+                fence=lambda result, name: guard_result(result, server="builtin", tool=name),
+            ),
+        ],
+    )
     files = FileTools(Workspace(workspace))
     listing = registry.get("list_directory")
     context = ToolContext(call_id="bench")
@@ -176,10 +216,12 @@ async def added_latency(workspace: Path, repeat: int) -> dict[str, float]:
         "echo_execute_us": await median_async_us(lambda: registry.execute("echo", {"text": "hi"}), repeat),
         "echo_pipeline_us": await median_async_us(lambda: pipeline("echo", {"text": "hi"}), repeat),
     }
-    figures["pipeline_added_vs_tool_call_us(list_directory)"] = (figures["list_directory_pipeline_us"]
-                                                                 - figures["list_directory_tool_call_us"])
-    figures["pipeline_added_vs_execute_us(list_directory)"] = (figures["list_directory_pipeline_us"]
-                                                               - figures["list_directory_execute_us"])
+    figures["pipeline_added_vs_tool_call_us(list_directory)"] = (
+        figures["list_directory_pipeline_us"] - figures["list_directory_tool_call_us"]
+    )
+    figures["pipeline_added_vs_execute_us(list_directory)"] = (
+        figures["list_directory_pipeline_us"] - figures["list_directory_execute_us"]
+    )
     figures["pipeline_added_vs_function_us(echo)"] = figures["echo_pipeline_us"] - figures["echo_function_us"]
     figures["pipeline_added_vs_execute_us(echo)"] = figures["echo_pipeline_us"] - figures["echo_execute_us"]
     return figures
@@ -192,8 +234,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--repeat", type=int, default=3000)
     args = parser.parse_args()
-    figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "concurrency": args.concurrency,
-                               "seconds": args.seconds}
+    figures: dict[str, Any] = {"cpu_count": os.cpu_count(), "concurrency": args.concurrency, "seconds": args.seconds}
     with tempfile.TemporaryDirectory(prefix="toolsift-bench-") as tmp:
         config = write_project(Path(tmp))
         for workers in args.workers:

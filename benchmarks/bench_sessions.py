@@ -127,7 +127,7 @@ async def overhead(calls_per_round: int, rounds: int) -> tuple[dict[str, float],
             warm_up = WARM_UP if round_ == 0 else 0
             for i in range(calls_per_round + warm_up):
                 # Rotate the order, so that none always follows another.
-                for label in labels[i % len(labels):] + labels[:i % len(labels)]:
+                for label in labels[i % len(labels) :] + labels[: i % len(labels)]:
                     start, start_cpu = time.perf_counter(), time.process_time()
                     await calls[label]()
                     if i >= warm_up:
@@ -179,8 +179,12 @@ async def stages(calls: int) -> dict[str, float]:
             if function == wanted and path.endswith(suffix):
                 totals[name] += row[3]  # inclusive time
     per_call = {name: total / calls * 1e6 for name, total in totals.items()}
-    sdk, session, wrapper, execute = (per_call["sdk_client_call_tool"], per_call["session_call_tool"],
-                                      per_call["wrapper_call"], per_call["execute"])
+    sdk, session, wrapper, execute = (
+        per_call["sdk_client_call_tool"],
+        per_call["session_call_tool"],
+        per_call["wrapper_call"],
+        per_call["execute"],
+    )
     registry_own = execute - wrapper
     return {
         "sdk_client_call_tool": sdk,
@@ -190,8 +194,11 @@ async def stages(calls: int) -> dict[str, float]:
         "registry: scope check (layers 1-5)": per_call["scope_check_layers_1_to_5"],
         "registry: validation": per_call["validation_schema"] + per_call["validation_argument_shape"],
         "registry: audit": per_call["audit"],
-        "registry: the rest (routing, records, timing)": registry_own - per_call["scope_check_layers_1_to_5"]
-        - per_call["validation_schema"] - per_call["validation_argument_shape"] - per_call["audit"],
+        "registry: the rest (routing, records, timing)": registry_own
+        - per_call["scope_check_layers_1_to_5"]
+        - per_call["validation_schema"]
+        - per_call["validation_argument_shape"]
+        - per_call["audit"],
         "toolsift total (execute - sdk)": execute - sdk,
     }
 
@@ -227,8 +234,10 @@ def arguments() -> argparse.Namespace:
 
 def print_overhead(medians: dict[str, float], ratios: list[float], breakdown: dict[str, float]) -> None:
     bare, ours = medians["bare"], medians["execute"]
-    print(f"registry.execute {ours:,.0f} us vs bare SDK Client.call_tool {bare:,.0f} us: {ours / bare:.3f}x "
-          f"({ours - bare:+,.0f} us); rounds: {', '.join(f'{r:.3f}x' for r in ratios)}")
+    print(
+        f"registry.execute {ours:,.0f} us vs bare SDK Client.call_tool {bare:,.0f} us: {ours / bare:.3f}x "
+        f"({ours - bare:+,.0f} us); rounds: {', '.join(f'{r:.3f}x' for r in ratios)}"
+    )
     print(f"client CPU per call: bare {medians['bare_cpu']:,.0f} us, execute {medians['execute_cpu']:,.0f} us")
     print("where the time goes (profiled CPU us per call):")
     for stage, micros in breakdown.items():
@@ -247,35 +256,38 @@ async def main() -> None:
     heavy_bare = await bare_start_up(EXAMPLES / "faulty.py", "--init-delay", str(INIT_DELAY))
     bare, ours = medians["bare"], medians["execute"]
     rate, errors = await concurrency()
-    save("sessions", {
-        "a_servers": SERVERS,
-        "a_init_delay_s": INIT_DELAY,
-        "a_all_ready_s": light,
-        "a_ready": light_ready,
-        "a_target_met (<= 1.5 s)": light <= 1.5 and light_ready == SERVERS,
-        "a_all_ready_s_full_sdk_servers": heavy,
-        "a_ready_full_sdk_servers": heavy_ready,
-        "a_anchor_bare_sdk_clients_in_parallel_s": heavy_bare,
-        "b_calls_per_round": options.calls,
-        "b_rounds": options.rounds,
-        "b_median_bare_sdk_us": bare,
-        "b_median_toolsift_us": ours,
-        "b_ratio": ours / bare,
-        "b_ratio_per_round": ratios,
-        "b_target_met (<= 1.05x)": ours <= bare * 1.05,
-        "b_step_connection_and_transport_us (client - bare)": medians["client"] - bare,
-        "b_step_session_tool_us (wrapper - client)": medians["wrapper"] - medians["client"],
-        "b_step_registry_layers_us (execute - wrapper)": ours - medians["wrapper"],
-        "b_client_cpu_mean_us_bare": medians["bare_cpu"],
-        "b_client_cpu_mean_us_client": medians["client_cpu"],
-        "b_client_cpu_mean_us_wrapper": medians["wrapper_cpu"],
-        "b_client_cpu_mean_us_execute": medians["execute_cpu"],
-        **{f"b_stage_cpu_us {stage}": micros for stage, micros in breakdown.items()},
-        "c_concurrent_calls": CONCURRENT,
-        "c_errors": errors,
-        "c_calls_per_s": rate,
-        "c_target_met (0 errors)": errors == 0,
-    })
+    save(
+        "sessions",
+        {
+            "a_servers": SERVERS,
+            "a_init_delay_s": INIT_DELAY,
+            "a_all_ready_s": light,
+            "a_ready": light_ready,
+            "a_target_met (<= 1.5 s)": light <= 1.5 and light_ready == SERVERS,
+            "a_all_ready_s_full_sdk_servers": heavy,
+            "a_ready_full_sdk_servers": heavy_ready,
+            "a_anchor_bare_sdk_clients_in_parallel_s": heavy_bare,
+            "b_calls_per_round": options.calls,
+            "b_rounds": options.rounds,
+            "b_median_bare_sdk_us": bare,
+            "b_median_toolsift_us": ours,
+            "b_ratio": ours / bare,
+            "b_ratio_per_round": ratios,
+            "b_target_met (<= 1.05x)": ours <= bare * 1.05,
+            "b_step_connection_and_transport_us (client - bare)": medians["client"] - bare,
+            "b_step_session_tool_us (wrapper - client)": medians["wrapper"] - medians["client"],
+            "b_step_registry_layers_us (execute - wrapper)": ours - medians["wrapper"],
+            "b_client_cpu_mean_us_bare": medians["bare_cpu"],
+            "b_client_cpu_mean_us_client": medians["client_cpu"],
+            "b_client_cpu_mean_us_wrapper": medians["wrapper_cpu"],
+            "b_client_cpu_mean_us_execute": medians["execute_cpu"],
+            **{f"b_stage_cpu_us {stage}": micros for stage, micros in breakdown.items()},
+            "c_concurrent_calls": CONCURRENT,
+            "c_errors": errors,
+            "c_calls_per_s": rate,
+            "c_target_met (0 errors)": errors == 0,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -82,14 +82,19 @@ class Ticker:
 
 def scopes(round_: int) -> list[TurnScope]:
     """Ten scopes never listed before: each skill's patterns plus a distinct literal pattern."""
-    return [TurnScope(skill_allowed=(*patterns, f"srv{(round_ * 7 + i) % 50:02d}__*"), skill=f"{name}{i}")
-            for i in range(4) for name, patterns in SKILLS.items()][:10]
+    return [
+        TurnScope(skill_allowed=(*patterns, f"srv{(round_ * 7 + i) % 50:02d}__*"), skill=f"{name}{i}")
+        for i in range(4)
+        for name, patterns in SKILLS.items()
+    ][:10]
 
 
 def write_config(path: Path, version: int) -> Path:
     """A config of lazy servers (none starts); each version changes one server and adds one."""
-    servers = {f"lazy{i:02d}": {"command": sys.executable, "args": ["-c", "pass", str(version if i == 0 else 0)],
-                                "lazy": True} for i in range(CONFIG_SERVERS + version)}
+    servers = {
+        f"lazy{i:02d}": {"command": sys.executable, "args": ["-c", "pass", str(version if i == 0 else 0)], "lazy": True}
+        for i in range(CONFIG_SERVERS + version)
+    }
     path.write_text(json.dumps({"tools": {"mcpServers": servers}}), encoding="utf-8")
     return path
 
@@ -117,11 +122,13 @@ async def main_async(settle_heap: bool) -> dict[str, float]:
                 for fmt in FORMATS:
                     registry.schemas_for_tools(scope, fmt)
                     await anyio.sleep(0)
+
         return switch
 
     async def list_changed() -> None:
-        registry.replace_server("srv10", [BenchTool(f"srv10__fresh{i}", "srv10") for i in range(TOOLS_PER_SERVER)],
-                                internal=False)
+        registry.replace_server(
+            "srv10", [BenchTool(f"srv10__fresh{i}", "srv10") for i in range(TOOLS_PER_SERVER)], internal=False
+        )
         await anyio.sleep(0)
         await switches(0)()
 
@@ -137,9 +144,15 @@ async def main_async(settle_heap: bool) -> dict[str, float]:
 
     async with McpServerManager(registry, load_config(config_path)) as manager, anyio.create_task_group() as group:
         group.start_soon(ticker.run)
-        steps = {"ticker_alone": idle, "start": start, "skill_switches_new_scopes": switches(1),
-                 "list_changed_and_relist": list_changed, "config_reload": reload, "audited_calls": audited_calls,
-                 "ticker_alone_after": idle}
+        steps = {
+            "ticker_alone": idle,
+            "start": start,
+            "skill_switches_new_scopes": switches(1),
+            "list_changed_and_relist": list_changed,
+            "config_reload": reload,
+            "audited_calls": audited_calls,
+            "ticker_alone_after": idle,
+        }
         for label, step in steps.items():
             figures[f"{label}_stall_ms"], figures[f"{label}_longest_gc_ms"] = await ticker.measure(step)
         group.cancel_scope.cancel()
@@ -150,12 +163,17 @@ async def main_async(settle_heap: bool) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--settle-heap", action="store_true",
-                        help="freeze the heap after large registrations (ToolRegistry(settle_heap=True))")
+    parser.add_argument(
+        "--settle-heap",
+        action="store_true",
+        help="freeze the heap after large registrations (ToolRegistry(settle_heap=True))",
+    )
     args = parser.parse_args()
     figures = anyio.run(main_async, args.settle_heap)
-    save("stall_settle_heap" if args.settle_heap else "stall",
-         {"tools": TOOLS, "settle_heap": args.settle_heap, **figures})
+    save(
+        "stall_settle_heap" if args.settle_heap else "stall",
+        {"tools": TOOLS, "settle_heap": args.settle_heap, **figures},
+    )
 
 
 if __name__ == "__main__":

@@ -43,13 +43,20 @@ def servers() -> list[ServerConfig]:
         ServerConfig(command=sys.executable, args=(str(examples / "general.py"),)).with_name("general"),
     ]
     if (BIN / "claude-flow").exists():
-        configs.insert(0, ServerConfig(command=str(BIN / "claude-flow"), args=("mcp", "start"), protocol="legacy",
-                                       timeout=120).with_name("claude-flow"))
+        configs.insert(
+            0,
+            ServerConfig(
+                command=str(BIN / "claude-flow"), args=("mcp", "start"), protocol="legacy", timeout=120
+            ).with_name("claude-flow"),
+        )
     else:
         print(f"claude-flow is not installed under {PREFIX}; run: npm install --prefix {PREFIX} @claude-flow/cli")
     if (BIN / "mcp-server-everything").exists():
-        configs.append(ServerConfig(command=str(BIN / "mcp-server-everything"), args=("stdio",),
-                                    protocol="legacy", timeout=60).with_name("everything"))
+        configs.append(
+            ServerConfig(
+                command=str(BIN / "mcp-server-everything"), args=("stdio",), protocol="legacy", timeout=60
+            ).with_name("everything")
+        )
     for name, command in (("time", "mcp-server-time"), ("git", "mcp-server-git")):
         found = shutil.which(command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         if found:
@@ -62,9 +69,15 @@ def servers() -> list[ServerConfig]:
 async def listing(config: ServerConfig) -> list[dict[str, Any]]:
     """Every tool the server lists, as MCP JSON."""
     async with McpSession(config) as session:
-        return [tool.model_dump(mode="json", by_alias=True, exclude_none=True,
-                                include={"name", "title", "description", "input_schema", "annotations"})
-                for tool in session.catalog.tools]
+        return [
+            tool.model_dump(
+                mode="json",
+                by_alias=True,
+                exclude_none=True,
+                include={"name", "title", "description", "input_schema", "annotations"},
+            )
+            for tool in session.catalog.tools
+        ]
 
 
 async def main(only: list[str]) -> None:

@@ -47,8 +47,12 @@ async def main() -> None:
                     print(f"  [{notice}]")
                 turn = chat.turn("anthropic")
                 response = await client.messages.create(
-                    model=args.model, max_tokens=2048, system=turn.instructions or "You are helpful.",
-                    tools=turn.tools, messages=messages)
+                    model=args.model,
+                    max_tokens=2048,
+                    system=turn.instructions or "You are helpful.",
+                    tools=turn.tools,
+                    messages=messages,
+                )
                 messages.append({"role": "assistant", "content": [b.model_dump() for b in response.content]})
                 uses = [block for block in response.content if block.type == "tool_use"]
                 if not uses:
@@ -58,8 +62,14 @@ async def main() -> None:
                 for use in uses:
                     done = await chat.call_tool(ToolCall(use.id, use.name, dict(use.input)), turn.scope)
                     print(f"  [tool {use.name}: {'error' if done.result.is_error else 'ok'}]")
-                    results.append({"type": "tool_result", "tool_use_id": use.id,
-                                    "content": result_text(done.result), "is_error": done.result.is_error})
+                    results.append(
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": use.id,
+                            "content": result_text(done.result),
+                            "is_error": done.result.is_error,
+                        }
+                    )
                 messages.append({"role": "user", "content": results})
 
 

@@ -31,8 +31,9 @@ async def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("TOOLSIFT_PYTHON", sys.executable)  # the example config starts servers with it
 
-    model = OpenAIChatModel(args.model, api_key=os.environ.get("OPENAI_API_KEY", "unused"),
-                            base_url=os.environ.get("OPENAI_BASE_URL"))
+    model = OpenAIChatModel(
+        args.model, api_key=os.environ.get("OPENAI_API_KEY", "unused"), base_url=os.environ.get("OPENAI_BASE_URL")
+    )
     async with Toolbox.from_config(args.config) as box:
         chat = box.conversation(instructions=INSTRUCTIONS)
         while True:

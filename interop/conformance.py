@@ -72,22 +72,49 @@ def start(command: list[str], ready: Path, log: Path) -> tuple[subprocess.Popen[
 
 
 def server_side(tmp: Path) -> None:
-    upstream, upstream_url = start([sys.executable, "examples/servers/conformance.py", "--http", "--ready-file",
-                                    str(tmp / "upstream.url")], tmp / "upstream.url", tmp / "upstream.log")
+    upstream, upstream_url = start(
+        [sys.executable, "examples/servers/conformance.py", "--http", "--ready-file", str(tmp / "upstream.url")],
+        tmp / "upstream.url",
+        tmp / "upstream.log",
+    )
     config = tmp / "toolsift.json"
-    config.write_text(json.dumps({
-        "tools": {"mcpServers": {"conformance": {"url": upstream_url, "internalOnly": False}}},
-        "agents": {"default": {"permissions": {"level": "execute"}}},
-        "serve": {"prefixNames": False}, "skills": {"userSkills": False},
-    }))
-    gateway, gateway_url = start([sys.executable, "-m", "toolsift", "-c", str(config), "serve", "--gateway",
-                                  "-t", "http", "-p", "0", "--ready-file", str(tmp / "gateway.url")],
-                                 tmp / "gateway.url", tmp / "gateway.log")
+    config.write_text(
+        json.dumps(
+            {
+                "tools": {"mcpServers": {"conformance": {"url": upstream_url, "internalOnly": False}}},
+                "agents": {"default": {"permissions": {"level": "execute"}}},
+                "serve": {"prefixNames": False},
+                "skills": {"userSkills": False},
+            }
+        )
+    )
+    gateway, gateway_url = start(
+        [
+            sys.executable,
+            "-m",
+            "toolsift",
+            "-c",
+            str(config),
+            "serve",
+            "--gateway",
+            "-t",
+            "http",
+            "-p",
+            "0",
+            "--ready-file",
+            str(tmp / "gateway.url"),
+        ],
+        tmp / "gateway.url",
+        tmp / "gateway.log",
+    )
     try:
         for title, url in (("server, directly", upstream_url), ("toolsift serve --gateway in front", gateway_url)):
             out = tmp / title.split(",")[0].replace(" ", "-")
-            subprocess.run([node(), str(SUITE), "server", "--url", url, "--suite", "all", "-o", str(out)],
-                           capture_output=True, check=False)
+            subprocess.run(
+                [node(), str(SUITE), "server", "--url", url, "--suite", "all", "-o", str(out)],
+                capture_output=True,
+                check=False,
+            )
             report(title, tally(out))
     finally:
         for process in (gateway, upstream):
@@ -98,8 +125,11 @@ def server_side(tmp: Path) -> None:
 def client_side(tmp: Path) -> None:
     command = f"{sys.executable} {ROOT / 'interop' / 'conformance_client.py'}"
     out = tmp / "client"
-    subprocess.run([node(), str(SUITE), "client", "--command", command, "--suite", "all", "-o", str(out)],
-                   capture_output=True, check=False)
+    subprocess.run(
+        [node(), str(SUITE), "client", "--command", command, "--suite", "all", "-o", str(out)],
+        capture_output=True,
+        check=False,
+    )
     report("toolsift.mcp_sessions as the client", tally(out))
 
 

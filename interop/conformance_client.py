@@ -36,8 +36,12 @@ async def accept_defaults(server: str, params: types.ElicitRequestParams) -> typ
     if not isinstance(params, types.ElicitRequestFormParams):
         return types.ElicitResult(action="decline")
     fields: dict[str, Any] = params.requested_schema.get("properties", {})
-    return types.ElicitResult(action="accept", content={name: field["default"] for name, field in fields.items()
-                                                        if isinstance(field, dict) and "default" in field})
+    return types.ElicitResult(
+        action="accept",
+        content={
+            name: field["default"] for name, field in fields.items() if isinstance(field, dict) and "default" in field
+        },
+    )
 
 
 async def sample(server: str, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
@@ -53,8 +57,9 @@ async def sign_in_headless(server: str, url: str, redirect_uri: str) -> Authoriz
     async with httpx2.AsyncClient() as http:
         response = await http.get(url, follow_redirects=False)
     query = parse_qs(urlsplit(response.headers["location"]).query)
-    return AuthorizationCodeResult(code=query["code"][0], state=query.get("state", [None])[0],
-                                   iss=query.get("iss", [None])[0])
+    return AuthorizationCodeResult(
+        code=query["code"][0], state=query.get("state", [None])[0], iss=query.get("iss", [None])[0]
+    )
 
 
 def auth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | None:
@@ -63,8 +68,12 @@ def auth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | No
         return None
     client = {"clientId": context["client_id"]} if "client_id" in context else {}
     if "private_key_pem" in context:
-        return {"grant": "client_credentials", **client, "privateKey": context["private_key_pem"],
-                "signingAlgorithm": context.get("signing_algorithm", "RS256")}
+        return {
+            "grant": "client_credentials",
+            **client,
+            "privateKey": context["private_key_pem"],
+            "signingAlgorithm": context.get("signing_algorithm", "RS256"),
+        }
     if scenario.startswith("auth/client-credentials"):
         return {"grant": "client_credentials", **client, "clientSecret": context["client_secret"]}
     secret = {"clientSecret": context["client_secret"]} if "client_secret" in context else {}

@@ -15,7 +15,7 @@ EVERYTHING = PREFIX / "node_modules" / ".bin" / "mcp-server-everything"
 needs_everything = pytest.mark.skipif(
     not EVERYTHING.exists(),
     reason=f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING}; "
-           f"run: npm install --prefix {PREFIX} @modelcontextprotocol/server-everything",
+    f"run: npm install --prefix {PREFIX} @modelcontextprotocol/server-everything",
 )
 CLAUDE_FLOW = PREFIX / "node_modules" / ".bin" / "claude-flow"
 needs_claude_flow = pytest.mark.skipif(
@@ -33,5 +33,6 @@ needs_git = pytest.mark.skipif(
 
 
 def everything(mode: str = "auto") -> ServerConfig:
-    return ServerConfig(command=str(EVERYTHING), args=("stdio",), protocol=mode, internal_only=False,
-                        timeout=20).with_name("everything")
+    return ServerConfig(
+        command=str(EVERYTHING), args=("stdio",), protocol=mode, internal_only=False, timeout=20
+    ).with_name("everything")

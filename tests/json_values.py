@@ -48,8 +48,13 @@ def _values(schema: Any, root: Mapping[str, Any], depth: int) -> st.SearchStrate
         elif one == "array":
             items = schema.get("items", {"type": "string"})
             low = schema.get("minItems", 0)
-            options.append(st.lists(_values(items, root, depth + 1) if depth < 4 else st.none(),
-                                    min_size=low, max_size=max(low, min(schema.get("maxItems", 3), 3))))
+            options.append(
+                st.lists(
+                    _values(items, root, depth + 1) if depth < 4 else st.none(),
+                    min_size=low,
+                    max_size=max(low, min(schema.get("maxItems", 3), 3)),
+                )
+            )
         elif one == "string" and "pattern" in schema:
             options.append(st.from_regex(schema["pattern"], fullmatch=True))
         elif one in ("integer", "number") and ("minimum" in schema or "maximum" in schema):

@@ -21,8 +21,7 @@ TESTS = Path(__file__).resolve().parent
 FAST = SessionOptions(restart=RestartPolicy(initial_delay=0.01, max_delay=0.05))
 
 
-def stdio_server(name: str, script: str, *args: str, env: dict[str, str] | None = None,
-                 **fields: Any) -> ServerConfig:
+def stdio_server(name: str, script: str, *args: str, env: dict[str, str] | None = None, **fields: Any) -> ServerConfig:
     """A stdio server config for ``examples/servers/<script>`` named ``name``."""
     params = stdio_params(script, *args)
     return ServerConfig(command=params.command, args=tuple(params.args), env=env or {}, **fields).with_name(name)

@@ -33,12 +33,19 @@ from typing import Any
 OBJECT = {"type": "object", "properties": {}}
 TOOLS = [
     {"name": "ping", "description": "Answer pong.", "inputSchema": OBJECT},
-    {"name": "typed", "description": "Return a number.", "inputSchema": OBJECT,
-     "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
+    {
+        "name": "typed",
+        "description": "Return a number.",
+        "inputSchema": OBJECT,
+        "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    },
     {"name": "announce", "description": "Announce list changes.", "inputSchema": OBJECT},
     {"name": "crash", "description": "Exit without answering.", "inputSchema": OBJECT},
-    {"name": "big", "description": "Answer with size characters, stalling half-way.",
-     "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}},
+    {
+        "name": "big",
+        "description": "Answer with size characters, stalling half-way.",
+        "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]},
+    },
 ]
 
 
@@ -100,8 +107,11 @@ def main() -> None:
         params = message.get("params") or {}
         if method == "initialize":
             wait(args.init_delay)
-            result: dict[str, Any] = {"protocolVersion": params["protocolVersion"], "capabilities": capabilities,
-                                      "serverInfo": {"name": "raw", "version": "0"}}
+            result: dict[str, Any] = {
+                "protocolVersion": params["protocolVersion"],
+                "capabilities": capabilities,
+                "serverInfo": {"name": "raw", "version": "0"},
+            }
         elif method == "tools/list" and args.tools_list_error is not None:
             send({"id": message_id, "error": {"code": args.tools_list_error, "message": "tools are broken"}})
             continue

@@ -66,6 +66,7 @@ async def redis_server() -> AsyncIterator[str]:
 
 async def _wait_for_port(port: int, process: Process, name: str) -> None:
     """Return once something accepts connections on loopback ``port`` (polled: no other event to wait on)."""
+
     async def accepts() -> bool:
         if process.returncode is not None:
             raise RuntimeError(f"{name} exited with code {process.returncode} before listening")
@@ -154,8 +155,9 @@ async def haproxy(addresses: Sequence[tuple[str, int]], folder: Path) -> AsyncIt
     upstreams = [f"{host}:{number}" for host, number in addresses]
     config.write_text(haproxy_example().haproxy_config(upstreams, port=port, admin_socket=admin), encoding="utf-8")
     with (folder / "haproxy.log").open("ab") as log:
-        process = await anyio.open_process([program, "-f", str(config), "-db"], stdin=subprocess.DEVNULL,
-                                           stdout=log, stderr=log)
+        process = await anyio.open_process(
+            [program, "-f", str(config), "-db"], stdin=subprocess.DEVNULL, stdout=log, stderr=log
+        )
     try:
         try:
             await _wait_for_port(port, process, "haproxy")
@@ -206,11 +208,26 @@ class Cluster:
         folder = self.config.parent
         ready = folder / f"{name}.ready"
         ready.unlink(missing_ok=True)
-        command = [sys.executable, "-m", "toolsift.serve", "--config", str(self.config), "--transport", "http",
-                   "--port", "0", "--gateway", "--redis", self.redis, "--replica", name, "--ready-file", str(ready)]
+        command = [
+            sys.executable,
+            "-m",
+            "toolsift.serve",
+            "--config",
+            str(self.config),
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--gateway",
+            "--redis",
+            self.redis,
+            "--replica",
+            name,
+            "--ready-file",
+            str(ready),
+        ]
         with (folder / f"{name}.log").open("ab") as log:
-            process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                               stderr=log)
+            process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         self.stack.push_async_callback(stop_process, process)
         try:
             url = (await wait_for_file(ready, process=process)).strip()
@@ -233,7 +250,8 @@ async def cluster(config: Path, redis: str, count: int = 3) -> AsyncIterator[Clu
         for index in range(count):
             await shared.start(f"r{index}")
         shared.front = await shared.stack.enter_async_context(
-            haproxy([replica.address for replica in shared.replicas], config.parent / "balancer"))
+            haproxy([replica.address for replica in shared.replicas], config.parent / "balancer")
+        )
         yield shared
 
 
@@ -258,6 +276,7 @@ async def audit_records(redis_url: str, prefix: str = "toolsift") -> list[dict[s
 
 async def audited(redis_url: str, count: int) -> list[dict[str, Any]]:
     """The shared audit stream once it holds ``count`` records (a call's end is written after its answer)."""
+
     async def enough() -> list[dict[str, Any]] | None:
         records = await audit_records(redis_url)
         return records if len(records) >= count else None
@@ -289,8 +308,14 @@ def release_with(path: Path, text: str) -> None:
     pending.replace(path)
 
 
-async def waiting_call(client: Any, tool: str, release: Path, results: list[str], *,
-                       task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+async def waiting_call(
+    client: Any,
+    tool: str,
+    release: Path,
+    results: list[str],
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """Call ``tool`` (which waits for ``release``), report once it runs (its first progress), keep its text."""
     running = anyio.Event()
 
@@ -307,8 +332,13 @@ async def waiting_call(client: Any, tool: str, release: Path, results: list[str]
         task_status.started()
 
 
-async def holding_call(client: Any, release: Path, failures: list[str], *,
-                       task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+async def holding_call(
+    client: Any,
+    release: Path,
+    failures: list[str],
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """Call ``blocking__hold`` (which waits for ``release``), report once it runs, keep the error it ends with."""
     from mcp import MCPError
 

@@ -13,8 +13,9 @@ from waits import poll_until
 BWRAP = shutil.which("bwrap")
 
 #: Tests that run programs: they need bubblewrap for real (Debian package ``bubblewrap``).
-needs_bwrap = pytest.mark.skipif(BWRAP is None, reason="bubblewrap (bwrap) is not installed: apt-get install "
-                                                       "bubblewrap")
+needs_bwrap = pytest.mark.skipif(
+    BWRAP is None, reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+)
 
 
 def running_with(marker: str) -> list[int]:

@@ -20,8 +20,9 @@ class ScriptedModel:
         self.delay = delay
         self.seen: list[tuple[str, list[Message], list[dict[str, Any]]]] = []
 
-    async def complete(self, instructions: str, history: Sequence[Message],
-                       tools: list[dict[str, Any]]) -> AssistantMessage:
+    async def complete(
+        self, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
+    ) -> AssistantMessage:
         self.seen.append((instructions, list(history), tools))
         if self.delay:
             await anyio.sleep(self.delay)

@@ -50,8 +50,13 @@ def write_skill(project: Path, name: str, text: str) -> Path:
 
 def general_server(**fields: Any) -> dict[str, Any]:
     """The ``mcpServers`` entry of the example server ``general.py`` (stdio, global tools by default)."""
-    return {"command": sys.executable, "args": [str(EXAMPLES / "general.py")], "internalOnly": False,
-            "protocol": "legacy", **fields}
+    return {
+        "command": sys.executable,
+        "args": [str(EXAMPLES / "general.py")],
+        "internalOnly": False,
+        "protocol": "legacy",
+        **fields,
+    }
 
 
 def write_project(
@@ -83,9 +88,9 @@ def write_project(
 
 def stdio_params(config: Path, *args: str) -> StdioServerParameters:
     """Start ``toolsift serve`` (the runnable module) over stdio for ``config``."""
-    return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "toolsift.serve", "--config", str(config), *args],
-                                 cwd=str(config.parent))
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "toolsift.serve", "--config", str(config), *args], cwd=str(config.parent)
+    )
 
 
 @asynccontextmanager

@@ -71,6 +71,7 @@ async def wait_for_file(path: Path, *, process: anyio.abc.Process | None = None)
     Raises:
         RuntimeError: ``process`` exited before the file appeared.
     """
+
     def written() -> str:
         if path.exists() and (text := path.read_text(encoding="utf-8")):
             return text
@@ -107,8 +108,9 @@ async def http_server(script: str = "notes_http.py", *args: str) -> AsyncIterato
         ready, log = Path(tmp) / "ready", Path(tmp) / "stderr.log"
         command = [sys.executable, str(EXAMPLES / script), "--http", "--port", "0", "--ready-file", str(ready), *args]
         with log.open("wb") as stderr:
-            process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                               stderr=stderr)
+            process = await anyio.open_process(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
+            )
         try:
             try:
                 url = (await wait_for_file(ready, process=process)).strip()

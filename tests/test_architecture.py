@@ -19,13 +19,23 @@ ALLOWED = {
     "search": {"registry", "config", "mcp_sessions", "skills"},
     # The composition root: what a config describes, built once for the toolbox and the server.
     "_assembly": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline"},
-    "serve": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_assembly",
-              "(root)"},
+    "serve": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_assembly", "(root)"},
     "agent": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline"},
-    "toolbox": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_assembly",
-                "agent"},
-    "cli": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "agent", "serve",
-            "_assembly", "toolbox", "(root)"},
+    "toolbox": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_assembly", "agent"},
+    "cli": {
+        "registry",
+        "config",
+        "mcp_sessions",
+        "skills",
+        "search",
+        "builtins",
+        "pipeline",
+        "agent",
+        "serve",
+        "_assembly",
+        "toolbox",
+        "(root)",
+    },
 }
 # Root modules every room may use: the exception tree, publishing names, the secret markers and their helpers.
 SHARED = {"_exceptions", "_public", "_redaction"}

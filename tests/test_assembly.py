@@ -15,8 +15,10 @@ from toolsift.serve import ToolsiftServer
 def config_with_servers(tmp_path: Path) -> dict[str, object]:
     # Lazy servers: an assembly that runs them starts none, so no process is needed here.
     server = {"command": "unused-in-this-test", "lazy": True}
-    return {"tools": {"mcpServers": {"notes": server, "vault": {**server, "searchable": False}}},
-            "workspace": str(tmp_path)}
+    return {
+        "tools": {"mcpServers": {"notes": server, "vault": {**server, "searchable": False}}},
+        "workspace": str(tmp_path),
+    }
 
 
 def test_an_assembly_without_servers_has_no_sessions(tmp_path: Path) -> None:
@@ -46,7 +48,11 @@ def test_the_toolbox_and_the_server_hold_what_one_assembly_built(tmp_path: Path)
     assert (box.registry, box.skills, box.manager) == (box.parts.registry, box.parts.skills, box.parts.manager)
     server = ToolsiftServer(config, ServeSettings(gateway=True))
     assert (server.registry, server.skills, server.sessions, server.index) == (
-        server.parts.registry, server.parts.skills, server.parts.manager, server.parts.index)
+        server.parts.registry,
+        server.parts.skills,
+        server.parts.manager,
+        server.parts.index,
+    )
     assert server.index is not None and server.parts.catalog is not None
     builtins_only = ToolsiftServer(config, ServeSettings(gateway=False))
     assert builtins_only.sessions is None and builtins_only.index is None

@@ -48,8 +48,14 @@ def _blocks() -> list[Block]:
     for match in re.finditer(r"^```(\w*)\n(.*?)^```", README, re.S | re.M):
         before = README[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         skip = SKIP.match(before)
-        found.append(Block(match.group(1), match.group(2), README[: match.start()].count("\n") + 1,
-                           skip.group("why") if skip else None))
+        found.append(
+            Block(
+                match.group(1),
+                match.group(2),
+                README[: match.start()].count("\n") + 1,
+                skip.group("why") if skip else None,
+            )
+        )
     return found
 
 
@@ -76,10 +82,14 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_python_block_runs(block: Block, examples: Path, tmp_path: Path) -> None:
     script = tmp_path / "snippet.py"
     script.write_text(block.body, encoding="utf-8")
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path),
-           "TOOLSIFT_PYTHON": sys.executable}
-    done = subprocess.run([sys.executable, str(script)], cwd=examples, env=env, capture_output=True, text=True,
-                          timeout=150, check=False)
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "TOOLSIFT_PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=examples, env=env, capture_output=True, text=True, timeout=150, check=False
+    )
     assert done.returncode == 0, f"{block} failed:\n{done.stderr}"
 
 
@@ -102,8 +112,9 @@ def test_data_block_parses(block: Block, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_demo_table_is_what_the_demo_prints() -> None:
     shown = next(b.body for b in _blocks() if b.language == "" and b.body.startswith("turn "))
     expected = [re.split(r"\s{2,}", row.strip()) for row in shown.strip().splitlines()[1:]]
-    done = subprocess.run([sys.executable, "-m", "toolsift", "demo"], capture_output=True, text=True, timeout=150,
-                          check=False, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolsift", "demo"], capture_output=True, text=True, timeout=150, check=False, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
     printed = [line.split("\t") for line in done.stdout.splitlines()]
     for row in expected:

@@ -25,11 +25,18 @@ SERVERS = ROOT / "examples" / "servers"
 def config_file(folder: Path, *, servers: dict[str, dict[str, object]] | None = None, **agents: object) -> Path:
     """The example servers and skills; ``servers`` adds fields to a server's entry."""
     data: dict[str, Any] = {
-        "tools": {"mcpServers": {
-            "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
-            "general": {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False,
-                        "resources": True, "resourceFilter": ["docs://readme"]},
-        }},
+        "tools": {
+            "mcpServers": {
+                "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
+                "general": {
+                    "command": sys.executable,
+                    "args": [str(SERVERS / "general.py")],
+                    "internalOnly": False,
+                    "resources": True,
+                    "resourceFilter": ["docs://readme"],
+                },
+            }
+        },
         "agents": agents,
         "skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False},
     }
@@ -53,9 +60,12 @@ async def test_use_schemas_call_and_result_through_a_real_server(tmp_path: Path)
         assert names(turn.tools) and all(n.startswith("claude-flow__memory_") for n in names(turn.tools))
         assert "the release date" in turn.instructions
         model = ScriptedModel(
-            AssistantMessage(tool_calls=(ToolCall("1", "claude-flow__memory_store",
-                                                  {"key": "release", "value": "2026-12-01"}),
-                                         ToolCall("2", "general__echo", {"text": "out of scope"}))),
+            AssistantMessage(
+                tool_calls=(
+                    ToolCall("1", "claude-flow__memory_store", {"key": "release", "value": "2026-12-01"}),
+                    ToolCall("2", "general__echo", {"text": "out of scope"}),
+                )
+            ),
             AssistantMessage(tool_calls=(ToolCall("3", "claude-flow__memory_retrieve", {"key": "release"}),)),
             AssistantMessage(text="Stored and read back."),
         )
@@ -148,8 +158,12 @@ async def test_conversation_follows_pinned_and_resource_servers_a_reload_adds(tm
         chat = box.conversation()  # before the reload
         assert not [n for n in names(chat.turn("openai").tools) if n.startswith("pinned__")]
         data["tools"]["mcpServers"]["pinned"] = {
-            "command": sys.executable, "args": [str(SERVERS / "general.py")], "alwaysLoad": True,
-            "resources": True, "resourceFilter": ["docs://readme"]}
+            "command": sys.executable,
+            "args": [str(SERVERS / "general.py")],
+            "alwaysLoad": True,
+            "resources": True,
+            "resourceFilter": ["docs://readme"],
+        }
         path.write_text(json.dumps(data))
         diff = await box.manager.reload()
         assert diff is not None and diff.added == ("pinned",)
@@ -159,8 +173,9 @@ async def test_conversation_follows_pinned_and_resource_servers_a_reload_adds(tm
         assert "docs://readme" in model.seen[0][0]  # its resources reach the instructions
 
 
-def test_find_config_prefers_the_explicit_path_then_cwd_then_user(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_find_config_prefers_the_explicit_path_then_cwd_then_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     with pytest.raises(ConfigError, match="no config file found; looked at .*toolsift.json, .*xdg/toolsift"):
@@ -212,8 +227,10 @@ async def test_an_async_approver_answers_the_calls_the_profile_asks_about(tmp_pa
 async def test_rules_that_match_no_listed_tool_are_logged_when_the_toolbox_starts(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    permissions = {"denylist": ["general__ad"], "ask": ["general__add", "generl__*", "claude-flow__nothing_*",
-                                                          "word_count", "builtin__word_count", "lazy__x"]}
+    permissions = {
+        "denylist": ["general__ad"],
+        "ask": ["general__add", "generl__*", "claude-flow__nothing_*", "word_count", "builtin__word_count", "lazy__x"],
+    }
     lazy = {"command": sys.executable, "args": [str(SERVERS / "general.py")], "lazy": True}
     path = config_file(tmp_path, servers={"general": {}}, ops={"permissions": permissions})
     data = json.loads(path.read_text())
@@ -222,8 +239,9 @@ async def test_rules_that_match_no_listed_tool_are_logged_when_the_toolbox_start
     with caplog.at_level(logging.WARNING, "toolsift.config"):
         async with Toolbox.from_config(path):
             pass
-    unmatched = [record.getMessage().split(": ", 2)[1:] for record in caplog.records
-                 if "matches no tool" in record.getMessage()]
+    unmatched = [
+        record.getMessage().split(": ", 2)[1:] for record in caplog.records if "matches no tool" in record.getMessage()
+    ]
     # Bare names may be tools the application registers itself; a lazy server's tools are not known yet.
     assert [(field, message.split(" matches")[0]) for field, message in unmatched] == [
         ("agents.ops.permissions.denylist", "rule 'general__ad'"),
@@ -282,8 +300,11 @@ async def test_servers_ask_the_agents_model_and_the_person_through_toolbox_callb
     assert "LLM response: forty-two" in sampled.text_content()
     assert model.seen[0][1] == [UserMessage("the answer?")]
     assert "a@b.c" in elicited.text_content() and asked == ["conformance: who?"]
-    assert logs == ["conformance: Tool execution started", "conformance: Tool processing data",
-                    "conformance: Tool execution completed"]
+    assert logs == [
+        "conformance: Tool execution started",
+        "conformance: Tool processing data",
+        "conformance: Tool execution completed",
+    ]
 
 
 async def test_the_workspace_and_the_configs_roots_are_the_servers_roots(tmp_path: Path) -> None:
@@ -291,8 +312,16 @@ async def test_the_workspace_and_the_configs_roots_are_the_servers_roots(tmp_pat
     (tmp_path / "docs").mkdir()
     server = {"command": sys.executable, "args": [str(ROOT / "tests" / "session_server.py")], "internalOnly": False}
     path = tmp_path / "toolsift.json"
-    path.write_text(json.dumps({"tools": {"mcpServers": {"local": server}}, "workspace": "ws",
-                                "roots": ["docs", "ws"], "skills": {"userSkills": False}}))
+    path.write_text(
+        json.dumps(
+            {
+                "tools": {"mcpServers": {"local": server}},
+                "workspace": "ws",
+                "roots": ["docs", "ws"],
+                "skills": {"userSkills": False},
+            }
+        )
+    )
     async with Toolbox.from_config(path) as box:
         listed = await box.registry.execute("local__roots", {})
     ws, docs = (tmp_path / "ws").resolve(), (tmp_path / "docs").resolve()

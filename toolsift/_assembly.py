@@ -44,10 +44,18 @@ def skills_loader(config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | 
     """
     settings = config.skills
     paths = list(settings.paths)
-    sandbox = shared_sandbox(timeout=settings.template_timeout, max_output=settings.template_max_output,
-                             max_memory=settings.template_max_memory, workers=settings.template_workers)
-    return SkillsLoader(project=paths[0] if paths else None, extra=paths[1:], sandbox=sandbox,
-                        user=user_folders(settings.user_skills, user_dir))
+    sandbox = shared_sandbox(
+        timeout=settings.template_timeout,
+        max_output=settings.template_max_output,
+        max_memory=settings.template_max_memory,
+        workers=settings.template_workers,
+    )
+    return SkillsLoader(
+        project=paths[0] if paths else None,
+        extra=paths[1:],
+        sandbox=sandbox,
+        user=user_folders(settings.user_skills, user_dir),
+    )
 
 
 @final
@@ -73,30 +81,49 @@ class Assembly:
         settle_heap: See :class:`ToolRegistry`; only for a process toolsift owns.
     """
 
-    def __init__(self, config: ToolsiftConfig, *, user_skills_dir: str | os.PathLike[str] | None = None,
-                 servers: bool = True, callbacks: ClientCallbacks | None = None, drain_seconds: float | None = None,
-                 trust: TrustedLaunches | None = None, search: bool = True, search_skills: bool = True,
-                 search_backend: BackendName | None = None, record_starts: bool = False,
-                 upstream_names: bool = False, settle_heap: bool = False) -> None:
+    def __init__(
+        self,
+        config: ToolsiftConfig,
+        *,
+        user_skills_dir: str | os.PathLike[str] | None = None,
+        servers: bool = True,
+        callbacks: ClientCallbacks | None = None,
+        drain_seconds: float | None = None,
+        trust: TrustedLaunches | None = None,
+        search: bool = True,
+        search_skills: bool = True,
+        search_backend: BackendName | None = None,
+        record_starts: bool = False,
+        upstream_names: bool = False,
+        settle_heap: bool = False,
+    ) -> None:
         self.config = config
-        self.registry = ToolRegistry(rules=config.tool_rules,
-                                     audit=AuditLog(config.audit.path, record_starts=record_starts),
-                                     upstream_names=upstream_names, settle_heap=settle_heap)
+        self.registry = ToolRegistry(
+            rules=config.tool_rules,
+            audit=AuditLog(config.audit.path, record_starts=record_starts),
+            upstream_names=upstream_names,
+            settle_heap=settle_heap,
+        )
         self.skills = skills_loader(config, user_dir=user_skills_dir)
         self.manager: McpServerManager | None = None
         if servers:
             options = default_session_options(config)
             if callbacks is not None:
                 options = replace(options, callbacks=callbacks)
-            self.manager = McpServerManager(self.registry, config, options=options, drain_seconds=drain_seconds,
-                                            trust=trust)
+            self.manager = McpServerManager(
+                self.registry, config, options=options, drain_seconds=drain_seconds, trust=trust
+            )
         self.catalog = SkillCatalog(self.skills, self.manager)
         self.index: SearchIndex | None = None
         if search:
             manager = self.manager
-            self.index = SearchIndex(self.registry, self.catalog if search_skills else None,
-                                     backend=search_backend or config.search.backend, unsearchable=self.unsearchable,
-                                     server_descriptions=lambda: server_descriptions(manager or {}))
+            self.index = SearchIndex(
+                self.registry,
+                self.catalog if search_skills else None,
+                backend=search_backend or config.search.backend,
+                unsearchable=self.unsearchable,
+                server_descriptions=lambda: server_descriptions(manager or {}),
+            )
 
     @property
     def sessions(self) -> McpServerManager:
@@ -124,8 +151,9 @@ class Assembly:
 
     def discovery(self, profile: AgentConfig, permissions: Permissions) -> Discovery:
         """A fresh tool-search state (pinned tools, unlocks) for one conversation or client of ``profile``."""
-        return Discovery.for_agent(self.registry, profile, permissions=permissions, servers=self.servers,
-                                   unsearchable=self.unsearchable)
+        return Discovery.for_agent(
+            self.registry, profile, permissions=permissions, servers=self.servers, unsearchable=self.unsearchable
+        )
 
     def warn_unmatched_globs(self, **options: Any) -> None:
         """Log the permission globs that match no tool (a denylist that protects nothing), once tools are listed.
@@ -149,8 +177,12 @@ class Assembly:
                 await stack.enter_async_context(self.manager)
             if self.index is not None:
                 # search_tools sits in the internal tier: only a conversation's discovery pins it into its turns.
-                self.registry.register(SearchToolsTool(self.index, auto_unlock=self.config.search.auto_unlock,
-                                                       prepare=self.start_searchable_lazy), internal=True)
+                self.registry.register(
+                    SearchToolsTool(
+                        self.index, auto_unlock=self.config.search.auto_unlock, prepare=self.start_searchable_lazy
+                    ),
+                    internal=True,
+                )
                 background = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(background.cancel_scope.cancel)
                 await background.start(self.index.maintain)

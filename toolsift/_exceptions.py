@@ -121,9 +121,7 @@ class DuplicateTool(RegistryError, ValueError):
 
     def __init__(self, name: str) -> None:
         self.name = name
-        super().__init__(
-            f"Tool {name!r} is already registered; unregister it first or use replace_server()"
-        )
+        super().__init__(f"Tool {name!r} is already registered; unregister it first or use replace_server()")
 
 
 class InvalidToolName(RegistryError, ValueError):
@@ -240,8 +238,9 @@ class SignInRequired(SessionError):
 
     def __init__(self, server: str) -> None:
         self.server = server
-        super().__init__(f"MCP server {server!r} needs you to sign in (OAuth): run `toolsift auth login {server}`, "
-                         "then start again")
+        super().__init__(
+            f"MCP server {server!r} needs you to sign in (OAuth): run `toolsift auth login {server}`, then start again"
+        )
 
 
 class SecretError(SessionError):

@@ -110,14 +110,28 @@ class Toolbox:
             ``skills`` and ``manager`` are its parts.
     """
 
-    def __init__(self, config: ToolsiftConfig, *, user_skills_dir: Path | None = None, watch: bool = False,
-                 drain_seconds: float | None = None, search_backend: BackendName | None = None,
-                 callbacks: ClientCallbacks | None = None, trust: TrustedLaunches | None = None) -> None:
+    def __init__(
+        self,
+        config: ToolsiftConfig,
+        *,
+        user_skills_dir: Path | None = None,
+        watch: bool = False,
+        drain_seconds: float | None = None,
+        search_backend: BackendName | None = None,
+        callbacks: ClientCallbacks | None = None,
+        trust: TrustedLaunches | None = None,
+    ) -> None:
         self.config = config
         self.search_backend: BackendName = search_backend or config.search.backend
         self.dropped: Mapping[str, str] = {}
-        self.parts = Assembly(config, user_skills_dir=user_skills_dir, callbacks=callbacks,
-                              drain_seconds=drain_seconds, trust=trust, search_backend=self.search_backend)
+        self.parts = Assembly(
+            config,
+            user_skills_dir=user_skills_dir,
+            callbacks=callbacks,
+            drain_seconds=drain_seconds,
+            trust=trust,
+            search_backend=self.search_backend,
+        )
         self.registry = self.parts.registry
         self.skills = self.parts.skills
         self.manager = self.parts.sessions
@@ -127,17 +141,30 @@ class Toolbox:
         self._stack: AsyncExitStack | None = None
 
     @classmethod
-    def from_config(cls, path: str | os.PathLike[str] | None = None, *, user_skills_dir: Path | None = None,
-                    watch: bool = False, drain_seconds: float | None = None,
-                    search_backend: BackendName | None = None, callbacks: ClientCallbacks | None = None) -> Toolbox:
+    def from_config(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        user_skills_dir: Path | None = None,
+        watch: bool = False,
+        drain_seconds: float | None = None,
+        search_backend: BackendName | None = None,
+        callbacks: ClientCallbacks | None = None,
+    ) -> Toolbox:
         """Load a config file (see :func:`find_config`) into a toolbox that is not started yet.
 
         Raises:
             ConfigError: When no file is found or the file is invalid.
         """
         report = validate_config(find_config(path))
-        box = cls(report.usable(), user_skills_dir=user_skills_dir, watch=watch, drain_seconds=drain_seconds,
-                  search_backend=search_backend, callbacks=callbacks)
+        box = cls(
+            report.usable(),
+            user_skills_dir=user_skills_dir,
+            watch=watch,
+            drain_seconds=drain_seconds,
+            search_backend=search_backend,
+            callbacks=callbacks,
+        )
         box.dropped = report.dropped
         return box
 
@@ -184,8 +211,9 @@ class Toolbox:
         self._stack = stack
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.aclose()
@@ -215,8 +243,14 @@ class Toolbox:
         finally:
             self._watching = False
 
-    def conversation(self, agent: str | None = None, *, instructions: str = "",
-                     call_handler: CallHandler | None = None, approver: Approver | None = None) -> Conversation:
+    def conversation(
+        self,
+        agent: str | None = None,
+        *,
+        instructions: str = "",
+        call_handler: CallHandler | None = None,
+        approver: Approver | None = None,
+    ) -> Conversation:
         """A conversation under the agent profile ``agent`` (the default profile if None).
 
         Pinned (``alwaysLoad``) servers and the resources of ``resources: true``
@@ -237,10 +271,18 @@ class Toolbox:
             # Empty (and nothing read) while no server in force asks for its resources in context.
             return await resource_context(sessions)
 
-        return Conversation.for_agent(self.registry, self.catalog, profile, instructions=instructions,
-                                      call_handler=call_handler, discovery=discovery, context=resources,
-                                      permissions=permissions, start_servers=manager.start_lazy,
-                                      server_instructions=lambda: server_instructions(sessions))
+        return Conversation.for_agent(
+            self.registry,
+            self.catalog,
+            profile,
+            instructions=instructions,
+            call_handler=call_handler,
+            discovery=discovery,
+            context=resources,
+            permissions=permissions,
+            start_servers=manager.start_lazy,
+            server_instructions=lambda: server_instructions(sessions),
+        )
 
     def agents(self) -> Sequence[str]:
         """The agent profiles the config defines."""

@@ -39,10 +39,10 @@ __all__ = ["haproxy_config"]
 # The JSON-RPC error HAProxy answers with, by status, so MCP clients see why (id null: the request's is unknown).
 _ERRORS = {
     502: "the gateway replica serving this request stopped before it answered; the request may or may not "
-         "have been carried out",
+    "have been carried out",
     503: "no gateway replica is available",
     504: "the gateway replica serving this request did not answer in time; the request may or may not have "
-         "been carried out",
+    "been carried out",
 }
 
 
@@ -51,8 +51,14 @@ def _error_line(status: int, message: str) -> str:
     return f"    http-error status {status} content-type application/json string '{body}'"
 
 
-def haproxy_config(upstreams: Sequence[str], *, port: int, host: str = "127.0.0.1", admin_socket: Path | None = None,
-                   health_path: str = "/readyz") -> str:
+def haproxy_config(
+    upstreams: Sequence[str],
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    admin_socket: Path | None = None,
+    health_path: str = "/readyz",
+) -> str:
     """A ``haproxy.cfg`` spreading requests over ``upstreams`` (``host:port`` each; servers ``r0``, ``r1``...).
 
     Args:
@@ -105,8 +111,7 @@ def _run(arguments: argparse.Namespace) -> None:
         sys.exit("haproxy is not installed (Debian package haproxy)")
     with tempfile.TemporaryDirectory(prefix="toolsift-haproxy-") as folder:
         path = Path(folder) / "haproxy.cfg"
-        path.write_text(haproxy_config(arguments.upstreams, port=arguments.port, host=arguments.host),
-                        encoding="utf-8")
+        path.write_text(haproxy_config(arguments.upstreams, port=arguments.port, host=arguments.host), encoding="utf-8")
         print(f"haproxy on http://{arguments.host}:{arguments.port}/mcp (config {path})", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             subprocess.run([program, "-f", str(path), "-db"], check=False)

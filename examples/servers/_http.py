@@ -70,8 +70,9 @@ def bind_loopback(port: int = 0) -> socket.socket:
     return sock
 
 
-def serve_http(app: ASGIApp, *, port: int = 0, ready_file: Path | None = None,
-               sock: socket.socket | None = None) -> None:
+def serve_http(
+    app: ASGIApp, *, port: int = 0, ready_file: Path | None = None, sock: socket.socket | None = None
+) -> None:
     """Serve ``app`` on 127.0.0.1 until SIGINT/SIGTERM, announcing readiness.
 
     Args:

@@ -43,8 +43,9 @@ PNG_1X1 = base64.b64decode(
 WATCHED = "test://watched-resource"
 STEP_SECONDS = 0.05  # the spec's pause between log lines and between progress steps
 
-mcp = MCPServer("conformance", version="0.1.0", instructions="Every feature the conformance suite checks.",
-                log_level="WARNING")
+mcp = MCPServer(
+    "conformance", version="0.1.0", instructions="Every feature the conformance suite checks.", log_level="WARNING"
+)
 subscribers: dict[str, list[Any]] = {}
 watched_version = 0
 
@@ -73,8 +74,13 @@ def test_audio_content() -> Audio:
 @mcp.tool()
 def test_embedded_resource() -> list[types.ContentBlock]:
     """Return an embedded text resource."""
-    return [types.EmbeddedResource(resource=types.TextResourceContents(
-        uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."))]
+    return [
+        types.EmbeddedResource(
+            resource=types.TextResourceContents(
+                uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
+            )
+        )
+    ]
 
 
 @mcp.tool()
@@ -83,9 +89,13 @@ def test_multiple_content_types() -> list[types.ContentBlock]:
     return [
         types.TextContent(text="Multiple content types test:"),
         types.ImageContent(data=base64.b64encode(PNG_1X1).decode(), mime_type="image/png"),
-        types.EmbeddedResource(resource=types.TextResourceContents(
-            uri="test://mixed-content-resource", mime_type="application/json",
-            text=json.dumps({"test": "data", "value": 123}))),
+        types.EmbeddedResource(
+            resource=types.TextResourceContents(
+                uri="test://mixed-content-resource",
+                mime_type="application/json",
+                text=json.dumps({"test": "data", "value": 123}),
+            )
+        ),
     ]
 
 
@@ -119,7 +129,8 @@ async def test_tool_with_progress(ctx: Context) -> str:
 async def test_sampling(prompt: str, ctx: Context) -> str:
     """Ask the client's model to answer the prompt."""
     result = await ctx.session.create_message(
-        messages=[types.SamplingMessage(role="user", content=types.TextContent(text=prompt))], max_tokens=100)
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(text=prompt))], max_tokens=100
+    )
     content = result.content
     text = content.text if isinstance(content, types.TextContent) else str(content)
     return f"LLM response: {text}"
@@ -158,15 +169,30 @@ _ENUM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
-        "titledSingle": {"type": "string", "oneOf": [{"const": "value1", "title": "First Option"},
-                                                     {"const": "value2", "title": "Second Option"},
-                                                     {"const": "value3", "title": "Third Option"}]},
-        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
-                       "enumNames": ["Option One", "Option Two", "Option Three"]},
+        "titledSingle": {
+            "type": "string",
+            "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"},
+            ],
+        },
+        "legacyEnum": {
+            "type": "string",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
         "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-        "titledMulti": {"type": "array", "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
-                                                             {"const": "value2", "title": "Second Choice"},
-                                                             {"const": "value3", "title": "Third Choice"}]}},
+        "titledMulti": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]
+            },
+        },
     },
 }
 
@@ -174,8 +200,7 @@ _ENUM_SCHEMA: dict[str, Any] = {
 @mcp.tool()
 async def test_elicitation_sep1330_enums(ctx: Context) -> str:
     """Ask with each of the five enum forms."""
-    result = await ctx.session.elicit_form("Please choose options", _ENUM_SCHEMA,
-                                           related_request_id=ctx.request_id)
+    result = await ctx.session.elicit_form("Please choose options", _ENUM_SCHEMA, related_request_id=ctx.request_id)
     return f"Elicitation completed: action={result.action}, content={json.dumps(result.content)}"
 
 
@@ -222,14 +247,19 @@ def static_text() -> str:
     return "This is the content of the static text resource."
 
 
-@mcp.resource("test://static-binary", name="static-binary", mime_type="image/png",
-              description="A static binary resource")
+@mcp.resource(
+    "test://static-binary", name="static-binary", mime_type="image/png", description="A static binary resource"
+)
 def static_binary() -> bytes:
     return PNG_1X1
 
 
-@mcp.resource("test://template/{id}/data", name="template", mime_type="application/json",
-              description="A resource made from a template")
+@mcp.resource(
+    "test://template/{id}/data",
+    name="template",
+    mime_type="application/json",
+    description="A resource made from a template",
+)
 def template(id: str) -> str:
     return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
 
@@ -258,8 +288,13 @@ def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
 def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:  # the spec's name
     """A prompt that embeds a resource."""
     return [
-        UserMessage(content=types.EmbeddedResource(resource=types.TextResourceContents(
-            uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."))),
+        UserMessage(
+            content=types.EmbeddedResource(
+                resource=types.TextResourceContents(
+                    uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."
+                )
+            )
+        ),
         UserMessage(content=types.TextContent(text="Please process the embedded resource above.")),
     ]
 
@@ -274,8 +309,11 @@ def test_prompt_with_image() -> list[Message]:
 
 
 @mcp.completion()
-async def complete(ref: types.PromptReference | types.ResourceTemplateReference, argument: types.CompletionArgument,
-                   context: types.CompletionContext | None) -> types.Completion:
+async def complete(
+    ref: types.PromptReference | types.ResourceTemplateReference,
+    argument: types.CompletionArgument,
+    context: types.CompletionContext | None,
+) -> types.Completion:
     words = ["paris", "park", "party"]
     return types.Completion(values=[word for word in words if word.startswith(argument.value)], has_more=False)
 

@@ -111,21 +111,37 @@ def _env_flag(name: str) -> bool:
 def parse_args(argv: Sequence[str] | None = None) -> tuple[Faults, argparse.Namespace]:
     """Read the faults from ``argv`` and the FAULTY_* environment variables."""
     parser = argparse.ArgumentParser(description="An MCP server that misbehaves on request.")
-    for flag in ("crash-at-start", "hang", "inject", "rpc-errors", "notification-error", "fake-capabilities",
-                 "fake-tasks", "old-protocol"):
+    for flag in (
+        "crash-at-start",
+        "hang",
+        "inject",
+        "rpc-errors",
+        "notification-error",
+        "fake-capabilities",
+        "fake-tasks",
+        "old-protocol",
+    ):
         variable = "FAULTY_" + flag.upper().replace("-", "_")
         parser.add_argument(f"--{flag}", action="store_true", default=_env_flag(variable), help=f"or {variable}=1")
     numeric: tuple[tuple[str, type[int] | type[float], float | None], ...] = (
-        ("crash-after", int, None), ("malformed-after", int, None), ("delay", float, 0.0), ("init-delay", float, 0.0)
+        ("crash-after", int, None),
+        ("malformed-after", int, None),
+        ("delay", float, 0.0),
+        ("init-delay", float, 0.0),
     )
     for flag, kind, fallback in numeric:
         variable = "FAULTY_" + flag.upper().replace("-", "_")
         raw = os.environ.get(variable)
         default = kind(raw) if raw else fallback
-        parser.add_argument(f"--{flag}", type=kind, default=default, metavar="N" if kind is int else "X",
-                            help=f"or {variable}")
-    parser.add_argument("--spawn-helper", default=os.environ.get("FAULTY_SPAWN_HELPER") or None, metavar="PATH",
-                        help="or FAULTY_SPAWN_HELPER")
+        parser.add_argument(
+            f"--{flag}", type=kind, default=default, metavar="N" if kind is int else "X", help=f"or {variable}"
+        )
+    parser.add_argument(
+        "--spawn-helper",
+        default=os.environ.get("FAULTY_SPAWN_HELPER") or None,
+        metavar="PATH",
+        help="or FAULTY_SPAWN_HELPER",
+    )
     add_http_arguments(parser)
     parser.add_argument("--json-response", action="store_true", help="with --http: JSON bodies instead of SSE streams")
     args = parser.parse_args(argv)
@@ -245,24 +261,60 @@ def build_table(faults: Faults, counts: dict[str, int]) -> ToolTable:
     read_only = types.ToolAnnotations(read_only_hint=True)
     text_schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
     message_schema = {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}
-    table.add(types.Tool(name="echo", description="Return the text.", input_schema=text_schema,
-                         annotations=read_only), echo)
-    table.add(types.Tool(name="fail", description="Fail with the message.", input_schema=message_schema,
-                         annotations=read_only), fail)
-    table.add(types.Tool(name="add_tool", description="Register a new tool and announce the change.",
-                         input_schema=NAME_SCHEMA), add_tool)
-    table.add(types.Tool(name="remove_tool", description="Unregister a tool and announce the change.",
-                         input_schema=NAME_SCHEMA, annotations=types.ToolAnnotations(destructive_hint=True)),
-              remove_tool)
+    table.add(
+        types.Tool(name="echo", description="Return the text.", input_schema=text_schema, annotations=read_only), echo
+    )
+    table.add(
+        types.Tool(
+            name="fail", description="Fail with the message.", input_schema=message_schema, annotations=read_only
+        ),
+        fail,
+    )
+    table.add(
+        types.Tool(
+            name="add_tool", description="Register a new tool and announce the change.", input_schema=NAME_SCHEMA
+        ),
+        add_tool,
+    )
+    table.add(
+        types.Tool(
+            name="remove_tool",
+            description="Unregister a tool and announce the change.",
+            input_schema=NAME_SCHEMA,
+            annotations=types.ToolAnnotations(destructive_hint=True),
+        ),
+        remove_tool,
+    )
     count_schema = {"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}}, "required": ["count"]}
-    table.add(types.Tool(name="announce", description="Announce a tools/list_changed burst without changing the list.",
-                         input_schema=count_schema, annotations=read_only), announce)
+    table.add(
+        types.Tool(
+            name="announce",
+            description="Announce a tools/list_changed burst without changing the list.",
+            input_schema=count_schema,
+            annotations=read_only,
+        ),
+        announce,
+    )
     size_schema = {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}}, "required": ["size"]}
-    table.add(types.Tool(name="big", description="Answer with that many characters of numbered lines.",
-                         input_schema=size_schema, annotations=read_only), big)
+    table.add(
+        types.Tool(
+            name="big",
+            description="Answer with that many characters of numbered lines.",
+            input_schema=size_schema,
+            annotations=read_only,
+        ),
+        big,
+    )
     if faults.fake_tasks:
-        table.add(types.Tool(name="research", description="Claims to run only as a task.", input_schema=NAME_SCHEMA,
-                             execution=types.ToolExecution(task_support="required")), no_tasks)
+        table.add(
+            types.Tool(
+                name="research",
+                description="Claims to run only as a task.",
+                input_schema=NAME_SCHEMA,
+                execution=types.ToolExecution(task_support="required"),
+            ),
+            no_tasks,
+        )
     return table
 
 

@@ -38,9 +38,15 @@ from mcp.server.stdio import stdio_server
 
 # Tools that create something, and the kind of id they hand out.
 CREATES = {
-    "swarm_init": "swarm", "agent_spawn": "agent", "agent_clone": "agent", "task_create": "task",
-    "task_orchestrate": "task", "workflow_create": "workflow", "workflow_template": "workflow",
-    "session_start": "session", "session_fork": "session",
+    "swarm_init": "swarm",
+    "agent_spawn": "agent",
+    "agent_clone": "agent",
+    "task_create": "task",
+    "task_orchestrate": "task",
+    "workflow_create": "workflow",
+    "workflow_template": "workflow",
+    "session_start": "session",
+    "session_fork": "session",
 }
 
 
@@ -79,7 +85,8 @@ def build_server(page_size: int = 0) -> Server[Any]:
         name = entry.tool.name
         table.add(entry.tool, memory_handler(memory[name]) if name in memory else status_handler(entry))
     return table.server(
-        "flow", version="2.0.0",
+        "flow",
+        version="2.0.0",
         instructions="Swarm orchestration: memory, agents, tasks, workflows, sessions, hooks and platform tools.",
     )
 

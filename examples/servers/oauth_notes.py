@@ -67,25 +67,34 @@ class ApproveEverything(OAuthAuthorizationServerProvider[AuthorizationCode, Refr
         code = secrets.token_urlsafe(16)
         assert client.client_id is not None
         self.codes[code] = AuthorizationCode(
-            code=code, scopes=params.scopes or SCOPES, expires_at=time.time() + 300, client_id=client.client_id,
-            code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
-            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource)
+            code=code,
+            scopes=params.scopes or SCOPES,
+            expires_at=time.time() + 300,
+            client_id=client.client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource,
+        )
         return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
 
-    async def load_authorization_code(self, client: OAuthClientInformationFull,
-                                      authorization_code: str) -> AuthorizationCode | None:
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
         return self.codes.get(authorization_code)
 
-    async def exchange_authorization_code(self, client: OAuthClientInformationFull,
-                                          authorization_code: AuthorizationCode) -> OAuthToken:
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
         self.codes.pop(authorization_code.code, None)
         return self._issue(authorization_code.client_id, authorization_code.scopes, authorization_code.resource)
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
         return self.refresh.get(refresh_token)
 
-    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
-                                     scopes: list[str]) -> OAuthToken:
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
         self.refresh.pop(refresh_token.token, None)
         return self._issue(refresh_token.client_id, scopes or refresh_token.scopes, None)
 
@@ -100,20 +109,35 @@ class ApproveEverything(OAuthAuthorizationServerProvider[AuthorizationCode, Refr
     def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         expires = int(time.time()) + self.token_seconds
-        self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes, expires_at=expires,
-                                          resource=resource)
+        self.access[access] = AccessToken(
+            token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource
+        )
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes)
-        return OAuthToken(access_token=access, token_type="Bearer", expires_in=self.token_seconds,
-                          refresh_token=refresh, scope=" ".join(scopes))
+        return OAuthToken(
+            access_token=access,
+            token_type="Bearer",
+            expires_in=self.token_seconds,
+            refresh_token=refresh,
+            scope=" ".join(scopes),
+        )
 
 
 def build(base: str, token_seconds: int) -> MCPServer:
     """The server for ``base`` (``http://127.0.0.1:PORT``): its own issuer and protected resource."""
-    settings = AuthSettings(issuer_url=base, resource_server_url=f"{base}/mcp", required_scopes=SCOPES,  # type: ignore[arg-type]
-                            client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES,
-                                                                                   default_scopes=SCOPES))
-    mcp = MCPServer("oauth-notes", version="0.1.0", instructions="Notes behind OAuth.", log_level="WARNING",
-                    auth=settings, auth_server_provider=ApproveEverything(token_seconds))
+    settings = AuthSettings(
+        issuer_url=base,
+        resource_server_url=f"{base}/mcp",
+        required_scopes=SCOPES,  # type: ignore[arg-type]
+        client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=SCOPES, default_scopes=SCOPES),
+    )
+    mcp = MCPServer(
+        "oauth-notes",
+        version="0.1.0",
+        instructions="Notes behind OAuth.",
+        log_level="WARNING",
+        auth=settings,
+        auth_server_provider=ApproveEverything(token_seconds),
+    )
     notes: dict[str, str] = {}
 
     @mcp.tool()

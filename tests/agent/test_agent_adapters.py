@@ -27,13 +27,24 @@ SERVERS = ROOT / "examples" / "servers"
 @pytest.fixture
 async def box(tmp_path: Path) -> AsyncIterator[Toolbox]:
     config = tmp_path / "toolsift.json"
-    config.write_text(json.dumps({
-        "tools": {"mcpServers": {
-            "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
-            "general": {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False},
-        }, "permissions": [{"match": "claude-flow__*_delete", "requiredLevel": "admin"}]},
-        "skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False},
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "tools": {
+                    "mcpServers": {
+                        "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
+                        "general": {
+                            "command": sys.executable,
+                            "args": [str(SERVERS / "general.py")],
+                            "internalOnly": False,
+                        },
+                    },
+                    "permissions": [{"match": "claude-flow__*_delete", "requiredLevel": "admin"}],
+                },
+                "skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False},
+            }
+        )
+    )
     async with Toolbox.from_config(config) as started:
         yield started
 
@@ -91,19 +102,33 @@ async def test_openai_agents_server_follows_use_and_returns_denials_as_error_res
     class ScriptedModel(Model):
         """Calls general__echo on a run's first request, then answers; records the tools it is offered."""
 
-        async def get_response(self, system_instructions: str | None, input: Any, model_settings: Any,
-                               tools: list[Any], output_schema: Any, handoffs: Any, tracing: Any,
-                               **_: Any) -> ModelResponse:
+        async def get_response(
+            self,
+            system_instructions: str | None,
+            input: Any,
+            model_settings: Any,
+            tools: list[Any],
+            output_schema: Any,
+            handoffs: Any,
+            tracing: Any,
+            **_: Any,
+        ) -> ModelResponse:
             seen.append({tool.name for tool in tools})
             results = [item for item in input if isinstance(item, dict) and item.get("type") == "function_call_output"]
             if len(results) < len(seen) // 2 + len(seen) % 2:
-                call = ResponseFunctionToolCall(id=f"c{len(seen)}", call_id=f"c{len(seen)}", type="function_call",
-                                                name=plan[0][0], arguments=plan[0][1])
+                call = ResponseFunctionToolCall(
+                    id=f"c{len(seen)}",
+                    call_id=f"c{len(seen)}",
+                    type="function_call",
+                    name=plan[0][0],
+                    arguments=plan[0][1],
+                )
                 return ModelResponse(output=[call], usage=Usage(), response_id=None)
             outputs.append(str(results[-1]["output"]))
             text = ResponseOutputText(type="output_text", text="done", annotations=[])
-            message = ResponseOutputMessage(id="m", type="message", role="assistant", status="completed",
-                                            content=[text])
+            message = ResponseOutputMessage(
+                id="m", type="message", role="assistant", status="completed", content=[text]
+            )
             return ModelResponse(output=[message], usage=Usage(), response_id=None)
 
         def stream_response(self, *args: Any, **kwargs: Any) -> Any:
@@ -119,8 +144,9 @@ async def test_openai_agents_server_follows_use_and_returns_denials_as_error_res
 
     await conversation.handle_command("/use flow-memory the release date")
     plan[0] = ("claude-flow__memory_delete", '{"key": "release"}')
-    second = await Runner.run(agent, [*first.to_input_list(), {"role": "user", "content": "forget it"}],
-                              run_config=config)
+    second = await Runner.run(
+        agent, [*first.to_input_list(), {"role": "user", "content": "forget it"}], run_config=config
+    )
     assert second.final_output == "done" and "layer 5" in outputs[-1]
     assert seen[-1] and all(name.startswith("claude-flow__memory_") for name in seen[-1])
     assert [(e.kind, e.layer) for e in events] == [("tool.executed", None), ("tool.denied", 5)]
@@ -149,4 +175,3 @@ async def test_langchain_tools_follow_use_and_return_denials_as_error_messages(b
     stale = await echo.ainvoke({"name": "general__echo", "args": {"text": "x"}, "id": "2", "type": "tool_call"})
     assert isinstance(stale, ToolMessage) and stale.status == "error" and "layer 4" in str(stale.content)
     assert [(e.kind, e.layer) for e in events] == [("tool.executed", None), ("tool.denied", 5), ("tool.denied", 4)]
-

@@ -62,9 +62,15 @@ def registry() -> ToolRegistry:
     registry = ToolRegistry()
     registry.register_many([RecordingTool("read_file", read_only=True), RecordingTool("write_file")])
     registry.replace_server("general", [RecordingTool("general__echo", read_only=True)], internal=False)
-    registry.replace_server("claude-flow", [RecordingTool("claude-flow__memory_store"),
-                                            RecordingTool("claude-flow__memory_search", read_only=True),
-                                            RecordingTool("claude-flow__swarm_init")], internal=True)
+    registry.replace_server(
+        "claude-flow",
+        [
+            RecordingTool("claude-flow__memory_store"),
+            RecordingTool("claude-flow__memory_search", read_only=True),
+            RecordingTool("claude-flow__swarm_init"),
+        ],
+        internal=True,
+    )
     return registry
 
 
@@ -236,8 +242,15 @@ async def test_send_runs_tool_rounds_until_the_model_answers(registry: ToolRegis
     assert reply.text == "done" and reply.rounds == 2 and reply.limit is None
     assert [m.call.id for m in reply.tool_calls] == ["a", "b", "c"]
     assert reply.tool_calls[2].result.is_error
-    assert [m.role for m in conversation.history] == ["user", "assistant", "tool", "assistant", "tool", "tool",
-                                                       "assistant"]
+    assert [m.role for m in conversation.history] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
 
 
 async def test_send_answers_commands_without_the_model(registry: ToolRegistry, skills: SkillSet) -> None:
@@ -282,8 +295,9 @@ async def test_call_time_limit_turns_into_a_tool_error(registry: ToolRegistry) -
 
 
 async def test_conversation_for_an_agent_profile(registry: ToolRegistry) -> None:
-    agent = AgentConfig.model_validate({"allowedTools": ["read_*"], "planMode": True,
-                                        "permissions": {"level": "read"}, "limits": {"maxRounds": 2}})
+    agent = AgentConfig.model_validate(
+        {"allowedTools": ["read_*"], "planMode": True, "permissions": {"level": "read"}, "limits": {"maxRounds": 2}}
+    )
     conversation = Conversation.for_agent(registry, None, agent.model_copy(update={"name": "reader"}))
     assert tool_names(conversation.turn().tools) == ["read_file"]
     assert conversation.limits.max_rounds == 2 and conversation.permissions.level == Level.READ
@@ -313,13 +327,18 @@ class SwappableSkills:
         return [self.skill]
 
 
-GLOBS = st.lists(st.sampled_from(["read_file", "write_file", "general__*", "claude-flow__memory_*",
-                                  "claude-flow__*", "*_file", "*"]), max_size=3)
+GLOBS = st.lists(
+    st.sampled_from(
+        ["read_file", "write_file", "general__*", "claude-flow__memory_*", "claude-flow__*", "*_file", "*"]
+    ),
+    max_size=3,
+)
 
 
 def grant(allowed: list[str], disallowed: list[str]) -> Skill:
-    return Skill.model_validate({"name": "ops", "description": "Ops.", "allowed-tools": allowed,
-                                 "disallowed-tools": disallowed})
+    return Skill.model_validate(
+        {"name": "ops", "description": "Ops.", "allowed-tools": allowed, "disallowed-tools": disallowed}
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -331,8 +350,11 @@ def test_calls_follow_the_skill_as_it_is_now_not_as_it_was_used(
         reg = ToolRegistry()
         reg.register_many([RecordingTool("read_file"), RecordingTool("write_file")])
         reg.replace_server("general", [RecordingTool("general__echo")], internal=False)
-        reg.replace_server("claude-flow", [RecordingTool("claude-flow__memory_store"),
-                                           RecordingTool("claude-flow__swarm_init")], internal=True)
+        reg.replace_server(
+            "claude-flow",
+            [RecordingTool("claude-flow__memory_store"), RecordingTool("claude-flow__swarm_init")],
+            internal=True,
+        )
         source = SwappableSkills(grant(before, []))
         conversation = Conversation(reg, source)
         await conversation.use("ops")
@@ -356,8 +378,10 @@ async def test_a_skill_that_is_gone_is_dropped_once_with_a_notice(registry: Tool
     source.skill = skills.get("code-assist")
     reply = await conversation.send("/tools", ScriptedModel(AssistantMessage(text="never")))
     assert "claude-flow" not in reply.text
-    assert reply.notices == ["Skill 'flow-memory' is no longer active: it is no longer loaded (removed or "
-                             "renamed). The conversation goes on without a skill."]
+    assert reply.notices == [
+        "Skill 'flow-memory' is no longer active: it is no longer loaded (removed or "
+        "renamed). The conversation goes on without a skill."
+    ]
     assert conversation.take_notices() == [] and conversation.active_skill is None
 
 
@@ -393,8 +417,10 @@ async def test_a_huge_text_result_is_cut_to_the_default_cap_with_a_note(registry
     assert isinstance(sent, ToolMessage)
     kept, note = texts(sent.result)
     assert kept == "x" * 100_000  # 25,000 tokens at 4 bytes each
-    assert note.startswith("[toolsift: this result was cut to fit the limit of 100,000 bytes (about 25,000 "
-                           "tokens): the tool returned 2,000,000 bytes, 100,000 are shown.")
+    assert note.startswith(
+        "[toolsift: this result was cut to fit the limit of 100,000 bytes (about 25,000 "
+        "tokens): the tool returned 2,000,000 bytes, 100,000 are shown."
+    )
 
 
 @pytest.mark.parametrize("cap", range(95, 104))
@@ -408,10 +434,18 @@ async def test_cutting_text_keeps_whole_utf8_characters(cap: int) -> None:
 async def test_blocks_past_the_cap_are_cut_or_left_out_and_named() -> None:
     image = mcp_types.ImageContent(data="A" * 400, mime_type="image/png")
     link = mcp_types.ResourceLink(uri="file:///a", name="a")
-    result = ToolResult(content=[mcp_types.TextContent(text="a" * 60), image, link,
-                                 mcp_types.TextContent(text="b" * 60), mcp_types.TextContent(text="c" * 60),
-                                 mcp_types.AudioContent(data="B" * 8, mime_type="audio/wav")],
-                        structured_content={"rows": ["a" * 60]}, is_error=True)
+    result = ToolResult(
+        content=[
+            mcp_types.TextContent(text="a" * 60),
+            image,
+            link,
+            mcp_types.TextContent(text="b" * 60),
+            mcp_types.TextContent(text="c" * 60),
+            mcp_types.AudioContent(data="B" * 8, mime_type="audio/wav"),
+        ],
+        structured_content={"rows": ["a" * 60]},
+        is_error=True,
+    )
     cut = await call_fixed(result, LimitsConfig(max_result_bytes=160))
     assert cut.is_error and cut.structured_content is None
     link_size = result_size(ToolResult(content=[link]))
@@ -419,8 +453,10 @@ async def test_blocks_past_the_cap_are_cut_or_left_out_and_named() -> None:
     assert cut.content[1] == link
     kept_a, kept_b, note = texts(cut)
     assert kept_a == "a" * 60 and kept_b == "b" * (160 - 60 - link_size)
-    assert note.endswith("160 are shown; left out: 1 audio block, 1 image block, 1 text block, the structured "
-                         "content. Ask for less (a narrower query, a range, a page) to see the rest.]")
+    assert note.endswith(
+        "160 are shown; left out: 1 audio block, 1 image block, 1 text block, the structured "
+        "content. Ask for less (a narrower query, a range, a page) to see the rest.]"
+    )
 
 
 async def test_structured_content_alone_is_cut_as_its_json_text() -> None:
@@ -440,12 +476,13 @@ async def test_a_cut_untrusted_text_keeps_its_closing_fence() -> None:
     fenced = fence("secret " * 1000, server="s", tool="t", nonce="0123abcd")
     closing = "\n<<<END UNTRUSTED TOOL RESULT id=0123abcd>>>"
     kept = texts(await call_fixed(ToolResult.text(fenced), LimitsConfig(max_result_bytes=200)))[0]
-    assert kept == fenced[:200 - len(closing)] + closing
+    assert kept == fenced[: 200 - len(closing)] + closing
 
 
 async def test_a_result_up_to_the_cap_passes_unchanged_and_one_byte_more_is_cut() -> None:
-    result = ToolResult(content=[mcp_types.TextContent(text="x" * 99),
-                                 mcp_types.ImageContent(data="AAAA", mime_type="image/png")])
+    result = ToolResult(
+        content=[mcp_types.TextContent(text="x" * 99), mcp_types.ImageContent(data="AAAA", mime_type="image/png")]
+    )
     assert await call_fixed(result, LimitsConfig(max_result_bytes=103)) is result
     cut = await call_fixed(result, LimitsConfig(max_result_bytes=102))
     assert texts(cut)[0] == "x" * 99 and "left out: 1 image block" in texts(cut)[1]
@@ -455,8 +492,13 @@ async def test_a_result_up_to_the_cap_passes_unchanged_and_one_byte_more_is_cut(
 
 @pytest.mark.parametrize(
     ("limits", "cap"),
-    [({}, 100_000), ({"maxResultTokens": 10}, 40), ({"maxResultBytes": 30}, 30),
-     ({"maxResultTokens": 5, "maxResultBytes": 30}, 20), ({"maxResultTokens": None}, None)],
+    [
+        ({}, 100_000),
+        ({"maxResultTokens": 10}, 40),
+        ({"maxResultBytes": 30}, 30),
+        ({"maxResultTokens": 5, "maxResultBytes": 30}, 20),
+        ({"maxResultTokens": None}, None),
+    ],
 )
 def test_the_cap_comes_from_the_agent_limits(limits: dict[str, Any], cap: int | None) -> None:
     assert result_cap(LimitsConfig.model_validate(limits)) == cap
@@ -479,8 +521,9 @@ async def test_calls_take_the_pipeline_path_and_refusals_are_marked_audited(regi
 async def test_a_pipeline_handle_adds_its_stages_to_the_agent_loop(registry: ToolRegistry) -> None:
     events: list[AuditEvent] = []
     registry.audit.subscribe(events.append)
-    pipeline = Pipeline.for_registry(registry, [Middleware(AuditTrail, audit=registry.audit),
-                                                Middleware(SecurityGuard, max_argument_bytes=10)])
+    pipeline = Pipeline.for_registry(
+        registry, [Middleware(AuditTrail, audit=registry.audit), Middleware(SecurityGuard, max_argument_bytes=10)]
+    )
     conversation = Conversation(registry, call_handler=pipeline.handle)
     refused = await conversation.call_tool(ToolCall("1", "general__echo", {"text": "x" * 50}))
     assert "over the limit of 10 bytes" in refused.result.text_content()

@@ -103,20 +103,27 @@ def test_load_model_names_the_missing_extra(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_tool_results_convert_without_loss() -> None:
-    result = ToolResult(content=[
-        mcp_types.TextContent(text="hello"),
-        mcp_types.ImageContent(data="aGVsbG8=", mime_type="image/png"),
-        mcp_types.AudioContent(data="A" * 40000, mime_type="audio/wav"),
-        mcp_types.EmbeddedResource(resource=mcp_types.TextResourceContents(uri="file:///a.txt", text="inline me")),
-        mcp_types.EmbeddedResource(resource=mcp_types.BlobResourceContents(uri="file:///b.bin", blob="AAAA")),
-        mcp_types.ResourceLink(uri="file:///c.md", name="c.md", mime_type="text/markdown"),
-    ])
+    result = ToolResult(
+        content=[
+            mcp_types.TextContent(text="hello"),
+            mcp_types.ImageContent(data="aGVsbG8=", mime_type="image/png"),
+            mcp_types.AudioContent(data="A" * 40000, mime_type="audio/wav"),
+            mcp_types.EmbeddedResource(resource=mcp_types.TextResourceContents(uri="file:///a.txt", text="inline me")),
+            mcp_types.EmbeddedResource(resource=mcp_types.BlobResourceContents(uri="file:///b.bin", blob="AAAA")),
+            mcp_types.ResourceLink(uri="file:///c.md", name="c.md", mime_type="text/markdown"),
+        ]
+    )
     call = ToolCall("c1", "t", {})
     history = [UserMessage("q"), AssistantMessage(None, (call,)), ToolMessage(call, result)]
     openai_text = to_openai_messages("", history)[-1]["content"]
-    for expected in ("hello", "[image result: image/png, 5 bytes]", "[audio result: audio/wav, 29 KB]",
-                     "[resource file:///a.txt]\ninline me", "[binary resource file:///b.bin: application/octet-stream",
-                     "[resource link: c.md file:///c.md, text/markdown]"):
+    for expected in (
+        "hello",
+        "[image result: image/png, 5 bytes]",
+        "[audio result: audio/wav, 29 KB]",
+        "[resource file:///a.txt]\ninline me",
+        "[binary resource file:///b.bin: application/octet-stream",
+        "[resource link: c.md file:///c.md, text/markdown]",
+    ):
         assert expected in openai_text
     blocks = to_anthropic_messages(history)[-1]["content"][0]["content"]
     assert blocks[1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGVsbG8="}}

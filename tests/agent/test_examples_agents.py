@@ -18,19 +18,35 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("agents") / "toolsift.json"
-    path.write_text(json.dumps({
-        "tools": {"mcpServers": {"general": {"command": sys.executable,
-                                             "args": [str(ROOT / "examples" / "servers" / "general.py")],
-                                             "internalOnly": False}}},
-        "skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "tools": {
+                    "mcpServers": {
+                        "general": {
+                            "command": sys.executable,
+                            "args": [str(ROOT / "examples" / "servers" / "general.py")],
+                            "internalOnly": False,
+                        }
+                    }
+                },
+                "skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False},
+            }
+        )
+    )
     return path
 
 
 def run_example(script: str, config: Path, env: dict[str, str], stdin: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "examples" / script), "--config", str(config)],
-                          input=stdin, capture_output=True, text=True, timeout=90, check=False,
-                          env={**os.environ, **env})
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / script), "--config", str(config)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+        env={**os.environ, **env},
+    )
 
 
 def openai_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -41,8 +57,12 @@ def openai_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def test_openai_example_runs_the_loop(config: Path) -> None:
     with llm_stub((200, openai_call("general__add", {"a": 2, "b": 2})), (200, recorded("openai_final.json"))) as stub:
-        done = run_example("agent_openai.py", config, {"OPENAI_BASE_URL": stub.url + "/v1",
-                                                       "OPENAI_API_KEY": "sk-test"}, "/skills\nadd two and two\n")
+        done = run_example(
+            "agent_openai.py",
+            config,
+            {"OPENAI_BASE_URL": stub.url + "/v1", "OPENAI_API_KEY": "sk-test"},
+            "/skills\nadd two and two\n",
+        )
     assert done.returncode == 0, done.stderr
     assert "/use code-assist" in done.stdout
     assert "[tool general__add: ok]" in done.stdout and "The text has 4 words." in done.stdout
@@ -54,9 +74,12 @@ def test_anthropic_example_runs_the_loop(config: Path) -> None:
     first = recorded("anthropic_tool_use.json")
     first["content"][1].update(name="general__echo", input={"text": "hello"})
     with llm_stub((200, first), (200, recorded("anthropic_final.json"))) as stub:
-        done = run_example("agent_anthropic.py", config, {"ANTHROPIC_BASE_URL": stub.url,
-                                                          "ANTHROPIC_API_KEY": "sk-ant-test"},
-                           "/tools\nsay hello\n")
+        done = run_example(
+            "agent_anthropic.py",
+            config,
+            {"ANTHROPIC_BASE_URL": stub.url, "ANTHROPIC_API_KEY": "sk-ant-test"},
+            "/tools\nsay hello\n",
+        )
     assert done.returncode == 0, done.stderr
     assert "general__echo (global)" in done.stdout
     assert "[tool general__echo: ok]" in done.stdout and "The text has 4 words." in done.stdout

@@ -80,8 +80,9 @@ async def test_read_file_escape_raises_policy_denied(registry: ToolRegistry) -> 
         ("bin.dat", b"\xff\xfe", "is not UTF-8 text"),
     ],
 )
-async def test_read_file_failures_are_error_results(registry: ToolRegistry, workspace: Path, name: str,
-                                                    content: str | bytes | None, message: str) -> None:
+async def test_read_file_failures_are_error_results(
+    registry: ToolRegistry, workspace: Path, name: str, content: str | bytes | None, message: str
+) -> None:
     if isinstance(content, str):
         (workspace / name).write_text(content, encoding="utf-8")
     elif isinstance(content, bytes):
@@ -124,8 +125,11 @@ async def test_list_directory_marks_folders_and_links(registry: ToolRegistry, wo
     result = await registry.execute("list_directory", {})
     assert result.text_content() == "docs/\nlink@"
     nested = await registry.execute("list_directory", {"path": "docs"})
-    assert nested.structured_content == {"path": "docs", "entries": [{"name": "a.txt", "type": "file", "size": 6}],
-                                         "truncated": False}
+    assert nested.structured_content == {
+        "path": "docs",
+        "entries": [{"name": "a.txt", "type": "file", "size": 6}],
+        "truncated": False,
+    }
 
 
 async def test_list_directory_of_empty_and_missing_folders(registry: ToolRegistry, workspace: Path) -> None:

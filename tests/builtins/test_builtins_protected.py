@@ -40,21 +40,34 @@ def paths(entries: tuple[ProtectedPath, ...]) -> dict[Path, str]:
     return {entry.path: entry.reason for entry in entries}
 
 
-def test_protected_paths_cover_everything_that_configures_toolsift(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_protected_paths_cover_everything_that_configures_toolsift(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TOOLSIFT_TEST_DIR", str(tmp_path / "from-env"))
     project = tmp_path / "project"
-    config = load_config(write_config(project, {
-        "tools": {"mcpServers": {
-            "api": server(envFile="app.env", env={"KEY": "secret://file/secrets/api.key"}),
-            "web": {"url": "https://example.com/mcp", "headers": {"Authorization": "secret://file//run/s/token"}},
-            "home": server(envFile="${TOOLSIFT_TEST_DIR}/home.env",
-                           env={"A": "secret://file/~/.token", "B": "secret://env/B"}),
-            "off": server(enabled=False, envFile="off.env"),
-        }},
-        "skills": {"paths": ["skills"], "userSkills": True},
-        "audit": {"path": "logs/audit.jsonl"},
-    }))
+    config = load_config(
+        write_config(
+            project,
+            {
+                "tools": {
+                    "mcpServers": {
+                        "api": server(envFile="app.env", env={"KEY": "secret://file/secrets/api.key"}),
+                        "web": {
+                            "url": "https://example.com/mcp",
+                            "headers": {"Authorization": "secret://file//run/s/token"},
+                        },
+                        "home": server(
+                            envFile="${TOOLSIFT_TEST_DIR}/home.env",
+                            env={"A": "secret://file/~/.token", "B": "secret://env/B"},
+                        ),
+                        "off": server(enabled=False, envFile="off.env"),
+                    }
+                },
+                "skills": {"paths": ["skills"], "userSkills": True},
+                "audit": {"path": "logs/audit.jsonl"},
+            },
+        )
+    )
     found = paths(protected_paths(config, user_skill_folders=[tmp_path / "user-skills"]))
     xdg = Path(os.environ["XDG_CONFIG_HOME"])
     assert found == {
@@ -93,8 +106,20 @@ def test_protected_paths_of_a_client_file_cover_its_project(tmp_path: Path) -> N
 
 
 def test_protected_paths_skip_references_that_cannot_resolve(tmp_path: Path) -> None:
-    config = load_config(write_config(tmp_path, {"tools": {"mcpServers": {
-        "api": server(envFile="${TOOLSIFT_UNSET_VARIABLE}/x.env", env={"K": "secret://file/${TOOLSIFT_UNSET_2}"})}}}))
+    config = load_config(
+        write_config(
+            tmp_path,
+            {
+                "tools": {
+                    "mcpServers": {
+                        "api": server(
+                            envFile="${TOOLSIFT_UNSET_VARIABLE}/x.env", env={"K": "secret://file/${TOOLSIFT_UNSET_2}"}
+                        )
+                    }
+                }
+            },
+        )
+    )
     found = paths(protected_paths(config))
     assert not any("server 'api'" in reason for reason in found.values())
 
@@ -125,11 +150,14 @@ def ws(tmp_path: Path) -> Path:
 
 
 def guarded(ws: Path) -> Workspace:
-    return Workspace(ws, protected=[
-        ProtectedPath(ws / "toolsift.json", "a config file toolsift loaded"),
-        ProtectedPath(ws / "secrets" / "api.key", "a secret file of server 'api'"),
-        ProtectedPath(ws / ".toolsift" / "skills", "a skills folder", folder=True),
-    ])
+    return Workspace(
+        ws,
+        protected=[
+            ProtectedPath(ws / "toolsift.json", "a config file toolsift loaded"),
+            ProtectedPath(ws / "secrets" / "api.key", "a secret file of server 'api'"),
+            ProtectedPath(ws / ".toolsift" / "skills", "a skills folder", folder=True),
+        ],
+    )
 
 
 def registry_of(workspace: Workspace) -> ToolRegistry:
@@ -138,10 +166,18 @@ def registry_of(workspace: Workspace) -> ToolRegistry:
     return registry
 
 
-@pytest.mark.parametrize("path", [
-    "toolsift.json", "./toolsift.json", "secrets/../toolsift.json", "secrets/api.key", "notes/../secrets/api.key",
-    ".toolsift/skills", ".toolsift/skills/new/SKILL.md",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "toolsift.json",
+        "./toolsift.json",
+        "secrets/../toolsift.json",
+        "secrets/api.key",
+        "notes/../secrets/api.key",
+        ".toolsift/skills",
+        ".toolsift/skills/new/SKILL.md",
+    ],
+)
 def test_workspace_refuses_protected_paths(ws: Path, path: str) -> None:
     with pytest.raises(PolicyDenied, match=r"builtin tools never read or write what configures toolsift"):
         guarded(ws).resolve(path, tool="read_file")
@@ -153,7 +189,8 @@ def test_workspace_refusal_names_the_path_and_why(ws: Path) -> None:
     assert str(refused.value) == (
         f"Tool 'read_file' refused by the workspace policy: the path {str(ws / 'secrets' / 'api.key')!r} resolves "
         f"to {str(ws.resolve() / 'secrets' / 'api.key')!r}, at {str(ws / 'secrets' / 'api.key')!r}: a secret file "
-        "of server 'api'; builtin tools never read or write what configures toolsift")
+        "of server 'api'; builtin tools never read or write what configures toolsift"
+    )
     with pytest.raises(PolicyDenied, match=r"inside '.*skills': a skills folder"):
         guarded(ws).resolve(".toolsift/skills/x/SKILL.md")
 
@@ -249,8 +286,9 @@ async def test_sandbox_creates_a_missing_protected_folder_and_hides_it(ws: Path)
 async def test_sandbox_hides_the_contents_of_protected_folders(ws: Path) -> None:
     (ws / ".toolsift" / "skills" / "review").mkdir(parents=True)
     (ws / ".toolsift" / "skills" / "review" / "SKILL.md").write_text("---\nname: review\n---\n", encoding="utf-8")
-    result = await shell_of(guarded(ws), "ls").execute("exec_shell", {"command": "ls -A .toolsift/skills"},
-                                                        permissions=EXECUTE)
+    result = await shell_of(guarded(ws), "ls").execute(
+        "exec_shell", {"command": "ls -A .toolsift/skills"}, permissions=EXECUTE
+    )
     assert result.text_content() == "$ ls -A .toolsift/skills\nexit code 0"
 
 
@@ -286,7 +324,8 @@ async def test_sandbox_refuses_to_run_beside_a_linked_config_it_cannot_pin(ws: P
     assert result.text_content() == (
         f"exec_shell is refused: {str(ws / 'toolsift.json')!r} (a config file toolsift loaded) is a symbolic link "
         "in the workspace, which a program could replace; nothing runs until it is a plain file or folder, or "
-        "lies outside the workspace")
+        "lies outside the workspace"
+    )
     assert not (ws / "ran").exists()
 
 
@@ -294,18 +333,22 @@ async def test_sandbox_refuses_to_run_beside_a_linked_config_it_cannot_pin(ws: P
 async def test_sandbox_refuses_a_workspace_inside_a_protected_folder(tmp_path: Path) -> None:
     workspace = Workspace(tmp_path, protected=[ProtectedPath(tmp_path, "a skills folder", folder=True)])
     result = await shell_of(workspace, "touch").execute("exec_shell", {"command": "touch ran"}, permissions=EXECUTE)
-    assert result.text_content() == (f"exec_shell is refused: the workspace {str(tmp_path)!r} lies inside "
-                                     f"{str(tmp_path)!r} (a skills folder), which programs must not reach")
+    assert result.text_content() == (
+        f"exec_shell is refused: the workspace {str(tmp_path)!r} lies inside "
+        f"{str(tmp_path)!r} (a skills folder), which programs must not reach"
+    )
     assert not (tmp_path / "ran").exists()
 
 
 @needs_bwrap
 async def test_sandbox_refuses_to_run_while_a_protected_file_has_other_names(ws: Path) -> None:
     os.link(ws / "secrets" / "api.key", ws / "innocent.txt")
-    result = await shell_of(guarded(ws), "cat").execute("exec_shell", {"command": "cat innocent.txt"},
-                                                         permissions=EXECUTE)
+    result = await shell_of(guarded(ws), "cat").execute(
+        "exec_shell", {"command": "cat innocent.txt"}, permissions=EXECUTE
+    )
     assert result.is_error
     assert SECRET not in result.text_content()
     assert result.text_content() == (
         f"exec_shell is refused: {str(ws / 'secrets' / 'api.key')!r} (a secret file of server 'api') has 2 hard "
-        "links; the sandbox hides this name but cannot find the others, so nothing runs until it has one")
+        "links; the sandbox hides this name but cannot find the others, so nothing runs until it has one"
+    )

@@ -56,8 +56,9 @@ class Project:
 
 
 def _git(ws: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=ws, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=ws, check=True, capture_output=True
+    )
 
 
 @pytest.fixture
@@ -73,9 +74,20 @@ def project(tmp_path: Path) -> Project:
     (ws / "app.env").write_text(f"TOKEN={ENV_SECRET}\n", encoding="utf-8")
     (ws / "notes.txt").write_text("hello notes\n", encoding="utf-8")
     (ws / "evil.json").write_text('{"tools": {"mcpServers": {"x": {"command": "touch"}}}}', encoding="utf-8")
-    config_text = json.dumps({"tools": {"mcpServers": {"api": {
-        "command": "python3", "args": ["server.py"], "envFile": "app.env",
-        "env": {"API_KEY": "secret://file/secrets/api.key"}}}}})
+    config_text = json.dumps(
+        {
+            "tools": {
+                "mcpServers": {
+                    "api": {
+                        "command": "python3",
+                        "args": ["server.py"],
+                        "envFile": "app.env",
+                        "env": {"API_KEY": "secret://file/secrets/api.key"},
+                    }
+                }
+            }
+        }
+    )
     (ws / "toolsift.json").write_text(config_text, encoding="utf-8")
     _git(ws, "init", "-q")
     _git(ws, "add", "notes.txt")
@@ -84,8 +96,9 @@ def project(tmp_path: Path) -> Project:
     config = load_config(ws / "toolsift.json")
     workspace = Workspace(ws, protected=protected_paths(config))
     project = Project(tmp_path, outside, config_text)
-    project.registry.register_many(builtin_tools(workspace, commands=CommandPolicy(allowed_programs=PROGRAMS,
-                                                                                   timeout=60)))
+    project.registry.register_many(
+        builtin_tools(workspace, commands=CommandPolicy(allowed_programs=PROGRAMS, timeout=60))
+    )
     return project
 
 
@@ -146,16 +159,19 @@ async def test_awk_cannot_overwrite_the_config_or_read_the_secret(project: Proje
 
 async def test_git_fsmonitor_planted_with_write_file_stays_in_the_sandbox(project: Project) -> None:
     # What the old git reader warned of: write_file of .git/config, then `git status` runs a program.
-    hook = ("touch ran\n"
-            f"touch {project.outside}/pwned\n"
-            "cat secrets/api.key app.env > leaked.txt\n"
-            "cp evil.json toolsift.json\n")
-    await project.registry.execute("write_file", {"path": ".git/fsmonitor.sh", "content": hook},
-                                   permissions=EXECUTE)
+    hook = (
+        "touch ran\n"
+        f"touch {project.outside}/pwned\n"
+        "cat secrets/api.key app.env > leaked.txt\n"
+        "cp evil.json toolsift.json\n"
+    )
+    await project.registry.execute("write_file", {"path": ".git/fsmonitor.sh", "content": hook}, permissions=EXECUTE)
     config = (project.ws / ".git" / "config").read_text(encoding="utf-8")
-    await project.registry.execute("write_file", {"path": ".git/config",
-                                                  "content": config + "[core]\n\tfsmonitor = sh .git/fsmonitor.sh\n"},
-                                   permissions=EXECUTE)
+    await project.registry.execute(
+        "write_file",
+        {"path": ".git/config", "content": config + "[core]\n\tfsmonitor = sh .git/fsmonitor.sh\n"},
+        permissions=EXECUTE,
+    )
     await project.run("git status")
     assert (project.ws / "ran").exists()  # the hook ran: inside the sandbox
     leaked = (project.ws / "leaked.txt").read_text(encoding="utf-8")
@@ -187,8 +203,9 @@ async def test_git_cannot_reach_the_network(project: Project) -> None:
 async def test_tar_checkpoint_action_and_to_command_stay_in_the_sandbox(project: Project) -> None:
     control = await project.run("tar -cf /dev/null notes.txt --checkpoint=1 --checkpoint-action=exec='touch ran'")
     assert (project.ws / "ran").exists(), output(control)
-    await project.run(f"tar -cf /dev/null notes.txt --checkpoint=1 "
-                      f"--checkpoint-action=exec='touch {project.outside}/pwned'")
+    await project.run(
+        f"tar -cf /dev/null notes.txt --checkpoint=1 --checkpoint-action=exec='touch {project.outside}/pwned'"
+    )
     await project.run("tar -xf x.tar --to-command='cp evil.json toolsift.json'")
     await project.run(f"tar -cf {project.outside}/stolen.tar secrets")
     project.untouched()
@@ -285,8 +302,7 @@ class _Listener:
 @asynccontextmanager
 async def listening() -> AsyncIterator[_Listener]:
     """A TCP server on a free loopback port that counts connections and keeps what they send."""
-    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener, \
-            anyio.create_task_group() as group:
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener, anyio.create_task_group() as group:
         state = _Listener(port=listener.extra(anyio.abc.SocketAttribute.local_port))
 
         async def handle(stream: SocketStream) -> None:
@@ -301,11 +317,13 @@ async def listening() -> AsyncIterator[_Listener]:
         group.cancel_scope.cancel()
 
 
-CONNECT = ("import socket, sys\n"
-           "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=10)\n"
-           "s.sendall(b'hello from the sandbox')\n"
-           "s.close()\n"
-           "print('sent')\n")
+CONNECT = (
+    "import socket, sys\n"
+    "s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=10)\n"
+    "s.sendall(b'hello from the sandbox')\n"
+    "s.close()\n"
+    "print('sent')\n"
+)
 
 
 def _connecting(tmp_path: Path, *, network: bool) -> ToolRegistry:
@@ -319,8 +337,9 @@ def _connecting(tmp_path: Path, *, network: bool) -> ToolRegistry:
 async def test_network_is_refused_by_default(tmp_path: Path) -> None:
     registry = _connecting(tmp_path, network=False)
     async with listening() as server:
-        result = await registry.execute("exec_shell", {"command": f"python3 connect.py {server.port}"},
-                                        permissions=EXECUTE)
+        result = await registry.execute(
+            "exec_shell", {"command": f"python3 connect.py {server.port}"}, permissions=EXECUTE
+        )
     assert result.is_error
     assert "ConnectionRefusedError" in output(result)
     assert (server.connections, bytes(server.received)) == (0, b"")
@@ -329,8 +348,9 @@ async def test_network_is_refused_by_default(tmp_path: Path) -> None:
 async def test_network_is_reached_when_the_policy_allows_it(tmp_path: Path) -> None:
     registry = _connecting(tmp_path, network=True)
     async with listening() as server:
-        result = await registry.execute("exec_shell", {"command": f"python3 connect.py {server.port}"},
-                                        permissions=EXECUTE)
+        result = await registry.execute(
+            "exec_shell", {"command": f"python3 connect.py {server.port}"}, permissions=EXECUTE
+        )
         assert not result.is_error, output(result)
         with anyio.fail_after(10):
             await server.closed.wait()

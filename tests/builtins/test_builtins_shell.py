@@ -69,21 +69,32 @@ def test_policy_config_refuses_relative_program_paths(program: str) -> None:
 
 
 def test_policy_accepts_camel_case_keys() -> None:
-    policy = CommandPolicy.model_validate({"allowedPrograms": ["ls"], "maxOutputBytes": 10, "timeout": 2,
-                                           "network": True})
-    assert (policy.allowed_programs, policy.max_output_bytes, policy.timeout, policy.network) == (("ls",), 10, 2.0,
-                                                                                                   True)
+    policy = CommandPolicy.model_validate(
+        {"allowedPrograms": ["ls"], "maxOutputBytes": 10, "timeout": 2, "network": True}
+    )
+    assert (policy.allowed_programs, policy.max_output_bytes, policy.timeout, policy.network) == (
+        ("ls",),
+        10,
+        2.0,
+        True,
+    )
     assert CommandPolicy().network is False
 
 
 def test_config_with_the_obsolete_argument_policies_is_refused_clearly(tmp_path: Path) -> None:
     path = tmp_path / "toolsift.json"
-    path.write_text(json.dumps({"serve": {"commands": {"allowedPrograms": ["git"],
-                                                       "programs": {"git": {"deniedWords": ["push"]}}}}}),
-                    encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"serve\.commands.*'programs': per-program argument policies are no "
-                                          r"longer used: exec_shell now runs every program inside a bubblewrap "
-                                          r"sandbox.*Remove 'programs'"):
+    path.write_text(
+        json.dumps(
+            {"serve": {"commands": {"allowedPrograms": ["git"], "programs": {"git": {"deniedWords": ["push"]}}}}}
+        ),
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"serve\.commands.*'programs': per-program argument policies are no "
+        r"longer used: exec_shell now runs every program inside a bubblewrap "
+        r"sandbox.*Remove 'programs'",
+    ):
         load_config(path)
 
 
@@ -97,8 +108,7 @@ async def test_exec_shell_needs_execute_level(tmp_path: Path) -> None:
 async def test_exec_shell_metacharacters_are_literal_never_interpreted(tmp_path: Path) -> None:
     registry = shell(tmp_path, allowed_programs=["python3"])
     with pytest.raises(PolicyDenied, match="only a shell understands"):
-        await registry.execute("exec_shell", {"command": "python3 -c 'print(1)' && touch pwned"},
-                               permissions=EXECUTE)
+        await registry.execute("exec_shell", {"command": "python3 -c 'print(1)' && touch pwned"}, permissions=EXECUTE)
     assert not (tmp_path / "pwned").exists()
 
 
@@ -106,16 +116,20 @@ async def test_exec_shell_is_refused_when_bubblewrap_is_missing(tmp_path: Path) 
     registry = shell(tmp_path, allowed_programs=["touch"], bwrap=str(tmp_path / "no-such-bwrap"))
     result = await registry.execute("exec_shell", {"command": "touch ran"}, permissions=EXECUTE)
     assert result.is_error
-    assert result.text_content() == (f"exec_shell is refused: bubblewrap was not found at "
-                                     f"{str(tmp_path / 'no-such-bwrap')!r}; programs run only inside its sandbox")
+    assert result.text_content() == (
+        f"exec_shell is refused: bubblewrap was not found at "
+        f"{str(tmp_path / 'no-such-bwrap')!r}; programs run only inside its sandbox"
+    )
     assert not (tmp_path / "ran").exists()  # never run without the sandbox
 
 
-async def test_exec_shell_is_refused_when_bubblewrap_is_not_on_path(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_exec_shell_is_refused_when_bubblewrap_is_not_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    result = await shell(tmp_path, allowed_programs=["touch"]).execute("exec_shell", {"command": "touch ran"},
-                                                                       permissions=EXECUTE)
+    result = await shell(tmp_path, allowed_programs=["touch"]).execute(
+        "exec_shell", {"command": "touch ran"}, permissions=EXECUTE
+    )
     assert result.text_content().startswith("exec_shell is refused: bubblewrap (bwrap) is not installed")
     assert "apt-get install bubblewrap" in result.text_content()
     assert not (tmp_path / "ran").exists()
@@ -125,23 +139,29 @@ async def test_exec_shell_is_refused_when_bubblewrap_is_not_on_path(tmp_path: Pa
 async def test_exec_shell_is_refused_when_bubblewrap_cannot_make_a_sandbox(tmp_path: Path) -> None:
     # The real bwrap, started inside an outer sandbox that forbids new user namespaces: it cannot make its own.
     confined = tmp_path / "bwrap"
-    confined.write_text(f"#!/bin/sh\nexec {BWRAP} --unshare-user --disable-userns --cap-drop ALL --dev-bind / / -- "
-                        f'{BWRAP} "$@"\n', encoding="utf-8")
+    confined.write_text(
+        f'#!/bin/sh\nexec {BWRAP} --unshare-user --disable-userns --cap-drop ALL --dev-bind / / -- {BWRAP} "$@"\n',
+        encoding="utf-8",
+    )
     confined.chmod(0o755)
     result = await shell(tmp_path, allowed_programs=["touch"], bwrap=str(confined)).execute(
-        "exec_shell", {"command": "touch ran"}, permissions=EXECUTE)
+        "exec_shell", {"command": "touch ran"}, permissions=EXECUTE
+    )
     assert result.is_error
-    assert re.fullmatch(rf"exec_shell is refused: bubblewrap \({re.escape(repr(str(confined)))}\) cannot make a "
-                        r"sandbox here: it exited with code 1 and said 'bwrap: Creating new namespace failed: .*'",
-                        result.text_content()), result.text_content()
+    assert re.fullmatch(
+        rf"exec_shell is refused: bubblewrap \({re.escape(repr(str(confined)))}\) cannot make a "
+        r"sandbox here: it exited with code 1 and said 'bwrap: Creating new namespace failed: .*'",
+        result.text_content(),
+    ), result.text_content()
     assert not (tmp_path / "ran").exists()
 
 
 @needs_bwrap
 async def test_exec_shell_runs_in_the_workspace(tmp_path: Path) -> None:
     (tmp_path / "marker.txt").write_text("", encoding="utf-8")
-    result = await shell(tmp_path, allowed_programs=["ls"]).execute("exec_shell", {"command": "ls"},
-                                                                    permissions=EXECUTE)
+    result = await shell(tmp_path, allowed_programs=["ls"]).execute(
+        "exec_shell", {"command": "ls"}, permissions=EXECUTE
+    )
     assert not result.is_error
     assert result.text_content() == "$ ls\nexit code 0\nmarker.txt\n"
     assert result.structured_content["exit_code"] == 0
@@ -149,8 +169,9 @@ async def test_exec_shell_runs_in_the_workspace(tmp_path: Path) -> None:
 
 @needs_bwrap
 async def test_exec_shell_writes_land_in_the_workspace(tmp_path: Path) -> None:
-    result = await shell(tmp_path, allowed_programs=["touch"]).execute("exec_shell", {"command": "touch made"},
-                                                                       permissions=EXECUTE)
+    result = await shell(tmp_path, allowed_programs=["touch"]).execute(
+        "exec_shell", {"command": "touch made"}, permissions=EXECUTE
+    )
     assert not result.is_error, result.text_content()
     assert (tmp_path / "made").is_file()
 
@@ -158,8 +179,9 @@ async def test_exec_shell_writes_land_in_the_workspace(tmp_path: Path) -> None:
 @needs_bwrap
 async def test_exec_shell_nonzero_exit_is_an_error_with_stderr(tmp_path: Path) -> None:
     command = script(tmp_path, "fail.py", "import sys\nprint('out')\nsys.exit('bad thing')\n")
-    result = await shell(tmp_path, allowed_programs=["python3"]).execute("exec_shell", {"command": command},
-                                                                         permissions=EXECUTE)
+    result = await shell(tmp_path, allowed_programs=["python3"]).execute(
+        "exec_shell", {"command": command}, permissions=EXECUTE
+    )
     assert result.is_error
     assert "exit code 1\nout\n\n--- stderr ---\nbad thing" in result.text_content()
 
@@ -178,17 +200,22 @@ async def test_exec_shell_output_budget_truncates_with_a_note(tmp_path: Path) ->
 async def test_exec_shell_time_budget_kills_the_sandbox_and_its_children(tmp_path: Path) -> None:
     marker = marked_seconds(98765)
     # The program starts a grandchild in a session of its own (it would outlive a process group), then hangs.
-    command = script(tmp_path, "hang.py", (
-        "import subprocess, time\n"
-        f"subprocess.Popen(['sleep', '{marker}'], start_new_session=True)\n"
-        "open('started', 'w').close()\n"
-        "time.sleep(1000)\n"
-    ))
+    command = script(
+        tmp_path,
+        "hang.py",
+        (
+            "import subprocess, time\n"
+            f"subprocess.Popen(['sleep', '{marker}'], start_new_session=True)\n"
+            "open('started', 'w').close()\n"
+            "time.sleep(1000)\n"
+        ),
+    )
     registry = shell(tmp_path, allowed_programs=["python3"], timeout=3)
     result = await registry.execute("exec_shell", {"command": command}, permissions=EXECUTE)
     assert result.is_error
-    assert result.text_content() == ("exec_shell: 'python3 hang.py' ran past its time budget of 3s; the sandbox "
-                                     "and everything in it was killed")
+    assert result.text_content() == (
+        "exec_shell: 'python3 hang.py' ran past its time budget of 3s; the sandbox and everything in it was killed"
+    )
     assert result.structured_content["timed_out"] is True
     assert (tmp_path / "started").exists()  # the grandchild was running when the budget ran out
     await wait_gone(marker)
@@ -218,9 +245,11 @@ async def test_exec_shell_cancellation_kills_the_sandbox(tmp_path: Path) -> None
 async def test_exec_shell_reports_allowed_program_missing_from_the_sandbox(tmp_path: Path) -> None:
     registry = shell(tmp_path, allowed_programs=["toolsift-no-such-program"])
     result = await registry.execute("exec_shell", {"command": "toolsift-no-such-program"}, permissions=EXECUTE)
-    assert result.text_content() == ("exec_shell: the program 'toolsift-no-such-program' is allowed but was not "
-                                     "found on the sandbox's PATH (/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:"
-                                     "/usr/sbin:/sbin)")
+    assert result.text_content() == (
+        "exec_shell: the program 'toolsift-no-such-program' is allowed but was not "
+        "found on the sandbox's PATH (/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:"
+        "/usr/sbin:/sbin)"
+    )
 
 
 @needs_bwrap
@@ -232,8 +261,10 @@ async def test_exec_shell_refuses_absolute_programs_the_sandbox_does_not_show(tm
     registry = shell(tmp_path, allowed_programs=[str(target)])
     result = await registry.execute("exec_shell", {"command": str(target)}, permissions=EXECUTE)
     assert result.is_error
-    assert result.text_content() == (f"exec_shell: the program {str(target)!r} is allowed but is not an executable "
-                                     "under the system folders the sandbox shows (/usr)")
+    assert result.text_content() == (
+        f"exec_shell: the program {str(target)!r} is allowed but is not an executable "
+        "under the system folders the sandbox shows (/usr)"
+    )
     assert not (tmp_path / "ran").exists()
 
 
@@ -248,8 +279,9 @@ async def test_exec_shell_runs_absolute_system_programs(tmp_path: Path) -> None:
 @needs_bwrap
 async def test_exec_shell_gets_a_minimal_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLSIFT_TEST_SECRET", "s3cret")
-    result = await shell(tmp_path, allowed_programs=["env"]).execute("exec_shell", {"command": "env"},
-                                                                     permissions=EXECUTE)
+    result = await shell(tmp_path, allowed_programs=["env"]).execute(
+        "exec_shell", {"command": "env"}, permissions=EXECUTE
+    )
     assert not result.is_error, result.text_content()
     variables = dict(line.split("=", 1) for line in result.structured_content["stdout"].splitlines())
     assert "TOOLSIFT_TEST_SECRET" not in variables

@@ -23,8 +23,7 @@ def write_config(folder: Path, **extra: object) -> Path:
         "tools": {
             "mcpServers": {
                 "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
-                "general": {"command": sys.executable, "args": [str(SERVERS / "general.py")],
-                            "internalOnly": False},
+                "general": {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False},
             },
             "permissions": [{"match": "claude-flow__*_delete", "requiredLevel": "admin"}],
         },
@@ -60,11 +59,21 @@ def test_check_reports_each_broken_config_and_skill(capsys: pytest.CaptureFixtur
     skills = tmp_path / "skills"
     (skills / "broken").mkdir(parents=True)
     (skills / "broken" / "SKILL.md").write_text("---\nname: broken\n---\n")  # no description, no body
-    (tmp_path / "toolsift.json").write_text(json.dumps({
-        "tools": {"mcpServers": {"bad__name": {"command": "x"}, "slow": {"command": "x", "timeout": -1},
-                                 "odd": {"command": "x", "transport": "carrier-pigeon"}}},
-        "skills": {"paths": [str(skills)], "userSkills": False},
-    }, indent=2))
+    (tmp_path / "toolsift.json").write_text(
+        json.dumps(
+            {
+                "tools": {
+                    "mcpServers": {
+                        "bad__name": {"command": "x"},
+                        "slow": {"command": "x", "timeout": -1},
+                        "odd": {"command": "x", "transport": "carrier-pigeon"},
+                    }
+                },
+                "skills": {"paths": [str(skills)], "userSkills": False},
+            },
+            indent=2,
+        )
+    )
     code, out, _ = run(capsys, "-c", str(tmp_path / "toolsift.json"), "check", "--json")
     report = json.loads(out)
     assert code == 1 and not report["ok"]
@@ -102,9 +111,12 @@ def test_servers_table_and_json(capsys: pytest.CaptureFixture[str], config: Path
 def test_servers_exit_1_when_one_server_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write_config(tmp_path)
     data = json.loads(path.read_text())
-    data["tools"]["mcpServers"]["broken"] = {"command": sys.executable, "args": [str(SERVERS / "faulty.py"),
-                                                                                 "--crash-at-start"],
-                                             "maxRestarts": 0, "protocol": "legacy"}
+    data["tools"]["mcpServers"]["broken"] = {
+        "command": sys.executable,
+        "args": [str(SERVERS / "faulty.py"), "--crash-at-start"],
+        "maxRestarts": 0,
+        "protocol": "legacy",
+    }
     del data["tools"]["mcpServers"]["claude-flow"]
     path.write_text(json.dumps(data))
     code, out, _ = run(capsys, "-c", str(path), "servers")
@@ -124,8 +136,10 @@ def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str]
     assert code == 0 and "general__echo" in out and "general__add" not in out and "internal" not in err
     code, out, err = run(capsys, "-c", str(config), "tools", "claude-flow__memory_*")
     assert code == 0 and "0 tool(s) in scope" in out
-    assert ("more tool(s) match but are not in a turn with no skill: server(s) claude-flow are internal "
-            "(internalOnly), so only a skill whose allowed-tools names the server ('claude-flow__*')") in err
+    assert (
+        "more tool(s) match but are not in a turn with no skill: server(s) claude-flow are internal "
+        "(internalOnly), so only a skill whose allowed-tools names the server ('claude-flow__*')"
+    ) in err
 
 
 def test_tools_search_ranks_internal_tools_too(capsys: pytest.CaptureFixture[str], config: Path) -> None:
@@ -137,8 +151,9 @@ def test_tools_search_ranks_internal_tools_too(capsys: pytest.CaptureFixture[str
 
 
 def test_tools_search_takes_a_backend(capsys: pytest.CaptureFixture[str], config: Path) -> None:
-    code, out, _ = run(capsys, "-c", str(config), "tools", "-q", "store a value in memory", "--backend", "bm25",
-                       "--json")
+    code, out, _ = run(
+        capsys, "-c", str(config), "tools", "-q", "store a value in memory", "--backend", "bm25", "--json"
+    )
     hits = json.loads(out)
     assert code == 0 and hits[0]["name"] == "claude-flow__memory_store" and hits[0]["servers"] == ["claude-flow"]
     code, _, err = run(capsys, "-c", str(config), "tools", "-q", "memory", "--backend", "vector")
@@ -165,8 +180,10 @@ def test_tools_and_schemas_show_a_skill_scope_without_its_variables(
     names = {r["name"] for r in json.loads(out)}
     assert code == 0 and "general__echo" in names and "general__env_get" not in names, err
     code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "release-notes", "--json")
-    assert code == 0 and {s["function"]["name"] for s in json.loads(out)["schemas"]} <= {"read_file",
-                                                                                           "list_directory"}, err
+    assert code == 0 and {s["function"]["name"] for s in json.loads(out)["schemas"]} <= {
+        "read_file",
+        "list_directory",
+    }, err
     code, _, err = run(capsys, "-c", str(config), "tools", "--skill", "release-notes", "--args", "audience=users")
     assert code == 3 and "missing required variable(s) 'version'" in err
     hidden = tmp_path / "skills" / "hidden" / "SKILL.md"
@@ -182,8 +199,16 @@ def test_call_goes_through_the_layers(capsys: pytest.CaptureFixture[str], config
     assert code == 0 and json.loads(out)["structuredContent"] == {"result": 5}
     code, _, err = run(capsys, "-c", str(config), "call", "claude-flow__swarm_init", "{}")
     assert code == 3 and "layer 1" in err
-    code, out, _ = run(capsys, "-c", str(config), "call", "claude-flow__memory_store",
-                       '{"key": "k", "value": "v"}', "--skill", "flow-memory")
+    code, out, _ = run(
+        capsys,
+        "-c",
+        str(config),
+        "call",
+        "claude-flow__memory_store",
+        '{"key": "k", "value": "v"}',
+        "--skill",
+        "flow-memory",
+    )
     assert code == 0 and "stored" in out
     code, _, err = run(capsys, "-c", str(config), "call", "general__add", '{"a": "x"}')
     assert code == 3 and "Invalid arguments" in err
@@ -214,8 +239,9 @@ def test_call_and_servers_with_a_lazy_server(capsys: pytest.CaptureFixture[str],
         (["chat", "--model", "mistral:large"], 5, "Unknown model provider 'mistral'"),
     ],
 )
-def test_bad_input_is_one_clear_line(capsys: pytest.CaptureFixture[str], config: Path, argv: list[str],
-                                     code: int, message: str) -> None:
+def test_bad_input_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], config: Path, argv: list[str], code: int, message: str
+) -> None:
     got, _, err = run(capsys, "-c", str(config), *argv)
     assert got == code and message in err and "Traceback" not in err
 
@@ -233,8 +259,9 @@ def test_bad_input_is_one_clear_line(capsys: pytest.CaptureFixture[str], config:
         (["schemas", "-f", "nope"], "Unknown schema format 'nope'"),
     ],
 )
-def test_usage_errors_exit_2_under_the_command_name(capsys: pytest.CaptureFixture[str], config: Path,
-                                                     argv: list[str], message: str) -> None:
+def test_usage_errors_exit_2_under_the_command_name(
+    capsys: pytest.CaptureFixture[str], config: Path, argv: list[str], message: str
+) -> None:
     code, out, err = run(capsys, "-c", str(config), *argv)
     assert code == 2 and message in err and "Usage: toolsift" in err
     assert "Error" + "Error" not in err and "UsageError" not in err and "python -m" not in err and out == ""
@@ -245,11 +272,13 @@ def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]
     assert code == 0 and out == f"toolsift {version('toolsift')}\n"
 
 
-def test_serve_settings_error_is_one_line_without_a_doubled_prefix(capsys: pytest.CaptureFixture[str],
-                                                                     config: Path) -> None:
+def test_serve_settings_error_is_one_line_without_a_doubled_prefix(
+    capsys: pytest.CaptureFixture[str], config: Path
+) -> None:
     code, _, err = run(capsys, "-c", str(config), "serve", "--transport", "http", "--workers", "2")
-    assert code == 4 and err.strip() == ("error: serve: workers = 2 needs stateless = true, or shared sessions "
-                                         "(serve.shared)")
+    assert code == 4 and err.strip() == (
+        "error: serve: workers = 2 needs stateless = true, or shared sessions (serve.shared)"
+    )
 
 
 def test_serve_passes_redis_and_replica_on(capsys: pytest.CaptureFixture[str], config: Path) -> None:
@@ -285,8 +314,14 @@ def test_skills_list_show_and_new(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 def chat(config: Path, *lines: str) -> subprocess.CompletedProcess[str]:
     """Run ``toolsift chat`` in manual mode with ``lines`` on stdin; it must end well."""
-    done = subprocess.run([sys.executable, "-m", "toolsift", "-c", str(config), "chat"], input="\n".join(lines),
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolsift", "-c", str(config), "chat"],
+        input="\n".join(lines),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done
 
@@ -315,8 +350,13 @@ def test_chat_manual_mode_through_stdin(config: Path) -> None:
 
 def test_chat_ctrl_c_cancels_the_running_call_and_the_chat_goes_on(config: Path, tmp_path: Path) -> None:
     never = tmp_path / "never-written"
-    chat = subprocess.Popen([sys.executable, "-m", "toolsift", "-c", str(config), "chat"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    chat = subprocess.Popen(
+        [sys.executable, "-m", "toolsift", "-c", str(config), "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert chat.stdin is not None and chat.stderr is not None
     try:
         chat.stdin.write(f'call general__wait_for_file {{"path": "{never}"}}\n')
@@ -336,8 +376,9 @@ def test_chat_ctrl_c_cancels_the_running_call_and_the_chat_goes_on(config: Path,
 
 
 def test_demo_runs_offline_and_exits_0() -> None:
-    done = subprocess.run([sys.executable, "-m", "toolsift", "demo"], capture_output=True, text=True, timeout=120,
-                          check=False, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolsift", "demo"], capture_output=True, text=True, timeout=120, check=False, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "claude-flow\tstdio\tinternal\tready\t214" in out
@@ -350,8 +391,9 @@ def test_demo_runs_offline_and_exits_0() -> None:
 async def test_serve_speaks_mcp_over_stdio(config: Path) -> None:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "toolsift", "-c", str(config), "serve", "--gateway"])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "toolsift", "-c", str(config), "serve", "--gateway"]
+    )
     async with Client(params, mode="legacy") as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert {"builtin__read_file", "skill__flow-memory", "general__add"} <= names
@@ -364,17 +406,20 @@ def test_serve_reports_a_config_error(capsys: pytest.CaptureFixture[str], config
     assert code == 4 and "without a token" in err
 
 
-def test_call_cannot_reach_a_tool_the_skill_scope_does_not_list(capsys: pytest.CaptureFixture[str],
-                                                                  tmp_path: Path) -> None:
+def test_call_cannot_reach_a_tool_the_skill_scope_does_not_list(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     skills = tmp_path / "skills"
     (skills / "mem").mkdir(parents=True)
     (skills / "mem" / "SKILL.md").write_text(
-        '---\nname: mem\ndescription: Memory only.\nallowed-tools: ["claude-flow__memory_*", "*"]\n---\nRemember.\n')
+        '---\nname: mem\ndescription: Memory only.\nallowed-tools: ["claude-flow__memory_*", "*"]\n---\nRemember.\n'
+    )
     config = write_config(tmp_path, skills={"paths": [str(skills)], "userSkills": False})
     code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "mem", "--json")
     assert code == 0, err
     listed = {s["function"]["name"] for s in json.loads(out)["schemas"]}
     assert code == 0 and "claude-flow__memory_store" in listed and "claude-flow__swarm_init" not in listed
-    code, _, err = run(capsys, "-c", str(config), "call", "claude-flow__swarm_init", '{"topology": "mesh"}',
-                       "--skill", "mem")
+    code, _, err = run(
+        capsys, "-c", str(config), "call", "claude-flow__swarm_init", '{"topology": "mesh"}', "--skill", "mem"
+    )
     assert code == 3 and "layer 1" in err

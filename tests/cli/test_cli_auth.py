@@ -49,8 +49,9 @@ def project(folder: Path, url: str) -> Path:
     return path
 
 
-async def test_login_status_and_logout(capsys: pytest.CaptureFixture[str], home: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_login_status_and_logout(
+    capsys: pytest.CaptureFixture[str], home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(webbrowser, "open", browse)
     async with http_server("oauth_notes.py") as url:
         config = str(project(home, url))
@@ -117,15 +118,18 @@ async def test_a_refused_sign_in_is_an_error_with_the_servers_words() -> None:
         group.start_soon(attempt)
         await shown.listening.wait()
         async with httpx2.AsyncClient() as http:
-            answer = await http.get(f"http://127.0.0.1:{port}/callback?error=access_denied"
-                                    "&error_description=the+person+said+no")
+            answer = await http.get(
+                f"http://127.0.0.1:{port}/callback?error=access_denied&error_description=the+person+said+no"
+            )
     assert answer.status_code == 400
     assert [str(error) for error in refused] == [
-        "the authorization server refused the sign-in: access_denied: the person said no"]
+        "the authorization server refused the sign-in: access_denied: the person said no"
+    ]
 
 
-async def _collect(sign_in: SignInHandler, port: int, into: list[AuthorizationCodeResult],
-                   url: str = "https://auth.example/authorize") -> None:
+async def _collect(
+    sign_in: SignInHandler, port: int, into: list[AuthorizationCodeResult], url: str = "https://auth.example/authorize"
+) -> None:
     into.append(await sign_in("notes", url, f"http://127.0.0.1:{port}/callback"))
 
 

@@ -16,8 +16,9 @@ def project(folder: Path, allowed: str, servers: dict[str, Any] | None = None) -
     skill.parent.mkdir(parents=True)
     skill.write_text(f"---\nname: ops\ndescription: Ops.\nallowed-tools: {allowed}\n---\nDo it.\n")
     config = folder / "toolsift.json"
-    config.write_text(json.dumps({"tools": {"mcpServers": servers or {}},
-                                  "skills": {"paths": ["skills"], "userSkills": False}}))
+    config.write_text(
+        json.dumps({"tools": {"mcpServers": servers or {}}, "skills": {"paths": ["skills"], "userSkills": False}})
+    )
     return config
 
 
@@ -27,8 +28,7 @@ def check(capsys: pytest.CaptureFixture[str], config: Path) -> tuple[int, dict[s
     return int(info.value.code or 0), json.loads(capsys.readouterr().out)
 
 
-GENERAL = {"general": {"command": "general-server", "internalOnly": False},
-           "off": {"command": "x", "enabled": False}}
+GENERAL = {"general": {"command": "general-server", "internalOnly": False}, "off": {"command": "x", "enabled": False}}
 
 
 def test_check_warns_about_patterns_that_match_no_tool(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -37,15 +37,26 @@ def test_check_warns_about_patterns_that_match_no_tool(capsys: pytest.CaptureFix
     assert code == 0 and report["ok"] is True  # warnings never fail check
     skill = str(tmp_path / "skills" / "ops" / "SKILL.md")
     assert [(w["file"], w["field"], w["message"]) for w in report["warnings"]] == [
-        (skill, "allowed-tools", "skill 'ops': pattern 'read_fle' matches no builtin tool and cannot match a "
-                                 "configured server's tools"),
-        (skill, "allowed-tools", "skill 'ops': pattern 'nothere__x' names server 'nothere', which is not an "
-                                 "enabled server of the config (general)"),
-        (skill, "allowed-tools", "skill 'ops': pattern 'off__y' names server 'off', which is not an enabled "
-                                 "server of the config (general)"),
+        (
+            skill,
+            "allowed-tools",
+            "skill 'ops': pattern 'read_fle' matches no builtin tool and cannot match a configured server's tools",
+        ),
+        (
+            skill,
+            "allowed-tools",
+            "skill 'ops': pattern 'nothere__x' names server 'nothere', which is not an "
+            "enabled server of the config (general)",
+        ),
+        (
+            skill,
+            "allowed-tools",
+            "skill 'ops': pattern 'off__y' names server 'off', which is not an enabled server of the config (general)",
+        ),
     ]
-    assert report["hints"][-1].startswith("skill patterns that may name tools of general were not checked: check "
-                                          "does not connect to servers")
+    assert report["hints"][-1].startswith(
+        "skill patterns that may name tools of general were not checked: check does not connect to servers"
+    )
 
 
 def test_check_lists_skill_warnings_but_not_kept_entries_as_unmatched(
@@ -55,9 +66,11 @@ def test_check_lists_skill_warnings_but_not_kept_entries_as_unmatched(
     code, report = check(capsys, config)
     assert code == 0
     messages = [w["message"] for w in report["warnings"]]
-    assert messages == ["'Bash(git add:*)' is a Claude Code permission rule for its 'Bash' tool, which toolsift "
-                        "does not have; kept, it matches no tool",
-                        "'Read' is a Claude Code built-in tool, which toolsift does not have; kept, it matches no tool"]
+    assert messages == [
+        "'Bash(git add:*)' is a Claude Code permission rule for its 'Bash' tool, which toolsift "
+        "does not have; kept, it matches no tool",
+        "'Read' is a Claude Code built-in tool, which toolsift does not have; kept, it matches no tool",
+    ]
     assert {(w["field"], w["line"]) for w in report["warnings"]} == {("allowed-tools", 4)}
     assert report["hints"] == []
 
@@ -66,7 +79,8 @@ def test_check_without_servers_checks_every_pattern(capsys: pytest.CaptureFixtur
     config = project(tmp_path, "'*_search, search_*, list_*'")
     _, report = check(capsys, config)
     assert [w["message"] for w in report["warnings"]] == [
-        "skill 'ops': pattern '*_search' matches no builtin tool and cannot match a configured server's tools"]
+        "skill 'ops': pattern '*_search' matches no builtin tool and cannot match a configured server's tools"
+    ]
     assert report["hints"] == []
 
 
@@ -88,7 +102,8 @@ def write_skill(folder: Path, name: str, front: str = "") -> Path:
 
 
 def test_skills_of_a_claude_code_project_and_home_are_found_where_claude_code_keeps_them(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home, repo = tmp_path / "home", tmp_path / "repo"
     monkeypatch.setenv("HOME", str(home))
     (repo).mkdir()
@@ -109,8 +124,9 @@ def test_skills_of_a_claude_code_project_and_home_are_found_where_claude_code_ke
     assert str(repo / ".claude" / "skills" / "deploy" / "SKILL.md") in clash and paths["deploy"] in clash
 
 
-def test_check_prints_each_skill_warning_once(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_prints_each_skill_warning_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     config = project(tmp_path, "Read, Bash(gh pr view:*)")
     with pytest.raises(SystemExit):
@@ -121,8 +137,9 @@ def test_check_prints_each_skill_warning_once(capsys: pytest.CaptureFixture[str]
     assert text.count("'Bash(gh pr view:*)' is a Claude Code permission rule") == 1
 
 
-def test_check_resolve_reports_references_that_do_not_resolve(capsys: pytest.CaptureFixture[str],
-                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_resolve_reports_references_that_do_not_resolve(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TOOLSIFT_TEST_UNSET", raising=False)
     config = project(tmp_path, "general__*", {"general": {"command": "x", "env": {"K": "${TOOLSIFT_TEST_UNSET}"}}})
     code, report = check(capsys, config)

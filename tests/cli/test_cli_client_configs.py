@@ -44,35 +44,40 @@ def mcp_json(folder: Path, servers: dict[str, object]) -> Path:
     return path
 
 
-async def test_cline_file_servers_start_and_answer(python_on_path: None, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_cline_file_servers_start_and_answer(
+    python_on_path: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(ROOT)  # the fixture's arguments are relative to the project, as Cline users write them
     async with Toolbox.from_config(CLINE, user_skills_dir=tmp_path) as box:
         states = {row.server: row.state.value for row in box.sessions.status()}
         assert states == {"general": "ready", "flow": "ready"}
         assert set(box.sessions.skipped) == {"search", "events"}  # "disabled": true
         assert box.sessions["general"].config.tool_timeout == 120
-        result = await box.registry.execute("general__echo", {"text": "hi from cline"},
-                                            TurnScope(skill_allowed=("general__*",)))
+        result = await box.registry.execute(
+            "general__echo", {"text": "hi from cline"}, TurnScope(skill_allowed=("general__*",))
+        )
         assert not result.is_error and "hi from cline" in result.text_content()
 
 
 async def test_env_file_values_reach_the_server_process(python_on_path: None, tmp_path: Path) -> None:
     (tmp_path / ".env").write_text('GREETING="hello from .env"\n')
     (tmp_path / ".cursor").mkdir()
-    (tmp_path / ".cursor" / "mcp.json").write_text(json.dumps({"mcpServers": {
-        "general": {"command": "python", "args": [str(GENERAL)], "envFile": ".env"}}}))
+    (tmp_path / ".cursor" / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"general": {"command": "python", "args": [str(GENERAL)], "envFile": ".env"}}})
+    )
     async with Toolbox.from_config(tmp_path / ".cursor" / "mcp.json", user_skills_dir=tmp_path) as box:
         assert "hello" not in repr(box.config)
-        result = await box.registry.execute("general__env_get", {"name": "GREETING"},
-                                            TurnScope(skill_allowed=("general__*",)))
+        result = await box.registry.execute(
+            "general__env_get", {"name": "GREETING"}, TurnScope(skill_allowed=("general__*",))
+        )
         # The server echoed the file's value exactly: it is masked like every value toolsift injected.
         assert not result.is_error and "[redacted]" in result.text_content()
         assert "hello from .env" not in result.text_content()
 
 
 def test_find_config_takes_toolsift_json_then_client_project_files_then_the_user_config(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     user = tmp_path / "xdg" / "toolsift" / "toolsift.json"
@@ -86,13 +91,17 @@ def test_find_config_takes_toolsift_json_then_client_project_files_then_the_user
         assert find_config() == file
 
 
-def test_servers_lists_dropped_and_disabled_servers_and_exits_4(capsys: pytest.CaptureFixture[str],
-                                                                 tmp_path: Path) -> None:
-    config = mcp_json(tmp_path, {
-        "general": {"command": sys.executable, "args": [str(GENERAL)], "internalOnly": False},
-        "broken": {"command": "x", "timeout": -1},
-        "off": {"command": "y", "disabled": True},
-    })
+def test_servers_lists_dropped_and_disabled_servers_and_exits_4(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = mcp_json(
+        tmp_path,
+        {
+            "general": {"command": sys.executable, "args": [str(GENERAL)], "internalOnly": False},
+            "broken": {"command": "x", "timeout": -1},
+            "off": {"command": "y", "disabled": True},
+        },
+    )
     line = next(n for n, text in enumerate(config.read_text().splitlines(), start=1) if '"timeout"' in text)
     code, out, err = run(capsys, "-c", str(config), "servers", "--json")
     rows = {row["server"]: row for row in json.loads(out)}
@@ -109,8 +118,9 @@ def test_servers_lists_dropped_and_disabled_servers_and_exits_4(capsys: pytest.C
     assert "dropped" in broken and "expected greater than 0" in broken
 
 
-def test_check_and_servers_say_how_to_reach_internal_servers(capsys: pytest.CaptureFixture[str],
-                                                              tmp_path: Path) -> None:
+def test_check_and_servers_say_how_to_reach_internal_servers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # A Claude Desktop style file: every server is internal by default.
     config = mcp_json(tmp_path, {"general": {"command": sys.executable, "args": [str(GENERAL)]}})
     code, out, _ = run(capsys, "-c", str(config), "check")
@@ -127,8 +137,9 @@ def test_check_and_servers_say_how_to_reach_internal_servers(capsys: pytest.Capt
 
 
 def test_check_has_no_hint_when_every_server_is_global(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    config = mcp_json(tmp_path, {"general": {"command": "x", "internalOnly": False},
-                                 "off": {"command": "y", "enabled": False}})
+    config = mcp_json(
+        tmp_path, {"general": {"command": "x", "internalOnly": False}, "off": {"command": "y", "enabled": False}}
+    )
     code, out, _ = run(capsys, "-c", str(config), "check", "--json")
     assert code == 0 and json.loads(out)["hints"] == []
     code, out, _ = run(capsys, "-c", str(config), "check")
@@ -137,7 +148,13 @@ def test_check_has_no_hint_when_every_server_is_global(capsys: pytest.CaptureFix
 
 def test_chat_start_line_says_how_to_reach_internal_servers(tmp_path: Path) -> None:
     config = mcp_json(tmp_path, {"general": {"command": sys.executable, "args": [str(GENERAL)]}})
-    done = subprocess.run([sys.executable, "-m", "toolsift", "-c", str(config), "chat"], input="/quit\n",
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolsift", "-c", str(config), "chat"],
+        input="/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "1 of 1 server(s) are internal (general)" in done.stderr

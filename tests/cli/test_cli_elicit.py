@@ -43,14 +43,24 @@ def form(message: str = "Who are you?") -> types.ElicitRequestFormParams:
 
 
 async def test_a_form_is_asked_field_by_field_with_types_defaults_and_choices(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     # answer; name: default; age: "x" then "", then 30; score; verified: default; status: wrong, then right;
     # titled; tags: a wrong one, then two; note: left out.
     prompts, read = reader("a", "", "x", "", "30", "9.5", "", "paused", "inactive", "v2", "a,z", "a, c", "")
     result = await TerminalElicitor(Output(), interactive=True, read=read)("srv", form())
-    assert result == types.ElicitResult(action="accept", content={
-        "name": "John Doe", "age": 30, "score": 9.5, "verified": True, "status": "inactive", "titled": "v2",
-        "tags": ["a", "c"]})
+    assert result == types.ElicitResult(
+        action="accept",
+        content={
+            "name": "John Doe",
+            "age": 30,
+            "score": 9.5,
+            "verified": True,
+            "status": "inactive",
+            "titled": "v2",
+            "tags": ["a", "c"],
+        },
+    )
     assert "age (Years): " in prompts and "status (active, inactive): " in prompts
     shown = capsys.readouterr().out
     assert "MCP server 'srv' asks: Who are you?" in shown
@@ -58,8 +68,9 @@ async def test_a_form_is_asked_field_by_field_with_types_defaults_and_choices(
     assert "status: choose one of active, inactive" in shown and "tags: choose from a, b, c" in shown
 
 
-@pytest.mark.parametrize(("answers", "action"), [(("d",), "decline"), (("c",), "cancel"), ((None,), "cancel"),
-                                                 (("a", None), "cancel")])
+@pytest.mark.parametrize(
+    ("answers", "action"), [(("d",), "decline"), (("c",), "cancel"), ((None,), "cancel"), (("a", None), "cancel")]
+)
 async def test_the_person_may_decline_or_cancel(answers: tuple[str | None, ...], action: str) -> None:
     _, read = reader(*answers)
     result = await TerminalElicitor(Output(), interactive=True, read=read)("srv", form())

@@ -40,25 +40,49 @@ async def test_an_added_stdio_server_loads_and_answers(capsys: pytest.CaptureFix
     assert config.servers["general"].command == sys.executable
     assert config.servers["general"].env == {"MODE": "test"}
     async with Toolbox(load_config(project / "toolsift.json")) as box:
-        result = await box.registry.execute("general__add", {"a": 2, "b": 3}, permissions=None,
-                                            scope=box.conversation().scope().with_unlocked(["general__add"]))
+        result = await box.registry.execute(
+            "general__add",
+            {"a": 2, "b": 3},
+            permissions=None,
+            scope=box.conversation().scope().with_unlocked(["general__add"]),
+        )
     assert "5" in result.text_content()
 
 
-def test_a_remote_server_with_headers_keeps_the_rest_of_the_file(capsys: pytest.CaptureFixture[str],
-                                                                 project: Path) -> None:
-    original = {"agents": {"default": {"planMode": True}}, "tools": {"mcpServers": {"old": {"command": "x"}}},
-                "audit": {"path": "a.jsonl"}}
+def test_a_remote_server_with_headers_keeps_the_rest_of_the_file(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    original = {
+        "agents": {"default": {"planMode": True}},
+        "tools": {"mcpServers": {"old": {"command": "x"}}},
+        "audit": {"path": "a.jsonl"},
+    }
     (project / "toolsift.json").write_text(json.dumps(original))
-    code, _, _ = run(capsys, "mcp", "add", "--transport", "http", "remote", "https://example.com/mcp",
-                     "-H", "Authorization: Bearer ${TOKEN}", "-H", "X-Team: tools")
+    code, _, _ = run(
+        capsys,
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        "remote",
+        "https://example.com/mcp",
+        "-H",
+        "Authorization: Bearer ${TOKEN}",
+        "-H",
+        "X-Team: tools",
+    )
     assert code == 0
     text = (project / "toolsift.json").read_text()
     data = json.loads(text)
     assert list(data) == ["agents", "tools", "audit"] and data["agents"] == original["agents"]
-    assert data["tools"]["mcpServers"] == {"old": {"command": "x"}, "remote": {
-        "type": "http", "url": "https://example.com/mcp",
-        "headers": {"Authorization": "Bearer ${TOKEN}", "X-Team": "tools"}}}
+    assert data["tools"]["mcpServers"] == {
+        "old": {"command": "x"},
+        "remote": {
+            "type": "http",
+            "url": "https://example.com/mcp",
+            "headers": {"Authorization": "Bearer ${TOKEN}", "X-Team": "tools"},
+        },
+    }
     assert text.endswith("}\n") and '\n  "agents"' in text
     assert load_config(project / "toolsift.json").servers["remote"].transport == "http"
 
@@ -67,8 +91,9 @@ def test_a_projects_mcp_json_is_the_project_file(capsys: pytest.CaptureFixture[s
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {}}))
     assert run(capsys, "mcp", "add", "echo", "--", "echo", "hi")[0] == 0
     assert not (project / "toolsift.json").exists()
-    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"echo": {"command": "echo",
-                                                                                       "args": ["hi"]}}}
+    assert json.loads((project / ".mcp.json").read_text()) == {
+        "mcpServers": {"echo": {"command": "echo", "args": ["hi"]}}
+    }
 
 
 def test_list_get_and_remove_across_scopes(capsys: pytest.CaptureFixture[str], project: Path) -> None:
@@ -86,7 +111,8 @@ def test_list_get_and_remove_across_scopes(capsys: pytest.CaptureFixture[str], p
     assert run(capsys, "mcp", "remove", "local")[0] == 0
     assert "local" not in json.loads((project / "toolsift.json").read_text())["tools"]["mcpServers"]
     assert json.loads(user_config_path().read_text())["tools"]["mcpServers"] == {
-        "mine": {"command": "echo", "args": ["2"]}}
+        "mine": {"command": "echo", "args": ["2"]}
+    }
     code, _, err = run(capsys, "mcp", "get", "nope")
     assert code == 3 and "no server 'nope'; configured: mine" in err
 
@@ -99,20 +125,24 @@ def test_a_named_file_is_the_one_edited(capsys: pytest.CaptureFixture[str], tmp_
     assert code == 0 and "x\tfile\tstdio\techo\tyes" in out
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["bad__name", "--", "echo"], "must not contain '__'"),
-    (["ok"], "missing the command after --"),
-    (["-t", "http", "ok"], "missing the server's URL"),
-    (["-t", "http", "ok", "ftp://x"], "expected one http:// or https:// URL"),
-    (["-t", "carrier", "ok", "x"], "'carrier' is not one of 'stdio', 'http', 'sse'"),
-    (["-e", "NOEQUALS", "ok", "--", "echo"], "'NOEQUALS' is not KEY=VALUE"),
-    (["-t", "http", "-H", "Bad Name: x", "ok", "https://x"], "header name 'Bad Name' is not a valid HTTP field"),
-    (["-H", "Authorization: x", "ok", "--", "echo"], "headers go with --transport http or sse"),
-    (["-t", "http", "-H", "no colon", "ok", "https://x"], "'no colon' is not 'Name: value'"),
-    (["-s", "team", "ok", "--", "echo"], "'team' is not one of 'project', 'user'"),
-])
-def test_bad_input_is_a_usage_error_and_writes_nothing(capsys: pytest.CaptureFixture[str], project: Path,
-                                                       argv: list[str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["bad__name", "--", "echo"], "must not contain '__'"),
+        (["ok"], "missing the command after --"),
+        (["-t", "http", "ok"], "missing the server's URL"),
+        (["-t", "http", "ok", "ftp://x"], "expected one http:// or https:// URL"),
+        (["-t", "carrier", "ok", "x"], "'carrier' is not one of 'stdio', 'http', 'sse'"),
+        (["-e", "NOEQUALS", "ok", "--", "echo"], "'NOEQUALS' is not KEY=VALUE"),
+        (["-t", "http", "-H", "Bad Name: x", "ok", "https://x"], "header name 'Bad Name' is not a valid HTTP field"),
+        (["-H", "Authorization: x", "ok", "--", "echo"], "headers go with --transport http or sse"),
+        (["-t", "http", "-H", "no colon", "ok", "https://x"], "'no colon' is not 'Name: value'"),
+        (["-s", "team", "ok", "--", "echo"], "'team' is not one of 'project', 'user'"),
+    ],
+)
+def test_bad_input_is_a_usage_error_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], project: Path, argv: list[str], message: str
+) -> None:
     code, _, err = run(capsys, "mcp", "add", *argv)
     assert code == 2 and message in err
     assert not (project / "toolsift.json").exists()
@@ -125,8 +155,9 @@ def test_a_duplicate_name_is_refused(capsys: pytest.CaptureFixture[str]) -> None
 
 
 @pytest.mark.parametrize("text", ['{"tools": {\n  "mcpServers": {,}}}', "[1, 2]", '{"tools": 5}'])
-def test_a_file_toolsift_cannot_edit_is_named_and_left_alone(capsys: pytest.CaptureFixture[str],
-                                                             project: Path, text: str) -> None:
+def test_a_file_toolsift_cannot_edit_is_named_and_left_alone(
+    capsys: pytest.CaptureFixture[str], project: Path, text: str
+) -> None:
     (project / "toolsift.json").write_text(text)
     code, _, err = run(capsys, "mcp", "add", "x", "--", "echo")
     assert code == 4 and str(project / "toolsift.json") in err and "left as it is" in err
@@ -142,8 +173,9 @@ def test_nothing_configured_says_how_to_add(capsys: pytest.CaptureFixture[str]) 
 
 # The real CLI entry point in its own process, held at a gate once imported, so that every process
 # reaches its read-modify-write at the same moment.
-GATED_CLI = ("import sys, toolsift.cli; print('ready', flush=True); sys.stdin.readline(); "
-             "toolsift.cli.main(sys.argv[1:])")
+GATED_CLI = (
+    "import sys, toolsift.cli; print('ready', flush=True); sys.stdin.readline(); toolsift.cli.main(sys.argv[1:])"
+)
 
 
 def servers_in(path: Path) -> dict[str, object]:
@@ -154,9 +186,17 @@ def servers_in(path: Path) -> dict[str, object]:
 
 
 def test_concurrent_adds_in_separate_processes_all_land(project: Path) -> None:
-    processes = [subprocess.Popen([sys.executable, "-c", GATED_CLI, "mcp", "add", f"s{i}", "--", "echo", str(i)],
-                                  cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for i in range(8)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", GATED_CLI, "mcp", "add", f"s{i}", "--", "echo", str(i)],
+            cwd=project,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(8)
+    ]
     for process in processes:
         assert process.stdout is not None and process.stdout.readline() == "ready\n"
     for process in processes:
@@ -171,8 +211,9 @@ def test_concurrent_adds_in_separate_processes_all_land(project: Path) -> None:
 
 
 @pytest.mark.parametrize("scope", ["project", "user"])
-def test_a_linked_config_is_written_through_and_stays_a_link(capsys: pytest.CaptureFixture[str], project: Path,
-                                                             tmp_path: Path, scope: str) -> None:
+def test_a_linked_config_is_written_through_and_stays_a_link(
+    capsys: pytest.CaptureFixture[str], project: Path, tmp_path: Path, scope: str
+) -> None:
     target = tmp_path / "dotfiles" / "toolsift.json"
     target.parent.mkdir()
     target.write_text(json.dumps({"tools": {"mcpServers": {"old": {"command": "echo"}}}}))
@@ -210,8 +251,9 @@ def test_a_new_file_gets_the_umasks_mode(capsys: pytest.CaptureFixture[str], pro
 
 
 @pytest.mark.parametrize("argv", [["add", "x", "--", "echo"], ["remove", "old"]])
-def test_a_read_only_file_is_refused_and_left_alone(capsys: pytest.CaptureFixture[str], project: Path,
-                                                    argv: list[str]) -> None:
+def test_a_read_only_file_is_refused_and_left_alone(
+    capsys: pytest.CaptureFixture[str], project: Path, argv: list[str]
+) -> None:
     path = project / "toolsift.json"
     text = json.dumps({"tools": {"mcpServers": {"old": {"command": "echo"}}}})
     path.write_text(text)
@@ -221,8 +263,10 @@ def test_a_read_only_file_is_refused_and_left_alone(capsys: pytest.CaptureFixtur
     assert path.read_text() == text and stat.S_IMODE(path.stat().st_mode) == 0o444
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
-                    reason="needs root, to run the CLI as another user with setpriv")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root, to run the CLI as another user with setpriv",
+)
 def test_a_folder_the_user_may_not_write_in_is_named_and_left_alone() -> None:
     with tempfile.TemporaryDirectory() as folder:  # outside tmp_path, whose parent only root may enter
         os.chmod(folder, 0o755)
@@ -230,31 +274,57 @@ def test_a_folder_the_user_may_not_write_in_is_named_and_left_alone() -> None:
         path.write_text("{}")
         path.chmod(0o666)  # the file is writable by anyone; its folder is root's
         nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        done = subprocess.run([*nobody, sys.executable, "-m", "toolsift", "mcp", "add", "x", "--", "echo"],
-                              cwd=folder, capture_output=True, text=True,
-                              env={**os.environ, "XDG_CONFIG_HOME": folder}, check=False)
+        done = subprocess.run(
+            [*nobody, sys.executable, "-m", "toolsift", "mcp", "add", "x", "--", "echo"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "XDG_CONFIG_HOME": folder},
+            check=False,
+        )
         assert done.returncode == 4, done.stderr
-        assert f"permission denied on {folder}/.toolsift.json.lock: an edit reads the file and writes in its folder" \
+        assert (
+            f"permission denied on {folder}/.toolsift.json.lock: an edit reads the file and writes in its folder"
             in done.stderr
+        )
         assert path.read_text() == "{}"
 
 
-@pytest.mark.parametrize(("place", "key", "entry"), [
-    (".vscode/mcp.json", "servers", {"type": "stdio", "command": "echo", "args": ["hi"],
-                                     "env": {"TOKEN": "${env:MY_TOKEN}", "DIR": "${workspaceFolder}"}}),
-    (".cursor/mcp.json", "mcpServers", {"command": "echo", "args": ["hi"],
-                                        "env": {"TOKEN": "${env:MY_TOKEN}", "DIR": "${workspaceFolder}"}}),
-    (".mcp.json", "mcpServers", {"command": "echo", "args": ["hi"],
-                                 "env": {"TOKEN": "${MY_TOKEN}", "DIR": "${workspaceFolder}"}}),
-])
+@pytest.mark.parametrize(
+    ("place", "key", "entry"),
+    [
+        (
+            ".vscode/mcp.json",
+            "servers",
+            {
+                "type": "stdio",
+                "command": "echo",
+                "args": ["hi"],
+                "env": {"TOKEN": "${env:MY_TOKEN}", "DIR": "${workspaceFolder}"},
+            },
+        ),
+        (
+            ".cursor/mcp.json",
+            "mcpServers",
+            {"command": "echo", "args": ["hi"], "env": {"TOKEN": "${env:MY_TOKEN}", "DIR": "${workspaceFolder}"}},
+        ),
+        (
+            ".mcp.json",
+            "mcpServers",
+            {"command": "echo", "args": ["hi"], "env": {"TOKEN": "${MY_TOKEN}", "DIR": "${workspaceFolder}"}},
+        ),
+    ],
+)
 def test_a_client_project_file_gets_the_server_in_its_own_format(
-        capsys: pytest.CaptureFixture[str], project: Path, place: str, key: str, entry: dict[str, object]) -> None:
+    capsys: pytest.CaptureFixture[str], project: Path, place: str, key: str, entry: dict[str, object]
+) -> None:
     path = project / place
     path.parent.mkdir(exist_ok=True)
     old = {"type": "stdio", "command": sys.executable, "args": [GENERAL]}
     path.write_text(json.dumps({key: {"general": old}}))
-    code, out, _ = run(capsys, "mcp", "add", "new", "-e", "TOKEN=${MY_TOKEN}", "-e", "DIR=${workspaceFolder}",
-                       "--", "echo", "hi")
+    code, out, _ = run(
+        capsys, "mcp", "add", "new", "-e", "TOKEN=${MY_TOKEN}", "-e", "DIR=${workspaceFolder}", "--", "echo", "hi"
+    )
     assert code == 0 and f"to {path} (project)" in out
     assert not (project / "toolsift.json").exists()
     assert json.loads(path.read_text()) == {key: {"general": old, "new": entry}}
@@ -267,8 +337,7 @@ def test_a_client_project_file_gets_the_server_in_its_own_format(
     assert "general\tproject\tstdio" in out and "new\tproject\tstdio\techo hi" in out
 
 
-def test_a_vscode_file_with_comments_is_named_and_left_alone(capsys: pytest.CaptureFixture[str],
-                                                              project: Path) -> None:
+def test_a_vscode_file_with_comments_is_named_and_left_alone(capsys: pytest.CaptureFixture[str], project: Path) -> None:
     path = project / ".vscode" / "mcp.json"
     path.parent.mkdir()
     text = '{\n  // the team servers\n  "servers": {"general": {"type": "stdio", "command": "x"}}\n}\n'
@@ -283,29 +352,67 @@ def test_an_empty_vscode_file_gets_its_servers_table(capsys: pytest.CaptureFixtu
     path.parent.mkdir()
     path.write_text(json.dumps({"inputs": []}))
     assert run(capsys, "mcp", "add", "-t", "http", "remote", "https://example.com/mcp")[0] == 0
-    assert json.loads(path.read_text()) == {"inputs": [], "servers": {"remote": {"type": "http",
-                                                                                 "url": "https://example.com/mcp"}}}
+    assert json.loads(path.read_text()) == {
+        "inputs": [],
+        "servers": {"remote": {"type": "http", "url": "https://example.com/mcp"}},
+    }
     assert set(load_config(path).servers) == {"remote"}
 
 
-SECRETS = ("sk-live-0123456789abcdef", "tok_value_9876", "hunter2", "Bearer abc.def", "qtok", "kval", "pw1",
-           "plain-secret", "cs-literal", "fmcp-token-value")
+SECRETS = (
+    "sk-live-0123456789abcdef",
+    "tok_value_9876",
+    "hunter2",
+    "Bearer abc.def",
+    "qtok",
+    "kval",
+    "pw1",
+    "plain-secret",
+    "cs-literal",
+    "fmcp-token-value",
+)
 
 
-def test_get_and_list_mask_secrets_in_arguments_urls_headers_and_auth(capsys: pytest.CaptureFixture[str],
-                                                                      project: Path) -> None:
+def test_get_and_list_mask_secrets_in_arguments_urls_headers_and_auth(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
     folder = "/home/alice/projects/a-rather-long-project-folder-name"
-    (project / "toolsift.json").write_text(json.dumps({"tools": {"mcpServers": {
-        "db": {"command": "db-server", "args": [
-            "--api-key", "sk-live-0123456789abcdef", "--token=tok_value_9876", "--user", "alice", "--ref-key",
-            "${DB_KEY}", "DB_PASSWORD=hunter2", "--header", "Authorization: Bearer abc.def",
-            "postgres://app:pw1@db.example/x?sslmode=require", folder],
-            "env": {"API_KEY": "plain-secret", "REF": "${HOME}"}},
-        "remote": {"url": "https://user:pw1@api.example/mcp?token=qtok&key=kval", "headers": {"X-Key": "${KEY}"},
-                   "auth": {"clientId": "app", "clientSecret": "cs-literal"}},
-    }}}))
-    (project / "servers.json").write_text(json.dumps({"mcpServers": {
-        "fast": {"url": "https://f.example/mcp", "auth": "fmcp-token-value"}}}))
+    (project / "toolsift.json").write_text(
+        json.dumps(
+            {
+                "tools": {
+                    "mcpServers": {
+                        "db": {
+                            "command": "db-server",
+                            "args": [
+                                "--api-key",
+                                "sk-live-0123456789abcdef",
+                                "--token=tok_value_9876",
+                                "--user",
+                                "alice",
+                                "--ref-key",
+                                "${DB_KEY}",
+                                "DB_PASSWORD=hunter2",
+                                "--header",
+                                "Authorization: Bearer abc.def",
+                                "postgres://app:pw1@db.example/x?sslmode=require",
+                                folder,
+                            ],
+                            "env": {"API_KEY": "plain-secret", "REF": "${HOME}"},
+                        },
+                        "remote": {
+                            "url": "https://user:pw1@api.example/mcp?token=qtok&key=kval",
+                            "headers": {"X-Key": "${KEY}"},
+                            "auth": {"clientId": "app", "clientSecret": "cs-literal"},
+                        },
+                    }
+                }
+            }
+        )
+    )
+    (project / "servers.json").write_text(
+        json.dumps({"mcpServers": {"fast": {"url": "https://f.example/mcp", "auth": "fmcp-token-value"}}})
+    )
     code, listed, _ = run(capsys, "mcp", "list")
     assert code == 0
     code, db, _ = run(capsys, "mcp", "get", "db")
@@ -317,8 +424,19 @@ def test_get_and_list_mask_secrets_in_arguments_urls_headers_and_auth(capsys: py
     for secret in SECRETS:
         assert secret not in listed + db + remote + fast, secret
     assert json.loads(db.split("\n", 1)[1])["args"] == [
-        "--api-key", "***", "--token=***", "--user", "alice", "--ref-key", "${DB_KEY}", "DB_PASSWORD=***",
-        "--header", "Authorization: ***", "postgres://app:***@db.example/x?sslmode=***", folder]
+        "--api-key",
+        "***",
+        "--token=***",
+        "--user",
+        "alice",
+        "--ref-key",
+        "${DB_KEY}",
+        "DB_PASSWORD=***",
+        "--header",
+        "Authorization: ***",
+        "postgres://app:***@db.example/x?sslmode=***",
+        folder,
+    ]
     shown = json.loads(remote.split("\n", 1)[1])
     assert shown["url"] == "https://user:***@api.example/mcp?token=***&key=***"
     assert shown["headers"] == {"X-Key": "${KEY}"} and shown["auth"] == {"clientId": "app", "clientSecret": "***"}

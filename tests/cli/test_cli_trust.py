@@ -18,8 +18,12 @@ from toolsift.cli._app import state
 from toolsift.config import ProjectTrust, load_config
 from toolsift.toolbox import user_config_path
 
-GENERAL = {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False,
-           "env": {"API_TOKEN": "s3cret-value-123"}}
+GENERAL = {
+    "command": sys.executable,
+    "args": [str(SERVERS / "general.py")],
+    "internalOnly": False,
+    "env": {"API_TOKEN": "s3cret-value-123"},
+}
 
 
 @pytest.fixture(autouse=True)
@@ -53,15 +57,18 @@ def test_an_untrusted_project_config_starts_nothing_and_says_how_to_trust_it(
     write(project, {"marker": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}})
     code, _, err = run(capsys, "tools")
     assert code == 4
-    assert (f"{project / '.mcp.json'} came with this project, and you have not trusted here what it does:\n"
-            f"MCP servers it starts:\n  marker: {sys.executable} -c") in err
+    assert (
+        f"{project / '.mcp.json'} came with this project, and you have not trusted here what it does:\n"
+        f"MCP servers it starts:\n  marker: {sys.executable} -c"
+    ) in err
     assert "Run 'toolsift trust' in this folder" in err and "--trust-project" in err
     assert "TOOLSIFT_TRUST_PROJECT=1" in err
     assert not marker.exists()
 
 
-def test_the_flag_and_the_variable_trust_for_one_run_only(capsys: pytest.CaptureFixture[str],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_flag_and_the_variable_trust_for_one_run_only(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     code, out, err = run(capsys, "--trust-project", "tools")
     assert code == 0 and "general__echo" in out and "for this run (--trust-project)" in err
     assert run(capsys, "tools")[0] == 4  # not remembered
@@ -69,14 +76,20 @@ def test_the_flag_and_the_variable_trust_for_one_run_only(capsys: pytest.Capture
     assert run(capsys, "tools")[0] == 0
 
 
-def test_trust_is_remembered_and_asked_again_when_a_launch_changes(capsys: pytest.CaptureFixture[str],
-                                                                   project: Path) -> None:
+def test_trust_is_remembered_and_asked_again_when_a_launch_changes(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
     code, out, _ = run(capsys, "trust")
     assert code == 0 and f"general: {sys.executable} {SERVERS / 'general.py'}" in out
     assert run(capsys, "tools")[0] == 0
     assert "s3cret-value-123" not in store().read_text()  # fingerprints only, never values
-    write(project, {"general": {**GENERAL, "env": {"API_TOKEN": "s3cret-value-123", "NODE_OPTIONS": "--require x"}},
-                    "other": GENERAL})
+    write(
+        project,
+        {
+            "general": {**GENERAL, "env": {"API_TOKEN": "s3cret-value-123", "NODE_OPTIONS": "--require x"}},
+            "other": GENERAL,
+        },
+    )
     code, _, err = run(capsys, "tools")
     assert code == 4
     assert "  other: " in err  # new
@@ -92,8 +105,9 @@ def test_revoke_forgets_the_trust(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(("answer", "code"), [("y", 0), ("n", 4), ("", 4)])
-def test_at_a_terminal_the_person_is_asked_once(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-                                                answer: str, code: int) -> None:
+def test_at_a_terminal_the_person_is_asked_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, answer: str, code: int
+) -> None:
     monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
     questions: list[str] = []
     monkeypatch.setattr(builtins, "input", lambda prompt: questions.append(prompt) or answer)
@@ -106,8 +120,9 @@ def test_at_a_terminal_the_person_is_asked_once(capsys: pytest.CaptureFixture[st
         assert "not trusted; nothing was started" in result[2]
 
 
-def test_a_named_config_and_the_user_config_need_no_trust(capsys: pytest.CaptureFixture[str], project: Path,
-                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_named_config_and_the_user_config_need_no_trust(
+    capsys: pytest.CaptureFixture[str], project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert run(capsys, "-c", str(project / ".mcp.json"), "tools")[0] == 0
     user = user_config_path()
     user.parent.mkdir(parents=True)
@@ -151,13 +166,14 @@ runpy.run_path({server!r}, run_name="__main__")
 def server_py(folder: Path, marker: Path | None = None) -> None:
     """``folder/server.py``: the example server, leaving ``marker`` behind first when given."""
     mark = f"pathlib.Path({str(marker)!r}).write_text('ran')\n" if marker else ""
-    (folder / "server.py").write_text(SERVER_PY.format(mark=mark, folder=str(SERVERS),
-                                                       server=str(SERVERS / "general.py")))
+    (folder / "server.py").write_text(
+        SERVER_PY.format(mark=mark, folder=str(SERVERS), server=str(SERVERS / "general.py"))
+    )
 
 
-def test_a_linked_config_does_not_borrow_the_trust_of_its_target(capsys: pytest.CaptureFixture[str],
-                                                                  tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_linked_config_does_not_borrow_the_trust_of_its_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     a, b = tmp_path / "A", tmp_path / "B"
     a.mkdir()
     b.mkdir()
@@ -192,23 +208,42 @@ def test_an_edited_env_file_is_asked_about_again(capsys: pytest.CaptureFixture[s
 
 def serve(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """``toolsift serve`` over stdio in ``project``, its client gone at once (stdin at its end)."""
-    return subprocess.run([sys.executable, "-m", "toolsift", *argv, "serve"], cwd=project,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "toolsift", *argv, "serve"],
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_serve_applies_no_setting_of_an_untrusted_project(project: Path) -> None:
     (project / ".mcp.json").unlink()
-    (project / "toolsift.json").write_text(json.dumps({
-        "agents": {"default": {"permissions": {"level": "execute"}}},
-        "serve": {"commands": {"allowedPrograms": ["python3"]}},
-    }))
+    (project / "toolsift.json").write_text(
+        json.dumps(
+            {
+                "agents": {"default": {"permissions": {"level": "execute"}}},
+                "serve": {"commands": {"allowedPrograms": ["python3"]}},
+            }
+        )
+    )
     refused = serve(project)
     assert refused.returncode == 4, refused.stderr
-    assert (f"{project / 'toolsift.json'} came with this project, and you have not trusted here what it does:\n"
-            "settings that decide what agents and served models may do: agents, serve\n"
-            "Nothing was started. Run 'toolsift trust' in this folder") in refused.stderr
-    trusted = subprocess.run([sys.executable, "-m", "toolsift", "trust"], cwd=project, capture_output=True,
-                             text=True, timeout=60, check=False)
+    assert (
+        f"{project / 'toolsift.json'} came with this project, and you have not trusted here what it does:\n"
+        "settings that decide what agents and served models may do: agents, serve\n"
+        "Nothing was started. Run 'toolsift trust' in this folder"
+    ) in refused.stderr
+    trusted = subprocess.run(
+        [sys.executable, "-m", "toolsift", "trust"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert "settings that decide what agents and served models may do: agents, serve" in trusted.stdout
     served = serve(project)
     assert served.returncode == 0, served.stderr
@@ -222,8 +257,18 @@ def test_serve_without_gateway_needs_no_trust_for_servers_it_does_not_start(proj
 
 async def test_serve_as_a_gateway_starts_no_program_an_edit_adds(project: Path) -> None:
     entry, marker = marker_server(project)
-    command = [sys.executable, "-m", "toolsift", "--trust-project", "serve", "--gateway", "--transport", "http",
-               "--port", "0"]
+    command = [
+        sys.executable,
+        "-m",
+        "toolsift",
+        "--trust-project",
+        "serve",
+        "--gateway",
+        "--transport",
+        "http",
+        "--port",
+        "0",
+    ]
     async with await anyio.open_process(command, cwd=project, stdin=subprocess.DEVNULL) as process:
         try:
             assert process.stderr is not None

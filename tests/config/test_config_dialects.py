@@ -25,8 +25,15 @@ CLINE = FIXTURES / "cline" / "cline_mcp_settings.json"
 GEMINI = FIXTURES / "gemini" / ".gemini" / "settings.json"
 FASTMCP = FIXTURES / "fastmcp" / "servers.json"
 CLAUDE_CODE = FIXTURES / "claude_code" / ".mcp.json"
-EVERY_FIXTURE = {"vscode": VSCODE, "cursor": CURSOR, "windsurf": WINDSURF, "cline": CLINE, "gemini": GEMINI,
-                 "fastmcp": FASTMCP, "claude": CLAUDE_CODE}
+EVERY_FIXTURE = {
+    "vscode": VSCODE,
+    "cursor": CURSOR,
+    "windsurf": WINDSURF,
+    "cline": CLINE,
+    "gemini": GEMINI,
+    "fastmcp": FASTMCP,
+    "claude": CLAUDE_CODE,
+}
 
 
 def line_of(file: Path, needle: str, after: str = "") -> int:
@@ -186,7 +193,9 @@ def test_every_fixture_is_recognised_by_its_keys_alone(tmp_path: Path, dialect: 
 
 
 def test_problem_in_a_translated_key_names_the_key_as_written(tmp_path: Path) -> None:
-    file = write(tmp_path / ".gemini" / "settings.json", """
+    file = write(
+        tmp_path / ".gemini" / "settings.json",
+        """
         {
           "mcpServers": {
             "slow": {"command": "x",
@@ -195,7 +204,8 @@ def test_problem_in_a_translated_key_names_the_key_as_written(tmp_path: Path) ->
             "typo": {"command": "z", "comand": "z"}
           }
         }
-    """)
+    """,
+    )
     report = validate_config(file)
     assert report.config is not None and set(report.config.servers) == set()
     problems = {p.field: p for p in report.problems}
@@ -207,10 +217,13 @@ def test_problem_in_a_translated_key_names_the_key_as_written(tmp_path: Path) ->
 
 
 def test_client_key_and_toolsift_key_for_one_setting_warn_and_toolsift_wins(tmp_path: Path) -> None:
-    file = write(tmp_path / "mcp_config.json", """
+    file = write(
+        tmp_path / "mcp_config.json",
+        """
         {"mcpServers": {"a": {"serverUrl": "https://a.example/mcp", "disabled": true, "enabled": true,
                               "auth": "${TOKEN}", "headers": {"authorization": "Bearer ${OTHER}"}}}}
-    """)
+    """,
+    )
     report = checked(file)
     assert report.config is not None
     server = report.config.servers["a"]
@@ -221,8 +234,9 @@ def test_client_key_and_toolsift_key_for_one_setting_warn_and_toolsift_wins(tmp_
 
 
 def test_auth_token_becomes_a_bearer_header_resolved_at_connect(tmp_path: Path) -> None:
-    file = write(tmp_path / "servers.json",
-                 '{"mcpServers": {"w": {"url": "https://w.example/mcp", "auth": "${TOKEN}"}}}')
+    file = write(
+        tmp_path / "servers.json", '{"mcpServers": {"w": {"url": "https://w.example/mcp", "auth": "${TOKEN}"}}}'
+    )
     server = load_config(file).servers["w"]
     resolved = resolve_server(server, environ={"TOKEN": "s3cret"})
     assert resolved.headers == {"Authorization": "Bearer s3cret"}
@@ -230,10 +244,13 @@ def test_auth_token_becomes_a_bearer_header_resolved_at_connect(tmp_path: Path) 
 
 
 def test_auth_with_a_secret_reference_warns_instead_of_sending_it_as_text(tmp_path: Path) -> None:
-    file = write(tmp_path / "servers.json", """
+    file = write(
+        tmp_path / "servers.json",
+        """
         {"mcpServers": {"w": {"url": "https://w.example/mcp", "auth": "secret://env/TOKEN"},
                         "bad": {"url": "https://[bad.example/sse"}}}
-    """)
+    """,
+    )
     report = validate_config(file)
     assert report.dialect == "fastmcp" and report.config is not None
     assert report.config.servers["w"].headers == {}
@@ -246,25 +263,36 @@ def test_auth_with_a_secret_reference_warns_instead_of_sending_it_as_text(tmp_pa
 
 
 def test_claude_code_oauth_block_becomes_auth_and_its_metadata_url_warns(tmp_path: Path) -> None:
-    file = write(tmp_path / ".mcp.json", """
+    file = write(
+        tmp_path / ".mcp.json",
+        """
         {"mcpServers": {"sentry": {"type": "http", "url": "https://mcp.sentry.dev/mcp",
                                    "oauth": {"clientId": "sentry-app", "callbackPort": 8765, "scopes": "read write",
                                              "authServerMetadataUrl": "https://auth.sentry.dev/.well-known/x"}}}}
-    """)
+    """,
+    )
     report = checked(file)
     assert report.config is not None
     auth = report.config.servers["sentry"].auth
-    assert auth is not None and (auth.client_id, auth.redirect_port, auth.scopes) == ("sentry-app", 8765,
-                                                                                      ("read", "write"))
+    assert auth is not None and (auth.client_id, auth.redirect_port, auth.scopes) == (
+        "sentry-app",
+        8765,
+        ("read", "write"),
+    )
     (warning,) = report.warnings
     line = line_of(file, '"authServerMetadataUrl"')
-    assert (warning.server, warning.field, warning.line) == ("sentry", "mcpServers.sentry.oauth.authServerMetadataUrl",
-                                                             line)
+    assert (warning.server, warning.field, warning.line) == (
+        "sentry",
+        "mcpServers.sentry.oauth.authServerMetadataUrl",
+        line,
+    )
     assert str(warning).startswith(f"{file}:{line}: ") and "finds the authorization server's" in warning.message
 
 
 def test_gemini_oauth_block_maps_its_redirect_and_names_what_it_cannot_use(tmp_path: Path) -> None:
-    file = write(tmp_path / ".gemini" / "settings.json", """
+    file = write(
+        tmp_path / ".gemini" / "settings.json",
+        """
         {"mcpServers": {
           "loopback": {"httpUrl": "https://a.example/mcp", "authProviderType": "dynamic_discovery",
                        "oauth": {"enabled": true, "clientId": "g", "clientSecret": "$G_SECRET", "scopes": ["x"],
@@ -274,48 +302,68 @@ def test_gemini_oauth_block_maps_its_redirect_and_names_what_it_cannot_use(tmp_p
                                   "tokenUrl": "https://b.example/token", "audiences": ["b"]}},
           "off": {"httpUrl": "https://c.example/mcp", "oauth": {"enabled": false, "clientId": "i"}},
           "google": {"httpUrl": "https://d.example/mcp", "authProviderType": "google_credentials"}}}
-    """)
+    """,
+    )
     report = checked(file)
     assert report.config is not None
     servers = report.config.servers
     loopback = servers["loopback"].auth
     assert loopback is not None
     assert (loopback.client_id, loopback.client_secret, loopback.scopes, loopback.redirect_port) == (
-        "g", "${G_SECRET}", ("x",), 7777)
+        "g",
+        "${G_SECRET}",
+        ("x",),
+        7777,
+    )
     elsewhere = servers["elsewhere"].auth
     assert elsewhere is not None and elsewhere.client_id == "h" and elsewhere.redirect_port == 33418
     assert servers["off"].auth is None and servers["google"].auth is None
     warnings = warnings_by_field(report)
-    assert set(warnings) == {"mcpServers.elsewhere.oauth.redirectUri", "mcpServers.elsewhere.oauth.tokenUrl",
-                             "mcpServers.elsewhere.oauth.audiences", "mcpServers.google.authProviderType"}
+    assert set(warnings) == {
+        "mcpServers.elsewhere.oauth.redirectUri",
+        "mcpServers.elsewhere.oauth.tokenUrl",
+        "mcpServers.elsewhere.oauth.audiences",
+        "mcpServers.google.authProviderType",
+    }
     assert "http://127.0.0.1:<redirectPort>/callback" in warnings["mcpServers.elsewhere.oauth.redirectUri"][1]
-    assert "'audiences' has no meaning in toolsift's auth (clientId," in warnings[
-        "mcpServers.elsewhere.oauth.audiences"][1]
+    assert (
+        "'audiences' has no meaning in toolsift's auth (clientId,"
+        in warnings["mcpServers.elsewhere.oauth.audiences"][1]
+    )
     assert "OAuth settings are not read" in warnings["mcpServers.google.authProviderType"][1]
 
 
 def test_toolsift_auth_keys_in_a_client_file_are_taken_as_written(tmp_path: Path) -> None:
-    file = write(tmp_path / ".mcp.json", """
+    file = write(
+        tmp_path / ".mcp.json",
+        """
         {"mcpServers": {"svc": {"url": "https://svc.example/mcp",
                                 "auth": {"grant": "client_credentials", "clientId": "svc", "clientSecret": "${S}"},
                                 "oauth": {"clientId": "other"}}}}
-    """)
+    """,
+    )
     report = checked(file)
     assert report.config is not None
     auth = report.config.servers["svc"].auth
-    assert auth is not None and (auth.grant, auth.client_id, auth.client_secret) == ("client_credentials", "svc",
-                                                                                     "${S}")
+    assert auth is not None and (auth.grant, auth.client_id, auth.client_secret) == (
+        "client_credentials",
+        "svc",
+        "${S}",
+    )
     assert warnings_by_field(report)["mcpServers.svc.oauth"][1] == "ignored: 'auth' is set too and is used"
 
 
 def test_auth_shapes_that_cannot_map_warn_and_the_server_stays(tmp_path: Path) -> None:
-    file = write(tmp_path / "servers.json", """
+    file = write(
+        tmp_path / "servers.json",
+        """
         {"mcpServers": {
           "number": {"url": "https://a.example/mcp", "auth": 5},
           "flag": {"url": "https://b.example/mcp", "oauth": true},
           "twice": {"url": "https://c.example/mcp", "auth": {"CLIENT_ID": "x", "clientId": "y"}},
           "port": {"url": "https://d.example/mcp", "oauth": {"redirectUri": "http://127.0.0.1:99999/callback"}}}}
-    """)
+    """,
+    )
     report = checked(file)
     assert report.config is not None and set(report.config.servers) == {"number", "flag", "twice", "port"}
     servers = report.config.servers
@@ -330,11 +378,14 @@ def test_auth_shapes_that_cannot_map_warn_and_the_server_stays(tmp_path: Path) -
 
 
 def test_a_bad_value_in_an_oauth_block_is_reported_at_the_key_as_written(tmp_path: Path) -> None:
-    file = write(tmp_path / ".cursor" / "mcp.json", """
+    file = write(
+        tmp_path / ".cursor" / "mcp.json",
+        """
         {"mcpServers": {"docs": {"url": "https://docs.example/mcp",
                                  "auth": {"CLIENT_ID": 42}},
                         "fine": {"url": "https://fine.example/mcp"}}}
-    """)
+    """,
+    )
     report = validate_config(file)
     assert report.config is not None and set(report.config.servers) == {"fine"}
     (problem,) = report.problems
@@ -342,10 +393,13 @@ def test_a_bad_value_in_an_oauth_block_is_reported_at_the_key_as_written(tmp_pat
 
 
 def test_gemini_allowed_list_disables_the_others_and_odd_mcp_keys_warn(tmp_path: Path) -> None:
-    file = write(tmp_path / ".gemini" / "settings.json", """
+    file = write(
+        tmp_path / ".gemini" / "settings.json",
+        """
         {"mcp": {"allowed": ["a"], "excluded": "b", "serverCommand": "run"},
          "mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}
-    """)
+    """,
+    )
     report = checked(file)
     assert report.config is not None
     assert {n: s.enabled for n, s in report.config.servers.items()} == {"a": True, "b": False}
@@ -355,9 +409,12 @@ def test_gemini_allowed_list_disables_the_others_and_odd_mcp_keys_warn(tmp_path:
 
 
 def test_malformed_vscode_inputs_warn_and_the_servers_still_load(tmp_path: Path) -> None:
-    file = write(tmp_path / ".vscode" / "mcp.json", """
+    file = write(
+        tmp_path / ".vscode" / "mcp.json",
+        """
         {"inputs": [{"type": "promptString"}], "servers": {"a": {"command": "x", "env": {"T": "${input:tok}"}}}}
-    """)
+    """,
+    )
     report = checked(file)
     assert report.config is not None and report.config.servers["a"].env == {"T": "${TOOLSIFT_INPUT_TOK}"}
     fields = warnings_by_field(report)
@@ -365,14 +422,26 @@ def test_malformed_vscode_inputs_warn_and_the_servers_still_load(tmp_path: Path)
     assert "TOOLSIFT_INPUT_TOK" in fields["servers.a.env.T"][1]
 
 
-@pytest.mark.parametrize(("place", "text", "field", "message"), [
-    (".vscode/mcp.json", '{"inputs": {"id": "x"}, "servers": {"a": {"command": "x"}}}', "inputs",
-     "ignored: expected a list of inputs"),
-    (".gemini/settings.json", '{"mcp": ["a"], "mcpServers": {"a": {"command": "x"}}}', "mcp",
-     "ignored: expected an object with 'allowed' and 'excluded' lists"),
-])
-def test_misshapen_client_sections_warn_and_the_servers_still_load(tmp_path: Path, place: str, text: str,
-                                                                   field: str, message: str) -> None:
+@pytest.mark.parametrize(
+    ("place", "text", "field", "message"),
+    [
+        (
+            ".vscode/mcp.json",
+            '{"inputs": {"id": "x"}, "servers": {"a": {"command": "x"}}}',
+            "inputs",
+            "ignored: expected a list of inputs",
+        ),
+        (
+            ".gemini/settings.json",
+            '{"mcp": ["a"], "mcpServers": {"a": {"command": "x"}}}',
+            "mcp",
+            "ignored: expected an object with 'allowed' and 'excluded' lists",
+        ),
+    ],
+)
+def test_misshapen_client_sections_warn_and_the_servers_still_load(
+    tmp_path: Path, place: str, text: str, field: str, message: str
+) -> None:
     report = checked(write(tmp_path / place, text))
     assert report.config is not None and report.config.servers["a"].enabled
     assert warnings_by_field(report)[field][1].startswith(message)
@@ -393,8 +462,10 @@ def one_server(path: Path, server: str) -> ServerConfig:
 
 
 def test_env_form_reads_the_environment_at_connect(tmp_path: Path) -> None:
-    server = one_server(tmp_path / ".cursor" / "mcp.json",
-                        '{"command": "x", "env": {"A": "${env:API_KEY}", "B": "${env:MISSING:-fallback}"}}')
+    server = one_server(
+        tmp_path / ".cursor" / "mcp.json",
+        '{"command": "x", "env": {"A": "${env:API_KEY}", "B": "${env:MISSING:-fallback}"}}',
+    )
     assert dict(server.env) == {"A": "${API_KEY}", "B": "${MISSING:-fallback}"}
     assert resolve_server(server, environ={"API_KEY": "k"}).env == {"A": "k", "B": "fallback"}
     with pytest.raises(SecretError, match=r"environment variable 'API_KEY' is not set"):
@@ -402,15 +473,20 @@ def test_env_form_reads_the_environment_at_connect(tmp_path: Path) -> None:
 
 
 def test_workspace_forms_are_the_project_folder_its_name_home_and_separator(tmp_path: Path) -> None:
-    server = one_server(tmp_path / "proj" / ".vscode" / "mcp.json", """{"command": "x", "args": [
-        "${workspaceFolder}", "${workspaceFolderBasename}", "${userHome}", "a${pathSeparator}b${/}c"]}""")
+    server = one_server(
+        tmp_path / "proj" / ".vscode" / "mcp.json",
+        """{"command": "x", "args": [
+        "${workspaceFolder}", "${workspaceFolderBasename}", "${userHome}", "a${pathSeparator}b${/}c"]}""",
+    )
     project = tmp_path / "proj"
     assert server.args == (str(project), "proj", str(Path.home()), f"a{os.sep}b{os.sep}c")
 
 
 def test_input_form_reads_its_documented_variable_and_warns_naming_it(tmp_path: Path) -> None:
-    file = write(tmp_path / ".vscode" / "mcp.json",
-                 '{"servers": {"s": {"url": "https://s.example/mcp", "headers": {"X-Key": "${input:api-key}"}}}}')
+    file = write(
+        tmp_path / ".vscode" / "mcp.json",
+        '{"servers": {"s": {"url": "https://s.example/mcp", "headers": {"X-Key": "${input:api-key}"}}}}',
+    )
     report = checked(file)
     assert report.config is not None
     (warning,) = report.warnings
@@ -420,8 +496,10 @@ def test_input_form_reads_its_documented_variable_and_warns_naming_it(tmp_path: 
 
 
 def test_claude_plugin_variables_default_to_the_folders_unless_set(tmp_path: Path) -> None:
-    server = one_server(tmp_path / "plugin" / ".mcp.json",
-                        '{"command": "${CLAUDE_PLUGIN_ROOT}/bin/server", "args": ["${CLAUDE_PROJECT_DIR}"]}')
+    server = one_server(
+        tmp_path / "plugin" / ".mcp.json",
+        '{"command": "${CLAUDE_PLUGIN_ROOT}/bin/server", "args": ["${CLAUDE_PROJECT_DIR}"]}',
+    )
     plugin = tmp_path / "plugin"
     defaults = resolve_server(server, environ={})
     assert (defaults.command, defaults.args) == (f"{plugin}/bin/server", (str(plugin),))
@@ -430,8 +508,9 @@ def test_claude_plugin_variables_default_to_the_folders_unless_set(tmp_path: Pat
 
 
 def test_gemini_unbraced_variables_expand(tmp_path: Path) -> None:
-    server = one_server(tmp_path / ".gemini" / "settings.json",
-                        '{"command": "x", "env": {"K": "$API_KEY", "P": "${HOME_DIR}/$SUB/$1"}}')
+    server = one_server(
+        tmp_path / ".gemini" / "settings.json", '{"command": "x", "env": {"K": "$API_KEY", "P": "${HOME_DIR}/$SUB/$1"}}'
+    )
     assert dict(server.env) == {"K": "${API_KEY}", "P": "${HOME_DIR}/${SUB}/$1"}
 
 
@@ -457,10 +536,13 @@ def test_env_file_is_read_at_connect_under_env_and_never_enters_the_config() -> 
 
 
 def test_missing_env_file_is_a_clear_error_at_its_line(tmp_path: Path) -> None:
-    file = write(tmp_path / ".cursor" / "mcp.json", """
+    file = write(
+        tmp_path / ".cursor" / "mcp.json",
+        """
         {"mcpServers": {"s": {"command": "x",
                               "envFile": "missing.env"}}}
-    """)
+    """,
+    )
     server = load_config(file).servers["s"]
     with pytest.raises(SecretError, match=r"in server 's' field 'envFile': cannot read the env file: No such file"):
         resolve_server(server)
@@ -480,7 +562,9 @@ def test_env_file_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_jsonc_problems_keep_their_lines(tmp_path: Path) -> None:
-    file = write(tmp_path / ".vscode" / "mcp.json", """
+    file = write(
+        tmp_path / ".vscode" / "mcp.json",
+        """
         // a comment with "quotes" and a brace {
         {
           /* a block comment
@@ -493,7 +577,8 @@ def test_jsonc_problems_keep_their_lines(tmp_path: Path) -> None:
             },
           },
         }
-    """)
+    """,
+    )
     report = validate_config(file)
     assert report.config is not None and report.config.servers["web"].url == "https://example.com/a//b"
     (problem,) = report.problems

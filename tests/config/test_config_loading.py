@@ -258,8 +258,11 @@ def test_servers_section_must_be_an_object(tmp_path: Path) -> None:
         ('{"agents": {"a": {"limits": {"callTimeout": -3}}}}', "agents.a.limits.callTimeout", "greater than 0"),
         ('{"agents": {"a": {"allowedTools": ["a b"]}}}', "agents.a.allowedTools", "space character"),
         ('{"agents": {"a": {"permissions": {"denylist": ["x[1]"]}}}}', "agents.a.permissions.denylist", "character"),
-        ('{"agents": {"a": {"toolDiscovery": "magic"}}}', "agents.a.toolDiscovery",
-         "expected 'auto', 'skills' or 'search'"),
+        (
+            '{"agents": {"a": {"toolDiscovery": "magic"}}}',
+            "agents.a.toolDiscovery",
+            "expected 'auto', 'skills' or 'search'",
+        ),
         ('{"skills": {"paths": "skills"}}', "skills.paths", "expected a valid tuple, found 'skills'"),
         ('{"skills": {"userSkils": true}}', "skills.userSkils", "did you mean 'userSkills'"),
         ('{"audit": {"path": 3}}', "audit.path", r"expected a path \(a string\), found 3"),
@@ -484,8 +487,9 @@ def test_resolve_references_reports_unresolvable_ones_with_their_line(tmp_path: 
         ("maxRestarts", "3", "expected a whole number, found the string '3'"),
     ],
 )
-def test_quoted_or_wrong_scalars_are_refused_naming_the_field(tmp_path: Path, key: str, value: object,
-                                                                message: str) -> None:
+def test_quoted_or_wrong_scalars_are_refused_naming_the_field(
+    tmp_path: Path, key: str, value: object, message: str
+) -> None:
     file = servers_file(tmp_path, {"git": {"command": "git-mcp", key: value}})
     with pytest.raises(ConfigError, match=re.escape(f"tools.mcpServers.git.{key}: {message}")):
         load_config(file)

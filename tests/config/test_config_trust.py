@@ -67,8 +67,9 @@ def test_a_relative_program_is_fingerprinted_by_its_real_target(project: Path) -
     (project / "a.py").write_text("")
     (project / "b.py").write_text("")
     (project / "server.py").symlink_to("a.py")
-    path = write(project, {"s": {"command": sys.executable, "args": ["server.py"]},
-                           "t": {"command": "./run.sh", "cwd": "sub"}})
+    path = write(
+        project, {"s": {"command": sys.executable, "args": ["server.py"]}, "t": {"command": "./run.sh", "cwd": "sub"}}
+    )
     (project / "sub").mkdir()
     (project / "sub" / "run.sh").write_text("")
     before = launch_fingerprints(load_config(path))
@@ -92,8 +93,7 @@ def test_a_config_found_through_a_link_is_trusted_apart_from_its_target(project:
     assert check(store, path).trusted
 
 
-def test_settings_outside_the_servers_need_trust_and_toolsifts_defaults_do_not(project: Path,
-                                                                             tmp_path: Path) -> None:
+def test_settings_outside_the_servers_need_trust_and_toolsifts_defaults_do_not(project: Path, tmp_path: Path) -> None:
     store = ProjectTrust(tmp_path / "trusted.json")
     path = write(project, {})
     assert check(store, path).trusted  # a file that sets nothing launches and widens nothing
@@ -126,9 +126,11 @@ def test_trusted_launches_cover_the_consent_and_what_was_admitted_at_start(proje
     store.remember(added, path)  # 'toolsift trust' while it runs: read again at the next check
     assert launches.check(added).trusted
     refusal = launches.check(moved).refusal("a")
-    assert refusal == ("server 'a' launches something other than what was trusted, and the trust given to this "
-                       f"project's config does not cover it; run 'toolsift trust' in {project} to trust it, "
-                       "then save the file again")
+    assert refusal == (
+        "server 'a' launches something other than what was trusted, and the trust given to this "
+        f"project's config does not cover it; run 'toolsift trust' in {project} to trust it, "
+        "then save the file again"
+    )
 
 
 def test_records_of_an_older_store_are_asked_again_and_replaced(project: Path, tmp_path: Path) -> None:
@@ -148,7 +150,10 @@ def test_a_store_of_an_unknown_version_is_named_and_left_alone(project: Path, tm
     path = write(project, {"s": SERVER})
     store = ProjectTrust(tmp_path / "trusted.json")
     store.store.write_text(text)
-    with pytest.raises(ConfigError, match=r"trusted.json: cannot read the trusted projects: version .* is not "
-                                          r"one this toolsift knows \(2\); fix or delete the file"):
+    with pytest.raises(
+        ConfigError,
+        match=r"trusted.json: cannot read the trusted projects: version .* is not "
+        r"one this toolsift knows \(2\); fix or delete the file",
+    ):
         check(store, path)
     assert store.store.read_text() == text

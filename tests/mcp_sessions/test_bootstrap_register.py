@@ -40,13 +40,18 @@ async def test_bootstrap_registers_global_and_internal_tools_and_isolates_failur
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="toolsift.mcp_sessions")
-    config = load_config(write_config(tmp_path, {
-        "general": example("general.py", internalOnly=False),
-        "flow": example("flow.py"),
-        "broken": example("faulty.py", "--crash-at-start", internalOnly=False),
-        "off": example("general.py", enabled=False),
-        "nothing": {},
-    }))
+    config = load_config(
+        write_config(
+            tmp_path,
+            {
+                "general": example("general.py", internalOnly=False),
+                "flow": example("flow.py"),
+                "broken": example("faulty.py", "--crash-at-start", internalOnly=False),
+                "off": example("general.py", enabled=False),
+                "nothing": {},
+            },
+        )
+    )
     registry = ToolRegistry()
     # The server that cannot start is a child process; the healthy ones run in this process.
     options = in_memory({"general": example_server("general.py"), "flow": example_module("flow.py").build_server()})
@@ -98,9 +103,15 @@ async def test_bootstrap_starts_servers_in_parallel() -> None:
 
 
 async def test_bootstrap_accepts_a_list_of_servers_and_offers_the_configured_workspace(tmp_path: Path) -> None:
-    config = load_config(write_config(tmp_path, {
-        "local": {"command": sys.executable, "args": [str(TESTS / "session_server.py")], "internalOnly": False},
-    }, workspace="ws"))
+    config = load_config(
+        write_config(
+            tmp_path,
+            {
+                "local": {"command": sys.executable, "args": [str(TESTS / "session_server.py")], "internalOnly": False},
+            },
+            workspace="ws",
+        )
+    )
     (tmp_path / "ws").mkdir()
     registry = ToolRegistry()
     async with register_mcp_tools(config, registry):
@@ -113,8 +124,9 @@ async def test_bootstrap_accepts_a_list_of_servers_and_offers_the_configured_wor
 async def test_bootstrap_leaves_lazy_servers_unconnected_until_first_use() -> None:
     registry = ToolRegistry()
     lazy = stdio_server("lazy", "general.py", lazy=True, internal_only=False)
-    async with register_mcp_tools({"lazy": lazy}, registry, options=in_memory({"lazy": example_server("general.py")})) \
-            as sessions:
+    async with register_mcp_tools(
+        {"lazy": lazy}, registry, options=in_memory({"lazy": example_server("general.py")})
+    ) as sessions:
         session = sessions["lazy"]
         assert session.state is SessionState.IDLE and registry.servers() == []
         assert session.status().tools == 0
@@ -155,7 +167,13 @@ async def test_bootstrap_follows_list_changed_with_an_atomic_swap(mode: str) -> 
         await registry.execute("dyn__remove_tool", {"name": "greet"})
         await wait_for(session, lambda s: "dyn__greet" not in registry)
         assert [e.tools for e in events if e.kind == "tools"][-1] == (
-            "dyn__echo", "dyn__fail", "dyn__add_tool", "dyn__remove_tool", "dyn__announce", "dyn__big")
+            "dyn__echo",
+            "dyn__fail",
+            "dyn__add_tool",
+            "dyn__remove_tool",
+            "dyn__announce",
+            "dyn__big",
+        )
 
 
 async def test_bootstrap_follows_list_changed_over_http() -> None:
@@ -171,8 +189,9 @@ async def test_bootstrap_follows_list_changed_over_http() -> None:
 
 async def test_bootstrap_skips_tools_with_bad_names_and_keeps_the_rest(caplog: pytest.LogCaptureFixture) -> None:
     registry = ToolRegistry()
-    async with register_mcp_tools([stdio_server("dyn", "faulty.py", internal_only=False)], registry,
-                                  options=in_memory({"dyn": faulty()})) as sessions:
+    async with register_mcp_tools(
+        [stdio_server("dyn", "faulty.py", internal_only=False)], registry, options=in_memory({"dyn": faulty()})
+    ) as sessions:
         await registry.execute("dyn__add_tool", {"name": "bad name!"})
         await registry.execute("dyn__add_tool", {"name": "good"})
         await wait_for(sessions["dyn"], lambda s: "dyn__good" in registry)
@@ -188,8 +207,10 @@ async def test_bootstrap_reports_a_namespace_collision_without_stopping(caplog: 
         two = await group.add(second)
         assert isinstance(two, McpSession) and two.state is SessionState.READY
         [row] = [row for row in group.status() if row.server == "two"]
-        assert row.error == ("its tools could not be registered: the namespace 'shared' is already "
-                             "used by MCP server 'one' (give one of them a different toolPrefix)")
+        assert row.error == (
+            "its tools could not be registered: the namespace 'shared' is already "
+            "used by MCP server 'one' (give one of them a different toolPrefix)"
+        )
         assert {tool.spec.server for tool in registry.tools(server="shared")} == {"one"}
         with pytest.raises(ValueError, match="'one' already has a session"):
             group.spawn(first)

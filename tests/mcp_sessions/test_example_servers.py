@@ -37,8 +37,21 @@ def text_of(result: types.CallToolResult) -> str:
 
 # --- general.py -------------------------------------------------------------------------------------------------
 
-GENERAL_TOOLS = {"echo", "add", "get_image", "get_audio", "get_resource", "get_blob_resource", "get_link", "slow",
-                 "wait_for_file", "progress", "fail", "env_get", "log_stderr"}
+GENERAL_TOOLS = {
+    "echo",
+    "add",
+    "get_image",
+    "get_audio",
+    "get_resource",
+    "get_blob_resource",
+    "get_link",
+    "slow",
+    "wait_for_file",
+    "progress",
+    "fail",
+    "env_get",
+    "log_stderr",
+}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -136,12 +149,16 @@ async def test_general_child_sees_only_the_given_environment(monkeypatch: pytest
 
 # --- every server over HTTP -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("script", "tool", "arguments"), [
-    ("general.py", "echo", {"text": "over http"}),
-    ("faulty.py", "echo", {"text": "over http"}),
-    ("flow.py", "memory_store", {"key": "k", "value": "over http"}),
-    ("notes_http.py", "note_add", {"title": "t", "body": "over http"}),
-])
+
+@pytest.mark.parametrize(
+    ("script", "tool", "arguments"),
+    [
+        ("general.py", "echo", {"text": "over http"}),
+        ("faulty.py", "echo", {"text": "over http"}),
+        ("flow.py", "memory_store", {"key": "k", "value": "over http"}),
+        ("notes_http.py", "note_add", {"title": "t", "body": "over http"}),
+    ],
+)
 async def test_servers_list_and_call_over_http_in_both_modes(script: str, tool: str, arguments: dict[str, Any]) -> None:
     async with http_server(script) as url:
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
@@ -175,6 +192,7 @@ async def test_http_server_announces_ready_on_stderr() -> None:
 
 # --- notes_http.py ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("flags", [(), ("--stateless",), ("--json-response",)])
 async def test_notes_http_adds_lists_gets_and_deletes(flags: tuple[str, ...]) -> None:
     async with http_server("notes_http.py", *flags) as url:
@@ -191,8 +209,20 @@ async def test_notes_http_adds_lists_gets_and_deletes(flags: tuple[str, ...]) ->
 
 # --- flow.py ----------------------------------------------------------------------------------------------------
 
-FLOW_GROUPS = ("memory", "swarm", "agent", "task", "coordination", "workflow", "session", "hooks", "system",
-               "neural", "github", "performance")
+FLOW_GROUPS = (
+    "memory",
+    "swarm",
+    "agent",
+    "task",
+    "coordination",
+    "workflow",
+    "session",
+    "hooks",
+    "system",
+    "neural",
+    "github",
+    "performance",
+)
 
 
 @pytest.fixture(scope="module")
@@ -221,13 +251,16 @@ async def test_flow_lists_over_200_unique_tools_with_valid_schemas(flow_tools: l
     assert set(FLOW_GROUPS) <= {name.split("_")[0] for name in names}
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("store a value in memory", "memory_store"),
-    ("spawn a new agent", "agent_spawn"),
-    ("initialize a swarm with a topology", "swarm_init"),
-    ("delete a branch", "github_branch_delete"),
-    ("token consumption by model", "token_usage"),
-])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("store a value in memory", "memory_store"),
+        ("spawn a new agent", "agent_spawn"),
+        ("initialize a swarm with a topology", "swarm_init"),
+        ("delete a branch", "github_branch_delete"),
+        ("token consumption by model", "token_usage"),
+    ],
+)
 async def test_flow_descriptions_single_out_the_right_tool(
     flow_tools: list[types.Tool], query: str, expected: str
 ) -> None:
@@ -275,8 +308,7 @@ async def test_flow_memory_tools_keep_state_and_other_tools_chain_ids(mode: str)
 
         swarm_id = (await call(client, "swarm_init", {"topology": "mesh"}))["swarm_id"]
         status = await call(client, "swarm_status", {"swarm_id": swarm_id})
-        assert status == {"arguments": {"swarm_id": swarm_id}, "group": "swarm", "status": "ok",
-                          "tool": "swarm_status"}
+        assert status == {"arguments": {"swarm_id": swarm_id}, "group": "swarm", "status": "ok", "tool": "swarm_status"}
 
 
 async def test_flow_rejects_bad_arguments_and_unknown_tools() -> None:
@@ -291,6 +323,7 @@ async def test_flow_rejects_bad_arguments_and_unknown_tools() -> None:
 
 
 # --- faulty.py --------------------------------------------------------------------------------------------------
+
 
 def connection_failure(code: int, match: str) -> pytest.RaisesGroup[MCPError]:
     """What escapes ``async with Client(...)`` when connecting fails: MCPError wrapped in groups."""

@@ -19,8 +19,10 @@ REQUEST = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}).encode
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_server_that_wants_a_token_says_http_401_and_how_to_authorise(tmp_path: Path, mode: str) -> None:
     config = write_project(tmp_path, serve={"token": "s3cret"})
-    async with served_http(config) as (url, _), \
-            McpSession(ServerConfig(url=url, protocol=mode).with_name("remote")) as session:
+    async with (
+        served_http(config) as (url, _),
+        McpSession(ServerConfig(url=url, protocol=mode).with_name("remote")) as session,
+    ):
         assert session.state is SessionState.ERROR
         error = session.status().error or ""
     assert f"HTTP 401 Unauthorized from {url}" in error
@@ -32,33 +34,43 @@ async def test_a_server_that_wants_a_token_says_http_401_and_how_to_authorise(tm
 
 async def answer(status: int, body: bytes, content_type: str, **headers: str) -> dict[str, object] | bytes:
     request = httpx2.Request("POST", "http://mcp.example/mcp", content=REQUEST)
-    response = httpx2.Response(status, headers={"content-type": content_type, **headers},
-                               stream=httpx2.ByteStream(body), request=request)
+    response = httpx2.Response(
+        status, headers={"content-type": content_type, **headers}, stream=httpx2.ByteStream(body), request=request
+    )
     await explain_http_errors()(response)
     data = await response.aread()
     return json.loads(data) if response.headers["content-type"] == "application/json" and data else data
 
 
 async def test_forbidden_with_an_oauth_error_names_it() -> None:
-    reply = await answer(403, b'{"error": "insufficient_scope", "error_description": "needs repo"}',
-                         "application/json", **{"www-authenticate": 'Bearer scope="repo"'})
+    reply = await answer(
+        403,
+        b'{"error": "insufficient_scope", "error_description": "needs repo"}',
+        "application/json",
+        **{"www-authenticate": 'Bearer scope="repo"'},
+    )
     assert isinstance(reply, dict) and reply["id"] == 7
     error = reply["error"]
     assert isinstance(error, dict) and error["data"] == {"httpStatus": 403}
-    assert error["message"] == ('HTTP 403 Forbidden from http://mcp.example/mcp: the server refused the credentials '
-                                'it was given; it asks for: Bearer scope="repo"; check the token, its scopes and '
-                                "the server's access rules (the server said: insufficient_scope: needs repo)")
+    assert error["message"] == (
+        "HTTP 403 Forbidden from http://mcp.example/mcp: the server refused the credentials "
+        'it was given; it asks for: Bearer scope="repo"; check the token, its scopes and '
+        "the server's access rules (the server said: insufficient_scope: needs repo)"
+    )
 
 
 async def test_a_failure_in_plain_text_keeps_its_status_and_words() -> None:
     reply = await answer(502, b"upstream down", "text/plain")
     assert isinstance(reply, dict) and isinstance(reply["error"], dict)
-    assert reply["error"]["message"] == ("HTTP 502 Bad Gateway from http://mcp.example/mcp: the server failed to "
-                                         "answer the request (the server said: upstream down)")
+    assert reply["error"]["message"] == (
+        "HTTP 502 Bad Gateway from http://mcp.example/mcp: the server failed to "
+        "answer the request (the server said: upstream down)"
+    )
 
 
-@pytest.mark.parametrize(("status", "content_type"), [(404, "text/plain"), (400, "application/json"),
-                                                      (200, "text/plain")])
+@pytest.mark.parametrize(
+    ("status", "content_type"), [(404, "text/plain"), (400, "application/json"), (200, "text/plain")]
+)
 async def test_answers_the_sdk_reads_itself_pass_unchanged(status: int, content_type: str) -> None:
     body = b'{"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "bad"}}'
     reply = await answer(status, body, content_type)

@@ -24,6 +24,7 @@ from toolsift.registry import ToolRegistry
 
 pytestmark = pytest.mark.interop
 
+
 @needs_everything
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_interop_everything_connects_and_lists_in_both_modes(mode: str) -> None:
@@ -57,21 +58,27 @@ async def test_interop_everything_tools_through_the_registry() -> None:
         assert sum(isinstance(block, types.ResourceLink) for block in links.content) == 2
         weather = await registry.execute("everything__get-structured-content", {"location": "Chicago"})
         assert set(weather.structured_content) >= {"temperature", "conditions"}
-        done = await registry.execute("everything__trigger-long-running-operation", {"duration": 0.3, "steps": 3},
-                                      progress=on_progress)
+        done = await registry.execute(
+            "everything__trigger-long-running-operation", {"duration": 0.3, "steps": 3}, progress=on_progress
+        )
         assert not done.is_error and progress == [(1, 3), (2, 3), (3, 3)]
 
 
 @needs_time
 async def test_interop_mcp_server_time_answers() -> None:
-    config = ServerConfig(command=sys.executable, args=("-m", "mcp_server_time", "--local-timezone", "UTC"),
-                          trust="trusted", internal_only=False).with_name("time")
+    config = ServerConfig(
+        command=sys.executable,
+        args=("-m", "mcp_server_time", "--local-timezone", "UTC"),
+        trust="trusted",
+        internal_only=False,
+    ).with_name("time")
     registry = ToolRegistry()
     async with register_mcp_tools([config], registry) as sessions:
         assert sessions["time"].state is SessionState.READY
         now = await registry.execute("time__get_current_time", {"timezone": "Europe/Paris"})
-        converted = await registry.execute("time__convert_time", {
-            "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"})
+        converted = await registry.execute(
+            "time__convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+        )
     assert now.structured_content["timezone"] == "Europe/Paris"
     assert converted.structured_content["target"]["datetime"].endswith("T21:00:00+09:00")
 
@@ -80,13 +87,23 @@ async def test_interop_mcp_server_time_answers() -> None:
 async def test_interop_mcp_server_git_reads_a_real_repository(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.invalid", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
     for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "first commit"]):
         subprocess.run(["git", *argv], cwd=repo, env=env, check=True)
     (repo / "notes.txt").write_text("hello\n")
-    config = ServerConfig(command=sys.executable, args=("-m", "mcp_server_git", "--repository", str(repo)),
-                          internal_only=False, trust="trusted").with_name("git")
+    config = ServerConfig(
+        command=sys.executable,
+        args=("-m", "mcp_server_git", "--repository", str(repo)),
+        internal_only=False,
+        trust="trusted",
+    ).with_name("git")
     registry = ToolRegistry()
     async with register_mcp_tools([config], registry) as sessions:
         assert sessions["git"].state is SessionState.READY

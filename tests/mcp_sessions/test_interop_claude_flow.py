@@ -24,8 +24,9 @@ pytestmark = [pytest.mark.interop, needs_claude_flow]
 @pytest.fixture
 def claude_flow(tmp_path: Path) -> ServerConfig:
     # It keeps its memory and policy files in its working folder and home: both in tmp_path.
-    return ServerConfig(command=str(CLAUDE_FLOW), args=("mcp", "start"), cwd=str(tmp_path), env={"HOME": str(tmp_path)},
-                        timeout=120).with_name("claude-flow")
+    return ServerConfig(
+        command=str(CLAUDE_FLOW), args=("mcp", "start"), cwd=str(tmp_path), env={"HOME": str(tmp_path)}, timeout=120
+    ).with_name("claude-flow")
 
 
 async def test_claude_flow_stays_internal_until_a_skill_names_it(claude_flow: ServerConfig) -> None:
@@ -55,7 +56,9 @@ async def test_search_finds_claude_flow_tools_by_what_they_do(claude_flow: Serve
     registry = ToolRegistry()
     async with register_mcp_tools([claude_flow], registry):
         index = SearchIndex(registry)
-        for query, tool in (("store a value in memory", "claude-flow__memory_store"),
-                            ("start a new swarm of agents", "claude-flow__swarm_init")):
+        for query, tool in (
+            ("store a value in memory", "claude-flow__memory_store"),
+            ("start a new swarm of agents", "claude-flow__swarm_init"),
+        ):
             names = [hit.document.name for hit in index.search(query, limit=3)]
             assert tool in names, (query, names)

@@ -26,7 +26,7 @@ from toolsift.mcp_sessions._resources import cut_utf8
 from toolsift.registry import Level, ToolContext, ToolRegistry, ToolResult, TurnScope
 
 # A server with the resources the edge cases need: multi-byte text, a blob, one that fails, many small ones.
-RESOURCE_SERVER = '''
+RESOURCE_SERVER = """
 from mcp.server.mcpserver import MCPServer
 
 mcp = MCPServer("res", log_level="WARNING")
@@ -68,7 +68,7 @@ def tpl(key: str) -> str:
 
 
 mcp.run("stdio")
-'''
+"""
 
 
 def resource_server(**fields: Any) -> ServerConfig:
@@ -86,8 +86,9 @@ async def sessions() -> AsyncIterator[dict[str, McpSession]]:
     # The example servers run in this process; the one that cannot start is a child that exits at once.
     options = in_memory(dict.fromkeys(("general", "later"), example_server("general.py")))
     async with AsyncExitStack() as stack:
-        opened = {config.name: await stack.enter_async_context(McpSession(config, options=options))
-                  for config in configs}
+        opened = {
+            config.name: await stack.enter_async_context(McpSession(config, options=options)) for config in configs
+        }
         assert opened["broken"].state is SessionState.ERROR
         yield opened
 
@@ -111,10 +112,18 @@ async def test_list_covers_every_server_and_collects_per_server_errors(sessions:
     assert by_server["later"] == {"docs://readme", "docs://changelog"}  # a lazy server is started for it
     assert len(by_server["res"]) == 34
     assert {(t["server"], t["uri_template"]) for t in payload["templates"]} == {
-        ("general", "greeting://{name}"), ("later", "greeting://{name}"), ("res", "item://tpl/{key}")}
+        ("general", "greeting://{name}"),
+        ("later", "greeting://{name}"),
+        ("res", "item://tpl/{key}"),
+    }
     greek = next(e for e in payload["resources"] if e["uri"] == "text://greek")
-    assert greek == {"server": "res", "uri": "text://greek", "name": "greek", "description": "Greek letters.",
-                     "mime_type": "text/plain"}
+    assert greek == {
+        "server": "res",
+        "uri": "text://greek",
+        "name": "greek",
+        "description": "Greek letters.",
+        "mime_type": "text/plain",
+    }
     assert payload["truncated"] is False
     assert len(payload["errors"]) == 1 and payload["errors"][0]["server"] == "broken"
     assert payload["errors"][0]["error"].startswith("ServerUnavailable: MCP server 'broken' is down: could not start")
@@ -141,8 +150,9 @@ async def test_list_and_read_refuse_an_unknown_server(sessions: dict[str, McpSes
 async def test_read_cuts_text_on_a_character_boundary(sessions: dict[str, McpSession]) -> None:
     tool = ReadMcpResource(sessions)
     _, payload = await call(tool, server="res", uri="text://greek", max_bytes=5)
-    assert payload["contents"] == [{"uri": "text://greek", "mime_type": "text/plain", "text": "\u03b1\u03b2",
-                                    "truncated": True}]
+    assert payload["contents"] == [
+        {"uri": "text://greek", "mime_type": "text/plain", "text": "\u03b1\u03b2", "truncated": True}
+    ]
     assert payload["truncated"] is True
     _, payload = await call(tool, server="res", uri="text://emoji", max_bytes=5)
     assert payload["contents"][0]["text"] == "ab"
@@ -206,8 +216,18 @@ def test_router_tools_reject_caps_below_one() -> None:
 def test_cut_utf8_never_splits_a_character() -> None:
     text = "a\u00e9\u20ac\U0001f600"  # 1, 2, 3 and 4 bytes
     assert [cut_utf8(text, n)[0] for n in range(11)] == [
-        "", "a", "a", "a\u00e9", "a\u00e9", "a\u00e9", "a\u00e9\u20ac", "a\u00e9\u20ac", "a\u00e9\u20ac",
-        "a\u00e9\u20ac", "a\u00e9\u20ac\U0001f600"]
+        "",
+        "a",
+        "a",
+        "a\u00e9",
+        "a\u00e9",
+        "a\u00e9",
+        "a\u00e9\u20ac",
+        "a\u00e9\u20ac",
+        "a\u00e9\u20ac",
+        "a\u00e9\u20ac",
+        "a\u00e9\u20ac\U0001f600",
+    ]
     assert cut_utf8(text, 10) == (text, False) and cut_utf8(text, 9)[1] is True
 
 
@@ -249,12 +269,14 @@ class StaticSession:
 
 
 async def test_read_shares_its_budget_across_contents_and_flags_bad_blobs() -> None:
-    session = StaticSession([
-        types.TextResourceContents(uri="s://a", text="12345"),
-        types.BlobResourceContents(uri="s://b", blob="not base64!"),
-        types.TextResourceContents(uri="s://c", text="67890"),
-        types.TextResourceContents(uri="s://d", text="never"),
-    ])
+    session = StaticSession(
+        [
+            types.TextResourceContents(uri="s://a", text="12345"),
+            types.BlobResourceContents(uri="s://b", blob="not base64!"),
+            types.TextResourceContents(uri="s://c", text="67890"),
+            types.TextResourceContents(uri="s://d", text="never"),
+        ]
+    )
     _, payload = await call(ReadMcpResource({"static": session}), server="static", uri="s://a", max_bytes=8)
     assert payload["contents"] == [
         {"uri": "s://a", "text": "12345"},

@@ -27,8 +27,9 @@ def text(result: ToolResult, index: int = 0) -> str:
     return block.text
 
 
-@pytest.mark.parametrize(("mode", "version"),
-                         [("auto", "2026-07-28"), ("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")])
+@pytest.mark.parametrize(
+    ("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")]
+)
 async def test_session_connects_lists_and_calls_in_both_eras(mode: str, version: str) -> None:
     async with McpSession(stdio_server("general", "general.py", protocol=mode)) as session:
         assert session.state is SessionState.READY
@@ -194,8 +195,9 @@ async def test_session_uses_the_application_sampling_callback(mode: str) -> None
         asked.append(f"{server}: {params.messages[0].content}")
         return types.CreateMessageResult(role="assistant", content=types.TextContent(text="four"), model="stub")
 
-    options = in_memory({"local": local_server_object("session_server.py")},
-                        SessionOptions(callbacks=ClientCallbacks(sampling=sample)))
+    options = in_memory(
+        {"local": local_server_object("session_server.py")}, SessionOptions(callbacks=ClientCallbacks(sampling=sample))
+    )
     async with McpSession(local_server("local", "session_server.py", protocol=mode), options=options) as session:
         result = await session.call_tool("ask", {"question": "2+2?"})
     assert text(result) == "four"

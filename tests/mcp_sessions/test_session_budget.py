@@ -56,8 +56,7 @@ def test_restart_budget_of_zero_never_restarts() -> None:
 
 async def test_session_crash_loop_pauses_the_server_then_starts_it_again() -> None:
     # A short window, and no healthy period: every crash counts until the window lets it go.
-    options = SessionOptions(restart=RestartPolicy(initial_delay=0.01, max_delay=0.05, stable_after=math.inf,
-                                                   window=3))
+    options = SessionOptions(restart=RestartPolicy(initial_delay=0.01, max_delay=0.05, stable_after=math.inf, window=3))
     registry = ToolRegistry()
     config = local_server("crashy", "raw_server.py", max_restarts=1, internal_only=False, protocol="legacy")
     async with McpSession(config, registry=registry, options=options) as session:
@@ -76,14 +75,19 @@ async def test_session_crash_loop_pauses_the_server_then_starts_it_again() -> No
             await sending.wait()
             results.append(await session.call_tool("crash"))
         assert [r.meta["mcp_failure"] for r in results] == ["crash", "crash"]
-        assert text(results[0]) == ("MCP server 'crashy' crashed during tool 'big': the connection closed before it "
-                                    "answered; it is being restarted; the call was not retried.")
+        assert text(results[0]) == (
+            "MCP server 'crashy' crashed during tool 'big': the connection closed before it "
+            "answered; it is being restarted; the call was not retried."
+        )
         await wait_for_state(session, SessionState.READY)
         assert text(await session.call_tool("ping")) == "pong"
 
         second = await session.call_tool("crash")
-        assert re.search(r"it had 1 restart within 3s \(maxRestarts=1\), so it is started again in [\d.]+s; "
-                         r"the call was not retried\.$", text(second))
+        assert re.search(
+            r"it had 1 restart within 3s \(maxRestarts=1\), so it is started again in [\d.]+s; "
+            r"the call was not retried\.$",
+            text(second),
+        )
         await wait_for_state(session, SessionState.ERROR)
         assert session.reason is not None
         assert re.search(r"; 1 restart within 3s \(maxRestarts=1\): starting it again in [\d.]+s$", session.reason)
@@ -101,7 +105,10 @@ async def test_session_unencodable_arguments_fail_only_their_call() -> None:
     async with McpSession(config, options=SessionOptions(restart=QUICK)) as session:
         result = await session.call_tool("echo", {"text": "half a pair: \ud800"})
         assert result.is_error and result.meta["mcp_failure"] == "not_sent"
-        assert re.fullmatch(r"Tool 'echo' of MCP server 'faulty' was not called: the request cannot be encoded as "
-                            r"JSON text \(.*surrogates not allowed\)\.", text(result))
+        assert re.fullmatch(
+            r"Tool 'echo' of MCP server 'faulty' was not called: the request cannot be encoded as "
+            r"JSON text \(.*surrogates not allowed\)\.",
+            text(result),
+        )
         assert session.state is SessionState.READY and session.restarts == 0
         assert text(await session.call_tool("echo", {"text": "still here"})) == "still here"

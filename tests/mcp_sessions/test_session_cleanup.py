@@ -52,8 +52,9 @@ async def test_session_close_ends_the_helper_its_server_started(tmp_path: Path) 
 
 async def test_session_restart_ends_the_helper_of_the_crashed_server(tmp_path: Path) -> None:
     pid_file = tmp_path / "helper.pid"
-    config = stdio_server("spawner", "faulty.py", "--spawn-helper", str(pid_file), "--crash-after", "0",
-                          protocol="legacy")
+    config = stdio_server(
+        "spawner", "faulty.py", "--spawn-helper", str(pid_file), "--crash-after", "0", protocol="legacy"
+    )
     helper = 0
     try:
         async with McpSession(config, options=FAST) as session:

@@ -34,8 +34,9 @@ async def test_catalog_stops_on_a_repeated_cursor(caplog: pytest.LogCaptureFixtu
     assert "MCP server 'srv' repeated the tools cursor 'same'; keeping the 2 items listed so far" in caplog.text
 
 
-async def test_catalog_stops_after_too_many_pages(caplog: pytest.LogCaptureFixture,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_catalog_stops_after_too_many_pages(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("toolsift.mcp_sessions._catalog._MAX_PAGES", 3)
 
     async def fetch(cursor: str | None) -> Page:
@@ -71,7 +72,8 @@ async def test_session_result_breaking_its_output_schema_is_a_clear_error() -> N
     assert result.is_error and result.meta["mcp_failure"] == "invalid_result"
     assert result.text_content().startswith(
         "MCP server 'raw' returned an answer to tool 'typed' that could not be used: RuntimeError\n"
-        "Invalid structured content returned by tool typed")
+        "Invalid structured content returned by tool typed"
+    )
 
 
 async def test_session_relists_tools_resources_and_prompts_when_told() -> None:
@@ -127,8 +129,12 @@ async def test_group_rejects_double_entry_and_unknown_retire() -> None:
 def test_endpoint_collects_every_resolved_value_for_masking(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLSIFT_TEST_ARG", "argument-secret")
     monkeypatch.setenv("TOOLSIFT_TEST_BIN", "/usr/bin/env")
-    config = ServerConfig(command="${TOOLSIFT_TEST_BIN}", args=("--token", "${TOOLSIFT_TEST_ARG}"),
-                          env={"KEY": "value-secret"}, cwd="${TOOLSIFT_TEST_BIN:-/tmp}").with_name("s")
+    config = ServerConfig(
+        command="${TOOLSIFT_TEST_BIN}",
+        args=("--token", "${TOOLSIFT_TEST_ARG}"),
+        env={"KEY": "value-secret"},
+        cwd="${TOOLSIFT_TEST_BIN:-/tmp}",
+    ).with_name("s")
     endpoint = resolve_endpoint(config)
     assert set(endpoint.secrets) >= {"argument-secret", "value-secret", "/usr/bin/env"}
     assert endpoint.env["KEY"] == "value-secret" and "PATH" in endpoint.env
@@ -153,7 +159,8 @@ def test_describe_exception_names_the_cause() -> None:
     assert describe(ValueError()) == "ValueError"
     assert describe(OAuthTokenError("exchange failed (401)")) == "OAuth sign-in failed: exchange failed (401)"
     assert timeout_result("s", "t", None).text_content() == (
-        "Tool 't' of MCP server 's' did not answer; the server was told to cancel it.")
+        "Tool 't' of MCP server 's' did not answer; the server was told to cancel it."
+    )
 
 
 async def test_stderr_pipe_keeps_partial_and_overlong_lines(caplog: pytest.LogCaptureFixture) -> None:

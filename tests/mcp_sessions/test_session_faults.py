@@ -22,14 +22,18 @@ def text(result: ToolResult, index: int = 0) -> str:
 async def test_session_server_crashing_at_start_is_an_error_and_others_go_on() -> None:
     registry = ToolRegistry()
     async with McpSessionGroup(registry, options=FAST) as group:
-        sessions = await group.start_all([
-            stdio_server("broken", "faulty.py", "--crash-at-start", internal_only=False),
-            stdio_server("general", "general.py", internal_only=False),
-        ])
+        sessions = await group.start_all(
+            [
+                stdio_server("broken", "faulty.py", "--crash-at-start", internal_only=False),
+                stdio_server("general", "general.py", internal_only=False),
+            ]
+        )
         broken, general = sessions["broken"], sessions["general"]
         assert broken.state is SessionState.ERROR
-        assert broken.reason == ("could not start: the connection closed (the server exited or dropped it); "
-                                 "stderr: faulty: exiting before initialize (--crash-at-start)")
+        assert broken.reason == (
+            "could not start: the connection closed (the server exited or dropped it); "
+            "stderr: faulty: exiting before initialize (--crash-at-start)"
+        )
         assert broken.restarts == 0
         assert general.state is SessionState.READY
         assert registry.servers() == ["general"]
@@ -39,8 +43,9 @@ async def test_session_server_crashing_at_start_is_an_error_and_others_go_on() -
 
 
 async def test_session_command_not_found_is_named() -> None:
-    async with McpSession(stdio_server("missing", "general.py").model_copy(
-            update={"command": "/nonexistent/toolsift-server"})) as session:
+    async with McpSession(
+        stdio_server("missing", "general.py").model_copy(update={"command": "/nonexistent/toolsift-server"})
+    ) as session:
         assert session.state is SessionState.ERROR
         assert session.reason == "could not start: command '/nonexistent/toolsift-server' was not found"
 
@@ -62,8 +67,10 @@ async def test_session_json_rpc_error_for_a_tool_failure_is_a_clear_result() -> 
     async with McpSession(config, options=in_memory({"rpc": faulty(rpc_errors=True)})) as session:
         result = await session.call_tool("fail", {"message": "disk full"})
         assert result.is_error
-        assert text(result) == ("MCP server 'rpc' failed tool 'fail' with JSON-RPC error 0 instead of a tool result; "
-                                "the server's message follows.")
+        assert text(result) == (
+            "MCP server 'rpc' failed tool 'fail' with JSON-RPC error 0 instead of a tool result; "
+            "the server's message follows."
+        )
         assert text(result, 1) == "disk full"
         assert result.meta["mcp_failure"] == "rpc_error"
         assert text(await session.call_tool("echo", {"text": "fine"})) == "fine"
@@ -83,8 +90,11 @@ async def test_session_malformed_line_is_a_warning_and_calls_go_on(caplog: pytes
         assert text(await session.call_tool("echo", {"text": "two"})) == "two"
         assert session.state is SessionState.READY
     warnings = [r.getMessage() for r in caplog.records if r.name == "toolsift.mcp_sessions"]
-    assert any("'noisy' wrote something that is not a JSON-RPC message; ignored (Invalid JSON" in w
-               and "this is not JSON-RPC {" in w for w in warnings)
+    assert any(
+        "'noisy' wrote something that is not a JSON-RPC message; ignored (Invalid JSON" in w
+        and "this is not JSON-RPC {" in w
+        for w in warnings
+    )
 
 
 async def test_session_error_without_id_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
@@ -92,8 +102,11 @@ async def test_session_error_without_id_is_a_warning(caplog: pytest.LogCaptureFi
     async with McpSession(stdio_server("rude", "faulty.py", "--notification-error", protocol="legacy")) as session:
         assert text(await session.call_tool("echo", {"text": "ok"})) == "ok"
     warnings = [r.getMessage() for r in caplog.records if r.name == "toolsift.mcp_sessions"]
-    assert any("'rude' sent an error response without a request id (JSON-RPC error -32601: "
-               "'Method not found: notifications/initialized')" in w for w in warnings)
+    assert any(
+        "'rude' sent an error response without a request id (JSON-RPC error -32601: "
+        "'Method not found: notifications/initialized')" in w
+        for w in warnings
+    )
 
 
 async def test_session_capabilities_advertised_but_missing_are_warnings(caplog: pytest.LogCaptureFixture) -> None:
@@ -119,25 +132,43 @@ async def test_session_slow_replies_hit_the_tool_timeout() -> None:
     async with McpSession(config, options=in_memory({"slow": faulty(delay=5)})) as session:
         result = await session.call_tool("echo", {"text": "x"})
         assert result.is_error and result.meta["mcp_failure"] == "timeout"
-        assert text(result) == ("Tool 'echo' of MCP server 'slow' did not answer within 0.3s; "
-                                "the server was told to cancel it.")
+        assert text(result) == (
+            "Tool 'echo' of MCP server 'slow' did not answer within 0.3s; the server was told to cancel it."
+        )
         assert session.state is SessionState.READY
 
 
 async def test_session_faulty_neighbours_leave_the_healthy_server_alone() -> None:
     registry = ToolRegistry()
-    faults = {"crash_at_start": ("--crash-at-start",), "hang": ("--hang",), "malformed": ("--malformed-after", "0"),
-              "rpc": ("--rpc-errors",), "crashy": ("--crash-after", "0")}
+    faults = {
+        "crash_at_start": ("--crash-at-start",),
+        "hang": ("--hang",),
+        "malformed": ("--malformed-after", "0"),
+        "rpc": ("--rpc-errors",),
+        "crashy": ("--crash-after", "0"),
+    }
     # Generous timeouts: six SDK servers importing at once on a small machine take a while.
-    configs = [stdio_server(name, "faulty.py", *args, protocol="legacy", timeout=2 if name == "hang" else 30,
-                            restart_on_crash=False, internal_only=False) for name, args in faults.items()]
+    configs = [
+        stdio_server(
+            name,
+            "faulty.py",
+            *args,
+            protocol="legacy",
+            timeout=2 if name == "hang" else 30,
+            restart_on_crash=False,
+            internal_only=False,
+        )
+        for name, args in faults.items()
+    ]
     configs.append(stdio_server("general", "general.py", internal_only=False, timeout=30))
     async with McpSessionGroup(registry, options=FAST) as group:
         await group.start_all(configs)
         assert {name for name, s in group.items() if s.state is SessionState.ERROR} == {"crash_at_start", "hang"}
         for name in ("malformed", "rpc", "crashy"):
-            await registry.execute(f"{name}__fail" if name == "rpc" else f"{name}__echo",
-                                   {"message": "x"} if name == "rpc" else {"text": "x"})
+            await registry.execute(
+                f"{name}__fail" if name == "rpc" else f"{name}__echo",
+                {"message": "x"} if name == "rpc" else {"text": "x"},
+            )
         await wait_for_state(group["crashy"], SessionState.ERROR)
         assert "\nfine\n" in (await registry.execute("general__echo", {"text": "fine"})).text_content()
         assert group["general"].state is SessionState.READY and group["general"].restarts == 0
@@ -146,6 +177,8 @@ async def test_session_faulty_neighbours_leave_the_healthy_server_alone() -> Non
 async def test_session_pinned_to_2026_against_a_handshake_server_says_why() -> None:
     async with McpSession(local_server("raw", "raw_server.py", protocol="2026-07-28"), options=FAST) as session:
         assert session.state is SessionState.ERROR
-        assert session.reason == ("could not start: the config pins protocol 2026-07-28, which the server does not "
-                                  "speak (server/discover: Method not found: server/discover); use protocol: auto "
-                                  "to fall back to the handshake")
+        assert session.reason == (
+            "could not start: the config pins protocol 2026-07-28, which the server does not "
+            "speak (server/discover: Method not found: server/discover); use protocol: auto "
+            "to fall back to the handshake"
+        )

@@ -49,8 +49,9 @@ def test_group_refuses_a_bad_drain_time() -> None:
 async def test_register_mcp_tools_yields_the_group_that_replaces_and_retires() -> None:
     registry = ToolRegistry()
     servers = {"general": general(), "off": general("off", enabled=False)}
-    async with register_mcp_tools(servers, registry, options=in_memory({"general": example_server("general.py")})) \
-            as group:
+    async with register_mcp_tools(
+        servers, registry, options=in_memory({"general": example_server("general.py")})
+    ) as group:
         events = Recorder(group)
         old = group["general"]
         assert group.skipped == {"off": "disabled (enabled: false)"}

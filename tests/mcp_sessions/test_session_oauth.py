@@ -101,8 +101,10 @@ async def test_expired_access_tokens_are_refreshed_without_a_sign_in() -> None:
 async def test_without_tokens_or_a_sign_in_handler_the_session_names_the_command() -> None:
     async with http_server("oauth_notes.py") as url, McpSession(oauth(url)) as session:
         assert session.state is SessionState.ERROR
-        assert session.reason == ("could not start: MCP server 'notes' needs you to sign in (OAuth): run "
-                                  "`toolsift auth login notes`, then start again")
+        assert session.reason == (
+            "could not start: MCP server 'notes' needs you to sign in (OAuth): run "
+            "`toolsift auth login notes`, then start again"
+        )
 
 
 async def test_a_server_without_auth_that_answers_401_says_how_to_authorise() -> None:
@@ -131,9 +133,15 @@ async def test_a_client_id_from_a_variable_is_the_client_that_signs_in(monkeypat
     browser = Browser()
     async with http_server("oauth_notes.py") as url:
         async with httpx2.AsyncClient() as http:  # a client registered ahead of time, as an administrator would
-            registered = await http.post(url.removesuffix("/mcp") + "/register", json={
-                "redirect_uris": ["http://127.0.0.1:33418/callback"], "token_endpoint_auth_method": "none",
-                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]})
+            registered = await http.post(
+                url.removesuffix("/mcp") + "/register",
+                json={
+                    "redirect_uris": ["http://127.0.0.1:33418/callback"],
+                    "token_endpoint_auth_method": "none",
+                    "grant_types": ["authorization_code", "refresh_token"],
+                    "response_types": ["code"],
+                },
+            )
         client_id = registered.json()["client_id"]
         monkeypatch.setenv("NOTES_CLIENT_ID", client_id)
         options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))

@@ -51,10 +51,15 @@ async def test_session_restarts_a_crashed_server_then_pauses_when_its_budget_is_
             assert result.is_error and result.meta["mcp_failure"] == "crash"
             plans.append(text(result))
             await wait_for_state(session, SessionState.READY, SessionState.ERROR)
-        assert plans[0] == ("MCP server 'crashy' crashed during tool 'crash': the connection closed before it "
-                            "answered; it is being restarted; the call was not retried.")
-        assert re.search(r"it had 2 restarts within 300s \(maxRestarts=2\), so it is started again in \d+s; "
-                         r"the call was not retried\.$", plans[2])
+        assert plans[0] == (
+            "MCP server 'crashy' crashed during tool 'crash': the connection closed before it "
+            "answered; it is being restarted; the call was not retried."
+        )
+        assert re.search(
+            r"it had 2 restarts within 300s \(maxRestarts=2\), so it is started again in \d+s; "
+            r"the call was not retried\.$",
+            plans[2],
+        )
         assert session.state is SessionState.ERROR and session.restarts == 2
         assert session.reason is not None
         assert re.search(r"; 2 restarts within 300s \(maxRestarts=2\): starting it again in \d+s$", session.reason)
@@ -125,12 +130,16 @@ async def test_session_loses_an_http_server_and_pauses_reconnecting() -> None:
             await wait_until_closed(url)
             result = await session.call_tool("note_list")
             assert result.meta["mcp_failure"] == "crash"
-            assert text(result).startswith("MCP server 'notes' dropped the connection during tool 'note_list' "
-                                           "(it stopped or the network failed)")
+            assert text(result).startswith(
+                "MCP server 'notes' dropped the connection during tool 'note_list' (it stopped or the network failed)"
+            )
             await wait_for_state(session, SessionState.ERROR)
             assert session.reason is not None
-            assert re.fullmatch(f"cannot reach {re.escape(repr(url))}: ConnectError: All connection attempts failed; "
-                                r"1 restart within 300s \(maxRestarts=1\): starting it again in \d+s", session.reason)
+            assert re.fullmatch(
+                f"cannot reach {re.escape(repr(url))}: ConnectError: All connection attempts failed; "
+                r"1 restart within 300s \(maxRestarts=1\): starting it again in \d+s",
+                session.reason,
+            )
 
 
 async def wait_until_closed(url: str) -> None:
@@ -161,8 +170,7 @@ async def test_session_tool_timeout_cancels_the_call_on_the_server(tmp_path: Pat
 async def test_session_caller_cancellation_reaches_the_server(tmp_path: Path) -> None:
     marker = tmp_path / "cancelled"
     registry = ToolRegistry()
-    config = stdio_server("general", "general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)},
-                          internal_only=False)
+    config = stdio_server("general", "general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)}, internal_only=False)
     async with McpSession(config, registry=registry) as session:
         with anyio.move_on_after(0.3) as scope:
             await registry.execute("general__slow", {"seconds": 30})
@@ -212,8 +220,10 @@ async def test_session_drain_deadline_cancels_what_still_runs(tmp_path: Path) ->
             await anyio.wait_all_tasks_blocked()
             await session.drain(0.2)
         assert results[0].is_error and results[0].meta["mcp_failure"] == "cancelled"
-        assert text(results[0]) == ("Tool 'slow' of MCP server 'general' was cancelled while it ran: "
-                                    "the session was drained: its server was removed or changed.")
+        assert text(results[0]) == (
+            "Tool 'slow' of MCP server 'general' was cancelled while it ran: "
+            "the session was drained: its server was removed or changed."
+        )
         assert await wait_for_file(marker) == CANCELLED
         with pytest.raises(ServerUnavailable, match="'general' is closed: the session was drained"):
             await session.call_tool("echo", {"text": "x"})
@@ -223,8 +233,9 @@ async def test_group_replace_hands_over_and_keeps_the_replacements_tools() -> No
     registry = ToolRegistry()
     config = stdio_server("general", "general.py", internal_only=False)
     events: list[SessionEvent] = []
-    async with McpSessionGroup(registry, options=in_memory({"general": example_server("general.py")}),
-                               drain_seconds=5) as group:
+    async with McpSessionGroup(
+        registry, options=in_memory({"general": example_server("general.py")}), drain_seconds=5
+    ) as group:
         old = await group.add(config)
         assert old is not None
         old.subscribe(events.append)
@@ -234,5 +245,8 @@ async def test_group_replace_hands_over_and_keeps_the_replacements_tools() -> No
         assert group["general"] is new and group.starting == {}
         await wait_for_state(old, SessionState.CLOSED)
         assert {t.session for t in registry.tools(server="general")} == {new}  # type: ignore[attr-defined]
-    assert [e.state for e in events if e.kind == "state"] == [SessionState.DRAINING, SessionState.CLOSING,
-                                                               SessionState.CLOSED]
+    assert [e.state for e in events if e.kind == "state"] == [
+        SessionState.DRAINING,
+        SessionState.CLOSING,
+        SessionState.CLOSED,
+    ]

@@ -19,9 +19,11 @@ from toolsift.mcp_sessions._untrusted import suspicious_patterns
 from toolsift.registry import ToolResult
 
 LIMIT = 1_000_000
-TOO_LARGE = (r"Tool 'big' of MCP server '{server}' returned ([\d,]+) bytes, over the server's limit of "
-             r"1,000,000 bytes \(maxResultBytes\); the result was dropped\. Ask for less \(a narrower query, "
-             r"a page, a summary\)\.")
+TOO_LARGE = (
+    r"Tool 'big' of MCP server '{server}' returned ([\d,]+) bytes, over the server's limit of "
+    r"1,000,000 bytes \(maxResultBytes\); the result was dropped\. Ask for less \(a narrower query, "
+    r"a page, a summary\)\."
+)
 
 
 def text(result: ToolResult) -> str:
@@ -103,7 +105,7 @@ def test_line_framer_finds_the_request_of_an_oversized_answer_in_either_field_or
     typescript_order = json.dumps({"result": {"id": 9, "text": "y" * 500}, "jsonrpc": "2.0", "id": "req-1"})
     notification = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"x": "z" * 500}})
     data = f"{python_order}\n{typescript_order}\n\n{notification}\n".encode()
-    frames = [frame for i in range(0, len(data), 33) for frame in framer.feed(data[i:i + 33])]
+    frames = [frame for i in range(0, len(data), 33) for frame in framer.feed(data[i : i + 33])]
     errors = [frame.message for frame in frames if not isinstance(frame, Exception)]
     assert [(e.id, e.error.data) for e in errors if isinstance(e, types.JSONRPCError)] == [
         (7, {"kind": "toolsift.result_too_large", "size": len(python_order), "limit": 100}),

@@ -26,17 +26,23 @@ def strings(result: ToolResult) -> list[str]:
     return [*texts, repr(result.structured_content)]
 
 
-@pytest.mark.parametrize(("tool", "expected"), [
-    ("leak_text", "the value is [redacted]"),
-    ("leak_error", "login failed with [redacted]"),
-    ("leak_rpc_error", "token [redacted] was refused"),
-])
+@pytest.mark.parametrize(
+    ("tool", "expected"),
+    [
+        ("leak_text", "the value is [redacted]"),
+        ("leak_error", "login failed with [redacted]"),
+        ("leak_rpc_error", "token [redacted] was refused"),
+    ],
+)
 async def test_session_masks_an_echoed_secret_in_result_text_and_errors(
-    secret_env: dict[str, str], tool: str, expected: str,
+    secret_env: dict[str, str],
+    tool: str,
+    expected: str,
 ) -> None:
     registry = ToolRegistry()
-    config = local_server("echoer", "session_server.py", env=secret_env, internal_only=False, protocol="legacy",
-                          trust="trusted")
+    config = local_server(
+        "echoer", "session_server.py", env=secret_env, internal_only=False, protocol="legacy", trust="trusted"
+    )
     async with McpSession(config, registry=registry):
         result = await registry.execute(f"echoer__{tool}", {"name": "SERVICE_TOKEN"})
     assert result.is_error is (tool != "leak_text")
@@ -56,10 +62,12 @@ def test_mask_result_covers_links_and_embedded_text_and_keeps_clean_results() ->
     redact = Redactor(["Bearer tok-abcdef-123456"])
     link = types.ResourceLink(uri="https://x.example/?t=tok-abcdef-123456", name="n", description="tok-abcdef-123456")
     embedded = types.EmbeddedResource(resource=types.TextResourceContents(uri="file:///a", text="tok-abcdef-123456"))
-    masked = mask_result(ToolResult(content=[link, embedded], structured_content={"tok-abcdef-123456": [1, "x"]}),
-                         redact)
-    assert masked.content[0] == types.ResourceLink(uri="https://x.example/?t=[redacted]", name="n",
-                                                   description="[redacted]")
+    masked = mask_result(
+        ToolResult(content=[link, embedded], structured_content={"tok-abcdef-123456": [1, "x"]}), redact
+    )
+    assert masked.content[0] == types.ResourceLink(
+        uri="https://x.example/?t=[redacted]", name="n", description="[redacted]"
+    )
     assert isinstance(masked.content[1], types.EmbeddedResource)
     assert masked.content[1].resource == types.TextResourceContents(uri="file:///a", text="[redacted]")
     assert masked.structured_content == {"[redacted]": [1, "x"]}

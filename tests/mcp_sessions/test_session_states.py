@@ -40,7 +40,8 @@ def _allowed(current: SessionState, target: SessionState) -> bool:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(list(S)), st.sampled_from([None, "why"])), max_size=25))
 def test_session_states_follow_the_table_and_never_come_back_from_the_way_out(
-        moves: list[tuple[SessionState, str | None]]) -> None:
+    moves: list[tuple[SessionState, str | None]],
+) -> None:
     session = _session()
     life = session._life
     events: list[SessionEvent] = []
@@ -79,17 +80,21 @@ def _walk(session: McpSession, *states: SessionState, reason: str | None = "why"
             assert session._life.set(state, reason)
 
 
-@pytest.mark.parametrize(("path", "error", "message"), [
-    ((), ServerUnavailable, "'srv' is idle"),
-    ((S.CONNECTING,), ServerUnavailable, "'srv' is connecting"),
-    ((S.CONNECTING, S.READY, S.RESTARTING), ServerUnavailable, "'srv' is restarting: why"),
-    ((S.CONNECTING, S.ERROR), ServerUnavailable, "'srv' is down: why"),
-    ((S.CONNECTING, S.READY, S.DRAINING), ServerDraining, "'srv' is draining"),
-    ((S.CONNECTING, S.READY, S.CLOSING), ServerUnavailable, "'srv' is closed"),
-    ((S.CONNECTING, S.READY, S.CLOSING, S.CLOSED), ServerUnavailable, "'srv' is closed"),
-])
+@pytest.mark.parametrize(
+    ("path", "error", "message"),
+    [
+        ((), ServerUnavailable, "'srv' is idle"),
+        ((S.CONNECTING,), ServerUnavailable, "'srv' is connecting"),
+        ((S.CONNECTING, S.READY, S.RESTARTING), ServerUnavailable, "'srv' is restarting: why"),
+        ((S.CONNECTING, S.ERROR), ServerUnavailable, "'srv' is down: why"),
+        ((S.CONNECTING, S.READY, S.DRAINING), ServerDraining, "'srv' is draining"),
+        ((S.CONNECTING, S.READY, S.CLOSING), ServerUnavailable, "'srv' is closed"),
+        ((S.CONNECTING, S.READY, S.CLOSING, S.CLOSED), ServerUnavailable, "'srv' is closed"),
+    ],
+)
 async def test_session_state_alone_decides_what_a_call_gets(
-        path: tuple[SessionState, ...], error: type[Exception], message: str) -> None:
+    path: tuple[SessionState, ...], error: type[Exception], message: str
+) -> None:
     session = _session()
     _walk(session, *path)
     with pytest.raises(error, match=message):

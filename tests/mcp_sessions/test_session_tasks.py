@@ -24,11 +24,17 @@ def text(result: ToolResult) -> str:
     return "".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
-@pytest.mark.parametrize(("support", "mode", "expected"), [
-    ("required", "when-required", True), ("required", "when-supported", True),
-    ("optional", "when-required", False), ("optional", "when-supported", True),
-    ("forbidden", "when-supported", False), (None, "when-supported", False),
-])
+@pytest.mark.parametrize(
+    ("support", "mode", "expected"),
+    [
+        ("required", "when-required", True),
+        ("required", "when-supported", True),
+        ("optional", "when-required", False),
+        ("optional", "when-supported", True),
+        ("forbidden", "when-supported", False),
+        (None, "when-supported", False),
+    ],
+)
 def test_which_tools_run_as_tasks(support: str | None, mode: str, expected: bool) -> None:
     assert runs_as_task(support, mode) is expected
 

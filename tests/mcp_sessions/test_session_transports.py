@@ -14,19 +14,24 @@ from toolsift.mcp_sessions._transport import HttpTransport, SseTransport, StdioT
 from toolsift.registry import ToolRegistry
 
 
-@pytest.mark.parametrize(("kind", "expected"), [("stdio", StdioTransport), ("http", HttpTransport),
-                                                ("sse", SseTransport)])
+@pytest.mark.parametrize(
+    ("kind", "expected"), [("stdio", StdioTransport), ("http", HttpTransport), ("sse", SseTransport)]
+)
 def test_transport_for_picks_the_endpoints_kind(kind: str, expected: type) -> None:
-    endpoint = Endpoint(kind=kind, command="server" if kind == "stdio" else None,  # type: ignore[arg-type]
-                        url=None if kind == "stdio" else "http://127.0.0.1:1/mcp")
+    endpoint = Endpoint(
+        kind=kind,
+        command="server" if kind == "stdio" else None,  # type: ignore[arg-type]
+        url=None if kind == "stdio" else "http://127.0.0.1:1/mcp",
+    )
     assert isinstance(transport_for(endpoint), expected)
 
 
 @pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 async def test_session_reaches_a_server_of_this_process_in_memory(mode: str, version: str, tmp_path: Path) -> None:
     # The config names a command that does not exist: nothing is spawned when the server is reached in memory.
-    config = ServerConfig(command=str(tmp_path / "no-such-server"), protocol=mode,
-                          internal_only=False).with_name("general")
+    config = ServerConfig(command=str(tmp_path / "no-such-server"), protocol=mode, internal_only=False).with_name(
+        "general"
+    )
     registry, options = ToolRegistry(), in_memory({"general": example_server("general.py")})
     async with McpSession(config, registry=registry, options=options) as session:
         assert session.state is SessionState.READY and session.protocol_version == version
@@ -40,7 +45,9 @@ async def test_group_reaches_only_the_servers_it_names_in_memory(monkeypatch: py
     monkeypatch.setenv("TOOLSIFT_TEST_HERE", "this process")
     async with McpSessionGroup(options=in_memory({"memory": example_server("general.py")})) as group:
         sessions = await group.start_all([stdio_server("memory", "general.py"), stdio_server("child", "general.py")])
-        seen = {name: (await session.call_tool("env_get", {"name": "TOOLSIFT_TEST_HERE"})).text_content()
-                for name, session in sessions.items()}
+        seen = {
+            name: (await session.call_tool("env_get", {"name": "TOOLSIFT_TEST_HERE"})).text_content()
+            for name, session in sessions.items()
+        }
     # The server object runs in this process and sees its environment; the child gets a minimal one.
     assert seen == {"memory": "this process", "child": "<unset>"}

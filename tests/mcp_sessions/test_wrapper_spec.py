@@ -37,8 +37,9 @@ def test_wrapper_spec_keeps_the_tools_metadata() -> None:
 
 
 def test_wrapper_spec_of_a_tool_without_annotations_requires_write() -> None:
-    bare = types.Tool(name="rm", input_schema={"type": "object"},
-                      annotations=types.ToolAnnotations(title="Remove things"))
+    bare = types.Tool(
+        name="rm", input_schema={"type": "object"}, annotations=types.ToolAnnotations(title="Remove things")
+    )
     spec = tool_spec(stdio_server("fs", "general.py", tool_prefix="files"), bare)
     assert spec.name == "files__rm" and spec.server == "fs"
     assert not spec.read_only and spec.required_level is Level.WRITE
@@ -54,8 +55,9 @@ def test_wrapper_include_and_exclude_match_the_servers_own_names(caplog: pytest.
     caplog.set_level(logging.WARNING)
     names = ["get_image", "get_audio", "get_link", "echo", "echo", "bad name"]
     tools = [types.Tool(name=n, input_schema={"type": "object"}) for n in names]
-    session = McpSession(stdio_server("g", "general.py", include_tools=("get_*", "echo", "bad*"),
-                                      exclude_tools=("get_a*",)))
+    session = McpSession(
+        stdio_server("g", "general.py", include_tools=("get_*", "echo", "bad*"), exclude_tools=("get_a*",))
+    )
     wrappers = build_wrappers(session, tools)
     assert [w.spec.name for w in wrappers] == ["g__get_image", "g__get_link", "g__echo"]
     assert all(isinstance(w, McpToolWrapper) and w.session is session for w in wrappers)
@@ -66,9 +68,11 @@ def test_wrapper_include_and_exclude_match_the_servers_own_names(caplog: pytest.
 
 async def test_wrapper_results_keep_structured_content_through_the_registry() -> None:
     registry = ToolRegistry()
-    async with register_mcp_tools([stdio_server("g", "general.py", internal_only=False,
-                                                exclude_tools=("slow", "progress"))], registry,
-                                  options=in_memory({"g": example_server("general.py")})) as sessions:
+    async with register_mcp_tools(
+        [stdio_server("g", "general.py", internal_only=False, exclude_tools=("slow", "progress"))],
+        registry,
+        options=in_memory({"g": example_server("general.py")}),
+    ) as sessions:
         assert "g__slow" not in registry and len(sessions["g"].tools) == 11
         result = await registry.execute("g__add", {"a": 20, "b": 22})
         image = await registry.execute("g__get_image", {})

@@ -55,10 +55,13 @@ class Recorder:
 
 async def test_pipeline_wraps_stages_outermost_first(registry: ToolRegistry) -> None:
     log: list[str] = []
-    pipeline = Pipeline.for_registry(registry, [
-        Middleware(Recorder, label="a", log=log),
-        Middleware(Recorder, label="b", log=log),
-    ])
+    pipeline = Pipeline.for_registry(
+        registry,
+        [
+            Middleware(Recorder, label="a", log=log),
+            Middleware(Recorder, label="b", log=log),
+        ],
+    )
     result = await pipeline("echo", {"text": "hi"})
     assert result.text_content() == "hi"
     assert log == ["in:a", "in:b", "out:b", "out:a"]
@@ -80,26 +83,29 @@ async def test_pipeline_is_an_execute_compatible_call_handler(registry: ToolRegi
         ("wipe", {}, Permissions(level=Level.WRITE), "denied at layer 5 (permission checks)"),
     ],
 )
-async def test_registry_refusals_become_audited_error_results(registry: ToolRegistry, name: str,
-                                                              arguments: dict[str, Any],
-                                                              permissions: Permissions | None, message: str) -> None:
+async def test_registry_refusals_become_audited_error_results(
+    registry: ToolRegistry, name: str, arguments: dict[str, Any], permissions: Permissions | None, message: str
+) -> None:
     result = await Pipeline.for_registry(registry)(name, arguments, permissions=permissions)
     assert result.is_error
     assert message in result.text_content()
     assert refusal_of(result) == {"stage": "registry", "audited": True}
 
 
-async def test_pipeline_turns_stage_bugs_into_error_results(registry: ToolRegistry,
-                                                            caplog: pytest.LogCaptureFixture) -> None:
+async def test_pipeline_turns_stage_bugs_into_error_results(
+    registry: ToolRegistry, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(handler: CallHandler) -> CallHandler:
         async def stage(call: CallRecord) -> ToolResult:
             raise ZeroDivisionError("oops")
+
         return stage
 
     result = await Pipeline.for_registry(registry, [Middleware(broken)])("echo", {"text": "x"})
     assert result.is_error
-    assert result.text_content() == ("Tool 'echo' could not be run: internal error (ZeroDivisionError); "
-                                     "the server log has the details")
+    assert result.text_content() == (
+        "Tool 'echo' could not be run: internal error (ZeroDivisionError); the server log has the details"
+    )
     assert "The tool pipeline failed on a call of 'echo'" in caplog.text
 
 

@@ -122,16 +122,22 @@ async def test_security_guard_applies_the_command_policy_to_matching_tools(regis
 @pytest.mark.parametrize(
     ("policy", "url", "message"),
     [
-        (UrlPolicy(denied_hosts=["*.internal", "169.254.169.254"]), "http://169.254.169.254/latest",
-         "names host '169.254.169.254', which matches the denied pattern '169.254.169.254'"),
-        (UrlPolicy(denied_hosts=["*.INTERNAL"]), "https://db.corp.internal:5432/x",
-         "names host 'db.corp.internal'"),
-        (UrlPolicy(allowed_hosts=["github.com", "*.github.com"]), "https://github.com@evil.example/",
-         "names host 'evil.example', which is not among the allowed hosts"),
+        (
+            UrlPolicy(denied_hosts=["*.internal", "169.254.169.254"]),
+            "http://169.254.169.254/latest",
+            "names host '169.254.169.254', which matches the denied pattern '169.254.169.254'",
+        ),
+        (UrlPolicy(denied_hosts=["*.INTERNAL"]), "https://db.corp.internal:5432/x", "names host 'db.corp.internal'"),
+        (
+            UrlPolicy(allowed_hosts=["github.com", "*.github.com"]),
+            "https://github.com@evil.example/",
+            "names host 'evil.example', which is not among the allowed hosts",
+        ),
     ],
 )
-async def test_security_guard_applies_the_url_policy(registry: ToolRegistry, policy: UrlPolicy, url: str,
-                                                     message: str) -> None:
+async def test_security_guard_applies_the_url_policy(
+    registry: ToolRegistry, policy: UrlPolicy, url: str, message: str
+) -> None:
     result = await guarded(registry, urls=policy)("fetch", {"url": url})
     assert result.is_error
     assert message in result.text_content()
@@ -166,10 +172,17 @@ def test_security_guard_options_are_validated(registry: ToolRegistry) -> None:
 
 
 async def test_permission_filter_runs_calls_as_the_profile(registry: ToolRegistry) -> None:
-    pipeline = Pipeline.for_registry(registry, [
-        Middleware(PermissionFilter, agent="reader", allowed_tools=["fetch", "big"],
-                   permissions=Permissions(level=Level.READ)),
-    ])
+    pipeline = Pipeline.for_registry(
+        registry,
+        [
+            Middleware(
+                PermissionFilter,
+                agent="reader",
+                allowed_tools=["fetch", "big"],
+                permissions=Permissions(level=Level.READ),
+            ),
+        ],
+    )
     # The caller claims admin and no limits; the profile wins.
     admin = Permissions(level=Level.ADMIN)
     assert not (await pipeline("fetch", {"url": "u"}, TurnScope(), admin)).is_error
@@ -210,8 +223,10 @@ async def test_result_guard_refuses_oversized_results(registry: ToolRegistry) ->
     pipeline = Pipeline.for_registry(registry, [Middleware(ResultGuard, max_bytes=50)])
     assert (await pipeline("big", {"size": 50})).text_content() == "x" * 50
     refused = await pipeline("big", {"size": 51})
-    assert refused.text_content() == ("The result of tool 'big' is 51 bytes, over the limit of 50 bytes; ask for "
-                                      "less (a smaller file, a narrower query)")
+    assert refused.text_content() == (
+        "The result of tool 'big' is 51 bytes, over the limit of 50 bytes; ask for "
+        "less (a smaller file, a narrower query)"
+    )
     assert refusal_of(refused) == {"stage": "ResultGuard", "audited": False}
 
 
@@ -255,12 +270,15 @@ async def test_audit_trail_records_guard_refusals_once(registry: ToolRegistry, t
     registry.audit.subscribe(log.emit)
     events: list[AuditEvent] = []
     registry.audit.subscribe(events.append)
-    pipeline = Pipeline.for_registry(registry, [
-        Middleware(PermissionFilter, agent="ci", permissions=Permissions(level=Level.READ)),
-        Middleware(AuditTrail, audit=registry.audit),
-        Middleware(SecurityGuard, urls=UrlPolicy(denied_hosts=["evil.example"])),
-        Middleware(ResultGuard, max_bytes=40),
-    ])
+    pipeline = Pipeline.for_registry(
+        registry,
+        [
+            Middleware(PermissionFilter, agent="ci", permissions=Permissions(level=Level.READ)),
+            Middleware(AuditTrail, audit=registry.audit),
+            Middleware(SecurityGuard, urls=UrlPolicy(denied_hosts=["evil.example"])),
+            Middleware(ResultGuard, max_bytes=40),
+        ],
+    )
     await pipeline("fetch", {"url": "http://evil.example/", "note": "token=abc"})  # SecurityGuard
     await pipeline("big", {"size": 41})  # ran, then ResultGuard withheld it
     await pipeline("put", {"path": "a"})  # registry: layer 5

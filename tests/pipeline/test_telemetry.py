@@ -51,8 +51,11 @@ def fails() -> ToolResult:
 @pytest.fixture
 def registry() -> Iterator[ToolRegistry]:
     registry = ToolRegistry()
-    registry.replace_server("github", [RecordingTool("github__get_repo", read_only=True),
-                                       RecordingTool("github__delete_repo")], internal=False)
+    registry.replace_server(
+        "github",
+        [RecordingTool("github__get_repo", read_only=True), RecordingTool("github__delete_repo")],
+        internal=False,
+    )
     registry.register(fails)
     stop = trace_tool_calls(registry.audit, PROVIDER)
     yield registry
@@ -72,8 +75,9 @@ def only(exporter: InMemorySpanExporter) -> ReadableSpan:
     return span
 
 
-async def test_an_executed_call_is_one_span_with_genai_attributes(registry: ToolRegistry,
-                                                                  spans: InMemorySpanExporter) -> None:
+async def test_an_executed_call_is_one_span_with_genai_attributes(
+    registry: ToolRegistry, spans: InMemorySpanExporter
+) -> None:
     await registry.execute("github__get_repo", {"text": SECRET}, TurnScope(skill="ops", agent="main"))
     span = only(spans)
     assert span.name == "execute_tool github__get_repo"
@@ -144,8 +148,12 @@ def test_toolsift_imports_opentelemetry_only_when_tracing_starts() -> None:
     eager = []
     for path in sorted(PACKAGE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        guarded = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and ast.unparse(block.test) == "TYPE_CHECKING" for node in ast.walk(block)}
+        guarded = {
+            id(node)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+            for node in ast.walk(block)
+        }
         # Run at import: the module's own statements and what its top-level try/if blocks hold.
         eager_nodes = [n for top in tree.body for n in (ast.walk(top) if isinstance(top, ast.Try | ast.If) else [top])]
         for node in eager_nodes:
@@ -157,8 +165,9 @@ def test_toolsift_imports_opentelemetry_only_when_tracing_starts() -> None:
     assert eager == []
 
 
-async def test_the_config_switch_traces_a_toolbox_while_it_runs(tmp_path: Path, spans: InMemorySpanExporter,
-                                                                global_provider: TracerProvider) -> None:
+async def test_the_config_switch_traces_a_toolbox_while_it_runs(
+    tmp_path: Path, spans: InMemorySpanExporter, global_provider: TracerProvider
+) -> None:
     path = tmp_path / "toolsift.json"
     path.write_text(json.dumps({"audit": {"openTelemetry": True}, "skills": {"paths": [], "userSkills": False}}))
     async with Toolbox.from_config(path) as box:

@@ -23,8 +23,11 @@ from toolsift.registry import (
     compile_patterns,
 )
 
-SCHEMA = {"type": "object", "properties": {"repo": {"type": "string"}, "token": {"type": "string"}},
-          "required": ["repo"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {"repo": {"type": "string"}, "token": {"type": "string"}},
+    "required": ["repo"],
+}
 
 
 class Approver:
@@ -56,12 +59,16 @@ def events() -> list[AuditEvent]:
 def registry(events: list[AuditEvent]) -> ToolRegistry:
     registry = ToolRegistry()
     registry.audit.subscribe(events.append)
-    registry.replace_server("github", [
-        annotated("github__delete_repo", destructiveHint=True),
-        annotated("github__create_issue", destructiveHint=False),
-        annotated("github__push"),  # no annotations: MCP's defaults make it possibly destructive
-        annotated("github__get_repo", readOnlyHint=True),
-    ], internal=False)
+    registry.replace_server(
+        "github",
+        [
+            annotated("github__delete_repo", destructiveHint=True),
+            annotated("github__create_issue", destructiveHint=False),
+            annotated("github__push"),  # no annotations: MCP's defaults make it possibly destructive
+            annotated("github__get_repo", readOnlyHint=True),
+        ],
+        internal=False,
+    )
     return registry
 
 
@@ -71,8 +78,9 @@ async def test_a_call_that_asks_runs_once_approved_and_the_approver_sees_it_all(
     approver = Approver(True)
     permissions = Permissions(ask=("github__delete_*",), approver=approver)
     scope = TurnScope(skill="ops", agent="main")
-    result = await registry.execute("github__delete_repo", {"repo": "a/b", "token": "ghp_" + "x" * 30},
-                                    scope, permissions)
+    result = await registry.execute(
+        "github__delete_repo", {"repo": "a/b", "token": "ghp_" + "x" * 30}, scope, permissions
+    )
     assert not result.is_error
     [request] = approver.asked
     assert request.tool.name == "github__delete_repo"
@@ -88,11 +96,14 @@ async def test_a_call_that_asks_runs_once_approved_and_the_approver_sees_it_all(
     assert events[-1].call_id == request.call_id
 
 
-@pytest.mark.parametrize(("answer", "reason"), [
-    (False, "it matches ask rule 'github__delete_\\*', and approval was declined"),
-    ("yes", "approval was declined"),  # only True is a yes
-    (RuntimeError("no terminal"), "needs approval, which failed: no terminal"),
-])
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (False, "it matches ask rule 'github__delete_\\*', and approval was declined"),
+        ("yes", "approval was declined"),  # only True is a yes
+        (RuntimeError("no terminal"), "needs approval, which failed: no terminal"),
+    ],
+)
 async def test_a_call_that_is_not_approved_is_refused_at_layer_5_and_audited(
     registry: ToolRegistry, events: list[AuditEvent], answer: Any, reason: str
 ) -> None:
@@ -120,17 +131,21 @@ async def test_deny_beats_ask_and_ask_beats_allow(registry: ToolRegistry) -> Non
     assert [r.tool.name for r in approver.asked] == ["github__create_issue"]
 
 
-@pytest.mark.parametrize(("tool", "asks"), [
-    ("github__delete_repo", True),    # destructiveHint: true
-    ("github__push", True),           # no annotations: destructive by MCP's defaults
-    ("github__create_issue", False),  # destructiveHint: false
-    ("github__get_repo", False),      # readOnlyHint: true
-])
+@pytest.mark.parametrize(
+    ("tool", "asks"),
+    [
+        ("github__delete_repo", True),  # destructiveHint: true
+        ("github__push", True),  # no annotations: destructive by MCP's defaults
+        ("github__create_issue", False),  # destructiveHint: false
+        ("github__get_repo", False),  # readOnlyHint: true
+    ],
+)
 async def test_ask_destructive_follows_the_mcp_annotations(registry: ToolRegistry, tool: str, asks: bool) -> None:
     approver = Approver(True)
     await registry.execute(tool, {"repo": "a/b"}, permissions=Permissions(ask_destructive=True, approver=approver))
-    assert [r.reason for r in approver.asked] == (["it may be destructive (MCP annotations: not readOnlyHint, "
-                                                   "destructiveHint not false)"] if asks else [])
+    assert [r.reason for r in approver.asked] == (
+        ["it may be destructive (MCP annotations: not readOnlyHint, destructiveHint not false)"] if asks else []
+    )
 
 
 async def test_arguments_that_fail_the_schema_are_refused_before_anyone_is_asked(registry: ToolRegistry) -> None:
@@ -155,8 +170,10 @@ def test_the_config_carries_ask_rules_and_checks_them() -> None:
 
 
 NAMES = ["github__delete_repo", "github__push", "github__get_repo", "github__create_issue"]
-GLOBS = st.lists(st.sampled_from(["github__*", "*__delete_*", "github__get_*", "*push", "github__create_issue",
-                                  "other__*"]), max_size=3)
+GLOBS = st.lists(
+    st.sampled_from(["github__*", "*__delete_*", "github__get_*", "*push", "github__create_issue", "other__*"]),
+    max_size=3,
+)
 
 
 @settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -165,8 +182,9 @@ async def test_property_deny_then_ask_then_allow(
     registry: ToolRegistry, name: str, deny: list[str], ask: list[str], destructive: bool, answer: bool
 ) -> None:
     approver = Approver(answer)
-    permissions = Permissions(level=Level.ADMIN, denylist=tuple(deny), ask=tuple(ask), ask_destructive=destructive,
-                              approver=approver)
+    permissions = Permissions(
+        level=Level.ADMIN, denylist=tuple(deny), ask=tuple(ask), ask_destructive=destructive, approver=approver
+    )
     spec = registry.spec(name)
     denied = any(compile_patterns([g]).matches(name) for g in deny)
     asks = not denied and (any(compile_patterns([g]).matches(name) for g in ask) or (destructive and spec.destructive))

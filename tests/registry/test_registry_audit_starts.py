@@ -37,8 +37,9 @@ async def test_a_log_that_records_starts_has_the_start_before_the_tool_runs(tmp_
     path = tmp_path / "audit.jsonl"
     flushed: list[str] = []
     registry = ToolRegistry(audit=AuditLog(path, record_starts=True))
-    registry.audit.subscribe(lambda event: flushed.append(f"queued {event.kind}"),
-                             flush=lambda: _note(flushed, "flushed"))
+    registry.audit.subscribe(
+        lambda event: flushed.append(f"queued {event.kind}"), flush=lambda: _note(flushed, "flushed")
+    )
     registry.register(note := SeesItsStart(path))
     result = await registry.execute("write_note", {"text": "hi"})
     assert not result.is_error
@@ -64,8 +65,8 @@ async def test_a_call_whose_start_cannot_be_recorded_does_not_run(tmp_path: Path
     registry.register(note := RecordingTool("write_note"))
     result = await registry.execute("write_note", {})
     assert result.is_error and result.text_content() == (
-        "Tool 'write_note' was not run: its start could not be audited: audit records did not reach Redis within "
-        "10s")
+        "Tool 'write_note' was not run: its start could not be audited: audit records did not reach Redis within 10s"
+    )
     assert note.calls == []
     assert [kind for kind, _ in _kinds(path)] == ["tool.started", "tool.failed"]
     unsubscribe()  # takes the flush away too
@@ -92,4 +93,5 @@ async def test_a_call_is_one_span_whether_or_not_its_start_is_recorded(record_st
     await registry.execute("write_note", {})
     stop()
     assert [(span.name, (span.attributes or {})["toolsift.outcome"]) for span in exporter.get_finished_spans()] == [
-        ("execute_tool write_note", "ok")]
+        ("execute_tool write_note", "ok")
+    ]

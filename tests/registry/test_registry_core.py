@@ -83,8 +83,7 @@ def test_replace_server_swaps_atomically_and_reports_the_change() -> None:
     changes: list[RegistryChange] = []
     registry.subscribe(changes.append)
     registry.replace_server("git", [RecordingTool("git__status"), RecordingTool("git__log")], internal=False)
-    change = registry.replace_server("git", [RecordingTool("git__status"), RecordingTool("git__diff")],
-                                     internal=False)
+    change = registry.replace_server("git", [RecordingTool("git__status"), RecordingTool("git__diff")], internal=False)
     assert change.added == ("git__diff",) and change.removed == ("git__log",)
     assert change.updated == ("git__status",) and change.server == "git"
     assert [t.spec.name for t in registry.tools(server="git")] == ["git__status", "git__diff"]

@@ -45,11 +45,14 @@ async def test_arguments_are_validated_before_the_tool_runs(registry: ToolRegist
     assert [e.kind for e in events] == ["tool.failed"] * 3
 
 
-@pytest.mark.parametrize("arguments", [
-    {"path": "\ud800"},                                     # a lone surrogate: valid JSON, not UTF-8
-    {"path": "a", "\udfff": 1},                             # ... in a key
-    json.loads('{"path": "a", "deep": ' + "[" * 600 + "]" * 600 + "}"),  # json.loads accepts 600 levels
-])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"path": "\ud800"},  # a lone surrogate: valid JSON, not UTF-8
+        {"path": "a", "\udfff": 1},  # ... in a key
+        json.loads('{"path": "a", "deep": ' + "[" * 600 + "]" * 600 + "}"),  # json.loads accepts 600 levels
+    ],
+)
 async def test_unsendable_arguments_are_refused_before_the_tool_runs(
     registry: ToolRegistry, events: list[AuditEvent], arguments: dict[str, object]
 ) -> None:
@@ -220,8 +223,9 @@ async def test_result_flags_reach_the_audit_event(events: list[AuditEvent]) -> N
     assert events[0].flags == ("suspicious_content",)
 
 
-async def test_handle_runs_a_call_record_as_execute_runs_its_arguments(registry: ToolRegistry,
-                                                                       events: list[AuditEvent]) -> None:
+async def test_handle_runs_a_call_record_as_execute_runs_its_arguments(
+    registry: ToolRegistry, events: list[AuditEvent]
+) -> None:
     seen: list[ToolContext] = []
 
     async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -241,7 +245,11 @@ async def test_handle_runs_a_call_record_as_execute_runs_its_arguments(registry:
     assert not result.is_error and tool.calls == [{"text": "hi"}]
     assert (seen[0].scope, seen[0].timeout, seen[0].progress) == (scope, 5, progress)
     assert (events[-1].kind, events[-1].agent, events[-1].skill, events[-1].call_id) == (
-        "tool.executed", "ci", "review", seen[0].call_id)
+        "tool.executed",
+        "ci",
+        "review",
+        seen[0].call_id,
+    )
     with pytest.raises(ToolNotFound, match="Unknown tool 'nope'"):
         await registry.handle(CallRecord("nope"))
     assert (events[-1].kind, events[-1].tool, events[-1].layer) == ("tool.denied", "nope", 2)

@@ -38,9 +38,14 @@ class Rich(RecordingTool):
     def __init__(self, name: str) -> None:
         super().__init__(name, schema=RICH_SCHEMA, description="Fetch a page.")
         self.spec = ToolSpec(
-            name=name, description="Fetch a page.", input_schema=RICH_SCHEMA, title="Fetch",
-            annotations=mcp_types.ToolAnnotations(read_only_hint=True), output_schema={"type": "object"},
-            source="mcp", server="web",
+            name=name,
+            description="Fetch a page.",
+            input_schema=RICH_SCHEMA,
+            title="Fetch",
+            annotations=mcp_types.ToolAnnotations(read_only_hint=True),
+            output_schema={"type": "object"},
+            source="mcp",
+            server="web",
         )
 
 
@@ -116,9 +121,15 @@ def test_gemini_shape_inlines_refs_and_drops_unsupported_keywords(registry: Tool
 def test_gemini_cuts_recursive_refs() -> None:
     from toolsift.registry.formats._gemini_schema import to_gemini
 
-    schema = {"type": "object", "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
-              "properties": {"root": {"$ref": "#/$defs/Node"}, "ext": {"$ref": "http://x/y"},
-                             "multi": {"type": ["string", "integer"]}}}
+    schema = {
+        "type": "object",
+        "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
+        "properties": {
+            "root": {"$ref": "#/$defs/Node"},
+            "ext": {"$ref": "http://x/y"},
+            "multi": {"type": ["string", "integer"]},
+        },
+    }
     out = to_gemini(schema)
     assert out["properties"]["root"]["properties"]["next"]["type"] == "object"
     assert out["properties"]["ext"]["type"] == "object"
@@ -153,14 +164,17 @@ def test_strict_mode_puts_null_among_an_optional_enums_values() -> None:
     assert out is not None and out["properties"]["mode"] == {"type": ["string", "null"], "enum": ["a", "b", None]}
 
 
-@pytest.mark.parametrize("schema", [
-    {"type": "object", "properties": {"meta": {"type": "object"}}},                              # free-form object
-    {"type": "object", "properties": {"env": {"type": "object", "additionalProperties": {"type": "string"}}}},
-    {"type": "object", "properties": {"x": {"type": "object", "patternProperties": {"^a": {}}}}},
-    {"type": "object", "additionalProperties": True},
-    {"type": "object", "properties": {"x": {"allOf": [{"type": "string"}, {"minLength": 1}]}}},
-    {"anyOf": [{"type": "object"}, {"type": "null"}]},
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"meta": {"type": "object"}}},  # free-form object
+        {"type": "object", "properties": {"env": {"type": "object", "additionalProperties": {"type": "string"}}}},
+        {"type": "object", "properties": {"x": {"type": "object", "patternProperties": {"^a": {}}}}},
+        {"type": "object", "additionalProperties": True},
+        {"type": "object", "properties": {"x": {"allOf": [{"type": "string"}, {"minLength": 1}]}}},
+        {"anyOf": [{"type": "object"}, {"type": "null"}]},
+    ],
+)
 def test_schemas_without_a_strict_form_are_exported_non_strict(schema: dict[str, object]) -> None:
     registry = ToolRegistry()
     registry.register(RecordingTool("free", schema=schema))
@@ -171,17 +185,36 @@ def test_schemas_without_a_strict_form_are_exported_non_strict(schema: dict[str,
 
 
 def test_a_tool_without_arguments_has_a_strict_form() -> None:
-    assert strict_schema({"type": "object"}) == {"type": "object", "properties": {}, "required": [],
-                                                 "additionalProperties": False}
+    assert strict_schema({"type": "object"}) == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
 
 
 def test_drop_optional_nulls_drops_every_optional_null_and_keeps_required_and_undeclared_ones() -> None:
-    schema = {"type": "object", "required": ["must"], "properties": {
-        "must": {"type": "string"}, "opt": {"type": "string"}, "nullable": {"type": ["string", "null"]},
-        "any": {}, "nested": {"type": "object", "properties": {"deep": {"type": "integer"}}},
-        "rows": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}}}}
-    value = {"must": None, "opt": None, "nullable": None, "any": None, "extra": None,
-             "nested": {"deep": None}, "rows": [{"n": None}, {"n": 1}]}
+    schema = {
+        "type": "object",
+        "required": ["must"],
+        "properties": {
+            "must": {"type": "string"},
+            "opt": {"type": "string"},
+            "nullable": {"type": ["string", "null"]},
+            "any": {},
+            "nested": {"type": "object", "properties": {"deep": {"type": "integer"}}},
+            "rows": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        },
+    }
+    value = {
+        "must": None,
+        "opt": None,
+        "nullable": None,
+        "any": None,
+        "extra": None,
+        "nested": {"deep": None},
+        "rows": [{"n": None}, {"n": 1}],
+    }
     assert drop_optional_nulls(schema, value) == {"must": None, "extra": None, "nested": {}, "rows": [{}, {"n": 1}]}
 
 

@@ -29,8 +29,10 @@ NAME_CHARS = st.sampled_from([*list("ab_-.[]"), "é", "猫", "\n", "*", "?"])
 PATTERN_CHARS = st.sampled_from([*list("ab_-.*?"), "é", "猫"])
 
 
-@given(patterns=st.lists(st.text(PATTERN_CHARS, min_size=1, max_size=6), min_size=1, max_size=4),
-       name=st.text(NAME_CHARS, max_size=8))
+@given(
+    patterns=st.lists(st.text(PATTERN_CHARS, min_size=1, max_size=6), min_size=1, max_size=4),
+    name=st.text(NAME_CHARS, max_size=8),
+)
 def test_matcher_agrees_with_reference_implementation(patterns: list[str], name: str) -> None:
     expected = any(reference_match(p, name) for p in patterns)
     assert compile_patterns(patterns).matches(name) is expected
@@ -118,23 +120,33 @@ def test_literal_server_only_for_patterns_naming_a_server(pattern: str, server: 
 TOOL_NAME_CHARS = st.sampled_from(list("ab_-./9"))
 
 
-@given(names=st.sets(st.text(TOOL_NAME_CHARS, min_size=1, max_size=8), max_size=30),
-       pattern=st.text(st.sampled_from(list("ab_-.*?")), min_size=1, max_size=6))
+@given(
+    names=st.sets(st.text(TOOL_NAME_CHARS, min_size=1, max_size=8), max_size=30),
+    pattern=st.text(st.sampled_from(list("ab_-.*?")), min_size=1, max_size=6),
+)
 def test_name_index_finds_exactly_what_a_scan_finds(names: set[str], pattern: str) -> None:
     glob = compile_patterns([pattern])
     assert sorted(NameIndex(names).matching(glob)) == sorted(n for n in names if reference_match(pattern, n))
 
 
-@given(names=st.sets(st.text(TOOL_NAME_CHARS, min_size=2, max_size=8), min_size=20, max_size=60),
-       pattern=st.builds("{}*{}*{}".format, st.sampled_from(["", "a", "*"]), st.text(st.sampled_from(list("ab_?")),
-                         min_size=1, max_size=3), st.sampled_from(["", "b", "?"])))
+@given(
+    names=st.sets(st.text(TOOL_NAME_CHARS, min_size=2, max_size=8), min_size=20, max_size=60),
+    pattern=st.builds(
+        "{}*{}*{}".format,
+        st.sampled_from(["", "a", "*"]),
+        st.text(st.sampled_from(list("ab_?")), min_size=1, max_size=3),
+        st.sampled_from(["", "b", "?"]),
+    ),
+)
 def test_name_index_narrowed_by_an_inside_literal_finds_what_a_scan_finds(names: set[str], pattern: str) -> None:
     glob = compile_patterns([pattern])
     assert sorted(NameIndex(names).matching(glob)) == sorted(n for n in names if reference_match(pattern, n))
 
 
-@given(pattern=st.text(st.sampled_from(list("ab*?")), min_size=1, max_size=7), name=st.text(st.sampled_from("ab"),
-                                                                                            max_size=8))
+@given(
+    pattern=st.text(st.sampled_from(list("ab*?")), min_size=1, max_size=7),
+    name=st.text(st.sampled_from("ab"), max_size=8),
+)
 def test_a_single_glob_matches_as_the_reference_does(pattern: str, name: str) -> None:
     # Single globs with at most one '*' and no '?' match by string tests, others by a regex: both must agree.
     assert compile_patterns([pattern]).matches(name) is reference_match(pattern, name)

@@ -88,7 +88,8 @@ def test_registry_settles_after_large_registrations_when_asked(monkeypatch: pyte
 
 
 def test_registry_settles_after_large_exports_but_not_for_schemas_it_already_made(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     frozen: list[int] = []
     monkeypatch.setattr(_heap, "_frozen_before", True)
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1))

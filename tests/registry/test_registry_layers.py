@@ -20,11 +20,18 @@ def names(registry: ToolRegistry, scope: TurnScope | None = None) -> list[str]:
 def registry() -> ToolRegistry:
     registry = ToolRegistry()
     registry.register_many([RecordingTool("read_file", read_only=True), RecordingTool("write_file")])
-    registry.replace_server("general", [RecordingTool("general__echo", read_only=True),
-                                        RecordingTool("general__add")], internal=False)
-    registry.replace_server("claude-flow", [RecordingTool("claude-flow__memory_store"),
-                                            RecordingTool("claude-flow__memory_search", read_only=True),
-                                            RecordingTool("claude-flow__swarm_init")], internal=True)
+    registry.replace_server(
+        "general", [RecordingTool("general__echo", read_only=True), RecordingTool("general__add")], internal=False
+    )
+    registry.replace_server(
+        "claude-flow",
+        [
+            RecordingTool("claude-flow__memory_store"),
+            RecordingTool("claude-flow__memory_search", read_only=True),
+            RecordingTool("claude-flow__swarm_init"),
+        ],
+        internal=True,
+    )
     return registry
 
 
@@ -109,8 +116,12 @@ async def test_execute_unknown_tool_is_layer_2(registry: ToolRegistry) -> None:
         ("claude-flow__swarm_init", TurnScope(skill_allowed=["*"]), 1, "names it literally"),
         ("write_file", TurnScope(agent_allowed=["read_*"], agent="reader"), 3, "agent 'reader' allowed_tools"),
         ("write_file", TurnScope(skill_allowed=["read_*"], skill="look"), 4, "skill 'look' allowed-tools"),
-        ("claude-flow__memory_store", TurnScope(skill_allowed=["claude-flow__*"], skill_disallowed=["*_store"]),
-         4, "disallowed-tools"),
+        (
+            "claude-flow__memory_store",
+            TurnScope(skill_allowed=["claude-flow__*"], skill_disallowed=["*_store"]),
+            4,
+            "disallowed-tools",
+        ),
         ("write_file", TurnScope(read_only=True), 4, "plan mode"),
     ],
 )
@@ -252,8 +263,13 @@ async def test_bare_wildcard_beside_a_literal_server_pattern_neither_lists_nor_r
 
 async def test_literal_server_pattern_still_surfaces_what_it_matches(registry: ToolRegistry) -> None:
     scope = TurnScope(skill_allowed=["claude-flow__memory_*", "*"], skill="mem")
-    assert names(registry, scope) == [*GLOBAL[:2], "general__echo", "general__add", "claude-flow__memory_store",
-                                      "claude-flow__memory_search"]
+    assert names(registry, scope) == [
+        *GLOBAL[:2],
+        "general__echo",
+        "general__add",
+        "claude-flow__memory_store",
+        "claude-flow__memory_search",
+    ]
     result = await registry.execute("claude-flow__memory_search", {}, scope)
     assert not result.is_error
 
@@ -262,8 +278,12 @@ async def test_pinned_tools_stay_in_a_skill_turn_unless_the_skill_disallows_them
     scope = TurnScope(skill_allowed=["general__echo"], skill="narrow", pinned=frozenset({"claude-flow__swarm_init"}))
     assert names(registry, scope) == ["general__echo", "claude-flow__swarm_init"]
     assert not (await registry.execute("claude-flow__swarm_init", {}, scope)).is_error
-    excluded = TurnScope(skill_allowed=["general__echo"], skill_disallowed=["*__swarm_*"], skill="narrow",
-                         pinned=frozenset({"claude-flow__swarm_init"}))
+    excluded = TurnScope(
+        skill_allowed=["general__echo"],
+        skill_disallowed=["*__swarm_*"],
+        skill="narrow",
+        pinned=frozenset({"claude-flow__swarm_init"}),
+    )
     assert names(registry, excluded) == ["general__echo"]
     with pytest.raises(PermissionDenied, match="disallowed-tools"):
         await registry.execute("claude-flow__swarm_init", {}, excluded)

@@ -35,15 +35,19 @@ patterns = st.lists(pattern, max_size=4)
 def _registry(internal: set[str], names: set[str]) -> ToolRegistry:
     registry = ToolRegistry()
     for server in SERVERS:
-        tools = [RecordingTool(n, read_only=n.endswith(("get", "search"))) for n in sorted(names)
-                 if n.startswith(f"{server}__")]
+        tools = [
+            RecordingTool(n, read_only=n.endswith(("get", "search")))
+            for n in sorted(names)
+            if n.startswith(f"{server}__")
+        ]
         registry.replace_server(server, tools, internal=server in internal)
     registry.register_many([RecordingTool(n, read_only=n == "read_file") for n in BUILTINS])
     return registry
 
 
-registries = st.builds(_registry, st.sets(st.sampled_from(SERVERS)),
-                       st.sets(st.sampled_from(ALL_NAMES[len(BUILTINS):]), max_size=16))
+registries = st.builds(
+    _registry, st.sets(st.sampled_from(SERVERS)), st.sets(st.sampled_from(ALL_NAMES[len(BUILTINS) :]), max_size=16)
+)
 
 
 scopes = st.builds(
@@ -59,8 +63,10 @@ scopes = st.builds(
 
 def _glob(patterns: tuple[str, ...], name: str) -> bool:
     """fnmatch-style glob, written independently of toolsift's matcher: '*' and '?' only."""
-    return any(re.fullmatch("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in p), name,
-                            re.DOTALL) for p in patterns)
+    return any(
+        re.fullmatch("".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in p), name, re.DOTALL)
+        for p in patterns
+    )
 
 
 def expected_visible(name: str, internal: bool, read_only: bool, scope: TurnScope) -> bool:
@@ -68,8 +74,9 @@ def expected_visible(name: str, internal: bool, read_only: bool, scope: TurnScop
     pinned = name in scope.pinned
     if internal and not pinned and name not in scope.unlocked:
         server = name.split("__", 1)[0]
-        naming = tuple(p for p in scope.skill_allowed
-                       if p.startswith(f"{server}__") and "*" not in server and "?" not in server)
+        naming = tuple(
+            p for p in scope.skill_allowed if p.startswith(f"{server}__") and "*" not in server and "?" not in server
+        )
         if not _glob(naming, name):
             return False
     if scope.agent_allowed is not None and not _glob(scope.agent_allowed, name):
@@ -96,14 +103,15 @@ async def _ran(registry: ToolRegistry, names: list[str], scope: TurnScope) -> di
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(registry=registries, scope=scopes, fmt=st.sampled_from(["mcp", "openai", "gemini"]))
-def test_execute_runs_exactly_the_tools_schemas_for_tools_lists(registry: ToolRegistry, scope: TurnScope,
-                                                                  fmt: str) -> None:
-    listed = {registry.resolve(s.get("name") or s["function"]["name"])
-              for s in registry.schemas_for_tools(scope, fmt)}
+def test_execute_runs_exactly_the_tools_schemas_for_tools_lists(
+    registry: ToolRegistry, scope: TurnScope, fmt: str
+) -> None:
+    listed = {registry.resolve(s.get("name") or s["function"]["name"]) for s in registry.schemas_for_tools(scope, fmt)}
     for tool in registry:
         spec = tool.spec
-        assert (spec.name in listed) == expected_visible(spec.name, registry.is_internal(spec.name),
-                                                         spec.read_only, scope), spec.name
+        assert (spec.name in listed) == expected_visible(
+            spec.name, registry.is_internal(spec.name), spec.read_only, scope
+        ), spec.name
     # Called by the name the model saw (an alias where the canonical name breaks the format's rule).
     exported = {registry.exported_name(t.spec.name, fmt): t.spec.name for t in registry}
     ran = anyio.run(_ran, registry, list(exported), scope)
@@ -116,6 +124,7 @@ tool_names = st.builds(
     st.text(st.sampled_from("abcXYZ019_-./"), min_size=1, max_size=90),
 )
 
+
 def is_valid(name: str) -> bool:
     try:
         validate_tool_name(name)
@@ -124,8 +133,11 @@ def is_valid(name: str) -> bool:
     return True
 
 
-RULES = {"openai": re.compile(r"[a-zA-Z0-9_-]{1,64}"), "anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
-         "gemini": re.compile(r"[a-zA-Z_][a-zA-Z0-9_.-]{0,63}")}
+RULES = {
+    "openai": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    "anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    "gemini": re.compile(r"[a-zA-Z_][a-zA-Z0-9_.-]{0,63}"),
+}
 
 
 @settings(max_examples=200)

@@ -46,8 +46,10 @@ def catalogues(draw: st.DrawFn) -> Catalogue:
         if not draw(st.booleans()):
             continue
         prefixed = draw(st.booleans())
-        served = [mcp_tool(server, next(remotes), prefix if prefixed else None)
-                  for _ in range(draw(st.integers(min_value=1, max_value=2)))]
+        served = [
+            mcp_tool(server, next(remotes), prefix if prefixed else None)
+            for _ in range(draw(st.integers(min_value=1, max_value=2)))
+        ]
         registry.replace_server(prefix if prefixed else server, served, internal=False)
         tools += served
     return Catalogue(registry, tools, upstream)
@@ -119,8 +121,9 @@ async def test_a_bare_rule_reaches_an_upstream_name_only_where_tools_are_served_
                 await registry.execute("fs__read_file", {}, permissions=allowlist)
 
 
-@pytest.mark.parametrize("match", ["builtin__write_file", "write_file", "gh__create_issue", "github__create_issue",
-                                   "github__*"])
+@pytest.mark.parametrize(
+    "match", ["builtin__write_file", "write_file", "gh__create_issue", "github__create_issue", "github__*"]
+)
 def test_config_rules_raise_what_a_tool_requires_whichever_name_they_use(match: str) -> None:
     registry = ToolRegistry(rules=[ToolRule(match, required_level=Level.ADMIN)])
     registry.register(RecordingTool("write_file"))

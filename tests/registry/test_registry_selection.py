@@ -13,13 +13,16 @@ from test_registry_properties import ALL_NAMES, BUILTINS, EXAMPLES, SERVERS, exp
 from toolsift.registry import ToolRegistry, TurnScope, _selection
 from toolsift.registry._name_index import NameIndex
 
-SERVER_NAMES = ALL_NAMES[len(BUILTINS):]
+SERVER_NAMES = ALL_NAMES[len(BUILTINS) :]
 
 
 def _plain_filter(registry: ToolRegistry, scope: TurnScope) -> list[str]:
     """Every registered tool, in registration order, kept where DESIGN's layers 1-4 keep it."""
-    return [t.spec.name for t in registry
-            if expected_visible(t.spec.name, registry.is_internal(t.spec.name), t.spec.read_only, scope)]
+    return [
+        t.spec.name
+        for t in registry
+        if expected_visible(t.spec.name, registry.is_internal(t.spec.name), t.spec.read_only, scope)
+    ]
 
 
 def _listed(registry: ToolRegistry, scope: TurnScope) -> list[str]:
@@ -57,7 +60,8 @@ replacement = st.tuples(st.sampled_from(SERVERS), st.sets(st.sampled_from(SERVER
 @settings(max_examples=max(EXAMPLES // 4, 50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scope_list=st.lists(scopes, min_size=1, max_size=4), steps=st.lists(replacement, min_size=1, max_size=8))
 def test_cached_selections_equal_fresh_ones_after_server_replacements(
-        scope_list: list[TurnScope], steps: list[tuple[str, set[str], bool]]) -> None:
+    scope_list: list[TurnScope], steps: list[tuple[str, set[str], bool]]
+) -> None:
     registry = ToolRegistry()
     registry.register_many([RecordingTool(n, read_only=n == "read_file") for n in BUILTINS])
     for server, names, internal in steps:
@@ -72,7 +76,8 @@ def test_cached_selections_equal_fresh_ones_after_server_replacements(
 @settings(max_examples=max(EXAMPLES // 4, 50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scope_list=st.lists(scopes, min_size=1, max_size=4), steps=st.lists(replacement, min_size=1, max_size=8))
 def test_bare_globs_matched_on_every_namespace_at_once_select_the_same(
-        scope_list: list[TurnScope], steps: list[tuple[str, set[str], bool]]) -> None:
+    scope_list: list[TurnScope], steps: list[tuple[str, set[str], bool]]
+) -> None:
     # Every bare glob goes through the joint index, which each change to a global namespace must drop.
     with patch.object(_selection, "_JOINTLY", 1):
         test_cached_selections_equal_fresh_ones_after_server_replacements.hypothesis.inner_test(scope_list, steps)
@@ -80,8 +85,9 @@ def test_bare_globs_matched_on_every_namespace_at_once_select_the_same(
 
 def test_shares_kept_per_namespace_are_bounded_and_the_oldest_is_recomputed() -> None:
     registry = ToolRegistry()
-    registry.replace_server("alpha", [RecordingTool("alpha__memory_store"), RecordingTool("alpha__read")],
-                            internal=False)
+    registry.replace_server(
+        "alpha", [RecordingTool("alpha__memory_store"), RecordingTool("alpha__read")], internal=False
+    )
     first = TurnScope(skill_allowed=("alpha__memory_*",))
     assert _listed(registry, first) == ["alpha__memory_store"]
     for index in range(300):
@@ -110,7 +116,10 @@ def test_bare_globs_are_matched_on_global_names_only_and_internal_changes_keep_t
         registry.unregister("s0__secret_search")
         registry.register(RecordingTool("s0__secret_search"), internal=True)
         assert _listed(registry, TurnScope(skill_allowed=("*_search", "s0__secret*"))) == [
-            "s0__memory_search", "s2__memory_search", "s0__secret_search"]
+            "s0__memory_search",
+            "s2__memory_search",
+            "s0__secret_search",
+        ]
         assert len(builds) == 1  # internal changes left the joint index as it was
         registry.replace_server("s2", [RecordingTool("s2__new_search")], internal=False)
         assert _listed(registry, TurnScope(skill_allowed=("*_search",))) == ["s0__memory_search", "s2__new_search"]

@@ -30,12 +30,16 @@ SERVERS = Path(__file__).resolve().parents[2] / "examples" / "servers"
 
 
 def _configs() -> list[ServerConfig]:
-    configs = [ServerConfig(command=sys.executable, args=(str(SERVERS / name),), protocol="legacy").with_name(stem)
-               for stem, name in (("general", "general.py"), ("flow", "flow.py"))]
+    configs = [
+        ServerConfig(command=sys.executable, args=(str(SERVERS / name),), protocol="legacy").with_name(stem)
+        for stem, name in (("general", "general.py"), ("flow", "flow.py"))
+    ]
     # The PyPI reference servers, where installed (.ci/run installs them).
-    configs += [ServerConfig(command=sys.executable, args=("-m", module), protocol="legacy").with_name(stem)
-                for stem, module in (("time", "mcp_server_time"), ("git", "mcp_server_git"))
-                if importlib.util.find_spec(module) is not None]
+    configs += [
+        ServerConfig(command=sys.executable, args=("-m", module), protocol="legacy").with_name(stem)
+        for stem, module in (("time", "mcp_server_time"), ("git", "mcp_server_git"))
+        if importlib.util.find_spec(module) is not None
+    ]
     if EVERYTHING.exists():
         configs.append(everything("legacy"))
     return configs
@@ -71,8 +75,14 @@ def _objects(rule: ObjectRule, schema: Mapping[str, Any], value: Any, root: Mapp
 
 def strict_form(schema: Mapping[str, Any], value: Any) -> Any:
     """What a strict-mode model sends for ``value``: every optional property present, null when left out."""
-    return _objects(lambda _, properties, obj, walk: {
-        name: walk(sub, obj[name]) if name in obj else None for name, sub in properties.items()}, schema, value, schema)
+    return _objects(
+        lambda _, properties, obj, walk: {
+            name: walk(sub, obj[name]) if name in obj else None for name, sub in properties.items()
+        },
+        schema,
+        value,
+        schema,
+    )
 
 
 def meant(schema: Mapping[str, Any], value: Any) -> Any:
@@ -82,11 +92,15 @@ def meant(schema: Mapping[str, Any], value: Any) -> Any:
     toolsift reads every null of an optional property as "left out".
     """
 
-    def rule(object_schema: Mapping[str, Any], properties: Mapping[str, Any], obj: dict[str, Any],
-             walk: Callable[..., Any]) -> dict[str, Any]:
+    def rule(
+        object_schema: Mapping[str, Any], properties: Mapping[str, Any], obj: dict[str, Any], walk: Callable[..., Any]
+    ) -> dict[str, Any]:
         required = set(object_schema.get("required") or ())
-        return {name: walk(properties[name], item) if name in properties else item for name, item in obj.items()
-                if not (item is None and name in properties and name not in required)}
+        return {
+            name: walk(properties[name], item) if name in properties else item
+            for name, item in obj.items()
+            if not (item is None and name in properties and name not in required)
+        }
 
     return _objects(rule, schema, value, schema)
 
@@ -97,8 +111,7 @@ def test_every_reference_server_contributes_tools() -> None:
     assert len(TOOLS) > 200
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.filter_too_much])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_strict_export_round_trips_arguments(data: st.DataObject) -> None:
     name, schema = data.draw(st.sampled_from(TOOLS), label="tool")
@@ -125,8 +138,7 @@ def test_leaving_every_optional_property_out_is_accepted() -> None:
         name = registry.resolve(function["name"])
         if not function["strict"] or function["parameters"]["required"] != list(function["parameters"]["properties"]):
             continue
-        optional = [p for p in function["parameters"]["properties"]
-                    if p not in dict(TOOLS)[name].get("required", ())]
+        optional = [p for p in function["parameters"]["properties"] if p not in dict(TOOLS)[name].get("required", ())]
         if len(optional) != len(function["parameters"]["properties"]):
             continue
         sent = dict.fromkeys(optional)
@@ -140,8 +152,11 @@ def test_leaving_every_optional_property_out_is_accepted() -> None:
 def test_only_schemas_with_free_form_parts_lose_strict_mode() -> None:
     registry = ToolRegistry()
     registry.register_many([RecordingTool(name, schema=schema) for name, schema in TOOLS])
-    loose = [registry.resolve(e["function"]["name"])
-             for e in registry.schemas_for_tools(format="openai", strict=True) if not e["function"]["strict"]]
+    loose = [
+        registry.resolve(e["function"]["name"])
+        for e in registry.schemas_for_tools(format="openai", strict=True)
+        if not e["function"]["strict"]
+    ]
     for name in loose:
         text = repr(dict(TOOLS)[name])
         assert "'type': 'object'" in text or "allOf" in text or "anyOf" in text, name

@@ -45,8 +45,7 @@ class WatchedBackend:
 
 def tools(server: str, count: int) -> list[RecordingTool]:
     # Names differ by server: the same name and schema on two servers would be one group, ranked once.
-    return [RecordingTool(f"{server}__{server}_tool_{i}", description=f"Tool {i} of {server}.")
-            for i in range(count)]
+    return [RecordingTool(f"{server}__{server}_tool_{i}", description=f"Tool {i} of {server}.") for i in range(count)]
 
 
 async def test_asearch_builds_in_a_worker_thread_and_concurrent_searches_share_one_build() -> None:
@@ -89,7 +88,8 @@ async def test_maintain_builds_at_start_and_after_each_change_before_any_search(
 
 
 async def test_maintain_logs_a_failed_build_and_builds_again_at_the_next_change(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     registry = ToolRegistry()
     registry.replace_server("a", tools("a", 3), internal=True)
     backend = WatchedBackend()

@@ -48,8 +48,7 @@ def test_index_rebuilds_only_when_something_changed() -> None:
     registry.register(RecordingTool("git__commit", description="Record staged changes in a git commit."))
     assert names(index, "commit staged changes") == ["git__commit"]
     assert index.builds == 2
-    registry.replace_server("git", [RecordingTool("git__push", description="Push commits to a remote.")],
-                            internal=True)
+    registry.replace_server("git", [RecordingTool("git__push", description="Push commits to a remote.")], internal=True)
     assert names(index, "commit staged changes") == ["git__push"]  # "commit" now only in git__push
     assert names(index, "push to the remote") == ["git__push"]
     registry.remove_server("git")
@@ -69,8 +68,7 @@ def test_index_reuses_the_documents_of_unchanged_tools() -> None:
 
 def test_index_follows_the_unsearchable_servers_as_configured_now() -> None:
     registry = ToolRegistry()
-    registry.replace_server("vault", [RecordingTool("vault__read_secret", description="Read a secret.")],
-                            internal=True)
+    registry.replace_server("vault", [RecordingTool("vault__read_secret", description="Read a secret.")], internal=True)
     hidden: set[str] = set()
     index = SearchIndex(registry, unsearchable=lambda: hidden)
     assert names(index, "secret") == ["vault__read_secret"]
@@ -123,8 +121,12 @@ def test_bm25_backend_on_an_empty_index_scores_nothing() -> None:
 
 def test_format_ranking_shows_rank_score_and_description() -> None:
     registry = ToolRegistry()
-    registry.register_many([RecordingTool("read_file", description="Read a text file. Binary files are refused."),
-                            RecordingTool("git__log", description="Show the commit log of a file.")])
+    registry.register_many(
+        [
+            RecordingTool("read_file", description="Read a text file. Binary files are refused."),
+            RecordingTool("git__log", description="Show the commit log of a file."),
+        ]
+    )
     index = SearchIndex(registry)
     lines = format_ranking(index, "read a file").splitlines()
     assert lines[0] == "2 indexed, backend bm25; best matches for 'read a file':"
@@ -162,8 +164,9 @@ class HashingEmbedder:
 
 def test_semantic_backend_ranks_by_embeddings_and_embeds_only_new_documents() -> None:
     registry = ToolRegistry()
-    registry.register_many([RecordingTool("kv__store", description="store a value"),
-                            RecordingTool("kv__drop", description="drop a value")])
+    registry.register_many(
+        [RecordingTool("kv__store", description="store a value"), RecordingTool("kv__drop", description="drop a value")]
+    )
     embedder = HashingEmbedder()
     index = SearchIndex(registry, backend=SemanticBackend(embedder))
     assert index.backend == "semantic"

@@ -29,8 +29,7 @@ PINNED = TurnScope(pinned=frozenset({SEARCH_TOOL_NAME}))
 @pytest.fixture
 def registry() -> ToolRegistry:
     registry = corpus_registry()
-    registry.replace_server("vault", [RecordingTool("vault__read_secret", description="Read a secret.")],
-                            internal=True)
+    registry.replace_server("vault", [RecordingTool("vault__read_secret", description="Read a secret.")], internal=True)
     registry.register(SearchToolsTool(SearchIndex(registry, unsearchable={"vault"})), internal=True)
     return registry
 
@@ -50,8 +49,11 @@ async def test_nothing_matches_echoes_a_long_query_cut(registry: ToolRegistry) -
 
 
 async def test_an_unknown_server_is_named_and_the_searchable_ones_listed(registry: ToolRegistry) -> None:
-    with pytest.raises(InvalidArguments, match=r"server: no searchable server is called 'nope'; servers with "
-                                               r"indexed tools: claude-flow$"):
+    with pytest.raises(
+        InvalidArguments,
+        match=r"server: no searchable server is called 'nope'; servers with "
+        r"indexed tools: claude-flow$",
+    ):
         await search(registry, query="memory", server="nope")
     with pytest.raises(InvalidArguments, match="no searchable server is called 'vault'"):  # unsearchable: not told
         await search(registry, query="secret", server="vault")
@@ -60,8 +62,7 @@ async def test_an_unknown_server_is_named_and_the_searchable_ones_listed(registr
 
 async def test_calling_a_denylisted_internal_tool_names_the_denylist_as_search_does(registry: ToolRegistry) -> None:
     permissions = Permissions(denylist=(F + "memory_delete",))
-    result = await registry.execute(SEARCH_TOOL_NAME, {"query": "delete a memory entry", "max": 3}, PINNED,
-                                    permissions)
+    result = await registry.execute(SEARCH_TOOL_NAME, {"query": "delete a memory entry", "max": 3}, PINNED, permissions)
     listed = {entry["name"]: entry for entry in json.loads(result.text_content())["tools"]}
     assert listed[F + "memory_delete"]["reason"] == "layer 5: it matches the caller's denylist"
     with pytest.raises(PermissionDenied, match="denied at layer 5.*it matches the caller's denylist") as info:
@@ -71,8 +72,7 @@ async def test_calling_a_denylisted_internal_tool_names_the_denylist_as_search_d
     with pytest.raises(PermissionDenied, match="layer 1"):
         await registry.execute(F + "memory_store", {}, TurnScope(), permissions)
     with pytest.raises(PermissionDenied, match="layer 1"):
-        await registry.execute(F + "memory_delete", {}, TurnScope(skill_allowed=("read_file",), skill="s"),
-                               permissions)
+        await registry.execute(F + "memory_delete", {}, TurnScope(skill_allowed=("read_file",), skill="s"), permissions)
 
 
 # -- backends ----------------------------------------------------------------------------------------------
@@ -85,11 +85,13 @@ def test_index_names_every_backend_when_one_is_unknown() -> None:
 
 def test_hybrid_backend_fuses_lexical_and_embedding_rankings() -> None:
     registry = ToolRegistry()
-    registry.register_many([
-        RecordingTool("kv__store", description="store a value"),
-        RecordingTool("kv__drop", description="drop a value"),
-        RecordingTool("kv__list", description="list every key"),
-    ])
+    registry.register_many(
+        [
+            RecordingTool("kv__store", description="store a value"),
+            RecordingTool("kv__drop", description="drop a value"),
+            RecordingTool("kv__list", description="list every key"),
+        ]
+    )
     hybrid = SearchIndex(registry, backend=HybridBackend(Bm25Backend(), SemanticBackend(HashingEmbedder())))
     assert hybrid.backend == "hybrid"
     # "persist" shares no term with any tool: only the embedding finds kv__store (it maps persist -> store).

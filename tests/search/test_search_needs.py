@@ -63,8 +63,11 @@ async def test_the_unlock_cap_holds_across_the_needs_of_one_call(registry: ToolR
 
 async def test_needs_are_validated(registry: ToolRegistry) -> None:
     with pytest.raises(InvalidArguments, match="is too long"):
-        await registry.execute(SEARCH_TOOL_NAME, {"queries": [f"need {i}" for i in range(9)]},
-                               offering(registry).scope_for_turn(TurnScope()))
+        await registry.execute(
+            SEARCH_TOOL_NAME,
+            {"queries": [f"need {i}" for i in range(9)]},
+            offering(registry).scope_for_turn(TurnScope()),
+        )
     with pytest.raises(InvalidArguments, match="should be non-empty"):
         await registry.execute(SEARCH_TOOL_NAME, {"queries": []}, offering(registry).scope_for_turn(TurnScope()))
 

@@ -22,17 +22,27 @@ FILES = [
     {"name": "read_file", "description": "Read a text file.", "inputSchema": SCHEMA},
     {"name": "write_file", "description": "Write a text file.", "inputSchema": SCHEMA},
     # No description of its own: its name and its parameters say what it does.
-    {"name": "geo", "description": "", "inputSchema": {"type": "object", "properties": {
-        "street": {"type": "string", "description": "The postal address whose coordinates are wanted"}}}},
+    {
+        "name": "geo",
+        "description": "",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "street": {"type": "string", "description": "The postal address whose coordinates are wanted"}
+            },
+        },
+    },
 ]
 
 
 def test_index_tools_takes_json_mcp_tools_and_specs_and_hits_name_every_tool_they_stand_for() -> None:
-    index = index_tools({
-        "files": FILES,
-        "mirror": [types.Tool(name="read_file", description="Read a text file.", input_schema=SCHEMA)],
-        "notes": [ToolSpec(name="notes__jot", description="Jot a note down.", server="notes")],
-    })
+    index = index_tools(
+        {
+            "files": FILES,
+            "mirror": [types.Tool(name="read_file", description="Read a text file.", input_schema=SCHEMA)],
+            "notes": [ToolSpec(name="notes__jot", description="Jot a note down.", server="notes")],
+        }
+    )
     hits = index.search("read a text file", limit=3)
     assert hits[0].names == ["files__read_file", "mirror__read_file"] and hits[0].servers == ["files", "mirror"]
     assert hits[0].document.local_name == "read_file"
@@ -85,7 +95,7 @@ def test_a_changed_server_text_rebuilds_that_servers_documents_only() -> None:
     assert all(after[name] is not before[name] for name in before if name.startswith("maps__"))
 
 
-SERVER = '''
+SERVER = """
     from mcp.server.mcpserver import MCPServer
 
     mcp = MCPServer("atlas", title="Atlas", description="Cartography for hikers.",
@@ -99,7 +109,7 @@ SERVER = '''
 
     if __name__ == "__main__":
         mcp.run()
-'''
+"""
 
 
 @pytest.mark.parametrize("instructions", [True, False])

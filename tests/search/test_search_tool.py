@@ -25,11 +25,17 @@ SEARCH = "search_tools"
 def registry() -> ToolRegistry:
     """Builtin tools, the internal flow server, and an internal ``vault`` server marked not searchable."""
     registry = corpus_registry()
-    registry.register_many([RecordingTool("read_file", read_only=True, description="Read a text file."),
-                            RecordingTool("write_file", description="Write a text file.")])
-    registry.replace_server("vault", [RecordingTool("vault__read_secret", read_only=True,
-                                                    description="Read a secret value from the vault.")],
-                            internal=True)
+    registry.register_many(
+        [
+            RecordingTool("read_file", read_only=True, description="Read a text file."),
+            RecordingTool("write_file", description="Write a text file."),
+        ]
+    )
+    registry.replace_server(
+        "vault",
+        [RecordingTool("vault__read_secret", read_only=True, description="Read a secret value from the vault.")],
+        internal=True,
+    )
     return registry
 
 
@@ -41,8 +47,13 @@ def index(registry: ToolRegistry) -> SearchIndex:
     return index
 
 
-async def search(registry: ToolRegistry, query: str, scope: TurnScope | None = None,
-                 permissions: Permissions | None = None, **args: Any) -> dict[str, Any]:
+async def search(
+    registry: ToolRegistry,
+    query: str,
+    scope: TurnScope | None = None,
+    permissions: Permissions | None = None,
+    **args: Any,
+) -> dict[str, Any]:
     result = await registry.execute(SEARCH, {"query": query, **args}, scope, permissions)
     assert not result.is_error, result.text_content()
     payload = json.loads(result.text_content())
@@ -63,8 +74,13 @@ async def test_search_tools_unlocks_matches_into_the_next_scope(registry: ToolRe
     with discovery.bound():
         payload = await search(registry, "store a value in memory", scope, max=3)
     entry = listed(payload)[F + "memory_store"]
-    assert entry == {"name": F + "memory_store", "server": "claude-flow",
-                     "description": entry["description"], "callable": True, "granted_by": ["flow-memory"]}
+    assert entry == {
+        "name": F + "memory_store",
+        "server": "claude-flow",
+        "description": entry["description"],
+        "callable": True,
+        "granted_by": ["flow-memory"],
+    }
     assert entry["description"].startswith("Store a value in persistent memory")
     assert F + "memory_store" in payload["unlocked"] and set(payload["unlocked"]) == discovery.unlocked
     assert "next step" in payload["note"]
@@ -77,8 +93,9 @@ async def test_search_tools_unlocks_matches_into_the_next_scope(registry: ToolRe
     assert not result.is_error
 
 
-async def test_search_tools_never_lists_tools_outside_the_agent_allowlist(registry: ToolRegistry,
-                                                                           index: SearchIndex) -> None:
+async def test_search_tools_never_lists_tools_outside_the_agent_allowlist(
+    registry: ToolRegistry, index: SearchIndex
+) -> None:
     discovery = Discovery(registry)
     scope = discovery.scope_for_turn(TurnScope(agent_allowed=(SEARCH, "claude-flow__memory_*"), agent="a"))
     with discovery.bound():
@@ -91,7 +108,8 @@ async def test_search_tools_never_lists_tools_outside_the_agent_allowlist(regist
 
 
 async def test_search_tools_lists_but_does_not_unlock_what_the_active_skill_excludes(
-        registry: ToolRegistry, index: SearchIndex) -> None:
+    registry: ToolRegistry, index: SearchIndex
+) -> None:
     discovery = Discovery(registry)
     scope = discovery.scope_for_turn(TurnScope(skill_allowed=("claude-flow__memory_*", SEARCH), skill="flow-memory"))
     with discovery.bound():
@@ -104,13 +122,15 @@ async def test_search_tools_lists_but_does_not_unlock_what_the_active_skill_excl
     assert "unlocked" not in payload and payload["note"] == "No new tools were unlocked."
 
 
-async def test_search_tools_lists_but_does_not_unlock_what_permissions_refuse(registry: ToolRegistry,
-                                                                            index: SearchIndex) -> None:
+async def test_search_tools_lists_but_does_not_unlock_what_permissions_refuse(
+    registry: ToolRegistry, index: SearchIndex
+) -> None:
     discovery = Discovery(registry)
     permissions = Permissions(level=Level.WRITE, denylist=("claude-flow__memory_delete",))
     with discovery.bound():
-        payload = await search(registry, "delete or retrieve a memory entry", discovery.scope_for_turn(TurnScope()),
-                               permissions, max=5)
+        payload = await search(
+            registry, "delete or retrieve a memory entry", discovery.scope_for_turn(TurnScope()), permissions, max=5
+        )
     tools = listed(payload)
     assert tools[F + "memory_delete"]["callable"] is False
     assert tools[F + "memory_delete"]["reason"] == "layer 5: it matches the caller's denylist"
@@ -123,8 +143,9 @@ async def test_search_tools_lists_but_does_not_unlock_what_permissions_refuse(re
     assert listed(payload)[F + "memory_store"]["reason"] == "layer 5: it requires level write, the caller has read"
 
 
-async def test_the_best_callable_hit_is_unlocked_when_the_best_hit_is_refused(registry: ToolRegistry,
-                                                                            index: SearchIndex) -> None:
+async def test_the_best_callable_hit_is_unlocked_when_the_best_hit_is_refused(
+    registry: ToolRegistry, index: SearchIndex
+) -> None:
     query = "delete a memory entry"
     with Discovery(registry).bound():
         first, second = [entry["name"] for entry in (await search(registry, query, max=2))["tools"]]
@@ -135,8 +156,9 @@ async def test_the_best_callable_hit_is_unlocked_when_the_best_hit_is_refused(re
     assert payload["unlocked"] == [second] and discovery.unlocked == {second}
 
 
-async def test_search_tools_in_plan_mode_offers_read_only_tools_only(registry: ToolRegistry,
-                                                                   index: SearchIndex) -> None:
+async def test_search_tools_in_plan_mode_offers_read_only_tools_only(
+    registry: ToolRegistry, index: SearchIndex
+) -> None:
     discovery = Discovery(registry)
     with discovery.bound():
         payload = await search(registry, "memory", TurnScope(read_only=True), max=25)
@@ -155,25 +177,29 @@ async def test_an_unsearchable_server_never_appears(registry: ToolRegistry, inde
     assert discovery.unlocked.isdisjoint({"vault__read_secret"})
 
 
-async def test_search_tools_does_not_list_itself_and_says_when_nothing_matches(registry: ToolRegistry,
-                                                                              index: SearchIndex) -> None:
+async def test_search_tools_does_not_list_itself_and_says_when_nothing_matches(
+    registry: ToolRegistry, index: SearchIndex
+) -> None:
     payload = await search(registry, "search tools find skills")
     assert SEARCH not in listed(payload)
     payload = await search(registry, "xylophone")
-    assert payload == {"tools": [], "skills": [], "note": "Nothing matches 'xylophone'; try other words, fewer "
-                                                          "words, or an exact tool name."}
+    assert payload == {
+        "tools": [],
+        "skills": [],
+        "note": "Nothing matches 'xylophone'; try other words, fewer words, or an exact tool name.",
+    }
 
 
-async def test_search_tools_without_discovery_unlocks_nothing_and_says_so(registry: ToolRegistry,
-                                                                        index: SearchIndex) -> None:
+async def test_search_tools_without_discovery_unlocks_nothing_and_says_so(
+    registry: ToolRegistry, index: SearchIndex
+) -> None:
     payload = await search(registry, "store a value in memory", max=1)
     assert listed(payload)[F + "memory_store"]["callable"] is True
     assert "unlocked" not in payload
     assert payload["note"].startswith("Tool discovery is not enabled in this conversation")
 
 
-async def test_search_tools_does_not_unlock_tools_already_in_scope(registry: ToolRegistry,
-                                                                  index: SearchIndex) -> None:
+async def test_search_tools_does_not_unlock_tools_already_in_scope(registry: ToolRegistry, index: SearchIndex) -> None:
     discovery = Discovery(registry)
     with discovery.bound():
         payload = await search(registry, "read_file")
@@ -184,8 +210,11 @@ async def test_search_tools_does_not_unlock_tools_already_in_scope(registry: Too
 async def test_search_tools_validates_its_arguments(registry: ToolRegistry, index: SearchIndex) -> None:
     from toolsift import InvalidArguments
 
-    with pytest.raises(InvalidArguments, match=r"give a 'query' \(or several in 'queries'\), or the names of "
-                                                 r"listed tools to 'unlock'"):
+    with pytest.raises(
+        InvalidArguments,
+        match=r"give a 'query' \(or several in 'queries'\), or the names of "
+        r"listed tools to 'unlock'",
+    ):
         await registry.execute(SEARCH, {})
     with pytest.raises(InvalidArguments, match="26 is greater than the maximum of 25"):
         await registry.execute(SEARCH, {"query": "x", "max": 26})
@@ -231,9 +260,12 @@ def test_discovery_rejects_an_unknown_mode(registry: ToolRegistry) -> None:
 
 def test_pinned_tools_are_in_every_turn_within_layers_3_and_5(registry: ToolRegistry) -> None:
     permissions = Permissions(denylist=("claude-flow__memory_delete",))
-    discovery = Discovery(registry, pinned_servers={"vault"}, pinned_tools={F + "memory_store", F + "memory_delete",
-                                                                          "not_registered"},
-                          permissions=permissions)
+    discovery = Discovery(
+        registry,
+        pinned_servers={"vault"},
+        pinned_tools={F + "memory_store", F + "memory_delete", "not_registered"},
+        permissions=permissions,
+    )
     assert discovery.pinned() == {"vault__read_secret", F + "memory_store"}
     visible = {t.spec.name for t in registry.visible_tools(discovery.scope_for_turn(TurnScope()))}
     assert {"vault__read_secret", F + "memory_store", "read_file"} <= visible
@@ -265,8 +297,12 @@ async def test_discovery_binding_is_per_task(registry: ToolRegistry, index: Sear
 async def test_granted_by_leaves_out_skills_that_disallow_the_tool(registry: ToolRegistry) -> None:
     from toolsift.skills import Skill, SkillSet
 
-    keeper = Skill(name="keeper", description="Keep memory.", allowed_tools=["claude-flow__memory_*"],
-                   disallowed_tools=["claude-flow__memory_delete"])
+    keeper = Skill(
+        name="keeper",
+        description="Keep memory.",
+        allowed_tools=["claude-flow__memory_*"],
+        disallowed_tools=["claude-flow__memory_delete"],
+    )
     wide = Skill(name="wide", description="Everything global.", allowed_tools=["*"])
     free = Skill(name="free", description="No tool limit.")
     index = SearchIndex(registry, SkillSet({"keeper": keeper, "wide": wide, "free": free}))

@@ -23,14 +23,18 @@ F = "claude-flow__"
 def registry() -> ToolRegistry:
     registry = corpus_registry()
     registry.register(RecordingTool("read_file", read_only=True, description="Read a text file."))
-    registry.replace_server("vault", [RecordingTool("vault__read_secret", description="Read a secret.")],
-                            internal=True)
+    registry.replace_server("vault", [RecordingTool("vault__read_secret", description="Read a secret.")], internal=True)
     registry.register(SearchToolsTool(SearchIndex(registry, unsearchable={"vault"})), internal=True)
     return registry
 
 
-async def search(registry: ToolRegistry, discovery: Discovery | None, permissions: Permissions | None = None,
-                 scope: TurnScope | None = None, **args: Any) -> dict[str, Any]:
+async def search(
+    registry: ToolRegistry,
+    discovery: Discovery | None,
+    permissions: Permissions | None = None,
+    scope: TurnScope | None = None,
+    **args: Any,
+) -> dict[str, Any]:
     base = scope or TurnScope()
     turn = discovery.scope_for_turn(base) if discovery is not None else base.with_pinned([SEARCH_TOOL_NAME])
     if discovery is None:
@@ -80,20 +84,25 @@ async def test_unlock_refuses_names_it_would_not_list_and_says_why(registry: Too
 
 
 async def test_search_tools_needs_a_query_or_names_to_unlock(registry: ToolRegistry) -> None:
-    with pytest.raises(InvalidArguments, match=r"give a 'query' \(or several in 'queries'\), or the names of "
-                                                 r"listed tools to 'unlock'"):
+    with pytest.raises(
+        InvalidArguments,
+        match=r"give a 'query' \(or several in 'queries'\), or the names of "
+        r"listed tools to 'unlock'",
+    ):
         await search(registry, offering(registry), unlock=[])
 
 
 async def test_the_same_tool_on_several_servers_is_listed_once_with_a_callable_server_first() -> None:
     registry = ToolRegistry()
     for server in ("a", "b", "c"):
-        registry.replace_server(server, [RecordingTool(f"{server}__memory_store", description="Store a value.")],
-                                internal=True)
+        registry.replace_server(
+            server, [RecordingTool(f"{server}__memory_store", description="Store a value.")], internal=True
+        )
     registry.register(SearchToolsTool(SearchIndex(registry)), internal=True)
     payload = await search(registry, offering(registry), Permissions(denylist=("a__*",)), query="store a value")
-    assert [(e["name"], e["callable"], e["also_on"]) for e in payload["tools"]] == [("b__memory_store", True,
-                                                                                    ["a", "c"])]
+    assert [(e["name"], e["callable"], e["also_on"]) for e in payload["tools"]] == [
+        ("b__memory_store", True, ["a", "c"])
+    ]
 
 
 # -- the unlocked set is capped ----------------------------------------------------------------------------
@@ -128,10 +137,13 @@ def test_the_token_cap_evicts_until_the_declarations_fit_but_keeps_the_newest(re
     assert tiny.unlock(names).evicted == names[:2] and tiny.unlocked == {names[2]}
 
 
-@pytest.mark.parametrize(("caps", "message"), [
-    ({"max_tools": 0}, "max_tools=0"),
-    ({"max_tokens": -5}, "max_tokens=-5"),
-])
+@pytest.mark.parametrize(
+    ("caps", "message"),
+    [
+        ({"max_tools": 0}, "max_tools=0"),
+        ({"max_tokens": -5}, "max_tokens=-5"),
+    ],
+)
 def test_discovery_rejects_caps_below_one(registry: ToolRegistry, caps: dict[str, int], message: str) -> None:
     with pytest.raises(ValueError, match=f"max_tools and max_tokens must be at least 1.*{message}"):
         Discovery(registry, **caps)  # type: ignore[arg-type]
@@ -170,16 +182,17 @@ def test_search_is_offered_without_a_skill_while_internal_tools_are_hidden(regis
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     skill=st.none() | st.sampled_from([("read_file",), ("claude-flow__memory_*",), ("*",)]),
-    agent=st.none() | st.sampled_from([("*",), ("read_file",), ("read_file", SEARCH_TOOL_NAME),
-                                       ("claude-flow__*", SEARCH_TOOL_NAME)]),
+    agent=st.none()
+    | st.sampled_from([("*",), ("read_file",), ("read_file", SEARCH_TOOL_NAME), ("claude-flow__*", SEARCH_TOOL_NAME)]),
     hidden=st.sampled_from([(), ("vault",), ("claude-flow", "vault")]),
 )
-async def test_search_tools_runs_exactly_when_the_turn_lists_it(registry: ToolRegistry, skill: tuple[str, ...] | None,
-                                                                agent: tuple[str, ...] | None,
-                                                                hidden: tuple[str, ...]) -> None:
+async def test_search_tools_runs_exactly_when_the_turn_lists_it(
+    registry: ToolRegistry, skill: tuple[str, ...] | None, agent: tuple[str, ...] | None, hidden: tuple[str, ...]
+) -> None:
     discovery = offering(registry, unsearchable=lambda: hidden)
-    scope = discovery.scope_for_turn(TurnScope(agent_allowed=agent, skill_allowed=skill or (),
-                                               skill="s" if skill else None))
+    scope = discovery.scope_for_turn(
+        TurnScope(agent_allowed=agent, skill_allowed=skill or (), skill="s" if skill else None)
+    )
     listed = SEARCH_TOOL_NAME in {schema["name"] for schema in registry.schemas_for_tools(scope)}
     try:
         with discovery.bound():

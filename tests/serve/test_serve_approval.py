@@ -49,8 +49,9 @@ async def test_an_approved_call_runs_and_the_question_names_the_call(tmp_path: P
     assert (tmp_path / "ws" / "out.txt").read_text() == "hi"
     [question] = person.questions
     assert isinstance(question, types.ElicitRequestFormParams)
-    assert question.message == ("Approve write_file (it matches ask rule 'write_file')\n"
-                                '  path: "out.txt"\n  content: "hi"')
+    assert question.message == (
+        'Approve write_file (it matches ask rule \'write_file\')\n  path: "out.txt"\n  content: "hi"'
+    )
     assert question.requested_schema["required"] == ["approve"]
     assert not listing.is_error  # a tool no rule asks for is not asked about
     assert audit(tmp_path)[-2]["flags"] == ["approved"]
@@ -63,8 +64,10 @@ async def test_a_call_the_person_does_not_approve_is_refused(tmp_path: Path, mod
     async with server, Client(server.sdk, mode=mode, elicitation_callback=answer) as client:
         result = await client.call_tool("builtin__write_file", {"path": "out.txt", "content": "hi"})
     assert result.is_error
-    assert text(result) == ("Tool 'write_file' denied at layer 5 (permission checks): it matches ask rule "
-                            "'write_file', and approval was declined")
+    assert text(result) == (
+        "Tool 'write_file' denied at layer 5 (permission checks): it matches ask rule "
+        "'write_file', and approval was declined"
+    )
     assert not (tmp_path / "ws" / "out.txt").exists()
     assert audit(tmp_path)[-1]["outcome"] == "denied"
 
@@ -128,7 +131,8 @@ async def test_a_call_too_long_for_one_message_is_asked_page_by_page(tmp_path: P
     assert [page.rsplit("\n\n", 1)[1] for page in pages] == [
         "(page 1 of 3: approve = true shows the next page; anything else refuses the call)",
         "(page 2 of 3: approve = true shows the next page; anything else refuses the call)",
-        "(page 3 of 3: approve = true runs the call)"]
+        "(page 3 of 3: approve = true runs the call)",
+    ]
     shown = "".join(page.rsplit("\n\n", 1)[0] for page in pages)
     assert shown.startswith("Approve write_file (it matches ask rule 'write_file')\n  path: \"long.txt\"\n")
     assert shown.endswith("".join(f"\n    | {line}" for line in LONG.split("\n")))  # every line, in order
@@ -148,12 +152,17 @@ YES = types.ElicitResult(action="accept", content={"approve": True})
 WRITE = {"path": "out.txt", "content": "hi"}
 
 
-async def retry(client: Client, arguments: dict[str, Any], answer: types.InputResponse | None = None,
-                state: str | None = None) -> types.CallToolResult | types.InputRequiredResult:
+async def retry(
+    client: Client, arguments: dict[str, Any], answer: types.InputResponse | None = None, state: str | None = None
+) -> types.CallToolResult | types.InputRequiredResult:
     """One round of a 2026-07-28 call of write_file, driven by hand: the answer and state are the test's."""
-    return await client.session.call_tool("builtin__write_file", arguments,
-                                          input_responses={"toolsift.approval": answer} if answer else None,
-                                          request_state=state, allow_input_required=True)
+    return await client.session.call_tool(
+        "builtin__write_file",
+        arguments,
+        input_responses={"toolsift.approval": answer} if answer else None,
+        request_state=state,
+        allow_input_required=True,
+    )
 
 
 def executed(project: Path) -> int:
@@ -170,9 +179,7 @@ async def test_an_answer_of_the_wrong_kind_is_refused(tmp_path: Path) -> None:
     assert "answered 'toolsift.approval' with a ListRootsResult" in text(result)
 
 
-async def test_an_answer_sent_unasked_with_the_first_request_is_ignored_and_the_question_asked(
-    tmp_path: Path
-) -> None:
+async def test_an_answer_sent_unasked_with_the_first_request_is_ignored_and_the_question_asked(tmp_path: Path) -> None:
     server = build_server(write_project(tmp_path, agents=ASKING))
     async with server, Client(server.sdk, mode="2026-07-28", elicitation_callback=Person("accept")) as client:
         unasked = await retry(client, WRITE, YES)
@@ -222,9 +229,12 @@ async def test_a_retry_is_answered_by_any_server_that_shares_the_state_key(
         monkeypatch.delenv(ENV_STATE_KEY, raising=False)
     config = write_project(tmp_path, agents=ASKING)
     asker, answerer = build_server(config), build_server(config)
-    async with asker, answerer, \
-            Client(asker.sdk, mode="2026-07-28", elicitation_callback=Person("accept")) as first, \
-            Client(answerer.sdk, mode="2026-07-28", elicitation_callback=Person("accept")) as second:
+    async with (
+        asker,
+        answerer,
+        Client(asker.sdk, mode="2026-07-28", elicitation_callback=Person("accept")) as first,
+        Client(answerer.sdk, mode="2026-07-28", elicitation_callback=Person("accept")) as second,
+    ):
         asked = await retry(first, WRITE)
         assert isinstance(asked, types.InputRequiredResult)
         if shared_key:

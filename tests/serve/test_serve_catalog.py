@@ -23,10 +23,14 @@ async def listed(server: ToolsiftServer, mode: str = "legacy") -> list[str]:
     [
         ({"default": {}}, ["builtin__read_file", "builtin__write_file", "builtin__list_directory"]),
         ({"default": {"permissions": {"level": "read"}}}, ["builtin__read_file", "builtin__list_directory"]),
-        ({"default": {"planMode": True, "permissions": {"level": "admin"}}},
-         ["builtin__read_file", "builtin__list_directory"]),
-        ({"default": {"permissions": {"level": "admin", "denylist": ["*_file"]}}},
-         ["builtin__list_directory", "builtin__exec_shell"]),
+        (
+            {"default": {"planMode": True, "permissions": {"level": "admin"}}},
+            ["builtin__read_file", "builtin__list_directory"],
+        ),
+        (
+            {"default": {"permissions": {"level": "admin", "denylist": ["*_file"]}}},
+            ["builtin__list_directory", "builtin__exec_shell"],
+        ),
         ({"default": {"allowedTools": ["list_*"], "permissions": {"level": "admin"}}}, ["builtin__list_directory"]),
     ],
 )
@@ -40,14 +44,19 @@ async def test_unlisted_builtins_are_refused_with_their_layer(tmp_path: Path) ->
     async with server, Client(server.sdk) as client:
         result = await client.call_tool("builtin__exec_shell", {"command": "ls"})
         assert result.is_error
-        assert text(result) == ("Tool 'exec_shell' denied at layer 5 (permission checks): it requires level "
-                                "execute, the caller has write")
+        assert text(result) == (
+            "Tool 'exec_shell' denied at layer 5 (permission checks): it requires level execute, the caller has write"
+        )
 
 
 async def test_skill_tools_carry_their_variables_as_a_schema(tmp_path: Path) -> None:
     project = write_project(tmp_path)
-    write_skill(tmp_path, "notes", "---\nname: notes\ndescription: Notes.\nvariables:\n  topic: {}\n"
-                                   "  tone: {default: calm}\n---\n{{ topic }} in a {{ tone }} tone. {{ arguments }}\n")
+    write_skill(
+        tmp_path,
+        "notes",
+        "---\nname: notes\ndescription: Notes.\nvariables:\n  topic: {}\n"
+        "  tone: {default: calm}\n---\n{{ topic }} in a {{ tone }} tone. {{ arguments }}\n",
+    )
     server = build_server(project)
     async with server, Client(server.sdk) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -79,14 +88,19 @@ async def test_skill_naming_no_served_tool_says_so(tmp_path: Path) -> None:
     server = build_server(project)
     async with server, Client(server.sdk) as client:
         result = await client.call_tool("skill__gh", {})
-        assert text(result).endswith("None of the tools this server offers match the skill's allowed-tools "
-                                     "(github__*).")
+        assert text(result).endswith(
+            "None of the tools this server offers match the skill's allowed-tools (github__*)."
+        )
 
 
 async def test_skills_can_be_left_unserved(tmp_path: Path) -> None:
     server = build_server(write_project(tmp_path), skills=False, watch_skills=False)
-    assert await listed(server, mode="auto") == ["builtin__read_file", "builtin__write_file",
-                                                 "builtin__list_directory", "builtin__exec_shell"]
+    assert await listed(server, mode="auto") == [
+        "builtin__read_file",
+        "builtin__write_file",
+        "builtin__list_directory",
+        "builtin__exec_shell",
+    ]
 
 
 async def test_server_is_entered_once(tmp_path: Path) -> None:
@@ -98,8 +112,9 @@ async def test_server_is_entered_once(tmp_path: Path) -> None:
             pass
 
 
-async def test_internal_errors_still_answer_with_a_tool_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+async def test_internal_errors_still_answer_with_a_tool_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     server = build_server(write_project(tmp_path), watch_skills=False)
 
     async def explode(*args: object, **kwargs: object) -> ToolResult:
@@ -118,8 +133,9 @@ async def test_gateway_scope_follows_edits_of_its_skill(tmp_path: Path) -> None:
     gateway_skill = "---\nname: ops\ndescription: Ops.\nallowed-tools: {}\n---\nOperate.\n"
     write_skill(tmp_path, "ops", gateway_skill.format("box__start"))
     server = build_server(project, gateway="ops", watch_skills=False)
-    server.registry.register_many([tool(lambda: "started", name="box__start"),
-                                   tool(lambda: "stopped", name="box__stop")])
+    server.registry.register_many(
+        [tool(lambda: "started", name="box__start"), tool(lambda: "stopped", name="box__stop")]
+    )
     async with server, Client(server.sdk) as client:
         assert [t.name for t in (await client.list_tools()).tools][-1:] == ["box__start"]
         write_skill(tmp_path, "ops", gateway_skill.format("box__stop"))

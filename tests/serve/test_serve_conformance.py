@@ -47,8 +47,9 @@ def _node() -> str | None:
 NODE = _node()
 
 
-needs_suite = pytest.mark.skipif(NODE is None or not SUITE.exists(),
-                                 reason="the conformance suite is not installed in .interop")
+needs_suite = pytest.mark.skipif(
+    NODE is None or not SUITE.exists(), reason="the conformance suite is not installed in .interop"
+)
 
 
 async def run_suite(url: str, out: Path, *selection: str) -> dict[str, list[str]]:
@@ -59,8 +60,11 @@ async def run_suite(url: str, out: Path, *selection: str) -> dict[str, list[str]
     failures: dict[str, list[str]] = {}
     for file in out.glob("*/checks.json"):
         scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", file.parent.name.removeprefix("server-"))
-        failures[scenario] = [f"{c['id']}: {c.get('errorMessage')}" for c in json.loads(file.read_text())
-                              if c["status"] in ("FAILURE", "ERROR")]
+        failures[scenario] = [
+            f"{c['id']}: {c.get('errorMessage')}"
+            for c in json.loads(file.read_text())
+            if c["status"] in ("FAILURE", "ERROR")
+        ]
     return failures
 
 
@@ -78,8 +82,9 @@ async def test_serve_passes_the_applicable_conformance_scenarios(tmp_path: Path,
 @needs_suite
 async def test_gateway_passes_every_scenario_its_server_passes(tmp_path: Path) -> None:
     upstream = {"command": sys.executable, "args": [str(EXAMPLES / "conformance.py")], "internalOnly": False}
-    config = write_project(tmp_path / "project", serve={"gateway": True, "prefixNames": False},
-                           servers={"conformance": upstream})
+    config = write_project(
+        tmp_path / "project", serve={"gateway": True, "prefixNames": False}, servers={"conformance": upstream}
+    )
     async with http_server("conformance.py") as url:
         direct = await run_suite(url, tmp_path / "direct", "--suite", "all")
     async with served_http(config) as (url, _):
@@ -91,9 +96,19 @@ async def test_gateway_passes_every_scenario_its_server_passes(tmp_path: Path) -
 
 CLIENT = Path(__file__).resolve().parents[2] / "interop" / "conformance_client.py"
 # The scenarios without OAuth, and one of each kind of OAuth flow (interop/conformance.py runs all 26).
-CLIENT_SCENARIOS = ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults",
-                    "auth/metadata-default", "auth/basic-cimd", "auth/pre-registration", "auth/scope-step-up",
-                    "auth/token-endpoint-auth-post", "auth/client-credentials-basic", "auth/client-credentials-jwt"]
+CLIENT_SCENARIOS = [
+    "initialize",
+    "tools_call",
+    "sse-retry",
+    "elicitation-sep1034-client-defaults",
+    "auth/metadata-default",
+    "auth/basic-cimd",
+    "auth/pre-registration",
+    "auth/scope-step-up",
+    "auth/token-endpoint-auth-post",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+]
 
 
 @needs_suite
@@ -103,10 +118,23 @@ async def test_the_session_layer_passes_the_client_scenarios(tmp_path: Path) -> 
     for scenario in CLIENT_SCENARIOS:
         out = tmp_path / scenario.replace("/", "-")
         with anyio.fail_after(90):
-            await anyio.run_process([NODE, str(SUITE), "client", "--command", f"{sys.executable} {CLIENT}",
-                                     "--scenario", scenario, "-o", str(out)], check=False)
+            await anyio.run_process(
+                [
+                    NODE,
+                    str(SUITE),
+                    "client",
+                    "--command",
+                    f"{sys.executable} {CLIENT}",
+                    "--scenario",
+                    scenario,
+                    "-o",
+                    str(out),
+                ],
+                check=False,
+            )
         checks = [c for file in out.rglob("checks.json") for c in json.loads(file.read_text())]
         assert checks, f"{scenario}: no results"
-        failures[scenario] = [f"{c['id']}: {c.get('errorMessage')}" for c in checks
-                              if c["status"] in ("FAILURE", "ERROR")]
+        failures[scenario] = [
+            f"{c['id']}: {c.get('errorMessage')}" for c in checks if c["status"] in ("FAILURE", "ERROR")
+        ]
     assert failures == {scenario: [] for scenario in CLIENT_SCENARIOS}

@@ -46,7 +46,9 @@ async def test_answering_stream_answers_bad_lines_and_passes_messages() -> None:
     outbound.close()
     errors = [answer.message for answer in [item async for item in answers]]
     assert [(e.id, e.error.code) for e in errors if isinstance(e, types.JSONRPCError)] == [
-        (None, types.PARSE_ERROR), (None, types.INVALID_REQUEST)]
+        (None, types.PARSE_ERROR),
+        (None, types.INVALID_REQUEST),
+    ]
 
 
 def test_app_from_environment_builds_a_worker_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,7 +64,8 @@ def test_app_from_environment_builds_a_worker_app(tmp_path: Path, monkeypatch: p
 
 
 def test_a_worker_settles_its_heap_and_a_server_built_by_a_library_does_not(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(_heap, "_frozen_before", False)  # the first registration of a settling process freezes
     monkeypatch.setenv(ENV_CONFIG, str(write_project(tmp_path)))
     monkeypatch.delenv(ENV_SETTINGS, raising=False)

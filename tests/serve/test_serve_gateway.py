@@ -46,8 +46,7 @@ async def test_serve_gateway_over_stdio_calls_a_real_mcp_server(tmp_path: Path) 
         wrong = await client.call_tool("general__add", {"a": "two", "b": 3})
         assert text(wrong).startswith("Invalid arguments for tool 'general__add'")
         review = await client.call_tool("skill__review", {"file": "notes.txt"})
-        assert review.structured_content["tools"] == ["builtin__read_file", "builtin__list_directory",
-                                                      "general__echo"]
+        assert review.structured_content["tools"] == ["builtin__read_file", "builtin__list_directory", "general__echo"]
 
 
 async def test_serve_gateway_narrowed_by_a_skill(tmp_path: Path) -> None:
@@ -89,8 +88,11 @@ async def test_serve_gateway_search_unlocks_internal_tools_for_the_client_that_s
         if isinstance(message, types.ToolListChangedNotification):
             changed.set()
 
-    async with served_http(config) as (url, _), Client(url, mode="legacy", message_handler=notice) as one, \
-            Client(url, mode="legacy") as other:
+    async with (
+        served_http(config) as (url, _),
+        Client(url, mode="legacy", message_handler=notice) as one,
+        Client(url, mode="legacy") as other,
+    ):
         found = await one.call_tool("search_tools", {"query": "add two integers"})
         assert found.structured_content["unlocked"] == ["general__add"]
         await changed.wait()
@@ -103,8 +105,9 @@ async def test_serve_gateway_search_unlocks_internal_tools_for_the_client_that_s
 
 async def test_serve_gateway_offers_no_search_when_the_profile_says_skills(tmp_path: Path) -> None:
     agents = {"default": {"toolDiscovery": "skills", "permissions": {"level": "execute"}}}
-    config = write_project(tmp_path, serve={"gateway": True}, agents=agents,
-                           servers={"general": general_server(internalOnly=True)})
+    config = write_project(
+        tmp_path, serve={"gateway": True}, agents=agents, servers={"general": general_server(internalOnly=True)}
+    )
     async with served_http(config) as (url, _), Client(url) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
     assert "search_tools" not in names
@@ -112,16 +115,14 @@ async def test_serve_gateway_offers_no_search_when_the_profile_says_skills(tmp_p
 
 async def test_serve_gateway_follows_the_profile_and_argument_policies(tmp_path: Path) -> None:
     agents = {"ci": {"allowedTools": ["read_file", "general__echo"], "permissions": {"level": "read"}}}
-    serve = {"gateway": True, "profile": "ci",
-             "argumentPolicies": {"general__*": {"text": {"denied": ["*password*"]}}}}
+    serve = {"gateway": True, "profile": "ci", "argumentPolicies": {"general__*": {"text": {"denied": ["*password*"]}}}}
     config = write_project(tmp_path, serve=serve, agents=agents, servers={"general": general_server()})
     async with served_http(config) as (url, _), Client(url) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
         assert names == ["builtin__read_file", "skill__review", "general__echo"]
         refused = await client.call_tool("general__echo", {"text": "my password is hunter2"})
         assert "refused by the argument policy: argument 'text'" in text(refused)
-        assert "denied at layer 3" in text(await client.call_tool("builtin__write_file", {"path": "a",
-                                                                                          "content": "b"}))
+        assert "denied at layer 3" in text(await client.call_tool("builtin__write_file", {"path": "a", "content": "b"}))
 
 
 async def test_serve_gateway_applies_config_edits_and_tells_the_client(tmp_path: Path) -> None:

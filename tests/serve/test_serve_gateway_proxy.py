@@ -39,8 +39,11 @@ class Downstream:
         self.updated: list[str] = []
         self.update_seen = anyio.Event()
 
-    async def sample(self, context: ClientRequestContext, params: types.CreateMessageRequestParams,
-                     ) -> types.CreateMessageResult:
+    async def sample(
+        self,
+        context: ClientRequestContext,
+        params: types.CreateMessageRequestParams,
+    ) -> types.CreateMessageResult:
         content = params.messages[0].content
         self.sampled.append(content.text if isinstance(content, types.TextContent) else "?")
         return types.CreateMessageResult(role="assistant", content=types.TextContent(text="forty-two"), model="m")
@@ -58,8 +61,14 @@ class Downstream:
             self.update_seen.set()
 
     def client(self, url: str) -> Client:
-        return Client(url, mode="legacy", sampling_callback=self.sample, elicitation_callback=self.elicit,
-                      logging_callback=self.log, message_handler=self.message)
+        return Client(
+            url,
+            mode="legacy",
+            sampling_callback=self.sample,
+            elicitation_callback=self.elicit,
+            logging_callback=self.log,
+            message_handler=self.message,
+        )
 
 
 async def test_gateway_without_prefixes_is_transparent_for_tools(tmp_path: Path) -> None:
@@ -84,8 +93,10 @@ async def test_gateway_without_prefixes_is_transparent_for_tools(tmp_path: Path)
         assert [block.type for block in mixed.content] == ["text", "image", "resource"]
         failed = await client.call_tool("test_error_handling")
         assert failed.is_error
-        assert text(failed) == "Error executing tool test_error_handling: This tool intentionally returns an error " \
-                               "for testing"  # the server's words, without a header
+        assert (
+            text(failed) == "Error executing tool test_error_handling: This tool intentionally returns an error "
+            "for testing"
+        )  # the server's words, without a header
 
         await client.call_tool("test_tool_with_progress", progress_callback=progress)
         assert steps == [0, 50, 100]
@@ -129,10 +140,12 @@ async def test_gateway_proxies_resources_prompts_completion_and_subscriptions(tm
         with pytest.raises(MCPError, match="Unknown prompt 'test_simple_prompt'"):
             await client.get_prompt("test_simple_prompt")
         completed = await client.complete(
-            types.PromptReference(name="conformance__test_prompt_with_arguments"), {"name": "arg1", "value": "par"})
+            types.PromptReference(name="conformance__test_prompt_with_arguments"), {"name": "arg1", "value": "par"}
+        )
         assert completed.completion.values == ["paris", "park", "party"]
-        by_template = await client.complete(types.ResourceTemplateReference(uri="test://template/{id}/data"),
-                                            {"name": "id", "value": "pari"})
+        by_template = await client.complete(
+            types.ResourceTemplateReference(uri="test://template/{id}/data"), {"name": "id", "value": "pari"}
+        )
         assert by_template.completion.values == ["paris"]
 
         await client.set_logging_level("info")
@@ -146,8 +159,11 @@ async def test_gateway_proxies_resources_prompts_completion_and_subscriptions(tm
 async def test_gateway_routes_resources_and_prompts_among_servers(tmp_path: Path) -> None:
     general = {"command": sys.executable, "args": [str(EXAMPLES / "general.py")], "internalOnly": False}
     hidden = {**general, "internalOnly": True}
-    config = write_project(tmp_path, serve={"gateway": True, "prefixNames": False},
-                           servers={"conformance": UPSTREAM, "general": general, "hidden": hidden})
+    config = write_project(
+        tmp_path,
+        serve={"gateway": True, "prefixNames": False},
+        servers={"conformance": UPSTREAM, "general": general, "hidden": hidden},
+    )
     async with served_http(config) as (url, _), Client(url, mode="legacy") as client:
         readme = (await client.read_resource("docs://readme")).contents[0]
         greeting = (await client.read_resource("greeting://ada")).contents[0]
@@ -192,8 +208,13 @@ async def test_gateway_refuses_to_guess_whose_call_a_request_belongs_to(tmp_path
 
     first.elicit = elicit_slowly  # type: ignore[method-assign]
     results: dict[str, types.CallToolResult] = {}
-    async with served_http(project(tmp_path, prefixNames=False)) as (url, _), \
-            first.client(url) as one, second.client(url) as two, anyio.create_task_group() as group:
+    async with (
+        served_http(project(tmp_path, prefixNames=False)) as (url, _),
+        first.client(url) as one,
+        second.client(url) as two,
+        anyio.create_task_group() as group,
+    ):
+
         async def call_first() -> None:
             results["first"] = await one.call_tool("test_elicitation", {"message": "first"})
 
@@ -208,8 +229,10 @@ async def test_gateway_refuses_to_guess_whose_call_a_request_belongs_to(tmp_path
 
 async def test_gateway_cannot_relay_mid_call_to_a_2026_client(tmp_path: Path) -> None:
     down = Downstream()
-    async with served_http(project(tmp_path, prefixNames=False)) as (url, _), \
-            Client(url, sampling_callback=down.sample) as client:
+    async with (
+        served_http(project(tmp_path, prefixNames=False)) as (url, _),
+        Client(url, sampling_callback=down.sample) as client,
+    ):
         assert client.protocol_version == "2026-07-28"
         sampled = await client.call_tool("test_sampling", {"prompt": "x"})
     assert "cannot pass to a 2026-07-28 client in the middle of a call" in text(sampled)
@@ -227,8 +250,9 @@ async def test_relay_refuses_requests_made_outside_any_call() -> None:
 
 async def test_gateway_starts_lazy_servers_its_patterns_name_or_a_call_needs(tmp_path: Path) -> None:
     lazy = {**UPSTREAM, "lazy": True}
-    named = write_project(tmp_path / "named", serve={"gateway": ["conformance__test_simple_*"]},
-                          servers={"conformance": lazy})
+    named = write_project(
+        tmp_path / "named", serve={"gateway": ["conformance__test_simple_*"]}, servers={"conformance": lazy}
+    )
     async with served_http(named) as (url, server), Client(url, mode="legacy") as client:
         assert server.sessions is not None and server.sessions["conformance"].state.value == "ready"
         assert "conformance__test_simple_text" in [tool.name for tool in (await client.list_tools()).tools]
@@ -255,10 +279,13 @@ async def test_requests_to_a_server_that_went_away_say_so(tmp_path: Path) -> Non
     async with served_http(project(tmp_path)) as (url, server), Client(url, mode="legacy") as client:
         assert server.sessions is not None
         await server.sessions["conformance"].close()
-        for request in (client.read_resource("test://static-text"),
-                        client.get_prompt("conformance__test_simple_prompt"),
-                        client.complete(types.PromptReference(name="conformance__test_prompt_with_arguments"),
-                                        {"name": "arg1", "value": "p"})):
+        for request in (
+            client.read_resource("test://static-text"),
+            client.get_prompt("conformance__test_simple_prompt"),
+            client.complete(
+                types.PromptReference(name="conformance__test_prompt_with_arguments"), {"name": "arg1", "value": "p"}
+            ),
+        ):
             with pytest.raises(MCPError, match="'conformance' is closed"):
                 await request
 
@@ -267,16 +294,22 @@ async def test_a_client_that_refuses_sampling_is_heard(tmp_path: Path) -> None:
     async def refuse(context: ClientRequestContext, params: types.CreateMessageRequestParams) -> types.ErrorData:
         return types.ErrorData(code=types.INVALID_REQUEST, message="the person said no")
 
-    async with served_http(project(tmp_path, prefixNames=False)) as (url, _), \
-            Client(url, mode="legacy", sampling_callback=refuse) as client:
+    async with (
+        served_http(project(tmp_path, prefixNames=False)) as (url, _),
+        Client(url, mode="legacy", sampling_callback=refuse) as client,
+    ):
         sampled = await client.call_tool("test_sampling", {"prompt": "x"})
     assert "the person said no" in text(sampled)
 
 
 async def test_a_2026_server_asking_within_a_call_reaches_the_calling_client(tmp_path: Path) -> None:
     # A 2026-07-28 server asks by InputRequiredResult; the SDK answers it in the calling task.
-    upstream = {"command": sys.executable, "args": [str(Path(__file__).parents[1] / "session_server.py")],
-                "internalOnly": False, "protocol": "2026-07-28"}
+    upstream = {
+        "command": sys.executable,
+        "args": [str(Path(__file__).parents[1] / "session_server.py")],
+        "internalOnly": False,
+        "protocol": "2026-07-28",
+    }
     config = write_project(tmp_path, serve={"gateway": True}, servers={"session": upstream})
     down = Downstream()
     async with served_http(config) as (url, server), down.client(url) as client:

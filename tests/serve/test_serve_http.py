@@ -20,8 +20,12 @@ from servers import wait_for_file
 from toolsift import ConfigError
 from toolsift.serve import build_server, create_http_app, serve_http
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
 MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
@@ -41,8 +45,12 @@ async def test_serve_http_lists_and_calls_tools(config: Path, mode: str) -> None
     async with served_http(config) as (url, _), Client(url, mode=mode) as client:
         assert client.server_info.name == "toolsift"
         names = [tool.name for tool in (await client.list_tools()).tools]
-        assert names[:4] == ["builtin__read_file", "builtin__write_file", "builtin__list_directory",
-                             "builtin__exec_shell"]
+        assert names[:4] == [
+            "builtin__read_file",
+            "builtin__write_file",
+            "builtin__list_directory",
+            "builtin__exec_shell",
+        ]
         assert "notes.txt" in text(await client.call_tool("builtin__list_directory", {}))
         assert "hello notes" in text(await client.call_tool("builtin__read_file", {"path": "notes.txt"}))
         ran = await client.call_tool("builtin__exec_shell", {"command": "ls"})
@@ -59,8 +67,7 @@ async def test_serve_http_stateless_json_serves_concurrent_clients(config: Path)
             result = await client.call_tool("builtin__exec_shell", {"command": f"echo client {index}"})
             results.append(result.structured_content["stdout"].strip())
 
-    async with served_http(config, stateless=True, json_response=True) as (url, _), \
-            anyio.create_task_group() as group:
+    async with served_http(config, stateless=True, json_response=True) as (url, _), anyio.create_task_group() as group:
         for index in range(6):
             group.start_soon(one, url, index)
     assert sorted(results) == [f"client {index}" for index in range(6)]
@@ -76,13 +83,14 @@ async def test_serve_http_requires_the_bearer_token(config: Path) -> None:
             assert response.headers["www-authenticate"].startswith("Bearer")
             assert response.json()["error"]["message"].startswith("Missing or wrong bearer token")
             assert "s3cret" not in response.text
-        async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as http, \
-                Client(streamable_http_client(url, http_client=http)) as client:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
             assert not (await client.call_tool("builtin__read_file", {"path": "notes.txt"})).is_error
 
 
-async def test_serve_http_token_may_come_from_the_environment(config: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_serve_http_token_may_come_from_the_environment(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLSIFT_TEST_TOKEN", "from-env")
     server = build_server(config, token="${TOOLSIFT_TEST_TOKEN}")
     assert server.settings.token is not None
@@ -92,13 +100,23 @@ async def test_serve_http_token_may_come_from_the_environment(config: Path,
 
 @pytest.mark.parametrize(
     ("origin", "status"),
-    [("http://evil.example", 403), ("null", 403), ("http://localhost:{port}", 200), ("http://[::1]:{port}", 200),
-     ("http://127.0.0.1:{port}", 200), ("https://localhost:{other}", 403), ("http://localhost:{other}", 403),
-     ("http://localhost", 403), ("https://app.example.com", 200), ("http://dev.example.com:5173", 200),
-     ("http://dev.example.com:x", 403)],
+    [
+        ("http://evil.example", 403),
+        ("null", 403),
+        ("http://localhost:{port}", 200),
+        ("http://[::1]:{port}", 200),
+        ("http://127.0.0.1:{port}", 200),
+        ("https://localhost:{other}", 403),
+        ("http://localhost:{other}", 403),
+        ("http://localhost", 403),
+        ("https://app.example.com", 200),
+        ("http://dev.example.com:5173", 200),
+        ("http://dev.example.com:x", 403),
+    ],
 )
-async def test_serve_http_admits_only_its_own_origin_and_configured_ones(config: Path, origin: str,
-                                                                        status: int) -> None:
+async def test_serve_http_admits_only_its_own_origin_and_configured_ones(
+    config: Path, origin: str, status: int
+) -> None:
     origins = ["https://app.example.com", "http://dev.example.com:*"]
     async with served_http(config, allowed_origins=origins) as (url, _):
         port = urlsplit(url).port
@@ -108,7 +126,8 @@ async def test_serve_http_admits_only_its_own_origin_and_configured_ones(config:
         if status == 403:
             assert response.json()["error"]["message"] == (
                 f"Origin {origin!r} is not allowed; only this server's own origin (a loopback name, port {port}) "
-                "may call it unless listed in serve.allowedOrigins")
+                "may call it unless listed in serve.allowedOrigins"
+            )
 
 
 async def test_serve_http_refuses_foreign_host_headers(config: Path) -> None:
@@ -159,11 +178,26 @@ async def test_serve_http_reports_startup_failures(config: Path) -> None:
 @pytest.mark.parametrize("workers", [1, 2])
 async def test_serve_module_over_http_writes_its_ready_file(config: Path, tmp_path: Path, workers: int) -> None:
     ready = tmp_path / "ready"
-    command = [sys.executable, "-m", "toolsift.serve", "--config", str(config), "--transport", "http",
-               "--port", "0", "--stateless", "--json-response", "--ready-file", str(ready),
-               "--workers", str(workers)]
-    process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL)
+    command = [
+        sys.executable,
+        "-m",
+        "toolsift.serve",
+        "--config",
+        str(config),
+        "--transport",
+        "http",
+        "--port",
+        "0",
+        "--stateless",
+        "--json-response",
+        "--ready-file",
+        str(ready),
+        "--workers",
+        str(workers),
+    ]
+    process = await anyio.open_process(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         url = (await wait_for_file(ready, process=process)).strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")

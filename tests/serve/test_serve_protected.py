@@ -53,21 +53,23 @@ async def test_served_write_file_cannot_change_the_config_nor_read_file_the_secr
     project = tmp_path / "project"
     config = write_project(project, {"api": API})
     before = snapshot(project)
-    evil = config_data(project, {"api": API, "evil": {"command": "touch", "args": [str(tmp_path / "pwned")],
-                                                      "internalOnly": False}})
+    evil = config_data(
+        project, {"api": API, "evil": {"command": "touch", "args": [str(tmp_path / "pwned")], "internalOnly": False}}
+    )
     async with served_http(config, gateway=True) as (url, _), Client(url) as client:
-        written = await client.call_tool("builtin__write_file", {"path": "toolsift.json",
-                                                                 "content": json.dumps(evil)})
+        written = await client.call_tool("builtin__write_file", {"path": "toolsift.json", "content": json.dumps(evil)})
         assert written.is_error
-        assert "a config file toolsift loaded; builtin tools never read or write what configures toolsift" \
-            in text(written)
+        assert "a config file toolsift loaded; builtin tools never read or write what configures toolsift" in text(
+            written
+        )
         for path in ("secrets/api.key", str(project / "secrets" / "api.key"), "app.env", "secrets/../app.env"):
             read = await client.call_tool("builtin__read_file", {"path": path})
             assert read.is_error
             assert SECRET not in text(read) and ENV_SECRET not in text(read)
             assert "never read or write what configures toolsift" in text(read)
-        planted = await client.call_tool("builtin__write_file", {"path": "skills/evil/SKILL.md",
-                                                                 "content": "---\nname: evil\n---\n"})
+        planted = await client.call_tool(
+            "builtin__write_file", {"path": "skills/evil/SKILL.md", "content": "---\nname: evil\n---\n"}
+        )
         assert "a skills folder" in text(planted)
         listed = await client.call_tool("builtin__list_directory", {"path": "."})
         assert text(listed) == "notes.txt\nsecrets/"

@@ -30,18 +30,27 @@ from servers import stop_process, wait_for_file
 from waits import poll_until
 
 TESTS = Path(__file__).resolve().parent.parent
-MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-               "mcp-protocol-version": "2025-11-25"}
+MCP_HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+}
 
 
 def _project(tmp_path: Path, *, blocking: bool = False, **serve: object) -> Path:
     """The test project with ``general`` (and the ``blocking`` server) behind a gateway with shared sessions."""
     servers = {"general": general_server()}
     if blocking:  # lazy: started by the replicas that need it
-        servers["blocking"] = {"command": sys.executable, "args": [str(TESTS / "blocking_server.py")],
-                               "internalOnly": False, "protocol": "legacy", "lazy": True}
-    return write_project(tmp_path, serve={"shared": {"redis": "redis://unused", "leaseSeconds": 1}, **serve},
-                         servers=servers)
+        servers["blocking"] = {
+            "command": sys.executable,
+            "args": [str(TESTS / "blocking_server.py")],
+            "internalOnly": False,
+            "protocol": "legacy",
+            "lazy": True,
+        }
+    return write_project(
+        tmp_path, serve={"shared": {"redis": "redis://unused", "leaseSeconds": 1}, **serve}, servers=servers
+    )
 
 
 def _calls(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -76,21 +85,24 @@ async def test_one_session_is_served_by_every_replica_in_turn_until_the_client_e
         assert await redis_keys(redis, f"toolsift:*{session_id}*") == []
         async with httpx2.AsyncClient(timeout=30) as http:
             for replica in shared.replicas:
-                response = await http.post(replica.url, json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
-                                           headers={**MCP_HEADERS, "mcp-session-id": session_id})
+                response = await http.post(
+                    replica.url,
+                    json={"jsonrpc": "2.0", "id": 9, "method": "tools/list"},
+                    headers={**MCP_HEADERS, "mcp-session-id": session_id},
+                )
                 assert response.status_code == 404, replica.name
                 assert response.json()["error"]["message"] == "Session not found"
     calls = _calls(records)
     # Each call: a start record, written before it ran, then its end, by the same replica.
     assert len(calls) == 9 and {tuple(record["kind"] for record in call) for call in calls.values()} == {
-        ("tool.started", "tool.executed")}
+        ("tool.started", "tool.executed")
+    }
     assert all(started["replica"] == ended["replica"] for started, ended in calls.values())
     assert {record["replica"] for record in records} == {"r0", "r1", "r2"}
     assert sorted(ended["arguments"]["text"] for _, ended in calls.values()) == [f"call {i}" for i in range(9)]
 
 
-async def test_a_call_lost_with_a_killed_replica_runs_again_when_safe_and_the_session_goes_on(
-        tmp_path: Path) -> None:
+async def test_a_call_lost_with_a_killed_replica_runs_again_when_safe_and_the_session_goes_on(tmp_path: Path) -> None:
     config = _project(tmp_path)
     release = tmp_path / "release.txt"
     results: list[str] = []
@@ -131,8 +143,10 @@ async def test_a_config_change_reaches_every_replica(tmp_path: Path) -> None:
     async with redis_server() as redis, cluster(config, redis, count=2) as shared, AsyncExitStack() as stack:
         heard = [ListChanges() for _ in shared.replicas]
         # One client on each replica, straight, to hear each announce the change.
-        clients = [await stack.enter_async_context(Client(replica.url, mode="legacy", message_handler=changes))
-                   for replica, changes in zip(shared.replicas, heard, strict=True)]
+        clients = [
+            await stack.enter_async_context(Client(replica.url, mode="legacy", message_handler=changes))
+            for replica, changes in zip(shared.replicas, heard, strict=True)
+        ]
         data = json.loads(config.read_text())
         data["tools"]["mcpServers"]["extra"] = general_server()
         config.write_text(json.dumps(data), encoding="utf-8")
@@ -150,10 +164,27 @@ async def test_uvicorn_workers_are_replicas_of_their_own(tmp_path: Path) -> None
     config = _project(tmp_path)
     ready = tmp_path / "workers.ready"
     async with redis_server() as redis:
-        command = [sys.executable, "-m", "toolsift.serve", "--config", str(config), "--transport", "http",
-                   "--port", "0", "--gateway", "--redis", redis, "--workers", "2", "--ready-file", str(ready)]
-        process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.DEVNULL)
+        command = [
+            sys.executable,
+            "-m",
+            "toolsift.serve",
+            "--config",
+            str(config),
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--gateway",
+            "--redis",
+            redis,
+            "--workers",
+            "2",
+            "--ready-file",
+            str(ready),
+        ]
+        process = await anyio.open_process(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             url = (await wait_for_file(ready, process=process)).strip()
             async with Client(url, mode="legacy") as client:  # answered once a worker has started
@@ -166,7 +197,8 @@ async def test_uvicorn_workers_are_replicas_of_their_own(tmp_path: Path) -> None
 
 
 async def test_a_replica_restarted_under_its_name_takes_the_session_up_and_reports_its_lost_call(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     config = _project(tmp_path, blocking=True)
     release = tmp_path / "release.txt"
     failure: list[str] = []
@@ -214,30 +246,53 @@ async def test_a_replica_dying_mid_request_costs_its_callers_a_502_and_no_sessio
 
 async def _open_session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
     """Open a session with raw JSON-RPC; the headers its requests carry."""
-    opened = await http.post(url, headers=MCP_HEADERS, json={
-        "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "burst", "version": "0"}}})
+    opened = await http.post(
+        url,
+        headers=MCP_HEADERS,
+        json={
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "burst", "version": "0"},
+            },
+        },
+    )
     headers = {**MCP_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
     await http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
     return headers
 
 
 async def test_two_hundred_concurrent_calls_on_one_replica_all_succeed_after_its_connections_were_killed(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     config = _project(tmp_path)
     answers: dict[int, str] = {}
     limits = httpx2.Limits(max_connections=None, max_keepalive_connections=None)
-    async with redis_server() as redis, cluster(config, redis, count=1) as shared, \
-            httpx2.AsyncClient(timeout=60, limits=limits) as http:
+    async with (
+        redis_server() as redis,
+        cluster(config, redis, count=1) as shared,
+        httpx2.AsyncClient(timeout=60, limits=limits) as http,
+    ):
         url = shared.replicas[0].url
         headers = await _open_session(http, url)
 
         async def call(index: int) -> None:
-            response = await http.post(url, headers=headers, json={
-                "jsonrpc": "2.0", "id": index, "method": "tools/call",
-                "params": {"name": "general__echo", "arguments": {"text": f"burst {index}"}}})
-            answers[index] = f"{response.status_code} " + ("answered" if f"burst {index}" in response.text
-                                                            else response.text[:300])
+            response = await http.post(
+                url,
+                headers=headers,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": index,
+                    "method": "tools/call",
+                    "params": {"name": "general__echo", "arguments": {"text": f"burst {index}"}},
+                },
+            )
+            answers[index] = f"{response.status_code} " + (
+                "answered" if f"burst {index}" in response.text else response.text[:300]
+            )
 
         async with redis_client(redis) as admin:
             await admin.client_kill_filter(_type="normal")  # every pooled connection of the replica goes stale

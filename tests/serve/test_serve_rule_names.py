@@ -31,18 +31,24 @@ class Person:
 
 def project(folder: Path, permissions: dict[str, Any], *, prefix_names: bool = True) -> Path:
     """A gateway serving builtins and server ``calc`` (the example ``general.py``) under ``toolPrefix: math``."""
-    return write_project(folder, agents={"default": {"permissions": {"level": "execute", **permissions}}},
-                         servers={"calc": general_server(toolPrefix="math")},
-                         serve={"gateway": True, "prefixNames": prefix_names})
+    return write_project(
+        folder,
+        agents={"default": {"permissions": {"level": "execute", **permissions}}},
+        servers={"calc": general_server(toolPrefix="math")},
+        serve={"gateway": True, "prefixNames": prefix_names},
+    )
 
 
-@pytest.mark.parametrize(("rule", "served", "prefix_names"), [
-    ("builtin__write_file", "builtin__write_file", True),  # the served name of a bare builtin
-    ("math__add", "math__add", True),                      # the toolPrefix name
-    ("calc__add", "math__add", True),                      # the server's key, under a toolPrefix
-    ("add", "add", False),                                 # the server's own name, served unprefixed
-    ("calc__*", "add", False),
-])
+@pytest.mark.parametrize(
+    ("rule", "served", "prefix_names"),
+    [
+        ("builtin__write_file", "builtin__write_file", True),  # the served name of a bare builtin
+        ("math__add", "math__add", True),  # the toolPrefix name
+        ("calc__add", "math__add", True),  # the server's key, under a toolPrefix
+        ("add", "add", False),  # the server's own name, served unprefixed
+        ("calc__*", "add", False),
+    ],
+)
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_an_ask_rule_written_with_a_name_the_client_sees_holds_the_call_back(
     tmp_path: Path, rule: str, served: str, prefix_names: bool, mode: str, caplog: pytest.LogCaptureFixture
@@ -116,7 +122,8 @@ async def test_every_name_the_gateway_serves_is_a_name_rules_match_its_tool_by(
     server = build_server(project(tmp_path, {}, prefix_names=prefix_names))
     async with server, Client(server.sdk, mode="legacy") as client:
         served = [tool.name for tool in (await client.list_tools()).tools if not tool.name.startswith("skill__")]
-        names = {name: (route[0].registry.names(route[1]) if (route := server.tools.route(name)) else ())
-                 for name in served}
+        names = {
+            name: (route[0].registry.names(route[1]) if (route := server.tools.route(name)) else ()) for name in served
+        }
     assert "builtin__write_file" in served and ("add" in served) is not prefix_names
     assert all(name in known for name, known in names.items()), names

@@ -16,16 +16,27 @@ from toolsift.serve import build_server, load_serve_config
 
 def test_serve_settings_defaults_are_safe() -> None:
     settings = ServeSettings()
-    assert (settings.transport, settings.host, settings.token, settings.stateless) == ("stdio", "127.0.0.1", None,
-                                                                                      False)
+    assert (settings.transport, settings.host, settings.token, settings.stateless) == (
+        "stdio",
+        "127.0.0.1",
+        None,
+        False,
+    )
     assert settings.commands.allowed_programs == ()
     assert settings.untrusted_tools == ("read_file", "exec_shell")
     assert settings.command_arguments == {"exec_shell": "command"}
 
 
 def test_serve_settings_accept_camel_case_and_resolve_paths(tmp_path: Path) -> None:
-    config = write_project(tmp_path, serve={"maxResultBytes": 10, "allowedOrigins": ["https://a.example"],
-                                            "workspace": "ws", "urls": {"deniedHosts": ["X.example"]}})
+    config = write_project(
+        tmp_path,
+        serve={
+            "maxResultBytes": 10,
+            "allowedOrigins": ["https://a.example"],
+            "workspace": "ws",
+            "urls": {"deniedHosts": ["X.example"]},
+        },
+    )
     _, settings = load_serve_config(config)
     assert settings.max_result_bytes == 10
     assert settings.allowed_origins == ("https://a.example",)
@@ -107,8 +118,17 @@ def test_build_server_refuses_unknown_profiles_and_workspaces(tmp_path: Path) ->
         build_server(config, workspace=str(tmp_path / "missing"))
 
 
-@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("::1", True), ("[::1]", True),
-                                                ("localhost", True), ("0.0.0.0", False), ("example.com", False)])
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("example.com", False),
+    ],
+)
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 

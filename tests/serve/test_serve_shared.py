@@ -35,14 +35,20 @@ from toolsift import ConfigError
 from toolsift.config import validate_serve_settings
 from toolsift.serve import ToolsiftServer, build_server, serve_stdio
 
-HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream",
-           "mcp-protocol-version": "2025-11-25"}
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-11-25",
+}
 
 
 def _config(tmp_path: Path, redis: str, *, upstream: bool = False, **serve: object) -> Path:
     """The test project served with shared sessions; ``upstream``: with the example server ``general`` too."""
-    return write_project(tmp_path, serve={"gateway": True, "shared": {"redis": redis, "leaseSeconds": 1}, **serve},
-                         servers={"general": general_server()} if upstream else None)
+    return write_project(
+        tmp_path,
+        serve={"gateway": True, "shared": {"redis": redis, "leaseSeconds": 1}, **serve},
+        servers={"general": general_server()} if upstream else None,
+    )
 
 
 async def _echo(client: Client, word: str) -> bool:
@@ -96,8 +102,10 @@ def _address(url: str) -> tuple[str, int]:
 
 async def test_two_replicas_in_one_process_share_a_session(tmp_path: Path) -> None:
     async with redis_server() as redis:
-        async with _replicas(_config(tmp_path, redis), "a", "b") as replicas, \
-                Client(replicas.url, mode="legacy") as client:
+        async with (
+            _replicas(_config(tmp_path, redis), "a", "b") as replicas,
+            Client(replicas.url, mode="legacy") as client,
+        ):
             for index in range(4):
                 assert await _echo(client, f"call{index}")
         records = await audited(redis, 8)
@@ -115,10 +123,13 @@ async def _lose_lease(redis: str, replica: str) -> None:
 async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(tmp_path: Path) -> None:
     release, again = tmp_path / "release.txt", tmp_path / "again.txt"
     results: list[str] = []
-    async with redis_server() as redis, \
-            _replicas(_config(tmp_path, redis, upstream=True, shared={"redis": redis, "leaseSeconds": 60}),
-                      "a", "b") as replicas, \
-            Client(replicas.url, mode="legacy") as client:
+    async with (
+        redis_server() as redis,
+        _replicas(
+            _config(tmp_path, redis, upstream=True, shared={"redis": redis, "leaseSeconds": 60}), "a", "b"
+        ) as replicas,
+        Client(replicas.url, mode="legacy") as client,
+    ):
         balancer = replicas.balancer
         # A stream cut while its replica still runs the call: it resumes on the other, which follows Redis.
         async with anyio.create_task_group() as group:
@@ -174,21 +185,26 @@ async def test_a_single_process_has_probes_too(tmp_path: Path) -> None:
 
 
 async def test_an_unknown_session_and_malformed_ids_are_refused(tmp_path: Path) -> None:
-    async with redis_server() as redis, _replicas(_config(tmp_path, redis), "a") as replicas, \
-            Client(replicas.url, mode="legacy") as client, httpx2.AsyncClient(timeout=30) as http:
+    async with (
+        redis_server() as redis,
+        _replicas(_config(tmp_path, redis), "a") as replicas,
+        Client(replicas.url, mode="legacy") as client,
+        httpx2.AsyncClient(timeout=30) as http,
+    ):
         url = replicas.served[0][0]
         await client.call_tool("builtin__list_directory", {})
         (key,) = await redis_keys(redis, "toolsift:session:*")
         session = key.rsplit(":", 1)[1]
-        unknown = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                                  headers={**HEADERS, "mcp-session-id": "nope"})
+        unknown = await http.post(
+            url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={**HEADERS, "mcp-session-id": "nope"}
+        )
         assert unknown.status_code == 404
         # A Last-Event-ID this store never gave out: the SDK's GET stream answers, with nothing to replay.
-        async with http.stream("GET", url, headers={**HEADERS, "mcp-session-id": session,
-                                                    "last-event-id": "not-an-id"}) as stream:
+        async with http.stream(
+            "GET", url, headers={**HEADERS, "mcp-session-id": session, "last-event-id": "not-an-id"}
+        ) as stream:
             assert stream.status_code == 200
-        no_session = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                                     headers=HEADERS)
+        no_session = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=HEADERS)
         assert no_session.status_code == 400
 
 
@@ -201,8 +217,11 @@ async def test_a_session_can_be_answered_by_json_bodies(tmp_path: Path) -> None:
 
 
 async def test_modern_clients_need_no_session(tmp_path: Path) -> None:
-    async with redis_server() as redis, _replicas(_config(tmp_path, redis), "a", "b") as replicas, \
-            Client(replicas.url, mode="2026-07-28") as client:
+    async with (
+        redis_server() as redis,
+        _replicas(_config(tmp_path, redis), "a", "b") as replicas,
+        Client(replicas.url, mode="2026-07-28") as client,
+    ):
         assert await _echo(client, "modern")
         assert await _echo(client, "again")
 
@@ -222,16 +241,21 @@ async def test_stdio_refuses_shared_sessions(tmp_path: Path) -> None:
         await serve_stdio(server)
 
 
-@pytest.mark.parametrize(("serve", "message"), [
-    ({"shared": {"redis": "http://x"}}, "expected a URL starting with redis://"),
-    ({"shared": {"redis": "redis://x"}, "stateless": True}, "shared and stateless exclude each other"),
-    ({"shared": {"redis": "redis://x", "replica": "one"}, "workers": 2, "transport": "http"},
-     "each worker is a replica with a name of its own"),
-    ({"shared": {"redis": "redis://x", "replica": "a b"}}, "serve.shared.replica"),
-    ({"shared": {"redis": "redis://x", "maxBatchMessages": 0}}, "serve.shared.maxBatchMessages"),
-    ({"shared": {}}, "serve.shared.redis"),
-    ({"workers": 2}, "needs stateless = true, or shared sessions"),
-])
+@pytest.mark.parametrize(
+    ("serve", "message"),
+    [
+        ({"shared": {"redis": "http://x"}}, "expected a URL starting with redis://"),
+        ({"shared": {"redis": "redis://x"}, "stateless": True}, "shared and stateless exclude each other"),
+        (
+            {"shared": {"redis": "redis://x", "replica": "one"}, "workers": 2, "transport": "http"},
+            "each worker is a replica with a name of its own",
+        ),
+        ({"shared": {"redis": "redis://x", "replica": "a b"}}, "serve.shared.replica"),
+        ({"shared": {"redis": "redis://x", "maxBatchMessages": 0}}, "serve.shared.maxBatchMessages"),
+        ({"shared": {}}, "serve.shared.redis"),
+        ({"workers": 2}, "needs stateless = true, or shared sessions"),
+    ],
+)
 def test_shared_settings_refuse_what_cannot_work(serve: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         validate_serve_settings(serve)
@@ -242,8 +266,12 @@ def test_shared_settings_expand_variables_and_allow_workers(monkeypatch: pytest.
     settings = validate_serve_settings({"shared": {"redis": "${REDIS_URL}"}, "workers": 3, "transport": "http"})
     assert settings.shared is not None and settings.shared.redis.get_secret_value() == "redis://:pw@db:6379/2"
     assert "pw" not in repr(settings.shared)
-    assert (settings.shared.key_prefix, settings.shared.replica, settings.shared.lease_seconds,
-            settings.shared.max_batch_messages) == ("toolsift", None, 10.0, 100)
+    assert (
+        settings.shared.key_prefix,
+        settings.shared.replica,
+        settings.shared.lease_seconds,
+        settings.shared.max_batch_messages,
+    ) == ("toolsift", None, 10.0, 100)
 
 
 async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_session(tmp_path: Path) -> None:
@@ -252,9 +280,15 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
     # while the client's GET stream may be open on the other; what it unlocked is callable on both.
     session_server = Path(__file__).resolve().parent.parent / "session_server.py"
     agents = {"default": {"permissions": {"level": "execute", "ask": ["write_file"]}}}
-    servers = {"general": general_server(internalOnly=True),
-               "session": {"command": sys.executable, "args": [str(session_server)], "internalOnly": False,
-                           "protocol": "legacy"}}
+    servers = {
+        "general": general_server(internalOnly=True),
+        "session": {
+            "command": sys.executable,
+            "args": [str(session_server)],
+            "internalOnly": False,
+            "protocol": "legacy",
+        },
+    }
     changes = anyio.Event()
     asked: list[str] = []
 
@@ -263,9 +297,11 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
             changes.set()
 
     async with redis_server() as redis:
-        config = write_project(tmp_path, agents=agents, servers=servers,
-                               serve={"gateway": True, "shared": {"redis": redis}})
+        config = write_project(
+            tmp_path, agents=agents, servers=servers, serve={"gateway": True, "shared": {"redis": redis}}
+        )
         async with _replicas(config, "a", "b") as replicas:
+
             async def elsewhere() -> None:
                 await replicas.balancer.include(0)
                 await replicas.balancer.include(1)
@@ -276,14 +312,22 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
                 await elsewhere()
                 return types.ElicitResult(action="accept", content={"approve": True})
 
-            async def sample(context: object, params: types.CreateMessageRequestParams,
-                             ) -> types.CreateMessageResult:
+            async def sample(
+                context: object,
+                params: types.CreateMessageRequestParams,
+            ) -> types.CreateMessageResult:
                 await elsewhere()
-                return types.CreateMessageResult(role="assistant", content=types.TextContent(text="forty-two"),
-                                                 model="m")
+                return types.CreateMessageResult(
+                    role="assistant", content=types.TextContent(text="forty-two"), model="m"
+                )
 
-            async with Client(replicas.url, mode="legacy", message_handler=notice, sampling_callback=sample,
-                              elicitation_callback=approve) as client:
+            async with Client(
+                replicas.url,
+                mode="legacy",
+                message_handler=notice,
+                sampling_callback=sample,
+                elicitation_callback=approve,
+            ) as client:
                 for index in range(2):
                     written = await client.call_tool("builtin__write_file", {"path": f"{index}.txt", "content": "hi"})
                     assert not written.is_error, text(written)
@@ -305,10 +349,16 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
 async def test_a_cancel_posted_on_another_replica_reaches_the_call(tmp_path: Path) -> None:
     marker, release = tmp_path / "cancelled.txt", tmp_path / "never.txt"
     async with redis_server() as redis:
-        config = write_project(tmp_path, serve={"gateway": True, "shared": {"redis": redis}},
-                               servers={"general": general_server(env={"TOOLSIFT_CANCEL_MARKER": str(marker)})})
-        async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
-                anyio.create_task_group() as group:
+        config = write_project(
+            tmp_path,
+            serve={"gateway": True, "shared": {"redis": redis}},
+            servers={"general": general_server(env={"TOOLSIFT_CANCEL_MARKER": str(marker)})},
+        )
+        async with (
+            _replicas(config, "a", "b") as replicas,
+            Client(replicas.url, mode="legacy") as client,
+            anyio.create_task_group() as group,
+        ):
             running = anyio.Event()
 
             async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -317,8 +367,7 @@ async def test_a_cancel_posted_on_another_replica_reaches_the_call(tmp_path: Pat
             async def call(*, task_status: anyio.abc.TaskStatus[anyio.CancelScope]) -> None:
                 with anyio.CancelScope() as scope:
                     task_status.started(scope)
-                    await client.call_tool("general__wait_for_file", {"path": str(release)},
-                                           progress_callback=progress)
+                    await client.call_tool("general__wait_for_file", {"path": str(release)}, progress_callback=progress)
 
             scope = await group.start(call)
             await running.wait()
@@ -332,11 +381,24 @@ async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -
     release = tmp_path / "release.txt"
     failures: list[str] = []
     async with redis_server() as redis:
-        config = write_project(tmp_path, serve={"gateway": True, "shared": {"redis": redis, "leaseSeconds": 60}},
-                               servers={"blocking": {"command": sys.executable, "args": [str(blocking)],
-                                                     "internalOnly": False, "protocol": "legacy", "lazy": True}})
-        async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
-                anyio.create_task_group() as group:
+        config = write_project(
+            tmp_path,
+            serve={"gateway": True, "shared": {"redis": redis, "leaseSeconds": 60}},
+            servers={
+                "blocking": {
+                    "command": sys.executable,
+                    "args": [str(blocking)],
+                    "internalOnly": False,
+                    "protocol": "legacy",
+                    "lazy": True,
+                }
+            },
+        )
+        async with (
+            _replicas(config, "a", "b") as replicas,
+            Client(replicas.url, mode="legacy") as client,
+            anyio.create_task_group() as group,
+        ):
             await group.start(holding_call, client, release, failures)
             runner = await call_runner(redis)
             await replicas.balancer.exclude("ab".index(runner))
@@ -346,8 +408,9 @@ async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -
     assert "stopped before it answered; the call may or may not have run, so it was not repeated" in failures[0]
 
 
-async def test_audit_records_wait_for_redis_and_say_what_was_lost(caplog: pytest.LogCaptureFixture,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_audit_records_wait_for_redis_and_say_what_was_lost(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from toolsift.registry import AuditEvent, AuditLog
     from toolsift.serve._replicas import _audit
     from toolsift.serve._replicas._redis import RedisClient
@@ -396,12 +459,27 @@ async def test_a_replica_full_of_sessions_refuses_more(tmp_path: Path, monkeypat
     from toolsift.serve._replicas import _manager
 
     monkeypatch.setattr(_manager, "MAX_SESSIONS", 1)
-    async with redis_server() as redis, _replicas(_config(tmp_path, redis), "a") as replicas, \
-            Client(replicas.url, mode="legacy") as client, httpx2.AsyncClient(timeout=30) as http:
+    async with (
+        redis_server() as redis,
+        _replicas(_config(tmp_path, redis), "a") as replicas,
+        Client(replicas.url, mode="legacy") as client,
+        httpx2.AsyncClient(timeout=30) as http,
+    ):
         await client.call_tool("builtin__list_directory", {})
-        refused = await http.post(replicas.served[0][0], headers=HEADERS, json={
-            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}}})
+        refused = await http.post(
+            replicas.served[0][0],
+            headers=HEADERS,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "x", "version": "0"},
+                },
+            },
+        )
         assert (refused.status_code, refused.json()["error"]["message"]) == (503, "Too many open sessions")
         assert "notes.txt" in text(await client.call_tool("builtin__list_directory", {}))
 
@@ -446,8 +524,12 @@ async def test_a_store_failure_fails_one_message_and_the_session_goes_on(tmp_pat
     # Redis refuses to store events (here by ACL, as a failing or full Redis would) while a call runs.
     release = tmp_path / "release.txt"
     results: list[str] = []
-    async with redis_server() as redis, _replicas(_config(tmp_path, redis, upstream=True), "a") as replicas, \
-            Client(replicas.url, mode="legacy") as client, redis_client(redis) as admin:
+    async with (
+        redis_server() as redis,
+        _replicas(_config(tmp_path, redis, upstream=True), "a") as replicas,
+        Client(replicas.url, mode="legacy") as client,
+        redis_client(redis) as admin,
+    ):
         await client.list_tools()  # the client checks results against the tools' schemas: known from now on
         async with anyio.create_task_group() as group:
             await group.start(waiting_call, client, "general__wait_for_file", release, results)
@@ -491,8 +573,12 @@ async def test_a_replica_whose_connections_are_all_taken_keeps_its_lease() -> No
 async def test_too_many_messages_or_too_deep_a_body_are_refused_before_any_replica_reads_them(tmp_path: Path) -> None:
     async with redis_server() as redis:
         config = _config(tmp_path, redis, shared={"redis": redis, "maxBatchMessages": 3})
-        async with _replicas(config, "a", "b") as replicas, Client(replicas.url, mode="legacy") as client, \
-                httpx2.AsyncClient(timeout=30) as http, redis_client(redis) as watcher:
+        async with (
+            _replicas(config, "a", "b") as replicas,
+            Client(replicas.url, mode="legacy") as client,
+            httpx2.AsyncClient(timeout=30) as http,
+            redis_client(redis) as watcher,
+        ):
             await client.list_tools()
             (key,) = await redis_keys(redis, "toolsift:session:*")
             headers = {**HEADERS, "mcp-session-id": key.rsplit(":", 1)[1]}
@@ -502,12 +588,17 @@ async def test_too_many_messages_or_too_deep_a_body_are_refused_before_any_repli
             answer = {"jsonrpc": "2.0", "id": 7, "result": {}}
             refused = await http.post(url, headers=headers, json=[answer] * 4)
             accepted = await http.post(url, headers=headers, json=[answer] * 3)
-            deep = await http.post(url, headers=headers, content=b'{"jsonrpc": "2.0", "id": 7, "result": '
-                                   + b"[" * 100_000 + b"]" * 100_000 + b"}")
+            deep = await http.post(
+                url,
+                headers=headers,
+                content=b'{"jsonrpc": "2.0", "id": 7, "result": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+            )
             published = await anext(answers.listen())  # the first message published
             await answers.aclose()
     assert (refused.status_code, refused.json()["error"]["message"]) == (
-        413, "A POST body may carry at most 3 JSON-RPC messages (serve.shared.maxBatchMessages); this one carries 4")
+        413,
+        "A POST body may carry at most 3 JSON-RPC messages (serve.shared.maxBatchMessages); this one carries 4",
+    )
     assert accepted.status_code == 202
     assert len(json.loads(published["data"])["messages"]) == 3  # the refused batch was never published
     # As one process answers it: the SDK's parser stops at its nesting limit.

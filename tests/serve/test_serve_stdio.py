@@ -25,8 +25,13 @@ async def test_serve_stdio_lists_and_calls_every_builtin_and_skill(config: Path,
         assert client.server_capabilities.tools is not None
         assert client.server_capabilities.tools.list_changed is True
         names = [tool.name for tool in (await client.list_tools()).tools]
-        assert names == ["builtin__read_file", "builtin__write_file", "builtin__list_directory",
-                         "builtin__exec_shell", "skill__review"]
+        assert names == [
+            "builtin__read_file",
+            "builtin__write_file",
+            "builtin__list_directory",
+            "builtin__exec_shell",
+            "skill__review",
+        ]
 
         written = await client.call_tool("builtin__write_file", {"path": "out/new.txt", "content": "fresh"})
         assert text(written) == "Wrote 5 bytes to 'out/new.txt'"
@@ -41,10 +46,13 @@ async def test_serve_stdio_lists_and_calls_every_builtin_and_skill(config: Path,
         assert "$ echo served over stdio\nexit code 0\nserved over stdio" in text(ran)
 
         skill = await client.call_tool("skill__review", {"file": "notes.txt"})
-        assert text(skill) == ("Review notes.txt and list three problems.\n\n---\n"
-                               "Tools for this skill: builtin__read_file, builtin__list_directory")
+        assert text(skill) == (
+            "Review notes.txt and list three problems.\n\n---\n"
+            "Tools for this skill: builtin__read_file, builtin__list_directory"
+        )
         assert skill.structured_content == {
-            "skill": "review", "instructions": "Review notes.txt and list three problems.",
+            "skill": "review",
+            "instructions": "Review notes.txt and list three problems.",
             "allowed_tools": ["read_file", "list_directory", "general__echo"],
             "tools": ["builtin__read_file", "builtin__list_directory"],
         }
@@ -82,8 +90,16 @@ async def test_serve_stdio_refusals_are_tool_errors_and_serving_goes_on(config: 
     assert all(e["agent"] == "default" for e in events)
 
 
-UNSERVED = ["read_file", "builtin__nope", "builtin__general__echo", "skill__internal-notes", "skill__missing",
-            "general__echo", "builtin__", "nope"]
+UNSERVED = [
+    "read_file",
+    "builtin__nope",
+    "builtin__general__echo",
+    "skill__internal-notes",
+    "skill__missing",
+    "general__echo",
+    "builtin__",
+    "nope",
+]
 
 
 async def test_serve_stdio_routes_only_served_names(config: Path) -> None:
@@ -91,16 +107,27 @@ async def test_serve_stdio_routes_only_served_names(config: Path) -> None:
         for name in UNSERVED:
             result = await client.call_tool(name, {})
             assert result.is_error
-            assert text(result) == (f"Unknown tool {name!r}: this server serves builtin__*, skill__*; list the "
-                                    "tools to see their names")
+            assert text(result) == (
+                f"Unknown tool {name!r}: this server serves builtin__*, skill__*; list the tools to see their names"
+            )
 
 
 async def test_serve_stdio_answers_malformed_json_rpc_and_keeps_serving(config: Path) -> None:
     lines = [
         "{not json",
         "[1, 2]",
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        ),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "nope"}}),
         json.dumps({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"}),
@@ -134,8 +161,13 @@ async def test_serve_stdio_answers_malformed_json_rpc_and_keeps_serving(config: 
 
 def test_serve_module_reports_config_errors(tmp_path: Path) -> None:
     config = write_project(tmp_path, serve={"profile": "nobody"})
-    completed = subprocess.run([sys.executable, "-m", "toolsift.serve", "--config", str(config)],
-                               capture_output=True, text=True, timeout=60, check=False)
+    completed = subprocess.run(
+        [sys.executable, "-m", "toolsift.serve", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert completed.returncode == 4
     assert completed.stderr.startswith("error: ") and completed.stderr.count("\n") == 1
     assert "no agent named 'nobody'; configured agents: default" in completed.stderr

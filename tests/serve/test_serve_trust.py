@@ -16,8 +16,9 @@ from toolsift.serve import app_from_environment, main
 from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, ENV_TRUST, _trust_json
 
 
-async def test_a_gateway_starts_no_program_a_rewritten_project_config_adds(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_gateway_starts_no_program_a_rewritten_project_config_adds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)
@@ -25,8 +26,7 @@ async def test_a_gateway_starts_no_program_a_rewritten_project_config_adds(tmp_p
     path = write_project(project, serve={"gateway": True}, agents=writer, servers={"general": general_server()})
     store = ProjectTrust(tmp_path / "trusted.json")
     store.remember(load_config(path), path)
-    async with served_http(path, trust=store.launches(load_config(path), path)) as (url, server), \
-            Client(url) as client:
+    async with served_http(path, trust=store.launches(load_config(path), path)) as (url, server), Client(url) as client:
         assert server.sessions is not None
         events = Recorder(server.sessions)
         served = sorted(tool.name for tool in (await client.list_tools()).tools)
@@ -63,8 +63,9 @@ async def test_workers_start_only_what_the_process_that_started_them_admitted(
     assert not marker.exists()
 
 
-def test_the_serve_module_serves_only_a_named_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_serve_module_serves_only_a_named_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     write_project(tmp_path, agents={"default": {"permissions": {"level": "execute"}}})  # a cloned project's
     with pytest.raises(SystemExit) as exited:

@@ -95,8 +95,7 @@ async def test_compiling_past_the_budget_is_a_load_problem_and_the_other_skill_l
     assert list(skills.skills) == ["plain"]
     (problem,) = skills.problems
     assert isinstance(problem.exception, SkillParseError) and problem.path == bad
-    assert problem.message == (f"{bad}:6: template error in the body: compiling took longer than the 0.1 s time "
-                               "budget")
+    assert problem.message == (f"{bad}:6: template error in the body: compiling took longer than the 0.1 s time budget")
 
 
 async def test_slow_render_leaves_other_tasks_running(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,8 +139,11 @@ async def test_worker_that_dies_mid_render_is_an_error_and_is_replaced(monkeypat
     skill = Skill(name="s", description="S.", body="{{ topic }}", variables=["topic"])
     with TemplateSandbox() as sandbox:
         monkeypatch.setattr(TemplateWorker, "ask", kill_then_ask)
-        with pytest.raises(SkillRenderError, match=r"Skill 's' failed to render: the template worker exited with "
-                                                   rf"code -{signal.SIGKILL:d} while rendering"):
+        with pytest.raises(
+            SkillRenderError,
+            match=r"Skill 's' failed to render: the template worker exited with "
+            rf"code -{signal.SIGKILL:d} while rendering",
+        ):
             await skill.render({"topic": "x"}, sandbox=sandbox)
         assert await skill.render({"topic": "x"}, sandbox=sandbox) == "x"
 
@@ -199,13 +201,15 @@ def test_forked_child_starts_its_own_workers(sandbox: TemplateSandbox) -> None:
 async def test_worker_that_cannot_start_is_a_render_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     skill = Skill(name="s", description="S.", body="{{ topic }}", variables=["topic"])
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
-    with TemplateSandbox() as sandbox, pytest.raises(
-        SkillRenderError, match=r"cannot start the template worker \(.*no-python\): .*No such file"
+    with (
+        TemplateSandbox() as sandbox,
+        pytest.raises(SkillRenderError, match=r"cannot start the template worker \(.*no-python\): .*No such file"),
     ):
         await skill.render({"topic": "x"}, sandbox=sandbox)
     monkeypatch.setattr(sys, "executable", "/bin/false")  # starts, then exits before saying it is ready
-    with TemplateSandbox() as sandbox, pytest.raises(
-        SkillRenderError, match=r"the template worker exited with code 1 while rendering"
+    with (
+        TemplateSandbox() as sandbox,
+        pytest.raises(SkillRenderError, match=r"the template worker exited with code 1 while rendering"),
     ):
         await skill.render({"topic": "x"}, sandbox=sandbox)
 
@@ -246,5 +250,6 @@ def test_sandbox_limits_must_be_positive(limit: str) -> None:
 async def test_default_sandbox_renders_with_the_default_limits() -> None:
     skill = parse_skill_text("---\nname: s\ndescription: S.\nvariables: [n]\n---\n{{ n }} and {{ arguments }}\n")
     assert await skill.render({"n": 1, "arguments": "more"}) == "1 and more"
-    assert repr(TemplateSandbox()) == ("TemplateSandbox(timeout=2.0, max_output=1000000, max_memory=268435456, "
-                                       "workers=2)")
+    assert repr(TemplateSandbox()) == (
+        "TemplateSandbox(timeout=2.0, max_output=1000000, max_memory=268435456, workers=2)"
+    )

@@ -23,9 +23,11 @@ SERVER = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,10}", fullmatch=True).filter
 TOOL_PART = st.from_regex(r"[A-Za-z0-9_.-]{1,12}", fullmatch=True)
 TOOL_NAME = st.one_of(TOOL_PART.filter(lambda t: "__" not in t), st.builds("{}__{}".format, SERVER, TOOL_PART))
 # Tool(specifier), the specifier any printable ASCII text (spaces, '*', brackets) but parentheses.
-CLAUDE_RULE = st.builds("{}({})".format, st.sampled_from(["Bash", "Read", "Edit", "WebFetch", "mcp__git__log"]),
-                        st.text(st.characters(min_codepoint=32, max_codepoint=126, exclude_characters="()"),
-                                max_size=15))
+CLAUDE_RULE = st.builds(
+    "{}({})".format,
+    st.sampled_from(["Bash", "Read", "Edit", "WebFetch", "mcp__git__log"]),
+    st.text(st.characters(min_codepoint=32, max_codepoint=126, exclude_characters="()"), max_size=15),
+)
 FOREIGN = st.one_of(CLAUDE_RULE, st.sampled_from(["Read", "Grep", "Bash", "WebFetch", "TodoWrite"]))
 
 
@@ -44,10 +46,14 @@ def registry() -> ToolRegistry:
     """Two builtin tools, a global GitHub server, and two internal servers."""
     reg = ToolRegistry()
     reg.register_many([RecordingTool("read_file", read_only=True), RecordingTool("write_file")])
-    reg.replace_server("github", [RecordingTool("github__create_issue"), RecordingTool("github__search__code")],
-                       internal=False)
-    reg.replace_server("claude-flow", [RecordingTool(f"claude-flow__{t}")
-                                       for t in ("memory_store", "memory_search", "swarm_init")], internal=True)
+    reg.replace_server(
+        "github", [RecordingTool("github__create_issue"), RecordingTool("github__search__code")], internal=False
+    )
+    reg.replace_server(
+        "claude-flow",
+        [RecordingTool(f"claude-flow__{t}") for t in ("memory_store", "memory_search", "swarm_init")],
+        internal=True,
+    )
     reg.replace_server("notes", [RecordingTool("notes__note_add")], internal=True)
     return reg
 
@@ -80,7 +86,8 @@ def test_claude_code_skill_keeps_its_rules_warns_and_offers_no_tools(fixtures: S
     assert [(w.path, w.field, w.line) for w in skill.warnings] == [(path, "allowed-tools", 4)] * 7
     assert skill.warnings[0].message == (
         f"{path}:4: field 'allowed-tools': 'Bash(git add:*)' is a Claude Code permission rule for its 'Bash' tool, "
-        "which toolsift does not have; kept, it matches no tool")
+        "which toolsift does not have; kept, it matches no tool"
+    )
     assert "'Read' is a Claude Code built-in tool" in skill.warnings[4].message
     assert "no entry names a toolsift tool, so turns with this skill offer no tools" in skill.warnings[6].message
     assert visible(skill) == []  # restricted to nothing, never widened to everything
@@ -104,12 +111,22 @@ def test_agent_skills_display_name_and_long_description_load(fixtures: SkillsLoa
 def test_mcp_names_become_toolsift_names_and_surface_internal_servers(fixtures: SkillsLoader) -> None:
     skill = fixtures.get("swarm-memory")
     assert skill.allowed_tools == (
-        "claude-flow__memory_store", "claude-flow__memory_search", "github__*", "notes__*", "WebFetch")
+        "claude-flow__memory_store",
+        "claude-flow__memory_search",
+        "github__*",
+        "notes__*",
+        "WebFetch",
+    )
     assert skill.foreign_tools == ("WebFetch",)
     (warning,) = skill.warnings
     assert (warning.field, warning.line) == ("allowed-tools", 9) and "'WebFetch' is a Claude Code" in warning.reason
-    assert visible(skill) == ["github__create_issue", "github__search__code", "claude-flow__memory_store",
-                              "claude-flow__memory_search", "notes__note_add"]
+    assert visible(skill) == [
+        "github__create_issue",
+        "github__search__code",
+        "claude-flow__memory_store",
+        "claude-flow__memory_search",
+        "notes__note_add",
+    ]
 
 
 def test_loader_logs_each_warning_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -130,8 +147,10 @@ def test_loader_logs_each_warning_once(tmp_path: Path, caplog: pytest.LogCapture
         ("allowed-tools: Bash(git add:*), Read", ("Bash(git add:*)", "Read")),
         ("allowed-tools: Bash(gh *) read_file", ("Bash(gh *)", "read_file")),
         ("allowed-tools: Read, Grep", ("Read", "Grep")),
-        ("allowed-tools: ['Bash(npm run test:*)', 'Read(./src/**)', 'WebFetch(domain:example.com)']",
-         ("Bash(npm run test:*)", "Read(./src/**)", "WebFetch(domain:example.com)")),
+        (
+            "allowed-tools: ['Bash(npm run test:*)', 'Read(./src/**)', 'WebFetch(domain:example.com)']",
+            ("Bash(npm run test:*)", "Read(./src/**)", "WebFetch(domain:example.com)"),
+        ),
         ("allowed-tools: 'Read([abc]), Edit(src/{a,b}.py)'", ("Read([abc])", "Edit(src/{a,b}.py)")),
     ],
 )
@@ -196,18 +215,20 @@ def test_a_parenthesised_pattern_is_valid_and_matches_no_tool_name(rule: str, na
     assert not compile_patterns([rule]).matches(name)
 
 
-@given(patterns=st.lists(st.sampled_from(["read_*", "github__*", "*", "notes__note_?", "x"]), max_size=3),
-       foreign=st.lists(FOREIGN, min_size=1, max_size=3),
-       names=st.lists(TOOL_NAME.filter(lambda n: n not in {"Read", "Grep", "Bash", "WebFetch", "TodoWrite"}),
-                      max_size=8))
+@given(
+    patterns=st.lists(st.sampled_from(["read_*", "github__*", "*", "notes__note_?", "x"]), max_size=3),
+    foreign=st.lists(FOREIGN, min_size=1, max_size=3),
+    names=st.lists(TOOL_NAME.filter(lambda n: n not in {"Read", "Grep", "Bash", "WebFetch", "TodoWrite"}), max_size=8),
+)
 def test_kept_entries_never_widen_a_scope(patterns: list[str], foreign: list[str], names: list[str]) -> None:
     with_foreign = compile_patterns([*patterns, *foreign]).filter(names)
     assert with_foreign == compile_patterns(patterns).filter(names)
     assert compile_patterns(foreign)  # non-empty: the skill still restricts, to nothing
 
 
-@pytest.mark.parametrize(("pattern", "refused"), [("Bash(git add:*", " "), ("a b", " "), ("Bash(x) y", " "),
-                                                  ("Bash(a\tb)", "\t")])
+@pytest.mark.parametrize(
+    ("pattern", "refused"), [("Bash(git add:*", " "), ("a b", " "), ("Bash(x) y", " "), ("Bash(a\tb)", "\t")]
+)
 def test_only_a_closed_group_may_hold_spaces(pattern: str, refused: str) -> None:
     assert validate_pattern("Bash(git add:*)") == "Bash(git add:*)"
     with pytest.raises(ValueError, match=re.escape(f"non-printable or space character {refused!r}")):
@@ -222,14 +243,18 @@ def test_missing_name_takes_the_folder_name(tmp_path: Path) -> None:
     skill = parse_skill(path)
     assert skill.name == "triage" and skill.display_name is None
     (warning,) = skill.warnings
-    assert warning.message == (f"{path}: field 'name': the front matter has no 'name'; the skill is called "
-                               "'triage' after its folder")
+    assert warning.message == (
+        f"{path}: field 'name': the front matter has no 'name'; the skill is called 'triage' after its folder"
+    )
 
 
 def test_display_name_without_a_usable_folder_is_rejected(tmp_path: Path) -> None:
     path = write(tmp_path, "Pair_Programming", skill_text("name: Pair Programming", "description: X."))
-    with pytest.raises(SkillParseError, match=r"SKILL\.md:2: field 'name': 'Pair Programming' is not a skill id and "
-                                              r"neither is its folder's name 'Pair_Programming': rename the folder"):
+    with pytest.raises(
+        SkillParseError,
+        match=r"SKILL\.md:2: field 'name': 'Pair Programming' is not a skill id and "
+        r"neither is its folder's name 'Pair_Programming': rename the folder",
+    ):
         parse_skill(path)
 
 
@@ -239,8 +264,10 @@ def test_missing_description_takes_the_first_paragraph_of_the_body(tmp_path: Pat
     skill = parse_skill(path)
     assert skill.description == "Sort new issues by area and urgency."
     (warning,) = skill.warnings
-    assert warning.message == (f"{path}: field 'description': no description; using the body's first paragraph "
-                               "('Sort new issues by area and urgency.')")
+    assert warning.message == (
+        f"{path}: field 'description': no description; using the body's first paragraph "
+        "('Sort new issues by area and urgency.')"
+    )
 
 
 def test_blank_description_with_only_a_heading_uses_the_heading() -> None:
@@ -249,6 +276,9 @@ def test_blank_description_with_only_a_heading_uses_the_heading() -> None:
 
 
 def test_no_description_and_no_body_is_rejected() -> None:
-    with pytest.raises(SkillParseError, match=r"<s>:1: field 'description': the front matter has no 'description' "
-                                              r"field and the body is empty: say what the skill does"):
+    with pytest.raises(
+        SkillParseError,
+        match=r"<s>:1: field 'description': the front matter has no 'description' "
+        r"field and the body is empty: say what the skill does",
+    ):
         parse_skill_text(skill_text("name: x", body=""), "<s>")

@@ -232,7 +232,6 @@ def test_loader_lists_invocable_skills_like_its_snapshot(tmp_path: Path) -> None
     for name, invocable in (("shown", "true"), ("background", "false")):
         folder = tmp_path / name
         folder.mkdir()
-        (folder / "SKILL.md").write_text(
-            f"---\nname: {name}\ndescription: d\nuser-invocable: {invocable}\n---\nbody\n")
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: d\nuser-invocable: {invocable}\n---\nbody\n")
     loader = SkillsLoader(project=tmp_path)
     assert [s.name for s in loader.invocable()] == ["shown"]

@@ -249,8 +249,9 @@ def test_skill_without_required_field_is_rejected(missing: str, body: str) -> No
 
 def test_empty_front_matter_reports_both_missing_fields() -> None:
     with pytest.raises(
-        SkillParseError, match=r"no 'name' field; also 'description' \(line 1\): the front matter has no "
-        r"'description' field and the body is empty"
+        SkillParseError,
+        match=r"no 'name' field; also 'description' \(line 1\): the front matter has no "
+        r"'description' field and the body is empty",
     ):
         parse_skill_text("---\n---\n", "<s>")
 
@@ -266,8 +267,10 @@ def test_skill_name_other_than_its_folder_loads_with_a_warning(tmp_path: Path) -
     skill = parse_skill(path)
     assert skill.name == "code-assist" and skill.display_name is None
     (warning,) = skill.warnings
-    assert warning.message == (f"{path}:3: field 'name': name 'code-assist' differs from its folder's name 'other' "
-                               "(Agent Skills wants them equal); the skill is called 'code-assist'")
+    assert warning.message == (
+        f"{path}:3: field 'name': name 'code-assist' differs from its folder's name 'other' "
+        "(Agent Skills wants them equal); the skill is called 'code-assist'"
+    )
 
 
 @pytest.mark.parametrize(
@@ -298,8 +301,10 @@ def test_text_over_the_agent_skills_limit_loads_whole_with_a_warning(field: str,
     assert getattr(skill, field) == "d" * (limit + 1)
     (warning,) = skill.warnings
     assert warning.field == field and warning.line == 2 + len(lines)
-    assert warning.message == (f"<s>:{warning.line}: field {field!r}: {limit + 1:,} characters, over the {limit:,} "
-                               "Agent Skills allows; kept whole (other clients may cut or refuse it)")
+    assert warning.message == (
+        f"<s>:{warning.line}: field {field!r}: {limit + 1:,} characters, over the {limit:,} "
+        "Agent Skills allows; kept whole (other clients may cut or refuse it)"
+    )
 
 
 def test_bad_pattern_names_file_field_and_its_own_line(tmp_path: Path) -> None:

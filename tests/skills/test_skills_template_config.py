@@ -29,8 +29,12 @@ def project(folder: Path, **skills: Any) -> Path:
 
 def test_template_limits_default_to_the_sandbox_defaults() -> None:
     settings, sandbox = SkillsConfig(), TemplateSandbox()
-    assert (settings.template_timeout, settings.template_max_output, settings.template_max_memory,
-            settings.template_workers) == (sandbox.timeout, sandbox.max_output, sandbox.max_memory, sandbox.workers)
+    assert (
+        settings.template_timeout,
+        settings.template_max_output,
+        settings.template_max_memory,
+        settings.template_workers,
+    ) == (sandbox.timeout, sandbox.max_output, sandbox.max_memory, sandbox.workers)
 
 
 def test_loaders_built_from_a_config_share_its_sandbox(tmp_path: Path) -> None:
@@ -48,11 +52,14 @@ async def test_skills_render_within_the_configured_output_cap(tmp_path: Path) ->
         await skill.render({"text": "much longer than ten characters"})
 
 
-@pytest.mark.parametrize(("key", "value", "expected"), [
-    ("templateTimeout", 0, "greater than 0"),
-    ("templateMaxOutput", 0, "greater than or equal to 1"),
-    ("templateWorkers", "2", "expected a whole number, found the string '2'"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("templateTimeout", 0, "greater than 0"),
+        ("templateMaxOutput", 0, "greater than or equal to 1"),
+        ("templateWorkers", "2", "expected a whole number, found the string '2'"),
+    ],
+)
 def test_bad_template_limit_names_its_key(tmp_path: Path, key: str, value: object, expected: str) -> None:
     with pytest.raises(ConfigError, match=rf"toolsift\.json:\d+: .*skills\.{key}.*{expected}"):
         load_config(project(tmp_path, **{key: value}))

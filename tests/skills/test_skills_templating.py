@@ -28,7 +28,7 @@ labels:
   - {{ . | quote }}
 {{- end }}""",
     "handlebars": "<ul>{{#each items}}<li>{{this.name}}</li>{{else}}none{{/each}}</ul>{{> footer}}",
-    "vue": '<p v-if="seen">{{ message.split(\'\').reverse().join(\'\') }}</p><span>{{ count + 1 }}</span>',
+    "vue": "<p v-if=\"seen\">{{ message.split('').reverse().join('') }}</p><span>{{ count + 1 }}</span>",
     "docker-format": (
         "docker ps --format '{{.Names}}\\t{{.Status}}'\n"
         "docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' web"
@@ -43,7 +43,7 @@ labels:
         "{% raw %}{{ page.title }}{% endraw %} and {% include footer.html %} at {{ site.url | relative_url }}"
     ),
     "mustache": "{{! a comment }}{{{unescaped}}}{{^items}}No items.{{/items}}{{=<% %>=}}",
-    "angular": '<li *ngFor="let item of items">{{ item.birthday | date:\'longDate\' }}</li>',
+    "angular": "<li *ngFor=\"let item of items\">{{ item.birthday | date:'longDate' }}</li>",
     "ansible": "when: \"{{ ansible_facts['os_family'] }}\" == 'Debian'",
     "unbalanced": "Start a Jinja comment with {# and a tag with {% or {{, and close none of them.",
 }
@@ -118,8 +118,13 @@ async def test_templating_jinja_without_variables_renders_the_arguments() -> Non
 
 @pytest.mark.parametrize(
     ("front", "templating"),
-    [("", "none"), ("variables: [topic]\n", "jinja"), ("templating: jinja\n", "jinja"),
-     ("templating: none\n", "none"), ("templating:\nvariables: [topic]\n", "jinja")],
+    [
+        ("", "none"),
+        ("variables: [topic]\n", "jinja"),
+        ("templating: jinja\n", "jinja"),
+        ("templating: none\n", "none"),
+        ("templating:\nvariables: [topic]\n", "jinja"),
+    ],
 )
 def test_templating_defaults_to_jinja_exactly_when_variables_are_declared(front: str, templating: str) -> None:
     skill = parse_skill_text(f"---\nname: s\ndescription: S.\n{front}---\nBody.\n")
@@ -156,6 +161,9 @@ def test_templating_none_with_variables_is_refused() -> None:
 
 
 def test_templating_with_an_unknown_engine_is_refused() -> None:
-    with pytest.raises(SkillParseError, match=r"<s>:4: field 'templating': Input should be 'jinja' or 'none'; got "
-                                              r"'handlebars'"):
+    with pytest.raises(
+        SkillParseError,
+        match=r"<s>:4: field 'templating': Input should be 'jinja' or 'none'; got "
+        r"'handlebars'",
+    ):
         parse_skill_text("---\nname: s\ndescription: S.\ntemplating: handlebars\n---\nBody.\n", "<s>")

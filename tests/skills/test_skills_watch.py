@@ -244,11 +244,14 @@ async def test_deleted_skill_drops_to_no_skill_with_a_notice(
     assert tool_names(conversation) == ["flow__memory_store"]
     path.unlink()
     await wait_for(events, lambda e: e.removed == ("flow-memory",))
-    model = ScriptedModel(AssistantMessage(tool_calls=(ToolCall("m", "flow__memory_store", {}),)),
-                          AssistantMessage(text="done"))
+    model = ScriptedModel(
+        AssistantMessage(tool_calls=(ToolCall("m", "flow__memory_store", {}),)), AssistantMessage(text="done")
+    )
     reply = await conversation.send("remember this", model)
-    assert reply.notices == ["Skill 'flow-memory' is no longer active: it is no longer loaded (removed or renamed). "
-                             "The conversation goes on without a skill."]
+    assert reply.notices == [
+        "Skill 'flow-memory' is no longer active: it is no longer loaded (removed or renamed). "
+        "The conversation goes on without a skill."
+    ]
     assert "is no longer active" in caplog.text
     (called,) = reply.tool_calls
     assert called.result.is_error and "layer 1" in called.result.text_content()

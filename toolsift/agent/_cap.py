@@ -42,9 +42,14 @@ BYTES_PER_TOKEN = 4
 
 def result_cap(limits: LimitsConfig) -> int | None:
     """The cap in bytes: the smaller of ``max_result_bytes`` and ``max_result_tokens`` x 4; None: no cap."""
-    caps = [cap for cap in (limits.max_result_bytes,
-                            None if limits.max_result_tokens is None else limits.max_result_tokens * BYTES_PER_TOKEN)
-            if cap is not None]
+    caps = [
+        cap
+        for cap in (
+            limits.max_result_bytes,
+            None if limits.max_result_tokens is None else limits.max_result_tokens * BYTES_PER_TOKEN,
+        )
+        if cap is not None
+    ]
     return min(caps) if caps else None
 
 
@@ -114,10 +119,13 @@ def cap_result(result: ToolResult, cap: int | None) -> ToolResult:
             block = cut
         content.append(block)
         kept += size
-    note = (f"[toolsift: this result was cut to fit the limit of {cap:,} bytes (about {cap // BYTES_PER_TOKEN:,} "
-            f"tokens): the tool returned {original:,} bytes, {kept:,} are shown")
+    note = (
+        f"[toolsift: this result was cut to fit the limit of {cap:,} bytes (about {cap // BYTES_PER_TOKEN:,} "
+        f"tokens): the tool returned {original:,} bytes, {kept:,} are shown"
+    )
     if dropped or structured_dropped:
         note += f"; left out: {_left_out(dropped, structured_dropped)}"
-    content.append(mcp_types.TextContent(text=note + ". Ask for less (a narrower query, a range, a page) "
-                                               "to see the rest.]"))
+    content.append(
+        mcp_types.TextContent(text=note + ". Ask for less (a narrower query, a range, a page) to see the rest.]")
+    )
     return ToolResult(content=content, is_error=result.is_error, meta=dict(result.meta))

@@ -30,7 +30,6 @@ from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMes
 __all__ = ["AgentReply", "ChatModel", "CommandReply", "Conversation", "Turn"]
 
 
-
 class ChatModel(Protocol):
     """An LLM behind a provider SDK, as the agent loop drives it.
 
@@ -41,8 +40,9 @@ class ChatModel(Protocol):
 
     format: str
 
-    async def complete(self, instructions: str, history: Sequence[Message],
-                       tools: list[dict[str, Any]]) -> AssistantMessage:
+    async def complete(
+        self, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
+    ) -> AssistantMessage:
         """Send the conversation and return the model's answer.
 
         Raises:
@@ -166,22 +166,40 @@ class Conversation:
         self.scope()
 
     @classmethod
-    def for_agent(cls, registry: ToolRegistry, skills: SkillSource | None, agent: AgentConfig, *,
-                  instructions: str = "", call_handler: CallHandler | None = None,
-                  discovery: Discovery | None = None,
-                  context: Callable[[], Awaitable[str]] | None = None,
-                  permissions: Permissions | None = None,
-                  start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
-                  server_instructions: Callable[[], Mapping[str, str]] | None = None) -> Conversation:
+    def for_agent(
+        cls,
+        registry: ToolRegistry,
+        skills: SkillSource | None,
+        agent: AgentConfig,
+        *,
+        instructions: str = "",
+        call_handler: CallHandler | None = None,
+        discovery: Discovery | None = None,
+        context: Callable[[], Awaitable[str]] | None = None,
+        permissions: Permissions | None = None,
+        start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
+        server_instructions: Callable[[], Mapping[str, str]] | None = None,
+    ) -> Conversation:
         """A conversation with an agent profile's allowlist, permissions, limits and plan mode.
 
         ``permissions`` replaces the profile's own (to give them an approver, say).
         """
         permissions = permissions if permissions is not None else agent.permissions.to_permissions()
-        return cls(registry, skills, agent=agent.name, allowed_tools=agent.allowed_tools,
-                   permissions=permissions, limits=agent.limits, plan_mode=agent.plan_mode,
-                   instructions=instructions, call_handler=call_handler, discovery=discovery, context=context,
-                   start_servers=start_servers, server_instructions=server_instructions)
+        return cls(
+            registry,
+            skills,
+            agent=agent.name,
+            allowed_tools=agent.allowed_tools,
+            permissions=permissions,
+            limits=agent.limits,
+            plan_mode=agent.plan_mode,
+            instructions=instructions,
+            call_handler=call_handler,
+            discovery=discovery,
+            context=context,
+            start_servers=start_servers,
+            server_instructions=server_instructions,
+        )
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -201,8 +219,12 @@ class Conversation:
 
     def scope(self) -> TurnScope:
         """The scope of the next turn: agent allowlist, the active skill as it is now, plan mode."""
-        base = TurnScope(agent_allowed=self.allowed_tools, agent=self.agent, read_only=self.plan_mode,
-                         **_skill_fields(self._skill.current()))
+        base = TurnScope(
+            agent_allowed=self.allowed_tools,
+            agent=self.agent,
+            read_only=self.plan_mode,
+            **_skill_fields(self._skill.current()),
+        )
         return self.discovery.scope_for_turn(base) if self.discovery is not None else base
 
     def turn(self, format: str = "openai", *, strict: bool = False) -> Turn:
@@ -316,8 +338,9 @@ class Conversation:
 
     # -- tool calls ---------------------------------------------------------------------------------
 
-    async def call_tool(self, call: ToolCall, scope: TurnScope | None = None, *,
-                        progress: ProgressCallback | None = None) -> ToolMessage:
+    async def call_tool(
+        self, call: ToolCall, scope: TurnScope | None = None, *, progress: ProgressCallback | None = None
+    ) -> ToolMessage:
         """Run one call the model made and return the message that carries its result.
 
         Unknown tools, denials, bad arguments and session errors become error
@@ -328,8 +351,10 @@ class Conversation:
         receives the tool's progress notifications.
         """
         if isinstance(call.arguments, str):
-            return ToolMessage(call, ToolResult.error(
-                f"Tool {call.name!r}: the arguments are not a JSON object: {call.arguments[:200]!r}"))
+            return ToolMessage(
+                call,
+                ToolResult.error(f"Tool {call.name!r}: the arguments are not a JSON object: {call.arguments[:200]!r}"),
+            )
         live = self.scope() if scope is None else replace(scope, **_skill_fields(self._skill.current()))
         record = CallRecord(call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress)
         try:
@@ -398,7 +423,7 @@ class Conversation:
                 break
         else:
             return
-        answered = {m.call.id for m in self.history[index + 1:] if isinstance(m, ToolMessage)}
+        answered = {m.call.id for m in self.history[index + 1 :] if isinstance(m, ToolMessage)}
         for call in last.tool_calls:
             if call.id not in answered:
                 self.history.append(ToolMessage(call, ToolResult.error(f"Tool {call.name!r} {reason}")))

@@ -21,8 +21,10 @@ __all__ = ["model_sampler"]
 
 def _text(content: object) -> str:
     blocks = content if isinstance(content, list) else [content]
-    return "\n".join(block.text if isinstance(block, types.TextContent) else f"[{getattr(block, 'type', '?')} content]"
-                     for block in blocks)
+    return "\n".join(
+        block.text if isinstance(block, types.TextContent) else f"[{getattr(block, 'type', '?')} content]"
+        for block in blocks
+    )
 
 
 def model_sampler(model: ChatModel, *, name: str = "toolsift-agent") -> SamplingHandler:
@@ -33,15 +35,19 @@ def model_sampler(model: ChatModel, *, name: str = "toolsift-agent") -> Sampling
         name: What the answer's ``model`` field says.
     """
 
-    async def sample(server: str, params: types.CreateMessageRequestParams) -> types.CreateMessageResult | \
-            types.ErrorData:
-        history: list[Message] = [UserMessage(_text(m.content)) if m.role == "user"
-                                  else AssistantMessage(text=_text(m.content)) for m in params.messages]
+    async def sample(
+        server: str, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        history: list[Message] = [
+            UserMessage(_text(m.content)) if m.role == "user" else AssistantMessage(text=_text(m.content))
+            for m in params.messages
+        ]
         try:
             answer = await model.complete(params.system_prompt or "", history, [])
         except ToolsiftError as exc:
             return types.ErrorData(code=types.INTERNAL_ERROR, message=f"the agent's model failed: {exc}")
-        return types.CreateMessageResult(role="assistant", content=types.TextContent(text=answer.text or ""),
-                                         model=name, stop_reason="endTurn")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(text=answer.text or ""), model=name, stop_reason="endTurn"
+        )
 
     return sample

@@ -68,7 +68,7 @@ class CommandPolicy(CommandSettings):
             raise PolicyDenied(
                 "command",
                 f"no program may run, so {program!r} is refused; list the programs to allow under "
-                "serve.commands.allowedPrograms (for example [\"git\", \"ls\"])",
+                'serve.commands.allowedPrograms (for example ["git", "ls"])',
                 tool=tool,
             )
         if program not in self.allowed_programs:

@@ -75,8 +75,9 @@ class FileTools:
     def tools(self) -> list[FunctionTool]:
         """The three tools, ready to register."""
         reading = mcp_types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
-        writing = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                                            open_world_hint=False)
+        writing = mcp_types.ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        )
         return [
             FunctionTool(self.read_file, read_only=True, required_level=Level.READ, annotations=reading),
             FunctionTool(self.write_file, required_level=Level.WRITE, annotations=writing),
@@ -120,8 +121,10 @@ class FileTools:
             return _failure("write_file", path, exc)
         relative = self._workspace.relative(real)
         verb = "Appended" if append else "Wrote"
-        return ToolResult.text(f"{verb} {len(data):,} bytes to {relative!r}",
-                               structured={"path": relative, "bytes": len(data), "appended": append})
+        return ToolResult.text(
+            f"{verb} {len(data):,} bytes to {relative!r}",
+            structured={"path": relative, "bytes": len(data), "appended": append},
+        )
 
     def list_directory(self, path: PathArg = ".") -> ToolResult:
         """List a folder of the workspace: one entry per line, folders end with '/', links with '@'."""
@@ -131,9 +134,10 @@ class FileTools:
         try:
             with os.scandir(real) as scan:
                 # What configures toolsift is left out: its names alone can tell where secrets are.
-                found = sorted((entry for entry in scan
-                                if guard.covering(Path(os.path.realpath(entry.path))) is None),
-                               key=lambda entry: entry.name)
+                found = sorted(
+                    (entry for entry in scan if guard.covering(Path(os.path.realpath(entry.path))) is None),
+                    key=lambda entry: entry.name,
+                )
             for entry in found[: self._max_entries]:
                 info = entry.stat(follow_symlinks=False)
                 kind = _kind(info.st_mode)

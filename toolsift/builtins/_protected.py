@@ -79,8 +79,9 @@ def _server_files(server: ServerConfig) -> Iterator[ProtectedPath]:
         except ToolsiftError:
             continue  # a malformed reference reads no file
         if reference.scheme == "file":
-            yield ProtectedPath(_absolute(Path(reference.path), server.base_dir),
-                                f"a secret file of server {server.name!r}")
+            yield ProtectedPath(
+                _absolute(Path(reference.path), server.base_dir), f"a secret file of server {server.name!r}"
+            )
 
 
 def _project_folder(config_file: Path) -> Path:
@@ -117,10 +118,13 @@ def protected_paths(
     for file in files:
         found.append(ProtectedPath(_absolute(file, Path.cwd()), "a config file toolsift loaded"))
         project = _project_folder(_absolute(file, Path.cwd()))
-        found += [ProtectedPath(project / name, "a config file toolsift reads in this project")
-                  for name in (CONFIG_NAME, *PROJECT_CONFIGS)]
-    found.append(ProtectedPath(user_folder(), "toolsift's user folder (user config, trust store, OAuth tokens)",
-                               folder=True))
+        found += [
+            ProtectedPath(project / name, "a config file toolsift reads in this project")
+            for name in (CONFIG_NAME, *PROJECT_CONFIGS)
+        ]
+    found.append(
+        ProtectedPath(user_folder(), "toolsift's user folder (user config, trust store, OAuth tokens)", folder=True)
+    )
     for server in config.servers.values():
         found += _server_files(server)
     skill_folders = [*config.skills.paths, *(map(Path, user_skill_folders) if config.skills.user_skills else ())]

@@ -43,10 +43,31 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # What programs need of /etc (libraries, users, names, time, certificates, alternatives such as awk);
 # not the rest (/etc/shadow, SSH host keys, other programs' credentials).
-_ETC = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf",
-        "hosts", "host.conf", "resolv.conf", "gai.conf", "protocols", "services", "localtime", "timezone",
-        "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "mime.types", "magic", "os-release", "debian_version",
-        "locale.alias")
+_ETC = (
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "hosts",
+    "host.conf",
+    "resolv.conf",
+    "gai.conf",
+    "protocols",
+    "services",
+    "localtime",
+    "timezone",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "ca-certificates",
+    "mime.types",
+    "magic",
+    "os-release",
+    "debian_version",
+    "locale.alias",
+)
 # Variables passed in when set; the rest of the server's environment (credentials) stays out.
 _PASSED_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
 _PROBE_SECONDS = 30.0
@@ -70,7 +91,8 @@ class _Mount:
 def _mounted_system() -> list[Path]:
     """The host paths the sandbox shows (besides the workspace), for finding protected paths among them."""
     return [Path(os.path.realpath(path)) for path in _SYSTEM if os.path.exists(path)] + [
-        Path("/etc") / name for name in _ETC]
+        Path("/etc") / name for name in _ETC
+    ]
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -104,8 +126,10 @@ class _Plan:
         real = Path(os.path.realpath(lexical))
         root = self.root
         if _within(root, real) and entry.folder:
-            raise SandboxUnavailable(f"the workspace {str(root)!r} lies inside {str(lexical)!r} ({entry.reason}), "
-                                     "which programs must not reach")
+            raise SandboxUnavailable(
+                f"the workspace {str(root)!r} lies inside {str(lexical)!r} ({entry.reason}), "
+                "which programs must not reach"
+            )
         if _within(lexical, root):
             link = _first_link(lexical, root)
             if link is not None:
@@ -115,7 +139,8 @@ class _Plan:
                     raise SandboxUnavailable(
                         f"{str(lexical)!r} ({entry.reason}) {what} a symbolic link in the workspace, which a program "
                         "could replace; nothing runs until it is a plain file or folder, or lies outside the "
-                        "workspace")
+                        "workspace"
+                    )
                 self._pin(link.parent, "read-only")
             elif not os.path.lexists(lexical):
                 self._missing(lexical, entry)
@@ -125,8 +150,10 @@ class _Plan:
         links = real.stat().st_nlink if real.is_file() else 1
         if links > 1:
             # Its other names may lie anywhere on the same file system, the workspace included.
-            raise SandboxUnavailable(f"{str(lexical)!r} ({entry.reason}) has {links} hard links; the sandbox hides "
-                                     "this name but cannot find the others, so nothing runs until it has one")
+            raise SandboxUnavailable(
+                f"{str(lexical)!r} ({entry.reason}) has {links} hard links; the sandbox hides "
+                "this name but cannot find the others, so nothing runs until it has one"
+            )
         if _within(real, root) or any(_within(real, shown) for shown in _mounted_system()):
             self._pin(real, "hide-folder" if real.is_dir() else "hide-file")
 
@@ -136,8 +163,9 @@ class _Plan:
             try:
                 path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise SandboxUnavailable(f"cannot create {str(path)!r} ({entry.reason}) to hide it from programs: "
-                                         f"{exc.strerror or exc}") from None
+                raise SandboxUnavailable(
+                    f"cannot create {str(path)!r} ({entry.reason}) to hide it from programs: {exc.strerror or exc}"
+                ) from None
             self._pin(path, "hide-folder")
             return
         existing = next((folder for folder in path.parents if folder.is_dir()), self.root)
@@ -156,8 +184,7 @@ class _Plan:
         hidden = [m.path for m in self.mounts if m.kind == "hide-folder"]
         chosen: dict[Path, _Mount] = {}
         for mount in self.mounts:
-            if mount.kind in ("keep", "read-only") and any(mount.path != c and _within(mount.path, c)
-                                                          for c in closed):
+            if mount.kind in ("keep", "read-only") and any(mount.path != c and _within(mount.path, c) for c in closed):
                 continue  # already read-only or hidden from above
             if mount.kind.startswith("hide") and any(mount.path != h and _within(mount.path, h) for h in hidden):
                 continue
@@ -189,8 +216,9 @@ class Sandbox:
         bwrap: The bubblewrap program; default: ``bwrap`` found on ``PATH``.
     """
 
-    def __init__(self, workspace: Workspace, *, network: bool = False,
-                 bwrap: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, workspace: Workspace, *, network: bool = False, bwrap: str | os.PathLike[str] | None = None
+    ) -> None:
         self._workspace = workspace
         self._network = network
         self._bwrap = None if bwrap is None else os.fspath(bwrap)
@@ -217,13 +245,28 @@ class Sandbox:
         bwrap = await self._checked_bwrap()
         root = self._workspace.root
         if any(_within(Path(os.path.realpath(path)), root) for path in _SYSTEM if os.path.exists(path)):
-            raise SandboxUnavailable(f"the workspace {str(root)!r} holds system folders (/usr), which programs "
-                                     "would then be able to change; choose a project folder as the workspace")
+            raise SandboxUnavailable(
+                f"the workspace {str(root)!r} holds system folders (/usr), which programs "
+                "would then be able to change; choose a project folder as the workspace"
+            )
         plan = _Plan(root)
         for entry in self._workspace.protected:
             plan.add(entry)
-        return [bwrap, *self._system(), "--bind", str(root), str(root), *plan.arguments(), "--remount-ro", "/",
-                "--chdir", str(root), *self._environment(), "--", *argv]
+        return [
+            bwrap,
+            *self._system(),
+            "--bind",
+            str(root),
+            str(root),
+            *plan.arguments(),
+            "--remount-ro",
+            "/",
+            "--chdir",
+            str(root),
+            *self._environment(),
+            "--",
+            *argv,
+        ]
 
     def _system(self) -> list[str]:
         args = ["--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
@@ -240,8 +283,18 @@ class Sandbox:
 
     @staticmethod
     def _environment() -> list[str]:
-        args = ["--clearenv", "--setenv", "PATH", SANDBOX_PATH, "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR",
-                "/tmp"]
+        args = [
+            "--clearenv",
+            "--setenv",
+            "PATH",
+            SANDBOX_PATH,
+            "--setenv",
+            "HOME",
+            "/tmp",
+            "--setenv",
+            "TMPDIR",
+            "/tmp",
+        ]
         for name in _PASSED_VARIABLES:
             if name in os.environ:
                 args += ["--setenv", name, os.environ[name]]
@@ -250,16 +303,20 @@ class Sandbox:
     def _located_bwrap(self) -> str:
         if self._bwrap is not None:
             if not os.access(self._bwrap, os.X_OK):
-                raise SandboxUnavailable(f"bubblewrap was not found at {self._bwrap!r}; programs run only inside "
-                                         "its sandbox")
+                raise SandboxUnavailable(
+                    f"bubblewrap was not found at {self._bwrap!r}; programs run only inside its sandbox"
+                )
             return self._bwrap
         # Relative PATH entries would resolve against the server's folder.
-        path = os.pathsep.join(entry for entry in os.environ.get("PATH", os.defpath).split(os.pathsep)
-                               if os.path.isabs(entry))
+        path = os.pathsep.join(
+            entry for entry in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(entry)
+        )
         found = shutil.which("bwrap", path=path)
         if found is None:
-            raise SandboxUnavailable("bubblewrap (bwrap) is not installed, and programs run only inside its "
-                                     "sandbox; install it (Debian and Ubuntu: apt-get install bubblewrap)")
+            raise SandboxUnavailable(
+                "bubblewrap (bwrap) is not installed, and programs run only inside its "
+                "sandbox; install it (Debian and Ubuntu: apt-get install bubblewrap)"
+            )
         return found
 
     async def _checked_bwrap(self) -> str:
@@ -276,8 +333,9 @@ class Sandbox:
             raise SandboxUnavailable(f"bubblewrap ({bwrap!r}) cannot run: {exc}") from None
         if done.returncode != 0:
             said = done.stderr.decode("utf-8", errors="replace").strip() or "nothing"
-            raise SandboxUnavailable(f"bubblewrap ({bwrap!r}) cannot make a sandbox here: it exited with code "
-                                     f"{done.returncode} and said {said!r}")
+            raise SandboxUnavailable(
+                f"bubblewrap ({bwrap!r}) cannot make a sandbox here: it exited with code "
+                f"{done.returncode} and said {said!r}"
+            )
         self._works = bwrap
         return bwrap
-

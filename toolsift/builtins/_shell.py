@@ -63,29 +63,39 @@ class ShellTool:
             it is missing or cannot make a sandbox, every command is refused.
     """
 
-    def __init__(self, workspace: Workspace, policy: CommandPolicy, *,
-                 bwrap: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, workspace: Workspace, policy: CommandPolicy, *, bwrap: str | os.PathLike[str] | None = None
+    ) -> None:
         self._workspace = workspace
         self._policy = policy
         self._sandbox = Sandbox(workspace, network=policy.network, bwrap=bwrap)
 
     def tool(self) -> FunctionTool:
         """The tool, ready to register (it requires level ``execute``)."""
-        annotations = mcp_types.ToolAnnotations(read_only_hint=False, destructive_hint=True,
-                                                open_world_hint=self._policy.network)
+        annotations = mcp_types.ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, open_world_hint=self._policy.network
+        )
         return FunctionTool(self.exec_shell, required_level=Level.EXECUTE, annotations=annotations)
 
     async def exec_shell(
         self,
-        command: Annotated[str, Field(description="One program and its arguments, split like a shell would "
-                                                  "split words (no pipes, redirections or ';')")],
+        command: Annotated[
+            str,
+            Field(
+                description="One program and its arguments, split like a shell would "
+                "split words (no pipes, redirections or ';')"
+            ),
+        ],
     ) -> ToolResult:
         """Run an allowed program in the workspace folder, sandboxed, and return its exit code and output."""
         argv = self._policy.parse(command, tool="exec_shell")
         program = self._sandbox.program(argv[0])
         if program is None:
-            where = "is not an executable under the system folders the sandbox shows (/usr)" \
-                if os.path.isabs(argv[0]) else f"was not found on the sandbox's PATH ({SANDBOX_PATH})"
+            where = (
+                "is not an executable under the system folders the sandbox shows (/usr)"
+                if os.path.isabs(argv[0])
+                else f"was not found on the sandbox's PATH ({SANDBOX_PATH})"
+            )
             return ToolResult.error(f"exec_shell: the program {argv[0]!r} is allowed but {where}")
         try:
             sandboxed = await self._sandbox.command([program, *argv[1:]])
@@ -96,7 +106,11 @@ class ShellTool:
             # by the clean-up below (asyncio's own clean-up kills the child but cannot wait for it then).
             with anyio.CancelScope(shield=True):
                 process = await anyio.open_process(
-                    sandboxed, env={}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    sandboxed,
+                    env={},
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
                     start_new_session=True,
                 )
         except OSError as exc:
@@ -118,12 +132,15 @@ class ShellTool:
                 await process.aclose()
         return self._result(argv, process.returncode, stdout, stderr, timed_out=deadline.cancelled_caught)
 
-    def _result(self, argv: list[str], code: int | None, stdout: _Capture, stderr: _Capture, *,
-                timed_out: bool) -> ToolResult:
+    def _result(
+        self, argv: list[str], code: int | None, stdout: _Capture, stderr: _Capture, *, timed_out: bool
+    ) -> ToolResult:
         shown = shlex.join(argv)
         if timed_out:
-            head = (f"exec_shell: {shown!r} ran past its time budget of {self._policy.timeout:g}s; the sandbox and "
-                    "everything in it was killed")
+            head = (
+                f"exec_shell: {shown!r} ran past its time budget of {self._policy.timeout:g}s; the sandbox and "
+                "everything in it was killed"
+            )
         else:
             head = f"$ {shown}\nexit code {code}"
         parts = [head]

@@ -47,9 +47,11 @@ EXIT = {
 # Typer may bring its own copy of click, whose exceptions are not click's: take both, the copy's through a
 # public name (typer.BadParameter derives from its ClickException).
 _USAGE_ERRORS: tuple[type[Exception], ...] = tuple(
-    {click.ClickException, *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")})
+    {click.ClickException, *(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")}
+)
 _EXITS: tuple[type[Exception], ...] = tuple({click.exceptions.Exit, typer.Exit})
 _INTERRUPTED: tuple[type[BaseException], ...] = tuple({click.exceptions.Abort, typer.Abort, KeyboardInterrupt})
+
 
 class _ClickError(Protocol):
     exit_code: int
@@ -84,17 +86,29 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    config: Annotated[Path | None, typer.Option("--config", "-c", envvar="TOOLSIFT_CONFIG",
-                                                help="Config file (default ./toolsift.json, ./.mcp.json, "
-                                                     "./.vscode/mcp.json, ./.cursor/mcp.json, then the user "
-                                                     "config).")]
-    = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            envvar="TOOLSIFT_CONFIG",
+            help="Config file (default ./toolsift.json, ./.mcp.json, "
+            "./.vscode/mcp.json, ./.cursor/mcp.json, then the user "
+            "config).",
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
-    trust_project: Annotated[bool, typer.Option("--trust-project", envvar=TRUST_ENV,
-                                                help="Start the servers of this folder's config without asking "
-                                                     "(for CI; see 'toolsift trust').")] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    trust_project: Annotated[
+        bool,
+        typer.Option(
+            "--trust-project",
+            envvar=TRUST_ENV,
+            help="Start the servers of this folder's config without asking (for CI; see 'toolsift trust').",
+        ),
+    ] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     state.config = config
     state.debug = debug
@@ -124,8 +138,9 @@ def _always(config: ToolsiftConfig) -> bool:
     return True
 
 
-def trusted_config(out: Output, *, interactive: bool | None = None,
-                   starts_servers: Callable[[ToolsiftConfig], bool] = _always) -> Admitted:
+def trusted_config(
+    out: Output, *, interactive: bool | None = None, starts_servers: Callable[[ToolsiftConfig], bool] = _always
+) -> Admitted:
     """The config to use, loaded once and passed through the trust rule; every command that acts on it comes here.
 
     Commands that only show or check a file (``check``, ``skills``, ``trust``)
@@ -142,8 +157,14 @@ def trusted_config(out: Output, *, interactive: bool | None = None,
     """
     report = validate_config(find_config(state.config))
     config = report.usable()
-    launches = ensure_trusted(config, out, named=state.config is not None, assume=state.trust_project,
-                              interactive=interactive, servers=starts_servers(config))
+    launches = ensure_trusted(
+        config,
+        out,
+        named=state.config is not None,
+        assume=state.trust_project,
+        interactive=interactive,
+        servers=starts_servers(config),
+    )
     return Admitted(config, report.dropped, launches)
 
 

@@ -76,8 +76,15 @@ class TerminalApprover:
         mask: Hides configured secrets in what is shown (``McpServerManager.mask_secrets``).
     """
 
-    def __init__(self, out: Output, *, assume_yes: bool = False, interactive: bool | None = None,
-                 read: Callable[[str], str | None] = _read_answer, mask: Callable[[str], str] | None = None) -> None:
+    def __init__(
+        self,
+        out: Output,
+        *,
+        assume_yes: bool = False,
+        interactive: bool | None = None,
+        read: Callable[[str], str | None] = _read_answer,
+        mask: Callable[[str], str] | None = None,
+    ) -> None:
         self._out = out
         self._assume_yes = assume_yes
         self._interactive = sys.stdin.isatty() if interactive is None else interactive
@@ -95,8 +102,13 @@ class TerminalApprover:
         files = _ValueFiles()
         try:
             # No markup, emoji codes or highlighting: the person reads the arguments exactly as they are.
-            self._out.out.print(f"Approve {request.describe(mask=self._mask, spill=files)}", style="yellow",
-                                markup=False, emoji=False, highlight=False)
+            self._out.out.print(
+                f"Approve {request.describe(mask=self._mask, spill=files)}",
+                style="yellow",
+                markup=False,
+                emoji=False,
+                highlight=False,
+            )
             answer = await anyio.to_thread.run_sync(self._read, f"{_ANSWERS}: ")
         finally:
             files.remove()

@@ -36,8 +36,9 @@ from ._output import Output
 
 __all__ = ["auth_app", "loopback_sign_in"]
 
-auth_app = typer.Typer(name="auth", help="Sign in to OAuth servers, sign out, and see where you are signed in.",
-                       no_args_is_help=True)
+auth_app = typer.Typer(
+    name="auth", help="Sign in to OAuth servers, sign out, and see where you are signed in.", no_args_is_help=True
+)
 app.add_typer(auth_app)
 
 # How long a person has to finish signing in, in seconds.
@@ -173,9 +174,10 @@ def _oauth_server(config: ToolsiftConfig, name: str) -> ServerConfig:
 
 
 @auth_app.command()
-def login(server: ServerArgument,
-          browser: Annotated[bool, typer.Option("--browser/--no-browser", help="Open the URL in a browser.")] = True,
-          ) -> None:
+def login(
+    server: ServerArgument,
+    browser: Annotated[bool, typer.Option("--browser/--no-browser", help="Open the URL in a browser.")] = True,
+) -> None:
     """Sign in to an OAuth server now (a browser opens), so later runs need no sign-in."""
     out = Output()
     chosen = _oauth_server(_config(out), server)
@@ -187,6 +189,7 @@ def login(server: ServerArgument,
         async with McpSession(chosen, options=options) as session:
             if session.state is not SessionState.READY:
                 raise SessionError(f"signing in to {server!r} failed: {session.reason}")
+
     run_async(connect)
     out.line(f"Signed in to {server!r}; tokens saved in {path}")
 
@@ -208,8 +211,11 @@ def status() -> None:
     """Where you are signed in: each server with an 'auth' block, and its tokens."""
     out = Output()
     config = _config(out)
-    rows = [(name, server.auth.grant, _token_state(FileTokenStorage(token_file(server))))
-            for name, server in config.servers.items() if server.auth is not None]
+    rows = [
+        (name, server.auth.grant, _token_state(FileTokenStorage(token_file(server))))
+        for name, server in config.servers.items()
+        if server.auth is not None
+    ]
     if not rows:
         out.line(f"no server in {config.path} has an 'auth' block")
         return

@@ -27,8 +27,9 @@ Ctrl-C while a call or an answer runs cancels it; at the prompt it leaves."""
 
 @app.command()
 def chat(
-    model: Annotated[str | None, typer.Option("--model", "-m", help="provider:model, e.g. openai:gpt-4.1-mini.")]
-    = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="provider:model, e.g. openai:gpt-4.1-mini.")
+    ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="Agent profile from the config.")] = None,
 ) -> None:
@@ -37,9 +38,12 @@ def chat(
     chat_model = load_model(model, base_url=base_url) if model else None
 
     # Servers may ask the person (elicitation) and the model (sampling, with --model); their logs are shown.
-    callbacks = ClientCallbacks(sampling=model_sampler(chat_model) if chat_model is not None else None,
-                                elicitation=TerminalElicitor(out, interactive=True), logging=log_printer(out),
-                                log_level="info")
+    callbacks = ClientCallbacks(
+        sampling=model_sampler(chat_model) if chat_model is not None else None,
+        elicitation=TerminalElicitor(out, interactive=True),
+        logging=log_printer(out),
+        log_level="info",
+    )
 
     async def body() -> None:
         async with open_toolbox(out, callbacks) as box:
@@ -83,16 +87,16 @@ async def _one_input(out: Output, conversation: Conversation, model: ChatModel |
     if not line.startswith("call "):
         out.line("Not a command. " + MANUAL_HELP, style="yellow")
         return
-    name, _, raw = line[len("call "):].strip().partition(" ")
+    name, _, raw = line[len("call ") :].strip().partition(" ")
     try:
         parsed = json.loads(raw or "{}")
     except (json.JSONDecodeError, RecursionError) as exc:
         out.line(f"arguments are not valid JSON: {exc}", style="yellow")
         return
     arguments = parsed if isinstance(parsed, dict) else raw
-    message = await conversation.call_tool(ToolCall(id="manual", name=name, arguments=arguments),
-                                           progress=progress_printer(out, name))
+    message = await conversation.call_tool(
+        ToolCall(id="manual", name=name, arguments=arguments), progress=progress_printer(out, name)
+    )
     for notice in conversation.take_notices():
         out.line(notice, style="yellow")
     out.line(result_text(message.result), style="red" if message.result.is_error else None)
-

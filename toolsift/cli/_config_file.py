@@ -40,8 +40,12 @@ def read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"not plain JSON ({exc.msg}); toolsift edits plain JSON only, and would drop comments: "
-                          "edit it by hand, it was left as it is", path=path, line=exc.lineno) from None
+        raise ConfigError(
+            f"not plain JSON ({exc.msg}); toolsift edits plain JSON only, and would drop comments: "
+            "edit it by hand, it was left as it is",
+            path=path,
+            line=exc.lineno,
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError("expected a JSON object at the top; it was left as it is", path=path)
     return data
@@ -68,8 +72,11 @@ def edit_json(path: Path) -> Iterator[dict[str, Any]]:
             yield data
             _replace(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n", before)
     except PermissionError as exc:
-        raise ConfigError(f"permission denied on {exc.filename}: an edit reads the file and writes in its folder "
-                          "(a lock file, and the new file that replaces it); it was left as it is", path=path) from None
+        raise ConfigError(
+            f"permission denied on {exc.filename}: an edit reads the file and writes in its folder "
+            "(a lock file, and the new file that replaces it); it was left as it is",
+            path=path,
+        ) from None
 
 
 @contextmanager
@@ -95,8 +102,10 @@ def _writable(target: Path, named: str) -> os.stat_result | None:
         return None
     if not status.st_mode & stat.S_IWUSR:
         mode = stat.S_IMODE(status.st_mode)
-        raise ConfigError(f"{named} is read-only (mode {mode:04o}); it was left as it is. Make it writable "
-                          "(chmod u+w) to edit it, or edit another file with -c")
+        raise ConfigError(
+            f"{named} is read-only (mode {mode:04o}); it was left as it is. Make it writable "
+            "(chmod u+w) to edit it, or edit another file with -c"
+        )
     return status
 
 

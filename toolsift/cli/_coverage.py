@@ -48,8 +48,10 @@ class PatternCoverage:
         """The line saying which servers' tools the patterns were not checked against; None when none."""
         if not self.unlisted:
             return None
-        return (f"skill patterns that may name tools of {', '.join(sorted(self.unlisted))} were not checked: check "
-                "does not connect to servers; 'toolsift tools --skill NAME' lists the tools a skill's turn sees")
+        return (
+            f"skill patterns that may name tools of {', '.join(sorted(self.unlisted))} were not checked: check "
+            "does not connect to servers; 'toolsift tools --skill NAME' lists the tools a skill's turn sees"
+        )
 
 
 def known_tools(folder: Path) -> ToolRegistry:
@@ -68,13 +70,20 @@ def rule_coverage(config: ToolsiftConfig, known: ToolRegistry) -> tuple[list[dic
     not connect); the hint lists those servers.
     """
     serve = config.serve
-    warnings, unchecked = permission_glob_warnings(config, known,
-                                                   upstream=serve.gateway is not False and not serve.prefix_names)
-    items = [{"file": str(w.path or config.path), "line": w.line, "field": w.field, "message": w.message}
-             for w in warnings]
-    hint = None if not unchecked else (
-        f"permission rules that may name tools of {', '.join(sorted(unchecked))} were not checked: check does not "
-        "connect to servers; a starting toolbox or 'toolsift serve' logs the rules that match none of their tools")
+    warnings, unchecked = permission_glob_warnings(
+        config, known, upstream=serve.gateway is not False and not serve.prefix_names
+    )
+    items = [
+        {"file": str(w.path or config.path), "line": w.line, "field": w.field, "message": w.message} for w in warnings
+    ]
+    hint = (
+        None
+        if not unchecked
+        else (
+            f"permission rules that may name tools of {', '.join(sorted(unchecked))} were not checked: check does not "
+            "connect to servers; a starting toolbox or 'toolsift serve' logs the rules that match none of their tools"
+        )
+    )
     return items, hint
 
 
@@ -96,16 +105,24 @@ def pattern_coverage(skills: Iterable[Skill], config: ToolsiftConfig, known_regi
                 if pattern in foreign or compile_patterns([pattern]).filter(known):
                     continue
                 server = literal_server(pattern)
-                reachable = ({server} if server is not None else servers if "*" in pattern or "?" in pattern
-                             else set()) & servers
+                reachable = (
+                    {server} if server is not None else servers if "*" in pattern or "?" in pattern else set()
+                ) & servers
                 if reachable:
                     coverage.unlisted |= reachable
                     continue
                 if server is not None:
                     why = f"names server {server!r}, which is not an enabled server of the config " + (
-                        f"({', '.join(sorted(servers))})" if servers else "(it has none)")
+                        f"({', '.join(sorted(servers))})" if servers else "(it has none)"
+                    )
                 else:
                     why = "matches no builtin tool and cannot match a configured server's tools"
-                coverage.unmatched.append({"file": str(skill.path), "line": None, "field": key,
-                                           "message": f"skill {skill.name!r}: pattern {pattern!r} {why}"})
+                coverage.unmatched.append(
+                    {
+                        "file": str(skill.path),
+                        "line": None,
+                        "field": key,
+                        "message": f"skill {skill.name!r}: pattern {pattern!r} {why}",
+                    }
+                )
     return coverage

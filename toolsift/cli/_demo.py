@@ -66,8 +66,11 @@ def demo() -> None:
     out = Output()
     config = EXAMPLES / "toolsift.json"
     if not config.is_file():
-        raise ConfigError("the demo needs the repository's examples/ folder: run it from a source checkout "
-                          "installed with pip install -e .", path=config)
+        raise ConfigError(
+            "the demo needs the repository's examples/ folder: run it from a source checkout "
+            "installed with pip install -e .",
+            path=config,
+        )
 
     async def body() -> None:
         async with notes_server(out) as url:
@@ -84,12 +87,14 @@ def demo() -> None:
 
 async def _tour(out: Output, box: Toolbox) -> None:
     rows = box.sessions.status()
-    out.table("1. Every configured server has a session", ["server", "transport", "visibility", "state", "tools"],
-              [(r.server, r.transport, r.visibility, r.state.value, r.tools) for r in rows])
+    out.table(
+        "1. Every configured server has a session",
+        ["server", "transport", "visibility", "state", "tools"],
+        [(r.server, r.transport, r.visibility, r.state.value, r.tools) for r in rows],
+    )
     down = [r for r in rows if r.error]
     if down:
-        raise ConfigError("example server(s) failed to start: "
-                          + "; ".join(f"{r.server}: {r.error}" for r in down))
+        raise ConfigError("example server(s) failed to start: " + "; ".join(f"{r.server}: {r.error}" for r in down))
 
     chat = box.conversation()
     views: list[tuple[str, tuple[int, int, int]]] = [("no skill", _footprint(chat.turn().tools))]
@@ -102,21 +107,26 @@ async def _tour(out: Output, box: Toolbox) -> None:
     views.append(("everything registered", _footprint(box.registry.schemas_for_tools(everything, "openai"))))
     baseline = views[-1][1][1]
     out.line()
-    out.table("2. What the model sees (OpenAI format)", ["turn", "tools", "bytes", "~tokens", "share"],
-              [(name, count, f"{size:,}", f"{tokens:,}", f"{size / baseline:.1%}")
-               for name, (count, size, tokens) in views])
+    out.table(
+        "2. What the model sees (OpenAI format)",
+        ["turn", "tools", "bytes", "~tokens", "share"],
+        [(name, count, f"{size:,}", f"{tokens:,}", f"{size / baseline:.1%}") for name, (count, size, tokens) in views],
+    )
 
     out.line()
     out.line("3. Calls pass the five layers", style="bold")
     permitted = await box.registry.execute(
-        "claude-flow__memory_store", {"key": "demo/greeting", "value": "hello from toolsift"}, memory_scope)
+        "claude-flow__memory_store", {"key": "demo/greeting", "value": "hello from toolsift"}, memory_scope
+    )
     text = result_text(permitted)
     fenced = split_fence(text)
     first = (fenced[1] if fenced is not None else text).partition("\n")[0]
     shown = f"(fenced as untrusted) {first}" if fenced is not None else first
     out.line(f"  permitted  claude-flow__memory_store under /use flow-memory -> {shown[:140]}")
-    for name, scope, label in (("general__echo", memory_scope, "under /use flow-memory"),
-                               ("claude-flow__swarm_init", TurnScope(), "with no skill")):
+    for name, scope, label in (
+        ("general__echo", memory_scope, "under /use flow-memory"),
+        ("claude-flow__swarm_init", TurnScope(), "with no skill"),
+    ):
         try:
             await box.registry.execute(name, {"text": "hi"} if name == "general__echo" else {}, scope)
         except PermissionDenied as exc:

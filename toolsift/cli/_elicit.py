@@ -68,16 +68,18 @@ class TerminalElicitor:
         read: Reads one answer (``input`` by default, run off the event loop).
     """
 
-    def __init__(self, out: Output, *, interactive: bool | None = None,
-                 read: Callable[[str], str | None] = _read) -> None:
+    def __init__(
+        self, out: Output, *, interactive: bool | None = None, read: Callable[[str], str | None] = _read
+    ) -> None:
         self._out = out
         self._interactive = sys.stdin.isatty() if interactive is None else interactive
         self._read = read
 
     async def __call__(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         if not self._interactive:
-            return types.ErrorData(code=types.INVALID_REQUEST,
-                                   message="there is no terminal to ask the person; the request is refused")
+            return types.ErrorData(
+                code=types.INVALID_REQUEST, message="there is no terminal to ask the person; the request is refused"
+            )
         self._out.line(f"MCP server {server!r} asks: {params.message}", style="yellow")
         if isinstance(params, types.ElicitRequestURLParams):
             self._out.line(f"Open {params.url}")
@@ -98,8 +100,16 @@ class TerminalElicitor:
         content: dict[str, Any] = {}
         for name, field in schema.get("properties", {}).items():
             spec: dict[str, Any] = dict(field)
-            hint = " | ".join(filter(None, [spec.get("description"), ", ".join(_choices(spec)) or None,
-                                            f"default {spec['default']}" if "default" in spec else None]))
+            hint = " | ".join(
+                filter(
+                    None,
+                    [
+                        spec.get("description"),
+                        ", ".join(_choices(spec)) or None,
+                        f"default {spec['default']}" if "default" in spec else None,
+                    ],
+                )
+            )
             while True:
                 text = await self._ask(f"{spec.get('title', name)}{f' ({hint})' if hint else ''}: ")
                 if text is None:

@@ -24,7 +24,9 @@ def internal_hint(servers: Iterable[ServerConfig]) -> str | None:
     if not internal:
         return None
     names = ", ".join(server.name for server in internal[:_SHOWN]) + (", ..." if len(internal) > _SHOWN else "")
-    return (f"{len(internal)} of {len(enabled)} server(s) are internal ({names}): the model sees their tools only "
-            f"when a skill names the server (allowed-tools: [{internal[0].namespace}__*]) or the agent searches "
-            f"for tools (\"toolDiscovery\": \"search\"); set \"internalOnly\": false on a server to show its tools "
-            f"in every turn")
+    return (
+        f"{len(internal)} of {len(enabled)} server(s) are internal ({names}): the model sees their tools only "
+        f"when a skill names the server (allowed-tools: [{internal[0].namespace}__*]) or the agent searches "
+        f'for tools ("toolDiscovery": "search"); set "internalOnly": false on a server to show its tools '
+        f"in every turn"
+    )

@@ -23,16 +23,22 @@ from ._output import Output, estimate_tokens, progress_printer, reported_here
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 SkillOption = Annotated[str | None, typer.Option("--skill", "-s", help="Act as if '/use SKILL' were active.")]
-ArgsOption = Annotated[str, typer.Option(
-    "--args", help="Argument text for the skill's variables; when given, checked as '/use SKILL ARGS' would be.")]
+ArgsOption = Annotated[
+    str,
+    typer.Option(
+        "--args", help="Argument text for the skill's variables; when given, checked as '/use SKILL ARGS' would be."
+    ),
+]
 AgentOption = Annotated[str | None, typer.Option("--agent", "-a", help="Agent profile from the config.")]
 
 
 @app.command()
 def check(
     json_mode: JsonOption = False,
-    resolve: Annotated[bool, typer.Option(
-        "--resolve", help="Also resolve ${VAR} and secret:// references now (values are never printed).")] = False,
+    resolve: Annotated[
+        bool,
+        typer.Option("--resolve", help="Also resolve ${VAR} and secret:// references now (values are never printed)."),
+    ] = False,
 ) -> None:
     """Validate the config and the skills; print every problem with its file, line and field.
 
@@ -43,28 +49,41 @@ def check(
     out = Output(json_mode=json_mode)
     path = find_config(state.config)
     report = validate_config(path, resolve_references=resolve)
-    problems = [{"file": str(p.path or report.path), "line": p.line, "field": p.field, "message": p.reason}
-                for p in report.problems]
-    warnings = [{"file": str(w.path or report.path), "line": w.line, "field": w.field, "message": w.message}
-                for w in report.warnings]
+    problems = [
+        {"file": str(p.path or report.path), "line": p.line, "field": p.field, "message": p.reason}
+        for p in report.problems
+    ]
+    warnings = [
+        {"file": str(w.path or report.path), "line": w.line, "field": w.field, "message": w.message}
+        for w in report.warnings
+    ]
     hints = []
     if report.config is not None:
         with reported_here("toolsift.skills"):
             loaded = skills_loader(report.config).load()
         for problem in loaded.problems:
-            problems.append({"file": str(problem.path), "line": problem.line, "field": problem.field,
-                             "message": problem.message})
-        warnings += [{"file": str(w.path), "line": w.line, "field": w.field, "message": w.reason}
-                     for w in loaded.warnings]
+            problems.append(
+                {"file": str(problem.path), "line": problem.line, "field": problem.field, "message": problem.message}
+            )
+        warnings += [
+            {"file": str(w.path), "line": w.line, "field": w.field, "message": w.reason} for w in loaded.warnings
+        ]
         known = known_tools(path.parent)
         coverage = pattern_coverage(loaded, report.config, known)
         rules, rules_hint = rule_coverage(report.config, known)
         warnings += coverage.unmatched + rules
-        hints = [hint for hint in (internal_hint(report.config.servers.values()), coverage.hint(), rules_hint)
-                 if hint]
+        hints = [hint for hint in (internal_hint(report.config.servers.values()), coverage.hint(), rules_hint) if hint]
     if json_mode:
-        out.json({"ok": not problems, "config": str(report.path), "format": report.dialect, "problems": problems,
-                  "warnings": warnings, "hints": hints})
+        out.json(
+            {
+                "ok": not problems,
+                "config": str(report.path),
+                "format": report.dialect,
+                "problems": problems,
+                "warnings": warnings,
+                "hints": hints,
+            }
+        )
     else:
         for item in problems:
             out.line(f"problem  {_where(item)}{item['message']}")
@@ -74,8 +93,9 @@ def check(
             out.line(f"hint     {hint}")
         verdict = "OK" if not problems else f"{len(problems)} problem(s)"
         read_as = f" (read as a {report.dialect} file)" if report.dialect != "toolsift" else ""
-        out.line(f"{report.path}{read_as}: {verdict}, {len(warnings)} warning(s)",
-                 style="green" if not problems else "red")
+        out.line(
+            f"{report.path}{read_as}: {verdict}, {len(warnings)} warning(s)", style="green" if not problems else "red"
+        )
     raise typer.Exit(EXIT["ok"] if not problems else EXIT["failed"])
 
 
@@ -97,8 +117,9 @@ def servers(json_mode: JsonOption = False) -> None:
                 out.json(rows)
             else:
                 columns = ["server", "transport", "visibility", "state", "tools", "error"]
-                out.table("MCP servers", columns, [[row[c] if row[c] is not None else "" for c in columns]
-                                                   for row in rows])
+                out.table(
+                    "MCP servers", columns, [[row[c] if row[c] is not None else "" for c in columns] for row in rows]
+                )
             hint = internal_hint(box.sessions.servers.values())
             if hint:
                 out.note(hint, style=None)
@@ -112,23 +133,41 @@ def servers(json_mode: JsonOption = False) -> None:
 
 def _server_rows(box: Toolbox) -> list[dict[str, Any]]:
     """Every server of the file: its sessions, the disabled ones, and those left out for a problem in their entry."""
-    rows: list[dict[str, Any]] = [{"server": r.server, "transport": r.transport, "visibility": r.visibility,
-                                   "state": r.state.value, "tools": r.tools, "error": r.error}
-                                  for r in box.sessions.status()]
+    rows: list[dict[str, Any]] = [
+        {
+            "server": r.server,
+            "transport": r.transport,
+            "visibility": r.visibility,
+            "state": r.state.value,
+            "tools": r.tools,
+            "error": r.error,
+        }
+        for r in box.sessions.status()
+    ]
     configs = box.sessions.servers
     for name, reason in box.sessions.skipped.items():
         config = configs.get(name)
         disabled = config is not None and not config.enabled
-        rows.append({"server": name, "transport": config.transport_kind if config else None,
-                     "visibility": None if config is None else "internal" if config.internal_only else "global",
-                     "state": "disabled" if disabled else "skipped", "tools": 0, "error": None if disabled else reason})
-    rows += [{"server": name, "transport": None, "visibility": None, "state": "dropped", "tools": 0, "error": reason}
-             for name, reason in box.dropped.items()]
+        rows.append(
+            {
+                "server": name,
+                "transport": config.transport_kind if config else None,
+                "visibility": None if config is None else "internal" if config.internal_only else "global",
+                "state": "disabled" if disabled else "skipped",
+                "tools": 0,
+                "error": None if disabled else reason,
+            }
+        )
+    rows += [
+        {"server": name, "transport": None, "visibility": None, "state": "dropped", "tools": 0, "error": reason}
+        for name, reason in box.dropped.items()
+    ]
     return sorted(rows, key=lambda row: str(row["server"]))
 
 
-async def _conversation(box: Toolbox, agent: str | None, skill: str | None,
-                        arguments: str, approver: Approver | None = None) -> tuple[Conversation, TurnScope]:
+async def _conversation(
+    box: Toolbox, agent: str | None, skill: str | None, arguments: str, approver: Approver | None = None
+) -> tuple[Conversation, TurnScope]:
     """The agent's conversation and the scope of a turn with ``skill`` active.
 
     The scope comes from the skill's front matter, so no variables are needed to
@@ -146,9 +185,14 @@ async def _conversation(box: Toolbox, agent: str | None, skill: str | None,
         raise SkillNotFound(skill, [s.name for s in catalog.invocable()])
     # Pinned and unlocked tools depend on the skill (search_tools is offered only without one): start from
     # the agent's base scope and let the conversation's discovery add them, as a real turn does.
-    base = TurnScope(agent_allowed=conversation.allowed_tools, agent=conversation.agent,
-                     read_only=conversation.plan_mode, skill_allowed=found.allowed_tools,
-                     skill_disallowed=found.disallowed_tools, skill=found.name)
+    base = TurnScope(
+        agent_allowed=conversation.allowed_tools,
+        agent=conversation.agent,
+        read_only=conversation.plan_mode,
+        skill_allowed=found.allowed_tools,
+        skill_disallowed=found.disallowed_tools,
+        skill=found.name,
+    )
     discovery = conversation.discovery
     return conversation, discovery.scope_for_turn(base) if discovery is not None else base
 
@@ -159,11 +203,12 @@ def tools(
     skill: SkillOption = None,
     arguments: ArgsOption = "",
     agent: AgentOption = None,
-    search: Annotated[str | None, typer.Option("--search", "-q", help="Rank every tool and skill for a query.")]
-    = None,
+    search: Annotated[str | None, typer.Option("--search", "-q", help="Rank every tool and skill for a query.")] = None,
     limit: Annotated[int, typer.Option("--limit", help="How many search results.")] = 10,
-    backend: Annotated[str | None, typer.Option(
-        "--backend", help=f"Ranking for --search: one of {', '.join(BACKENDS)} (default: the config's).")] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option("--backend", help=f"Ranking for --search: one of {', '.join(BACKENDS)} (default: the config's)."),
+    ] = None,
     json_mode: JsonOption = False,
 ) -> None:
     """Which tools a turn would see (with --skill, after '/use SKILL'), marked internal or global.
@@ -188,19 +233,26 @@ def tools(
                 matcher = compile_patterns(patterns, where="the command line")
                 shown = {t.spec.name for t in visible}
                 visible = [t for t in visible if matcher.matches(t.spec.name)]
-                hidden = [t for t in box.registry.tools()
-                          if t.spec.name not in shown and matcher.matches(t.spec.name)]
-            rows: list[dict[str, Any]] = [{"name": t.spec.name,
-                                           "tier": "internal" if box.registry.is_internal(t.spec.name) else "global",
-                     "server": t.spec.server, "read_only": t.spec.read_only,
-                     "description": t.spec.description.strip().splitlines()[0] if t.spec.description.strip()
-                     else ""} for t in visible]
+                hidden = [t for t in box.registry.tools() if t.spec.name not in shown and matcher.matches(t.spec.name)]
+            rows: list[dict[str, Any]] = [
+                {
+                    "name": t.spec.name,
+                    "tier": "internal" if box.registry.is_internal(t.spec.name) else "global",
+                    "server": t.spec.server,
+                    "read_only": t.spec.read_only,
+                    "description": t.spec.description.strip().splitlines()[0] if t.spec.description.strip() else "",
+                }
+                for t in visible
+            ]
             if json_mode:
                 out.json(rows)
                 return
             title = f"{len(rows)} tool(s) in scope" + (f" with skill {skill!r}" if skill else "")
-            out.table(title, ["name", "tier", "read-only", "description"],
-                      [(r["name"], r["tier"], "yes" if r["read_only"] else "", r["description"][:80]) for r in rows])
+            out.table(
+                title,
+                ["name", "tier", "read-only", "description"],
+                [(r["name"], r["tier"], "yes" if r["read_only"] else "", r["description"][:80]) for r in rows],
+            )
             if hidden:
                 out.note(_hidden_note(box, hidden, skill), style="yellow")
 
@@ -214,8 +266,10 @@ def _hidden_note(box: Toolbox, hidden: list[Tool], skill: str | None) -> str:
     text = f"{len(hidden)} more tool(s) match but are not in {turn}"
     if internal:
         example = f"{internal[0]}__*"
-        text += (f": server(s) {', '.join(internal)} are internal (internalOnly), so only a skill whose "
-                 f"allowed-tools names the server ({example!r}) or a search (--search) reaches their tools")
+        text += (
+            f": server(s) {', '.join(internal)} are internal (internalOnly), so only a skill whose "
+            f"allowed-tools names the server ({example!r}) or a search (--search) reaches their tools"
+        )
     else:
         text += ": the agent's or the skill's allowed-tools leave them out"
     return text
@@ -225,16 +279,31 @@ def _ranking(out: Output, box: Toolbox, query: str, limit: int, backend: str | N
     index = box.index
     if backend is not None and backend != index.backend:
         # Raises ConfigError, saying how to install the semantic backends, when they are missing.
-        index = SearchIndex(box.registry, box.catalog, unsearchable=index.unsearchable,
-                            backend=cast(BackendName, backend),
-                            server_descriptions=lambda: server_descriptions(box.sessions))
+        index = SearchIndex(
+            box.registry,
+            box.catalog,
+            unsearchable=index.unsearchable,
+            backend=cast(BackendName, backend),
+            server_descriptions=lambda: server_descriptions(box.sessions),
+        )
     if not out.json_mode:
         out.line(format_ranking(index, query, limit=limit))
         return
-    out.json([{"rank": rank, "kind": hit.document.kind, "name": hit.document.name, "server": hit.document.server,
-               "servers": hit.servers, "score": None if hit.exact else round(hit.score, 4), "exact": hit.exact,
-               "summary": hit.document.summary}
-              for rank, hit in enumerate(index.search(query, limit=limit), start=1)])
+    out.json(
+        [
+            {
+                "rank": rank,
+                "kind": hit.document.kind,
+                "name": hit.document.name,
+                "server": hit.document.server,
+                "servers": hit.servers,
+                "score": None if hit.exact else round(hit.score, 4),
+                "exact": hit.exact,
+                "summary": hit.document.summary,
+            }
+            for rank, hit in enumerate(index.search(query, limit=limit), start=1)
+        ]
+    )
 
 
 @app.command()
@@ -253,8 +322,10 @@ def schemas(
     except UnknownFormat as exc:
         raise typer.BadParameter(str(exc), param_hint="'--format'") from None
     if strict and not getattr(chosen, "strict_mode", False):
-        raise typer.BadParameter(f"format {format!r} has no strict mode; it goes with -f openai or "
-                                 "-f openai-responses", param_hint="'--strict'")
+        raise typer.BadParameter(
+            f"format {format!r} has no strict mode; it goes with -f openai or -f openai-responses",
+            param_hint="'--strict'",
+        )
 
     async def body() -> None:
         async with open_toolbox(out) as box:
@@ -263,12 +334,20 @@ def schemas(
             text = json.dumps(payload, ensure_ascii=False)
             size = len(text.encode())
             if json_mode:
-                out.json({"format": format, "count": len(payload), "bytes": size,
-                          "estimated_tokens": estimate_tokens(text), "schemas": payload})
+                out.json(
+                    {
+                        "format": format,
+                        "count": len(payload),
+                        "bytes": size,
+                        "estimated_tokens": estimate_tokens(text),
+                        "schemas": payload,
+                    }
+                )
                 return
             out.json(payload)
-            out.note(f"{len(payload)} schema(s), {size:,} bytes, ~{estimate_tokens(text):,} tokens ({format})",
-                     style=None)
+            out.note(
+                f"{len(payload)} schema(s), {size:,} bytes, ~{estimate_tokens(text):,} tokens ({format})", style=None
+            )
 
     run_async(body)
 
@@ -281,8 +360,9 @@ def call(
     skill_arguments: ArgsOption = "",
     agent: AgentOption = None,
     json_mode: JsonOption = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve a call that the agent's ask rules hold "
-                                                          "back, without asking.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve a call that the agent's ask rules hold back, without asking.")
+    ] = False,
 ) -> None:
     """Call one tool through the five layers, as the model would in the agent's turn.
 
@@ -305,9 +385,14 @@ def call(
             approver = TerminalApprover(out, assume_yes=yes, mask=box.sessions.mask_secrets)
             conversation, scope = await _conversation(box, agent, skill, skill_arguments, approver)
             await box.sessions.start_lazy([split_name(tool)[0] or ""])  # a lazy server starts when called
-            result = await box.registry.execute(tool, parsed, scope, conversation.permissions,
-                                                timeout=conversation.limits.call_timeout,
-                                                progress=progress_printer(out, tool))
+            result = await box.registry.execute(
+                tool,
+                parsed,
+                scope,
+                conversation.permissions,
+                timeout=conversation.limits.call_timeout,
+                progress=progress_printer(out, tool),
+            )
             if json_mode:
                 out.json(result.to_mcp().model_dump(mode="json", by_alias=True, exclude_none=True))
             else:

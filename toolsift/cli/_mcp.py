@@ -33,8 +33,9 @@ from ._output import Output
 
 __all__ = ["mcp_app"]
 
-mcp_app = typer.Typer(name="mcp", help="Add, list, show and remove MCP servers in the project or user config.",
-                      no_args_is_help=True)
+mcp_app = typer.Typer(
+    name="mcp", help="Add, list, show and remove MCP servers in the project or user config.", no_args_is_help=True
+)
 app.add_typer(mcp_app)
 
 SCOPES = ("project", "user")
@@ -43,8 +44,14 @@ TRANSPORTS = ("stdio", "http", "sse")
 _TOP_LEVEL_KEYS = ("mcpServers", "mcp_servers", "servers")
 _URL_KEYS = ("url", "serverUrl", "httpUrl")
 
-ScopeOption = Annotated[str | None, typer.Option(
-    "--scope", "-s", help="project (the project's config: ./toolsift.json, .mcp.json, .vscode/mcp.json, ...) or user.")]
+ScopeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scope",
+        "-s",
+        help="project (the project's config: ./toolsift.json, .mcp.json, .vscode/mcp.json, ...) or user.",
+    ),
+]
 
 
 @dataclass(frozen=True)
@@ -168,8 +175,9 @@ def _entry(name: str, transport: str, target: list[str], env: list[str], header:
         entry = {"command": target[0], "args": target[1:]} if target[1:] else {"command": target[0]}
     else:
         if len(target) != 1 or not target[0].startswith(("http://", "https://")):
-            raise typer.BadParameter(f"expected one http:// or https:// URL, got {' '.join(target)!r}",
-                                     param_hint="'URL'")
+            raise typer.BadParameter(
+                f"expected one http:// or https:// URL, got {' '.join(target)!r}", param_hint="'URL'"
+            )
         entry = {"type": transport, "url": target[0]}
         if header:
             entry["headers"] = _pairs(header, ":", "--header")
@@ -188,11 +196,14 @@ def _entry(name: str, transport: str, target: list[str], env: list[str], header:
 @mcp_app.command("add")
 def add(
     name: Annotated[str, typer.Argument(metavar="NAME", help="The server's name (its tools are NAME__tool).")],
-    command_or_url: Annotated[list[str] | None, typer.Argument(
-        metavar="COMMAND_OR_URL", help="stdio: the command and its arguments after --; http/sse: the URL.")] = None,
+    command_or_url: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="COMMAND_OR_URL", help="stdio: the command and its arguments after --; http/sse: the URL."
+        ),
+    ] = None,
     transport: Annotated[str, typer.Option("--transport", "-t", help="stdio, http or sse.")] = "stdio",
-    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for the server (repeatable).")]
-    = None,
+    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for the server (repeatable).")] = None,
     header: Annotated[list[str] | None, typer.Option("--header", "-H", help="'Name: value' (repeatable).")] = None,
     scope: ScopeOption = None,
 ) -> None:
@@ -202,8 +213,9 @@ def add(
     with edit_json(path) as data:
         servers = _servers(data, path, create=True)
         if name in servers:
-            raise typer.BadParameter(f"{path} already has a server {name!r}; 'toolsift mcp remove {name}' first",
-                                     param_hint="'NAME'")
+            raise typer.BadParameter(
+                f"{path} already has a server {name!r}; 'toolsift mcp remove {name}' first", param_hint="'NAME'"
+            )
         servers[name] = _in_format(entry, path)
     Output().line(f"Added {transport} server {name!r} to {path} ({where})")
 
@@ -216,8 +228,15 @@ def list_servers() -> None:
     for where, path in _files(None):
         for name, entry in _servers(read_json(path), path, create=False).items():
             if isinstance(entry, dict):
-                rows.append((name, where, _transport(entry), _target(mask_settings(entry)),
-                             "no" if entry.get("enabled") is False or entry.get("disabled") is True else "yes"))
+                rows.append(
+                    (
+                        name,
+                        where,
+                        _transport(entry),
+                        _target(mask_settings(entry)),
+                        "no" if entry.get("enabled") is False or entry.get("disabled") is True else "yes",
+                    )
+                )
     if not rows:
         out.note("No servers configured; add one with 'toolsift mcp add NAME -- CMD ARGS'")
         return
@@ -238,8 +257,12 @@ def _target(entry: dict[str, Any]) -> str:
 
 
 def _found(name: str, scope: str | None) -> list[tuple[str, Path, dict[str, Any]]]:
-    found = [(where, path, data) for where, path in _files(scope)
-             for data in [read_json(path)] if name in _servers(data, path, create=False)]
+    found = [
+        (where, path, data)
+        for where, path in _files(scope)
+        for data in [read_json(path)]
+        if name in _servers(data, path, create=False)
+    ]
     if not found:
         _no_server(name, {n for _, path in _files(scope) for n in _servers(read_json(path), path, create=False)})
     return found
@@ -268,8 +291,9 @@ def remove(name: Annotated[str, typer.Argument(help="The server's name.")], scop
     """Remove a server; with it in both the project and user config, --scope says which."""
     found = _found(name, scope)
     if len(found) > 1:
-        raise typer.BadParameter(f"{name!r} is in both the project and the user config; pass --scope",
-                                 param_hint="'--scope'")
+        raise typer.BadParameter(
+            f"{name!r} is in both the project and the user config; pass --scope", param_hint="'--scope'"
+        )
     [(where, path, _)] = found
     with edit_json(path) as data:
         servers = _servers(data, path, create=False)

@@ -20,18 +20,16 @@ def serve(
     port: Annotated[int | None, typer.Option("--port", "-p", help="HTTP: port (0 picks a free one).")] = None,
     stateless: Annotated[bool, typer.Option("--stateless", help="HTTP: no MCP session ids.")] = False,
     json_response: Annotated[bool, typer.Option("--json-response", help="HTTP: plain JSON bodies.")] = False,
-    workers: Annotated[int | None, typer.Option("--workers", help="HTTP: uvicorn workers (needs --stateless).")]
-    = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="HTTP: uvicorn workers (needs --stateless).")] = None,
     profile: Annotated[str | None, typer.Option("--profile", help="Agent profile the server runs as.")] = None,
-    gateway: Annotated[bool, typer.Option("--gateway", help="Also serve the configured MCP servers' tools.")]
-    = False,
-    gateway_skill: Annotated[str | None, typer.Option("--gateway-skill",
-                                                      help="Serve the MCP tools a skill's allowed-tools name.")]
-    = None,
-    ready_file: Annotated[Path | None, typer.Option("--ready-file", help="HTTP: write the URL here once up.")]
-    = None,
-    redis: Annotated[str | None, typer.Option("--redis", help="HTTP: share sessions with other replicas through "
-                                                              "this Redis URL.")] = None,
+    gateway: Annotated[bool, typer.Option("--gateway", help="Also serve the configured MCP servers' tools.")] = False,
+    gateway_skill: Annotated[
+        str | None, typer.Option("--gateway-skill", help="Serve the MCP tools a skill's allowed-tools name.")
+    ] = None,
+    ready_file: Annotated[Path | None, typer.Option("--ready-file", help="HTTP: write the URL here once up.")] = None,
+    redis: Annotated[
+        str | None, typer.Option("--redis", help="HTTP: share sessions with other replicas through this Redis URL.")
+    ] = None,
     replica: Annotated[str | None, typer.Option("--replica", help="This replica's name in Redis.")] = None,
 ) -> None:
     """Serve toolsift over MCP: `claude mcp add toolsift -- toolsift serve`.
@@ -41,22 +39,37 @@ def serve(
     from ..serve import main as serve_main
 
     if transport is not None and transport not in TRANSPORTS:
-        raise typer.BadParameter(f"{transport!r} is not one of {', '.join(map(repr, TRANSPORTS))}",
-                                 param_hint="'--transport'")
+        raise typer.BadParameter(
+            f"{transport!r} is not one of {', '.join(map(repr, TRANSPORTS))}", param_hint="'--transport'"
+        )
     if workers is not None and workers < 1:
         raise typer.BadParameter(f"{workers} is not a number of processes (1 or more)", param_hint="'--workers'")
     # stdin may be the MCP wire here, so there is no asking: trust is given ahead of time or by flag. The
     # settings (serve, agents, workspace) decide what a served model may do, so they need it in every mode;
     # the servers only where they start, as a gateway.
-    config, _, launches = trusted_config(Output(), interactive=False, starts_servers=lambda file: bool(
-        gateway or gateway_skill or file.serve.gateway is not False))
+    config, _, launches = trusted_config(
+        Output(),
+        interactive=False,
+        starts_servers=lambda file: bool(gateway or gateway_skill or file.serve.gateway is not False),
+    )
     assert config.path is not None  # loaded from a file
     argv = ["--config", str(config.path)]
-    for flag, value in (("--transport", transport), ("--host", host), ("--port", port), ("--workers", workers),
-                        ("--profile", profile), ("--gateway-skill", gateway_skill), ("--ready-file", ready_file),
-                        ("--redis", redis), ("--replica", replica)):
+    for flag, value in (
+        ("--transport", transport),
+        ("--host", host),
+        ("--port", port),
+        ("--workers", workers),
+        ("--profile", profile),
+        ("--gateway-skill", gateway_skill),
+        ("--ready-file", ready_file),
+        ("--redis", redis),
+        ("--replica", replica),
+    ):
         if value is not None:
             argv += [flag, str(value)]
-    argv += [flag for flag, on in (("--stateless", stateless), ("--json-response", json_response),
-                                   ("--gateway", gateway)) if on]
+    argv += [
+        flag
+        for flag, on in (("--stateless", stateless), ("--json-response", json_response), ("--gateway", gateway))
+        if on
+    ]
     raise typer.Exit(serve_main(argv, config=config, trust=launches))

@@ -46,17 +46,37 @@ def list_skills(json_mode: JsonOption = False) -> None:
     with reported_here("toolsift.skills"):
         loaded = _loader().load()
     rows: list[dict[str, Any]] = [
-        {"name": s.name, "display_name": s.display_name, "description": s.description,
-         "allowed_tools": list(s.allowed_tools), "user_invocable": s.user_invocable, "path": str(s.path)}
-        for s in loaded]
+        {
+            "name": s.name,
+            "display_name": s.display_name,
+            "description": s.description,
+            "allowed_tools": list(s.allowed_tools),
+            "user_invocable": s.user_invocable,
+            "path": str(s.path),
+        }
+        for s in loaded
+    ]
     if json_mode:
-        out.json({"skills": rows, "problems": [{"path": str(p.path), "message": p.message}
-                                               for p in loaded.problems],
-                  "warnings": [{"path": str(w.path), "message": w.message} for w in loaded.warnings]})
+        out.json(
+            {
+                "skills": rows,
+                "problems": [{"path": str(p.path), "message": p.message} for p in loaded.problems],
+                "warnings": [{"path": str(w.path), "message": w.message} for w in loaded.warnings],
+            }
+        )
     else:
-        out.table(f"{len(rows)} skill(s)", ["name", "allowed-tools", "description"],
-                  [(r["name"] + (f" ({r['display_name']})" if r["display_name"] else ""),
-                    ", ".join(r["allowed_tools"]) or "(no limit)", str(r["description"])[:70]) for r in rows])
+        out.table(
+            f"{len(rows)} skill(s)",
+            ["name", "allowed-tools", "description"],
+            [
+                (
+                    r["name"] + (f" ({r['display_name']})" if r["display_name"] else ""),
+                    ", ".join(r["allowed_tools"]) or "(no limit)",
+                    str(r["description"])[:70],
+                )
+                for r in rows
+            ],
+        )
         for problem in loaded.problems:
             out.note(f"problem: {problem.message}", style="yellow")
         for warning in loaded.warnings:

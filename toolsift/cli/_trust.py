@@ -40,8 +40,11 @@ def _question(check: TrustCheck, config: ToolsiftConfig) -> str:
     if check.new:
         parts += ["MCP servers it starts:", *describe_launches(config, check.new)]
     if check.changed:
-        parts += ["servers whose launch (command, arguments, folder, environment, env file or URL) changed "
-                  "since you trusted them:", *describe_launches(config, check.changed)]
+        parts += [
+            "servers whose launch (command, arguments, folder, environment, env file or URL) changed "
+            "since you trusted them:",
+            *describe_launches(config, check.changed),
+        ]
     if check.settings:
         parts.append(describe_settings(check.settings))
     return "\n".join(parts)
@@ -52,8 +55,15 @@ def _without_servers(config: ToolsiftConfig) -> ToolsiftConfig:
     return config.model_copy(update={"tools": tools})
 
 
-def ensure_trusted(config: ToolsiftConfig, out: Output, *, named: bool, assume: bool,
-                   interactive: bool | None = None, servers: bool = True) -> TrustedLaunches | None:
+def ensure_trusted(
+    config: ToolsiftConfig,
+    out: Output,
+    *,
+    named: bool,
+    assume: bool,
+    interactive: bool | None = None,
+    servers: bool = True,
+) -> TrustedLaunches | None:
     """Use nothing of a project's config (servers, settings) until the person running toolsift has trusted it.
 
     Trusted when: the file was named (``--config`` or ``TOOLSIFT_CONFIG``: the
@@ -91,8 +101,11 @@ def ensure_trusted(config: ToolsiftConfig, out: Output, *, named: bool, assume: 
         return store.launches(config, path)
     question = _question(check, config)
     if not (sys.stdin.isatty() if interactive is None else interactive):
-        raise ConfigError(f"{question}\nNothing was started. Run 'toolsift trust' in this folder to trust it, or "
-                          f"pass --trust-project (or set {TRUST_ENV}=1) for one run", path=path)
+        raise ConfigError(
+            f"{question}\nNothing was started. Run 'toolsift trust' in this folder to trust it, or "
+            f"pass --trust-project (or set {TRUST_ENV}=1) for one run",
+            path=path,
+        )
     out.line(question, style="yellow")
     answer = input("Trust this project's config and use it? [y/N]: ").strip().lower()
     if answer not in ("y", "yes"):

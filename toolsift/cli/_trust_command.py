@@ -15,8 +15,7 @@ from ._trust import describe_launches, describe_settings, trust_store
 
 @app.command()
 def trust(
-    revoke: Annotated[bool, typer.Option("--revoke", help="Forget the trust given to this project's config.")]
-    = False,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Forget the trust given to this project's config.")] = False,
 ) -> None:
     """Trust this folder's config (its servers and settings) ahead of time, or forget that trust with --revoke."""
     out = Output()
@@ -34,5 +33,7 @@ def trust(
     if settings:
         out.line(describe_settings(settings))
     store.remember(config, path)
-    out.line("Trusted here; asked again when a server is added or what it launches changes (command, arguments, "
-             "folder, environment, env file or URL), or when those settings change.")
+    out.line(
+        "Trusted here; asked again when a server is added or what it launches changes (command, arguments, "
+        "folder, environment, env file or URL), or when those settings change."
+    )

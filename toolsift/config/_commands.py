@@ -20,8 +20,8 @@ __all__ = ["CommandSettings"]
 # Keys older versions accepted here, and why they no longer mean anything.
 _OBSOLETE = {
     "programs": "per-program argument policies are no longer used: exec_shell now runs every program inside a "
-                "bubblewrap sandbox, which confines what any program (and whatever it starts) can reach. Remove "
-                "'programs'; to keep a program from running, leave it off allowedPrograms",
+    "bubblewrap sandbox, which confines what any program (and whatever it starts) can reach. Remove "
+    "'programs'; to keep a program from running, leave it off allowedPrograms",
 }
 
 

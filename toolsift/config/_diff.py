@@ -41,8 +41,11 @@ class ConfigDiff:
         return bool(self.added or self.removed or self.changed)
 
     def __str__(self) -> str:
-        parts = [f"{label} {', '.join(names)}" for label, names in
-                 (("added", self.added), ("removed", self.removed), ("changed", self.changed)) if names]
+        parts = [
+            f"{label} {', '.join(names)}"
+            for label, names in (("added", self.added), ("removed", self.removed), ("changed", self.changed))
+            if names
+        ]
         return "; ".join(parts) or "no server changed"
 
 

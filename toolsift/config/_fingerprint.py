@@ -128,8 +128,9 @@ def launch_fingerprints(config: ToolsiftConfig, *, cwd: Path | None = None) -> d
         cwd: The folder a stdio server without ``cwd`` starts in (this
             process's current folder by default, as when it is spawned).
     """
-    return {name: launch_fingerprint(server, cwd=cwd)
-            for name, server in sorted(config.servers.items()) if server.enabled}
+    return {
+        name: launch_fingerprint(server, cwd=cwd) for name, server in sorted(config.servers.items()) if server.enabled
+    }
 
 
 def _pruned(value: Any) -> Any:
@@ -146,8 +147,9 @@ def configured_settings(config: ToolsiftConfig) -> dict[str, Any]:
     left out: they are toolsift's, not the project's choice. Paths are as
     loaded, made absolute against the file's folder.
     """
-    data = config.model_dump(mode="json", by_alias=True, exclude_unset=True,
-                             exclude={"path": True, "tools": {"mcp_servers": True}})
+    data = config.model_dump(
+        mode="json", by_alias=True, exclude_unset=True, exclude={"path": True, "tools": {"mcp_servers": True}}
+    )
     return dict(_pruned(data))
 
 

@@ -46,8 +46,11 @@ def _is_credential_flag(arg: str) -> bool:
 
 
 def _plaintext(value: str) -> bool:
-    return bool(value) and not has_references(value) and not is_secret_reference(value) and not (
-        _HARMLESS.fullmatch(value)
+    return (
+        bool(value)
+        and not has_references(value)
+        and not is_secret_reference(value)
+        and not (_HARMLESS.fullmatch(value))
     )
 
 
@@ -114,8 +117,11 @@ def _globs(config: ToolsiftConfig, agents: Iterable[str]) -> Iterator[_Glob]:
         if agent is None:  # the built-in default profile has no globs
             continue
         where = f"agents.{name}"
-        for key, globs in (("denylist", agent.permissions.denylist), ("allowlist", agent.permissions.allowlist or ()),
-                           ("ask", agent.permissions.ask)):
+        for key, globs in (
+            ("denylist", agent.permissions.denylist),
+            ("allowlist", agent.permissions.allowlist or ()),
+            ("ask", agent.permissions.ask),
+        ):
             yield from (_Glob(f"{where}.permissions.{key}", glob, True) for glob in globs)
         yield from (_Glob(f"{where}.allowedTools", glob, False) for glob in agent.allowed_tools or ())
 
@@ -131,9 +137,14 @@ def _reached(glob: _Glob, unlisted: list[ServerConfig], *, upstream: bool) -> li
     return []
 
 
-def permission_glob_warnings(config: ToolsiftConfig, registry: ToolRegistry, *, agents: Iterable[str] | None = None,
-                             upstream: bool = False, app_tools: bool = False,
-                             ) -> tuple[list[ConfigWarning], set[str]]:
+def permission_glob_warnings(
+    config: ToolsiftConfig,
+    registry: ToolRegistry,
+    *,
+    agents: Iterable[str] | None = None,
+    upstream: bool = False,
+    app_tools: bool = False,
+) -> tuple[list[ConfigWarning], set[str]]:
     """Permission globs that match no tool of ``registry``, and the servers whose tools could not be checked.
 
     A rule glob (``denylist``, ``allowlist``, ``ask``, ``tools.permissions``)
@@ -156,8 +167,9 @@ def permission_glob_warnings(config: ToolsiftConfig, registry: ToolRegistry, *, 
     """
     # The names the checks themselves match by, canonical first, so that the two cannot differ.
     known = [registry.names(tool.spec.name) for tool in registry]
-    unlisted = [server for server in config.servers.values()
-                if server.enabled and not registry.tools(server=server.namespace)]
+    unlisted = [
+        server for server in config.servers.values() if server.enabled and not registry.tools(server=server.namespace)
+    ]
     warnings: list[ConfigWarning] = []
     unchecked: set[str] = set()
     for glob in _globs(config, config.agents if agents is None else agents):
@@ -171,9 +183,15 @@ def permission_glob_warnings(config: ToolsiftConfig, registry: ToolRegistry, *, 
         if app_tools and literal_server(glob.glob) in (None, SERVED_BUILTIN_NAMESPACE):
             continue
         what = "rule" if glob.every_name else "allowedTools entry"
-        how = ("rules match a tool by its canonical name (read_file, github__create_issue), its served name "
-               "(builtin__read_file), its server's key under a toolPrefix, and its provider aliases"
-               if glob.every_name else "allowedTools match canonical names (read_file, github__create_issue)")
-        warnings.append(ConfigWarning(f"{what} {glob.glob!r} matches no tool, so it has no effect; {how}",
-                                      path=config.path, field=glob.field))
+        how = (
+            "rules match a tool by its canonical name (read_file, github__create_issue), its served name "
+            "(builtin__read_file), its server's key under a toolPrefix, and its provider aliases"
+            if glob.every_name
+            else "allowedTools match canonical names (read_file, github__create_issue)"
+        )
+        warnings.append(
+            ConfigWarning(
+                f"{what} {glob.glob!r} matches no tool, so it has no effect; {how}", path=config.path, field=glob.field
+            )
+        )
     return warnings, unchecked

@@ -79,8 +79,9 @@ class _Checker:
         line = self.lines.line_of(loc) if line is None else line
         self.problems.append(ConfigError(reason, path=self.path, field=format_field(loc) or None, line=line))
 
-    def invalid(self, exc: ValidationError, model: type[BaseModel], prefix: Loc,
-                written: Written = _as_written) -> None:
+    def invalid(
+        self, exc: ValidationError, model: type[BaseModel], prefix: Loc, written: Written = _as_written
+    ) -> None:
         for loc, reason in validation_problems(exc, model):
             self.problem((*prefix, *written(loc)), reason)
 
@@ -110,8 +111,9 @@ def _decode(source: str | Mapping[str, Any], check: _Checker) -> dict[str, Any] 
             return None
         deep_line = too_deep(text)
         if deep_line is not None:
-            check.problem((), f"nested more than {MAX_DEPTH} levels deep; a config file needs far fewer",
-                          line=deep_line)
+            check.problem(
+                (), f"nested more than {MAX_DEPTH} levels deep; a config file needs far fewer", line=deep_line
+            )
             return None
         try:
             data = json.loads(text)
@@ -297,8 +299,9 @@ def _check(
         tools: ToolsConfig = config.tools.model_copy(update={"mcp_servers": servers.good})
         config = config.model_copy(update={"tools": tools, "path": path})
     problems = sorted(check.problems, key=lambda p: p.line or 0)
-    return ConfigReport(config, tuple(problems), tuple(check.warnings), tuple(servers.skipped), path,
-                        servers.dropped, dialect.name)
+    return ConfigReport(
+        config, tuple(problems), tuple(check.warnings), tuple(servers.skipped), path, servers.dropped, dialect.name
+    )
 
 
 def _read(path: Path) -> str:

@@ -60,8 +60,12 @@ class ConfigModel(BaseModel):
         if kind is None or value is None:
             return value
         numeric = isinstance(value, int | float) and not isinstance(value, bool)
-        guessed = isinstance(value, str) or (kind is bool and numeric) or (
-            kind is not bool and isinstance(value, bool)) or (kind is int and isinstance(value, float))
+        guessed = (
+            isinstance(value, str)
+            or (kind is bool and numeric)
+            or (kind is not bool and isinstance(value, bool))
+            or (kind is int and isinstance(value, float))
+        )
         if guessed:
             found = f"the string {value!r}" if isinstance(value, str) else f"{type(value).__name__} {value!r}"
             hint = "; write it without quotes" if isinstance(value, str) else ""

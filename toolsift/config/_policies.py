@@ -28,8 +28,9 @@ from ..registry import redact
 
 __all__ = ["ArgumentRule", "UrlPolicy", "argument_values", "urls_in"]
 
-_MODEL_CONFIG = ConfigDict(alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, frozen=True,
-                           extra="forbid")
+_MODEL_CONFIG = ConfigDict(
+    alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, frozen=True, extra="forbid"
+)
 # scheme://authority..., wherever it appears in a string (a URL inside a command line counts too).
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
 _SHOWN_CHARS = 80
@@ -110,8 +111,9 @@ class ArgumentRule(BaseModel):
             if denied is not None:
                 raise PolicyDenied("argument", f"{shown} matches the denied pattern {denied!r}", tool=tool)
             if self.allowed and _first_match(self.allowed, text) is None:
-                raise PolicyDenied("argument", f"{shown} matches none of the allowed patterns "
-                                               f"{list(self.allowed)!r}", tool=tool)
+                raise PolicyDenied(
+                    "argument", f"{shown} matches none of the allowed patterns {list(self.allowed)!r}", tool=tool
+                )
 
 
 class UrlPolicy(BaseModel):
@@ -153,8 +155,15 @@ class UrlPolicy(BaseModel):
             return
         denied = _first_match(self.denied_hosts, host)
         if denied is not None:
-            raise PolicyDenied("url", f"the URL {_shown(url)} names host {host!r}, which matches the denied "
-                                      f"pattern {denied!r}", tool=tool)
+            raise PolicyDenied(
+                "url",
+                f"the URL {_shown(url)} names host {host!r}, which matches the denied pattern {denied!r}",
+                tool=tool,
+            )
         if self.allowed_hosts and _first_match(self.allowed_hosts, host) is None:
-            raise PolicyDenied("url", f"the URL {_shown(url)} names host {host!r}, which is not among the allowed "
-                                      f"hosts {list(self.allowed_hosts)!r}", tool=tool)
+            raise PolicyDenied(
+                "url",
+                f"the URL {_shown(url)} names host {host!r}, which is not among the allowed "
+                f"hosts {list(self.allowed_hosts)!r}",
+                tool=tool,
+            )

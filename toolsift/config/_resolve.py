@@ -131,8 +131,9 @@ class _Resolver:
             reason = f"cannot read the env file: {exc.strerror or type(exc).__name__}"
             raise SecretError(str(path), reason, server=self.config.name, field="envFile") from None
         except UnicodeDecodeError:
-            raise SecretError(str(path), "the env file is not UTF-8 text", server=self.config.name,
-                              field="envFile") from None
+            raise SecretError(
+                str(path), "the env file is not UTF-8 text", server=self.config.name, field="envFile"
+            ) from None
         # No interpolation: as in VS Code and Cursor, a value is taken as written.
         values = dotenv_values(stream=io.StringIO(text), interpolate=False)
         return {key: value for key, value in values.items() if value is not None}

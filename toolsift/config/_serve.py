@@ -230,13 +230,17 @@ class ServeSettings(ConfigModel):
         if self.shared is not None and self.stateless:
             raise ValueError("shared and stateless exclude each other: stateless serving keeps no session to share")
         if self.shared is not None and self.shared.replica is not None and self.workers > 1:
-            raise ValueError("each worker is a replica with a name of its own: leave shared.replica unset "
-                             "(each takes <hostname>-<pid>) or run one worker per named replica")
+            raise ValueError(
+                "each worker is a replica with a name of its own: leave shared.replica unset "
+                "(each takes <hostname>-<pid>) or run one worker per named replica"
+            )
         return self
 
     def __repr__(self) -> str:
-        return (f"ServeSettings(transport={self.transport!r}, host={self.host!r}, port={self.port!r}, "
-                f"token={'set' if self.token else None}, profile={self.profile!r}, gateway={self.gateway!r})")
+        return (
+            f"ServeSettings(transport={self.transport!r}, host={self.host!r}, port={self.port!r}, "
+            f"token={'set' if self.token else None}, profile={self.profile!r}, gateway={self.gateway!r})"
+        )
 
     __str__ = __repr__
 

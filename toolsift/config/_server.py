@@ -102,8 +102,9 @@ class OAuthConfig(ConfigModel):
 
     @model_validator(mode="after")
     def _check_grant(self) -> OAuthConfig:
-        if self.grant == "client_credentials" and (self.client_id is None
-                                                   or (self.client_secret is None) == (self.private_key is None)):
+        if self.grant == "client_credentials" and (
+            self.client_id is None or (self.client_secret is None) == (self.private_key is None)
+        ):
             raise ValueError("grant client_credentials needs clientId and one of clientSecret or privateKey")
         if self.private_key is not None and self.grant != "client_credentials":
             raise ValueError("privateKey signs client_credentials requests; set grant: client_credentials")
@@ -259,7 +260,9 @@ class ServerConfig(ConfigModel):
     def __repr__(self) -> str:
         # env and header values may be secrets: show their keys only; mask URL credentials.
         target = self.command or mask_url(self.url or "")
-        return (f"ServerConfig(name={self.name!r}, transport={self.transport_kind!r}, target={target!r}, "
-                f"env_keys={sorted(self.env)!r}, header_keys={sorted(self.headers)!r})")
+        return (
+            f"ServerConfig(name={self.name!r}, transport={self.transport_kind!r}, target={target!r}, "
+            f"env_keys={sorted(self.env)!r}, header_keys={sorted(self.headers)!r})"
+        )
 
     __str__ = __repr__

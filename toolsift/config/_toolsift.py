@@ -108,8 +108,9 @@ class PermissionsConfig(ConfigModel):
 
     def to_permissions(self) -> Permissions:
         """The registry's ``Permissions`` for these settings; who approves is the caller's to add."""
-        return Permissions(self.level, self.denylist, self.allowlist, frozenset(self.custom), self.ask,
-                           self.ask_destructive)
+        return Permissions(
+            self.level, self.denylist, self.allowlist, frozenset(self.custom), self.ask, self.ask_destructive
+        )
 
 
 class LimitsConfig(ConfigModel):
@@ -281,4 +282,3 @@ class ToolsiftConfig(ConfigModel):
             known = ", ".join(sorted(self.agents)) or "none"
             raise ConfigError(f"no agent named {name!r}; configured agents: {known}", path=self.path, field="agents")
         return self.agents[name]
-

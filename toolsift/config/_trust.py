@@ -93,24 +93,29 @@ class ProjectTrust:
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read the trusted projects: {exc}; fix or delete the file",
-                              path=self.store) from exc
+            raise ConfigError(
+                f"cannot read the trusted projects: {exc}; fix or delete the file", path=self.store
+            ) from exc
         projects = data.get("projects") if isinstance(data, dict) else None
         if not isinstance(projects, dict):
-            raise ConfigError("cannot read the trusted projects: expected an object with 'projects'; "
-                              "fix or delete the file", path=self.store)
+            raise ConfigError(
+                "cannot read the trusted projects: expected an object with 'projects'; fix or delete the file",
+                path=self.store,
+            )
         version = data.get("version", 1)
         if version != _STORE_VERSION:
             if isinstance(version, int) and version < _STORE_VERSION:
                 return {}  # older consents are asked again
-            raise ConfigError(f"cannot read the trusted projects: version {version!r} is not one this toolsift "
-                              f"knows ({_STORE_VERSION}); fix or delete the file", path=self.store)
+            raise ConfigError(
+                f"cannot read the trusted projects: version {version!r} is not one this toolsift "
+                f"knows ({_STORE_VERSION}); fix or delete the file",
+                path=self.store,
+            )
         return {key: record for key, value in projects.items() if (record := _parse(value)) is not None}
 
     def _write(self, projects: Mapping[str, _Record]) -> None:
         self.store.parent.mkdir(parents=True, exist_ok=True)
-        data = {key: {"servers": dict(record.servers), "settings": record.settings}
-                for key, record in projects.items()}
+        data = {key: {"servers": dict(record.servers), "settings": record.settings} for key, record in projects.items()}
         text = json.dumps({"version": _STORE_VERSION, "projects": data}, indent=2, sort_keys=True) + "\n"
         # A crash mid-write must not lose every consent: write beside it, then swap.
         handle, temporary = tempfile.mkstemp(dir=self.store.parent, prefix=".trusted-", suffix=".json")
@@ -142,8 +147,13 @@ class ProjectTrust:
         record = self._record(path)
         settings = settings_fingerprint(config)
         untrusted = settings is not None and settings != record.settings
-        return _compare(path, launch_fingerprints(config), record.servers, {},
-                        tuple(configured_settings(config)) if untrusted else ())
+        return _compare(
+            path,
+            launch_fingerprints(config),
+            record.servers,
+            {},
+            tuple(configured_settings(config)) if untrusted else (),
+        )
 
     def remember(self, config: ToolsiftConfig, path: Path) -> None:
         """Trust what ``config`` launches and sets now, for ``path``.
@@ -219,16 +229,26 @@ class TrustedLaunches:
 
 def _not_covered(server: str, *, new: bool) -> str:
     what = "is new" if new else "launches something other than what was trusted"
-    return (f"server {server!r} {what}, and the trust given to this project's config does not cover it; "
-            f"run 'toolsift trust' in {Path.cwd()} to trust it")
+    return (
+        f"server {server!r} {what}, and the trust given to this project's config does not cover it; "
+        f"run 'toolsift trust' in {Path.cwd()} to trust it"
+    )
 
 
-def _compare(path: Path, now: Mapping[str, str], remembered: Mapping[str, str], accepted: Mapping[str, str],
-             settings: tuple[str, ...]) -> TrustCheck:
+def _compare(
+    path: Path,
+    now: Mapping[str, str],
+    remembered: Mapping[str, str],
+    accepted: Mapping[str, str],
+    settings: tuple[str, ...],
+) -> TrustCheck:
     known = {**remembered, **accepted}.keys()
     new = tuple(name for name in now if name not in known)
-    changed = tuple(name for name, print_ in now.items()
-                    if name in known and print_ not in (remembered.get(name), accepted.get(name)))
+    changed = tuple(
+        name
+        for name, print_ in now.items()
+        if name in known and print_ not in (remembered.get(name), accepted.get(name))
+    )
     return TrustCheck(path, new, changed, settings)
 
 

@@ -36,8 +36,14 @@ ElicitationAnswer = types.ElicitResult | types.ErrorData
 
 # MCP's syslog levels on Python's scale.
 _PYTHON_LEVELS: dict[str, int] = {
-    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-    "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
 }
 
 
@@ -115,12 +121,16 @@ class ClientCallbacks:
         """The SDK ``Client`` keyword arguments that route ``server``'s requests here."""
         kwargs: dict[str, Any] = {"logging_callback": self._log_callback(server), "log_level": self.log_level}
         if (sampling := self.sampling) is not None:
-            async def sample(context: ClientRequestContext, params: types.CreateMessageRequestParams,
-                             ) -> SamplingAnswer:
+
+            async def sample(
+                context: ClientRequestContext,
+                params: types.CreateMessageRequestParams,
+            ) -> SamplingAnswer:
                 return await sampling(server, params)
 
             kwargs["sampling_callback"] = sample
         if (elicitation := self.elicitation) is not None:
+
             async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> ElicitationAnswer:
                 return await elicitation(server, params)
 

@@ -53,12 +53,16 @@ class ServerCatalog:
     @cached_property
     def task_support(self) -> dict[str, str]:
         """``execution.taskSupport`` of the tools that state one, by tool name."""
-        return {tool.name: tool.execution.task_support for tool in self.tools
-                if tool.execution is not None and tool.execution.task_support is not None}
+        return {
+            tool.name: tool.execution.task_support
+            for tool in self.tools
+            if tool.execution is not None and tool.execution.task_support is not None
+        }
 
 
-async def _paginate(server: str, what: str, fetch: Callable[[str | None], Awaitable[P]],
-                    items: Callable[[P], Sequence[T]]) -> list[T]:
+async def _paginate(
+    server: str, what: str, fetch: Callable[[str | None], Awaitable[P]], items: Callable[[P], Sequence[T]]
+) -> list[T]:
     collected: list[T] = []
     seen: set[str] = set()
     cursor: str | None = None
@@ -69,12 +73,22 @@ async def _paginate(server: str, what: str, fetch: Callable[[str | None], Awaita
         if cursor is None:
             return collected
         if cursor in seen:
-            logger.warning("MCP server %r repeated the %s cursor %r; keeping the %d items listed so far",
-                           server, what, cursor, len(collected))
+            logger.warning(
+                "MCP server %r repeated the %s cursor %r; keeping the %d items listed so far",
+                server,
+                what,
+                cursor,
+                len(collected),
+            )
             return collected
         seen.add(cursor)
-    logger.warning("MCP server %r returned more than %d pages of %s; keeping the first %d items",
-                   server, _MAX_PAGES, what, len(collected))
+    logger.warning(
+        "MCP server %r returned more than %d pages of %s; keeping the first %d items",
+        server,
+        _MAX_PAGES,
+        what,
+        len(collected),
+    )
     return collected
 
 
@@ -82,8 +96,13 @@ async def _tolerant(server: str, what: str, listing: Awaitable[list[T]]) -> list
     try:
         return await listing
     except MCPError as exc:
-        logger.warning("MCP server %r advertises %s but listing them failed (JSON-RPC error %d: %s); "
-                       "treating the list as empty", server, what, exc.code, exc.message)
+        logger.warning(
+            "MCP server %r advertises %s but listing them failed (JSON-RPC error %d: %s); treating the list as empty",
+            server,
+            what,
+            exc.code,
+            exc.message,
+        )
         return []
 
 
@@ -96,14 +115,20 @@ async def list_tools(client: Client, server: str) -> list[types.Tool]:
     if client.server_capabilities.tools is None:
         return []
     try:
-        return await _paginate(server, "tools",
-                               lambda cursor: client.list_tools(cursor=cursor, cache_mode="refresh"),
-                               lambda page: page.tools)
+        return await _paginate(
+            server,
+            "tools",
+            lambda cursor: client.list_tools(cursor=cursor, cache_mode="refresh"),
+            lambda page: page.tools,
+        )
     except MCPError as exc:
         if exc.code != types.METHOD_NOT_FOUND:
             raise
-        logger.warning("MCP server %r advertises tools but does not implement tools/list (%s); "
-                       "it offers no tools", server, exc.message)
+        logger.warning(
+            "MCP server %r advertises tools but does not implement tools/list (%s); it offers no tools",
+            server,
+            exc.message,
+        )
         return []
 
 
@@ -111,13 +136,26 @@ async def list_resources(client: Client, server: str) -> tuple[list[types.Resour
     """Resources and resource templates, or two empty lists when the server has none."""
     if client.server_capabilities.resources is None:
         return [], []
-    resources = await _tolerant(server, "resources", _paginate(
-        server, "resources", lambda cursor: client.list_resources(cursor=cursor, cache_mode="refresh"),
-        lambda page: page.resources))
-    templates = await _tolerant(server, "resource templates", _paginate(
-        server, "resource templates",
-        lambda cursor: client.list_resource_templates(cursor=cursor, cache_mode="refresh"),
-        lambda page: page.resource_templates))
+    resources = await _tolerant(
+        server,
+        "resources",
+        _paginate(
+            server,
+            "resources",
+            lambda cursor: client.list_resources(cursor=cursor, cache_mode="refresh"),
+            lambda page: page.resources,
+        ),
+    )
+    templates = await _tolerant(
+        server,
+        "resource templates",
+        _paginate(
+            server,
+            "resource templates",
+            lambda cursor: client.list_resource_templates(cursor=cursor, cache_mode="refresh"),
+            lambda page: page.resource_templates,
+        ),
+    )
     return resources, templates
 
 
@@ -125,9 +163,16 @@ async def list_prompts(client: Client, server: str) -> list[types.Prompt]:
     """Prompts, or an empty list when the server has none."""
     if client.server_capabilities.prompts is None:
         return []
-    return await _tolerant(server, "prompts", _paginate(
-        server, "prompts", lambda cursor: client.list_prompts(cursor=cursor, cache_mode="refresh"),
-        lambda page: page.prompts))
+    return await _tolerant(
+        server,
+        "prompts",
+        _paginate(
+            server,
+            "prompts",
+            lambda cursor: client.list_prompts(cursor=cursor, cache_mode="refresh"),
+            lambda page: page.prompts,
+        ),
+    )
 
 
 async def list_catalog(client: Client, server: str) -> ServerCatalog:

@@ -50,7 +50,9 @@ ListKind = Literal["tools", "resources", "prompts"]
 RELIST_QUIET_SECONDS = 0.05
 RELIST_MAX_WAIT_SECONDS = 1.0
 _EVENT_KINDS: dict[type, ListKind] = {
-    ToolsListChanged: "tools", ResourcesListChanged: "resources", PromptsListChanged: "prompts",
+    ToolsListChanged: "tools",
+    ResourcesListChanged: "resources",
+    PromptsListChanged: "prompts",
 }
 _NOTIFICATION_KINDS: dict[type, ListKind] = {
     types.ToolListChangedNotification: "tools",
@@ -135,19 +137,23 @@ class ConnectionEvents:
             if isinstance(data, dict) and "error" in data and "id" not in data:
                 # An error response without its "id" member does not even parse.
                 error_data = data["error"] if isinstance(data["error"], dict) else {}
-                self.orphan_error(types.ErrorData(code=int(error_data.get("code", 0)),
-                                                  message=str(error_data.get("message", ""))))
+                self.orphan_error(
+                    types.ErrorData(code=int(error_data.get("code", 0)), message=str(error_data.get("message", "")))
+                )
                 return
             what = f"{details[0]['msg']}: {data!r:.120}" if details else str(error)
         else:
             what = f"{type(error).__name__}: {error}"
-        logger.warning("MCP server %r wrote something that is not a JSON-RPC message; ignored (%s)",
-                       self.server, what)
+        logger.warning("MCP server %r wrote something that is not a JSON-RPC message; ignored (%s)", self.server, what)
 
     def orphan_error(self, error: types.ErrorData) -> None:
-        logger.warning("MCP server %r sent an error response without a request id (JSON-RPC error %d: %r); "
-                       "ignored. Servers do this when they do not know a notification.",
-                       self.server, error.code, error.message)
+        logger.warning(
+            "MCP server %r sent an error response without a request id (JSON-RPC error %d: %r); "
+            "ignored. Servers do this when they do not know a notification.",
+            self.server,
+            error.code,
+            error.message,
+        )
 
 
 OnReady = Callable[[Client, ServerCatalog], None]
@@ -179,11 +185,19 @@ async def run_connection(
     # entering alone. Once ready, the deadline is lifted.
     with connect_deadline:
         async with AsyncExitStack() as stack:
-            auth = (oauth_provider(config, dict(endpoint.auth_secrets), options.callbacks.sign_in)
-                    if config.auth is not None and endpoint.kind != "stdio" else None)
-            context = TransportContext(server=config.name, watcher=events, stderr=stderr,
-                                       connect_timeout=config.timeout, max_message_bytes=config.max_result_bytes,
-                                       auth=auth)
+            auth = (
+                oauth_provider(config, dict(endpoint.auth_secrets), options.callbacks.sign_in)
+                if config.auth is not None and endpoint.kind != "stdio"
+                else None
+            )
+            context = TransportContext(
+                server=config.name,
+                watcher=events,
+                stderr=stderr,
+                connect_timeout=config.timeout,
+                max_message_bytes=config.max_result_bytes,
+                auth=auth,
+            )
             chosen = options.transports.get(config.name) or transport_for(endpoint)
             transport = await open_transport(chosen, stack, context)
             modern = False
@@ -238,16 +252,20 @@ async def _discover_pinned(client: Client, version: str) -> None:
     try:
         raw = await client.session.send_discover(version)
     except MCPError as exc:
-        raise SessionError(f"the config pins protocol {version}, which the server does not speak (server/discover: "
-                           f"{exc.message}); use protocol: auto to fall back to the handshake") from exc
+        raise SessionError(
+            f"the config pins protocol {version}, which the server does not speak (server/discover: "
+            f"{exc.message}); use protocol: auto to fall back to the handshake"
+        ) from exc
     discovered = types.DiscoverResult.model_validate(raw)
     client.session.adopt(discovered.model_copy(update={"supported_versions": [version]}))
 
 
 def _roots_callback(options: SessionOptions) -> ListRootsFnT:
     folders = [path.resolve() for path in (options.workspace, *options.roots) if path is not None]
-    roots = [types.Root(uri=folder.as_uri(), name=folder.name or str(folder))  # type: ignore[arg-type]
-             for folder in dict.fromkeys(folders)]
+    roots = [
+        types.Root(uri=folder.as_uri(), name=folder.name or str(folder))  # type: ignore[arg-type]
+        for folder in dict.fromkeys(folders)
+    ]
 
     async def list_roots(context: ClientRequestContext) -> types.ListRootsResult:
         return types.ListRootsResult(roots=roots)
@@ -261,8 +279,12 @@ async def _relist_loop(client: Client, events: ConnectionEvents, relist: Reliste
         try:
             await relist(client, kinds)
         except Exception as exc:
-            logger.warning("MCP server %r announced a change of its %s, but listing them again failed: %s",
-                           events.server, "/".join(sorted(kinds)), exc)
+            logger.warning(
+                "MCP server %r announced a change of its %s, but listing them again failed: %s",
+                events.server,
+                "/".join(sorted(kinds)),
+                exc,
+            )
 
 
 async def _listen(client: Client, events: ConnectionEvents) -> None:
@@ -274,13 +296,15 @@ async def _listen(client: Client, events: ConnectionEvents) -> None:
     if not (tools or resources or prompts):
         return
     try:
-        async with client.listen(tools_list_changed=tools, resources_list_changed=resources,
-                                 prompts_list_changed=prompts) as subscription:
+        async with client.listen(
+            tools_list_changed=tools, resources_list_changed=resources, prompts_list_changed=prompts
+        ) as subscription:
             async for event in subscription:
                 kind = _EVENT_KINDS.get(type(event))
                 if kind is not None:
                     events.request_relist(kind)
     except (ListenNotSupportedError, MCPError, SubscriptionLost, TimeoutError) as exc:
         if not events.wake.is_set():
-            logger.warning("MCP server %r: cannot follow its list changes (subscriptions/listen: %s)",
-                           events.server, exc)
+            logger.warning(
+                "MCP server %r: cannot follow its list changes (subscriptions/listen: %s)", events.server, exc
+            )

@@ -32,8 +32,14 @@ __all__ = ["EventBus", "ManagerEvent", "ManagerEventKind", "ToolChanges"]
 logger = logging.getLogger("toolsift.mcp_sessions")
 
 ManagerEventKind = Literal[
-    "server.added", "server.draining", "server.removed", "server.restarted", "tools.changed", "config.rejected",
-    "server.rejected", "server.untrusted",
+    "server.added",
+    "server.draining",
+    "server.removed",
+    "server.restarted",
+    "tools.changed",
+    "config.rejected",
+    "server.rejected",
+    "server.untrusted",
 ]
 Subscriber = Callable[["ManagerEvent"], object]
 

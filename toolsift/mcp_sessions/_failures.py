@@ -83,42 +83,56 @@ def rpc_error_result(server: str, tool: str, error: MCPError, redact: Callable[[
 
 def too_large_result(server: str, tool: str, size: int, limit: int) -> ToolResult:
     """The result for an answer dropped as it arrived because it was over ``maxResultBytes``."""
-    return failure_result(CallFailure.TOO_LARGE, f"Tool {tool!r} of MCP server {server!r} returned {size:,} bytes, "
-                          f"over the server's limit of {limit:,} bytes (maxResultBytes); the result was dropped. "
-                          "Ask for less (a narrower query, a page, a summary).")
+    return failure_result(
+        CallFailure.TOO_LARGE,
+        f"Tool {tool!r} of MCP server {server!r} returned {size:,} bytes, "
+        f"over the server's limit of {limit:,} bytes (maxResultBytes); the result was dropped. "
+        "Ask for less (a narrower query, a page, a summary).",
+    )
 
 
 def not_sent_result(server: str, tool: str, reason: str) -> ToolResult:
     """The result for a call that could not be sent to the server at all."""
-    return failure_result(CallFailure.NOT_SENT, f"Tool {tool!r} of MCP server {server!r} was not called: "
-                          f"the request {reason}.")
+    return failure_result(
+        CallFailure.NOT_SENT, f"Tool {tool!r} of MCP server {server!r} was not called: the request {reason}."
+    )
 
 
 def timeout_result(server: str, tool: str, seconds: float | None) -> ToolResult:
     """The result for a call the server did not answer in time."""
     within = f" within {seconds:g}s" if seconds is not None else ""
-    return failure_result(CallFailure.TIMEOUT, f"Tool {tool!r} of MCP server {server!r} did not answer{within}; "
-                          "the server was told to cancel it.")
+    return failure_result(
+        CallFailure.TIMEOUT,
+        f"Tool {tool!r} of MCP server {server!r} did not answer{within}; the server was told to cancel it.",
+    )
 
 
 def crash_result(server: str, tool: str, *, stdio: bool, plan: str) -> ToolResult:
     """The result for a call whose connection closed before the answer came; ``plan`` says what happens next."""
-    what = (f"crashed during tool {tool!r}" if stdio
-            else f"dropped the connection during tool {tool!r} (it stopped or the network failed)")
-    return failure_result(CallFailure.CRASH, f"MCP server {server!r} {what}: the connection closed before it "
-                          f"answered; {plan}.")
+    what = (
+        f"crashed during tool {tool!r}"
+        if stdio
+        else f"dropped the connection during tool {tool!r} (it stopped or the network failed)"
+    )
+    return failure_result(
+        CallFailure.CRASH, f"MCP server {server!r} {what}: the connection closed before it answered; {plan}."
+    )
 
 
 def cancelled_result(server: str, tool: str, why: str) -> ToolResult:
     """The result for a call the session cancelled because it was closed or drained."""
-    return failure_result(CallFailure.CANCELLED, f"Tool {tool!r} of MCP server {server!r} was cancelled while "
-                          f"it ran: {why}.")
+    return failure_result(
+        CallFailure.CANCELLED, f"Tool {tool!r} of MCP server {server!r} was cancelled while it ran: {why}."
+    )
 
 
 def invalid_result(server: str, tool: str, error: Exception, redact: Callable[[str], str]) -> ToolResult:
     """The result for an answer that did not fit the protocol or the tool's outputSchema."""
-    return failure_result(CallFailure.INVALID_RESULT, f"MCP server {server!r} returned an answer to tool {tool!r} "
-                          f"that could not be used: {type(error).__name__}", redact(str(error)))
+    return failure_result(
+        CallFailure.INVALID_RESULT,
+        f"MCP server {server!r} returned an answer to tool {tool!r} that could not be used: {type(error).__name__}",
+        redact(str(error)),
+    )
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -127,8 +141,9 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def describe_exception(exc: BaseException, *, command: str | None, url: str | None,
-                       redact: Callable[[str], str]) -> str:
+def describe_exception(
+    exc: BaseException, *, command: str | None, url: str | None, redact: Callable[[str], str]
+) -> str:
     """One line that says why a connection failed, with secrets masked.
 
     Exception groups (the SDK wraps everything that leaves ``async with Client``

@@ -30,10 +30,10 @@ logger = logging.getLogger("toolsift.mcp_sessions")
 _ENDS = 512
 _ID = rb'(-?\d+|"(?:[^"\\]|\\.)*")'
 _JSONRPC = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
-_HEAD_ID = re.compile(rb'\s*\{\s*' + _JSONRPC + rb'"id"\s*:\s*' + _ID + rb'\s*,\s*' + _JSONRPC + rb'"(?:result|error)"')
-_HEAD_ANSWER = re.compile(rb'\s*\{\s*' + _JSONRPC + rb'"(?:result|error)"\s*:')
+_HEAD_ID = re.compile(rb"\s*\{\s*" + _JSONRPC + rb'"id"\s*:\s*' + _ID + rb"\s*,\s*" + _JSONRPC + rb'"(?:result|error)"')
+_HEAD_ANSWER = re.compile(rb"\s*\{\s*" + _JSONRPC + rb'"(?:result|error)"\s*:')
 # The top-level id closes the object; a nested one would be followed by more closing braces.
-_TAIL_ID = re.compile(rb'"id"\s*:\s*' + _ID + rb'\s*\}\s*$')
+_TAIL_ID = re.compile(rb'"id"\s*:\s*' + _ID + rb"\s*\}\s*$")
 
 Frame = SessionMessage | Exception
 
@@ -98,8 +98,13 @@ class LineFramer:
         if found is None and _HEAD_ANSWER.match(head):
             found = _TAIL_ID.search(tail)
         if found is None:
-            logger.warning("MCP server %r sent a message of %d bytes, over its limit of %d bytes "
-                           "(maxResultBytes), that answers no request; dropped", self._server, size, self._limit)
+            logger.warning(
+                "MCP server %r sent a message of %d bytes, over its limit of %d bytes "
+                "(maxResultBytes), that answers no request; dropped",
+                self._server,
+                size,
+                self._limit,
+            )
             return None
         request_id = json.loads(found.group(1))
         return SessionMessage(too_large_error(request_id, size, self._limit))

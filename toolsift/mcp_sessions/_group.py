@@ -71,8 +71,13 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         ValueError: ``drain_seconds`` is negative or not finite.
     """
 
-    def __init__(self, registry: ToolRegistry | None = None, *, options: SessionOptions | None = None,
-                 drain_seconds: float | None = None) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry | None = None,
+        *,
+        options: SessionOptions | None = None,
+        drain_seconds: float | None = None,
+    ) -> None:
         super().__init__()
         self._registry = registry
         self._options = options if options is not None else SessionOptions()
@@ -193,8 +198,11 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         says why); the others go on. Returns the names of the servers started.
         """
         wanted = set(namespaces)
-        idle = [session for session in self.values()
-                if session.config.lazy and session.state is SessionState.IDLE and session.config.namespace in wanted]
+        idle = [
+            session
+            for session in self.values()
+            if session.config.lazy and session.state is SessionState.IDLE and session.config.namespace in wanted
+        ]
         async with anyio.create_task_group() as starting:
             for session in idle:
                 logger.info("MCP server %r (lazy) is needed now; starting it", session.name)
@@ -313,8 +321,9 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         if pending is not None:
             slot.abandoned.add(pending.session)
             # In the background: closing waits for the child to exit, and nothing needs to wait for that.
-            self._running().start_soon(self._close_abandoned, slot, pending.session,
-                                       name=f"mcp-close {pending.session.name}")
+            self._running().start_soon(
+                self._close_abandoned, slot, pending.session, name=f"mcp-close {pending.session.name}"
+            )
 
     async def _close_abandoned(self, slot: ServerSlot, session: McpSession) -> None:
         try:
@@ -356,8 +365,9 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         kind, held.announce = held.announce, None
         if kind is not None:
             session = held.session
-            self._bus.emit(ManagerEvent(kind, session.name, state=session.state, reason=session.reason,
-                                        session=session))
+            self._bus.emit(
+                ManagerEvent(kind, session.name, state=session.state, reason=session.reason, session=session)
+            )
 
     def _hand_over(self, slot: ServerSlot) -> None:
         """Make the replacement the server's session and drain the old one, in this very step."""
@@ -408,8 +418,11 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         """Stop the session taking calls and take its tools out of the registry now; drain it in the background."""
         session = held.session
         drain = Drain(session.name, drain_seconds_for(session.config, self._drain_seconds), removed=removed)
-        self._bus.emit(ManagerEvent("server.draining", session.name, state=SessionState.DRAINING,
-                                    reason=drain.announcement, session=session))
+        self._bus.emit(
+            ManagerEvent(
+                "server.draining", session.name, state=SessionState.DRAINING, reason=drain.announcement, session=session
+            )
+        )
         slot.draining.append(held)
         session.stop_taking_calls(drain)
         self._withdraw(held)
@@ -423,9 +436,17 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         slot.draining.remove(held)
         if slot.absent is not None and slot.absent[1] == str(drain.error()):
             self._explain(slot.absent[0], None)
-        self._bus.emit(ManagerEvent("server.removed", session.name, state=session.state, session=session,
-                                    reason=drain.outcome(ended),
-                                    calls_finished=ended.finished, calls_cancelled=ended.cancelled))
+        self._bus.emit(
+            ManagerEvent(
+                "server.removed",
+                session.name,
+                state=session.state,
+                session=session,
+                reason=drain.outcome(ended),
+                calls_finished=ended.finished,
+                calls_cancelled=ended.cancelled,
+            )
+        )
         self._tidy(session.name)
 
 

@@ -43,8 +43,9 @@ def limit_responses(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
         kind = response.headers.get("content-type", "").lower()
         if kind.startswith("application/json"):
             declared = response.headers.get("content-length", "")
-            response.stream = _LimitedJson(response.stream, limit, request_id,
-                                           int(declared) if declared.isdigit() else None)
+            response.stream = _LimitedJson(
+                response.stream, limit, request_id, int(declared) if declared.isdigit() else None
+            )
         elif kind.startswith("text/event-stream"):
             response.stream = _LimitedEvents(response.stream, limit, request_id)
 
@@ -115,7 +116,7 @@ class _LimitedEvents(httpx2.AsyncByteStream):
                     del pending[:-_MAX_END]
                     continue
                 size = dropped + found.end() - len(carry)
-                del pending[:found.end()]
+                del pending[: found.end()]
                 dropped = 0
                 yield self._error_event(size)
             else:

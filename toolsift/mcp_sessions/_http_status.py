@@ -34,14 +34,20 @@ _SNIPPET = 200
 def _advice(status: int, challenge: str | None) -> str:
     asked = f"; it asks for: {challenge}" if challenge else ""
     if status == 401 and challenge is not None and "resource_metadata" in challenge:
-        return (f"the server wants an OAuth sign-in{asked}. Add \"auth\": {{}} to the server's config and sign "
-                "in once with 'toolsift auth login <server>' (README: Signing in to remote servers)")
+        return (
+            f'the server wants an OAuth sign-in{asked}. Add "auth": {{}} to the server\'s config and sign '
+            "in once with 'toolsift auth login <server>' (README: Signing in to remote servers)"
+        )
     if status == 401:
-        return (f"the server wants authorisation{asked}. Give the server an access token in its config, "
-                '"headers": {"Authorization": "Bearer ${TOKEN}"} (the value may be ${VAR} or secret://...)')
+        return (
+            f"the server wants authorisation{asked}. Give the server an access token in its config, "
+            '"headers": {"Authorization": "Bearer ${TOKEN}"} (the value may be ${VAR} or secret://...)'
+        )
     if status == 403:
-        return (f"the server refused the credentials it was given{asked}; check the token, its scopes "
-                "and the server's access rules")
+        return (
+            f"the server refused the credentials it was given{asked}; check the token, its scopes "
+            "and the server's access rules"
+        )
     return "the server failed to answer the request"
 
 
@@ -87,12 +93,16 @@ def explain_http_errors() -> Callable[[httpx2.Response], Awaitable[None]]:
         if request_id is None:
             return
         said = _said(await _body(response))
-        message = (f"HTTP {status} {response.reason_phrase} from {response.request.url}: "
-                   f"{_advice(status, response.headers.get('www-authenticate'))}"
-                   f"{f' (the server said: {said})' if said else ''}")
-        error = types.JSONRPCError(jsonrpc="2.0", id=request_id,
-                                   error=types.ErrorData(code=types.INTERNAL_ERROR, message=message,
-                                                         data={HTTP_STATUS_KEY: status}))
+        message = (
+            f"HTTP {status} {response.reason_phrase} from {response.request.url}: "
+            f"{_advice(status, response.headers.get('www-authenticate'))}"
+            f"{f' (the server said: {said})' if said else ''}"
+        )
+        error = types.JSONRPCError(
+            jsonrpc="2.0",
+            id=request_id,
+            error=types.ErrorData(code=types.INTERNAL_ERROR, message=message, data={HTTP_STATUS_KEY: status}),
+        )
         response.headers["content-type"] = "application/json"
         response.stream = httpx2.ByteStream(error.model_dump_json(by_alias=True, exclude_none=True).encode())
 

@@ -20,8 +20,9 @@ __all__ = ["DEFAULT_INSTRUCTION_BYTES", "server_instructions"]
 DEFAULT_INSTRUCTION_BYTES = 4096
 
 
-def server_instructions(sessions: Mapping[str, McpSession], *,
-                        max_bytes: int = DEFAULT_INSTRUCTION_BYTES) -> dict[str, str]:
+def server_instructions(
+    sessions: Mapping[str, McpSession], *, max_bytes: int = DEFAULT_INSTRUCTION_BYTES
+) -> dict[str, str]:
     """Instructions by server name, of connected servers that gave some and allow them (``instructions``).
 
     Each text is cut at ``max_bytes`` (on a character boundary) and fenced

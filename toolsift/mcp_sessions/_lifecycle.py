@@ -96,8 +96,9 @@ class Lifecycle:
         return True
 
     def emit(self, kind: Literal["state", "tools"]) -> None:
-        event = SessionEvent(session=self._session, kind=kind, state=self.state, reason=self.reason,
-                             tools=self._tool_names())
+        event = SessionEvent(
+            session=self._session, kind=kind, state=self.state, reason=self.reason, tools=self._tool_names()
+        )
         for callback in list(self._subscribers):
             try:
                 callback(event)

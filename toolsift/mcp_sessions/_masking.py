@@ -43,8 +43,11 @@ def _block(block: types.ContentBlock, redact: Redactor) -> types.ContentBlock:
             return block
         return block.model_copy(update={"resource": block.resource.model_copy(update={"text": text})})
     if isinstance(block, types.ResourceLink):
-        fields = {name: redact(value) for name in ("uri", "name", "title", "description")
-                  if isinstance(value := getattr(block, name), str)}
+        fields = {
+            name: redact(value)
+            for name in ("uri", "name", "title", "description")
+            if isinstance(value := getattr(block, name), str)
+        }
         changed = {name: value for name, value in fields.items() if value is not getattr(block, name)}
         return block.model_copy(update=changed) if changed else block
     return block  # images, audio, blobs: binary, not text a secret could be read from

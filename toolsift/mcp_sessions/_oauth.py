@@ -155,24 +155,39 @@ def oauth_provider(config: ServerConfig, secrets: dict[str, str], sign_in: SignI
         assert client_id is not None
         store = FileTokenStorage(token_file(config))
         if key is not None:
-            signer = SignedJWTParameters(issuer=client_id, subject=client_id, signing_key=key,
-                                         signing_algorithm=auth.signing_algorithm)
-            return PrivateKeyJWTOAuthProvider(url, store, client_id, signer.create_assertion_provider(),
-                                              scope=scope)
+            signer = SignedJWTParameters(
+                issuer=client_id, subject=client_id, signing_key=key, signing_algorithm=auth.signing_algorithm
+            )
+            return PrivateKeyJWTOAuthProvider(url, store, client_id, signer.create_assertion_provider(), scope=scope)
         assert secret is not None
         post = auth.token_endpoint_auth_method == "client_secret_post"
-        return ClientCredentialsOAuthProvider(url, store, client_id, secret, scope=scope,
-                                              token_endpoint_auth_method="client_secret_post" if post
-                                              else "client_secret_basic")
+        return ClientCredentialsOAuthProvider(
+            url,
+            store,
+            client_id,
+            secret,
+            scope=scope,
+            token_endpoint_auth_method="client_secret_post" if post else "client_secret_basic",
+        )
     redirect_uri = f"http://127.0.0.1:{auth.redirect_port}/callback"
     metadata = OAuthClientMetadata(
-        client_name=CLIENT_NAME, redirect_uris=[redirect_uri],  # type: ignore[list-item]
-        grant_types=["authorization_code", "refresh_token"], response_types=["code"], scope=scope,
-        token_endpoint_auth_method=auth.token_endpoint_auth_method or ("client_secret_basic" if secret else "none"))
+        client_name=CLIENT_NAME,
+        redirect_uris=[redirect_uri],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        scope=scope,
+        token_endpoint_auth_method=auth.token_endpoint_auth_method or ("client_secret_basic" if secret else "none"),
+    )
     store = FileTokenStorage(token_file(config), _preregistered(client_id, secret, metadata))
     handoff = _SignIn(config.name, redirect_uri, sign_in)
-    return _SavedTokensProvider(url, metadata, store, redirect_handler=handoff.redirect,
-                                callback_handler=handoff.callback, client_metadata_url=auth.client_metadata_url)
+    return _SavedTokensProvider(
+        url,
+        metadata,
+        store,
+        redirect_handler=handoff.redirect,
+        callback_handler=handoff.callback,
+        client_metadata_url=auth.client_metadata_url,
+    )
 
 
 class _SavedTokensProvider(OAuthClientProvider):
@@ -191,12 +206,14 @@ class _SavedTokensProvider(OAuthClientProvider):
             self.context.update_token_expiry(self.context.current_tokens)
 
 
-def _preregistered(client_id: str | None, secret: str | None,
-                   metadata: OAuthClientMetadata) -> OAuthClientInformationFull | None:
+def _preregistered(
+    client_id: str | None, secret: str | None, metadata: OAuthClientMetadata
+) -> OAuthClientInformationFull | None:
     if client_id is None:
         return None
-    return OAuthClientInformationFull(client_id=client_id, client_secret=secret,
-                                      **metadata.model_dump(exclude_none=True))
+    return OAuthClientInformationFull(
+        client_id=client_id, client_secret=secret, **metadata.model_dump(exclude_none=True)
+    )
 
 
 class _SignIn:

@@ -46,8 +46,10 @@ class ToolPublisher:
         if not ours:
             other = next(t for t in registered if id(t) not in {id(p) for p in previous})
             owner = f"MCP server {other.spec.server!r}" if other.spec.server else "other tools"
-            problem = (f"its tools could not be registered: the namespace {namespace!r} is already used by "
-                       f"{owner} (give one of them a different toolPrefix)")
+            problem = (
+                f"its tools could not be registered: the namespace {namespace!r} is already used by "
+                f"{owner} (give one of them a different toolPrefix)"
+            )
         else:
             try:
                 self._registry.replace_server(namespace, tools, internal=self._config.internal_only)

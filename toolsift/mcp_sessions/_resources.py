@@ -43,8 +43,9 @@ DEFAULT_MAX_ENTRIES = 200
 DEFAULT_MAX_BYTES = 256 * 1024
 DEFAULT_CONTEXT_BYTES = 64 * 1024
 _DESCRIPTION_LIMIT = 200
-_READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                   open_world_hint=False)
+_READ_ONLY = types.ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 class ResourceSession(Protocol):
@@ -112,8 +113,15 @@ def _spec(name: str, description: str, properties: dict[str, Any], required: lis
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
-    return ToolSpec(name=name, description=description, input_schema=schema, annotations=_READ_ONLY,
-                    source="builtin", required_level=Level.READ, read_only=True)
+    return ToolSpec(
+        name=name,
+        description=description,
+        input_schema=schema,
+        annotations=_READ_ONLY,
+        source="builtin",
+        required_level=Level.READ,
+        read_only=True,
+    )
 
 
 @final
@@ -135,13 +143,24 @@ class ListMcpResources:
             raise ValueError(f"max_entries must be at least 1, got {max_entries!r}")
         self._sessions = sessions
         self._max = max_entries
-        self.spec = _spec(self.name, (
-            "List the resources (documents, files, data) that connected MCP servers offer, and the URI templates "
-            f"of parameterised ones. At most {max_entries} entries; read one with ReadMcpResource."), {
-            "server": {"type": "string", "description": "Only this server's resources"},
-            "max": {"type": "integer", "minimum": 1, "maximum": max_entries, "default": max_entries,
-                    "description": "How many entries to return at most"},
-        }, [])
+        self.spec = _spec(
+            self.name,
+            (
+                "List the resources (documents, files, data) that connected MCP servers offer, and the URI templates "
+                f"of parameterised ones. At most {max_entries} entries; read one with ReadMcpResource."
+            ),
+            {
+                "server": {"type": "string", "description": "Only this server's resources"},
+                "max": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": max_entries,
+                    "default": max_entries,
+                    "description": "How many entries to return at most",
+                },
+            },
+            [],
+        )
 
     def __repr__(self) -> str:
         return f"ListMcpResources(max_entries={self._max})"
@@ -171,7 +190,8 @@ class ListMcpResources:
                 group.start_soon(collect, name)
         per_server: list[list[tuple[str, types.Resource | types.ResourceTemplate]]] = [
             [*((n, r) for r in catalogs[n].resources), *((n, t) for t in catalogs[n].resource_templates)]
-            for n in names if n in catalogs
+            for n in names
+            if n in catalogs
         ]
         # Round-robin over servers so that one server with thousands of resources cannot fill the cap alone.
         merged = [e for e in chain.from_iterable(zip_longest(*per_server)) if e is not None]
@@ -186,19 +206,35 @@ class ListMcpResources:
 
 
 def _resource_entry(server: str, resource: types.Resource) -> dict[str, Any]:
-    return _compact({"server": server, "uri": str(resource.uri), "name": resource.name, "title": resource.title,
-                     "description": _short(resource.description), "mime_type": resource.mime_type,
-                     "size": resource.size})
+    return _compact(
+        {
+            "server": server,
+            "uri": str(resource.uri),
+            "name": resource.name,
+            "title": resource.title,
+            "description": _short(resource.description),
+            "mime_type": resource.mime_type,
+            "size": resource.size,
+        }
+    )
 
 
 def _template_entry(server: str, template: types.ResourceTemplate) -> dict[str, Any]:
-    return _compact({"server": server, "uri_template": template.uri_template, "name": template.name,
-                     "title": template.title, "description": _short(template.description),
-                     "mime_type": template.mime_type})
+    return _compact(
+        {
+            "server": server,
+            "uri_template": template.uri_template,
+            "name": template.name,
+            "title": template.title,
+            "description": _short(template.description),
+            "mime_type": template.mime_type,
+        }
+    )
 
 
-def _content_entry(content: types.TextResourceContents | types.BlobResourceContents,
-                   budget: int) -> tuple[dict[str, Any], int]:
+def _content_entry(
+    content: types.TextResourceContents | types.BlobResourceContents, budget: int
+) -> tuple[dict[str, Any], int]:
     """One content as returned to the model, and the bytes of the budget it used."""
     entry: dict[str, Any] = _compact({"uri": str(content.uri), "mime_type": content.mime_type})
     if isinstance(content, types.TextResourceContents):
@@ -240,14 +276,25 @@ class ReadMcpResource:
             raise ValueError(f"max_bytes must be at least 1, got {max_bytes!r}")
         self._sessions = sessions
         self._max = max_bytes
-        self.spec = _spec(self.name, (
-            "Read one resource of a connected MCP server by its URI (as ListMcpResources gives it, or a template "
-            f"filled in). Text is cut after {max_bytes} bytes (truncated: true); binary data comes as base64."), {
-            "server": {"type": "string", "description": "The server that offers the resource"},
-            "uri": {"type": "string", "minLength": 1, "description": "The resource URI"},
-            "max_bytes": {"type": "integer", "minimum": 1, "maximum": max_bytes, "default": max_bytes,
-                          "description": "How many bytes to return at most"},
-        }, ["server", "uri"])
+        self.spec = _spec(
+            self.name,
+            (
+                "Read one resource of a connected MCP server by its URI (as ListMcpResources gives it, or a template "
+                f"filled in). Text is cut after {max_bytes} bytes (truncated: true); binary data comes as base64."
+            ),
+            {
+                "server": {"type": "string", "description": "The server that offers the resource"},
+                "uri": {"type": "string", "minLength": 1, "description": "The resource URI"},
+                "max_bytes": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": max_bytes,
+                    "default": max_bytes,
+                    "description": "How many bytes to return at most",
+                },
+            },
+            ["server", "uri"],
+        )
 
     def __repr__(self) -> str:
         return f"ReadMcpResource(max_bytes={self._max})"

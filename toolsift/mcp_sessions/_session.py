@@ -104,8 +104,9 @@ class McpSession:
         InvalidToolName: ``config.name`` is not a valid server name.
     """
 
-    def __init__(self, config: ServerConfig, *, registry: ToolRegistry | None = None,
-                 options: SessionOptions | None = None) -> None:
+    def __init__(
+        self, config: ServerConfig, *, registry: ToolRegistry | None = None, options: SessionOptions | None = None
+    ) -> None:
         validate_server_name(config.name)
         self.config = config
         self._publisher = ToolPublisher(config, registry) if registry is not None else None
@@ -117,8 +118,15 @@ class McpSession:
         self._warning: str | None = None
         self._wrappers: tuple[McpToolWrapper, ...] = ()
         self._listed: tuple[types.Tool, ...] | None = None  # what the wrappers were built from, while registered
-        self._sup = Supervisor(config, self._options, self._stderr, self._redact, self._life,
-                               on_tools=self._apply_tools, on_failed=self._withdraw)
+        self._sup = Supervisor(
+            config,
+            self._options,
+            self._stderr,
+            self._redact,
+            self._life,
+            on_tools=self._apply_tools,
+            on_failed=self._withdraw,
+        )
         self._start, self._finished = anyio.Event(), anyio.Event()
         self._running = False
         self._close_reason: str | None = None
@@ -198,8 +206,11 @@ class McpSession:
             visibility="internal" if self.config.internal_only else "global",
             state=state,
             tools=len(self._wrappers) if state in _HOLDS_TOOLS else 0,
-            error=_LAZY_REASON if state is SessionState.IDLE and self.config.lazy
-            else self._life.reason if state is not SessionState.READY else self._warning,
+            error=_LAZY_REASON
+            if state is SessionState.IDLE and self.config.lazy
+            else self._life.reason
+            if state is not SessionState.READY
+            else self._warning,
             restarts=self._sup.restarts,
             protocol=self._sup.protocol,
         )
@@ -224,8 +235,9 @@ class McpSession:
         await self._owner.__aenter__()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
-                        exc_tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
         if self._owner is None:
             raise RuntimeError(f"MCP session {self.name!r} was not entered")
         await self._owner.__aexit__(exc_type, exc_val, exc_tb)
@@ -270,8 +282,9 @@ class McpSession:
             RuntimeError: No task runs the session (use ``async with`` or a group).
         """
         if not self._running:
-            raise RuntimeError(f"MCP session {self.name!r} is not running; enter it with 'async with' "
-                               "or add it to an McpSessionGroup")
+            raise RuntimeError(
+                f"MCP session {self.name!r} is not running; enter it with 'async with' or add it to an McpSessionGroup"
+            )
         self._start.set()
         await self._life.settled.wait()
         self._ready_client()
@@ -362,9 +375,14 @@ class McpSession:
 
     # -- calls ------------------------------------------------------------------------------
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                        timeout: float | None = _CONFIG_TIMEOUT,
-                        progress: ProgressCallback | None = None) -> ToolResult:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = _CONFIG_TIMEOUT,
+        progress: ProgressCallback | None = None,
+    ) -> ToolResult:
         """Call a tool by the server's own name.
 
         Every content block and the structured content are kept, with the
@@ -394,8 +412,12 @@ class McpSession:
                     raw = await self._call_as_task(client, name, arguments, seconds, progress)
                 else:
                     # The SDK calls progress callbacks positionally, as ProgressCallback promises.
-                    raw = await client.call_tool(name, arguments, progress_callback=cast("ProgressFnT", progress),
-                                                 read_timeout_seconds=seconds if seconds is not None else math.inf)
+                    raw = await client.call_tool(
+                        name,
+                        arguments,
+                        progress_callback=cast("ProgressFnT", progress),
+                        read_timeout_seconds=seconds if seconds is not None else math.inf,
+                    )
                 return mask_result(ToolResult.from_mcp(raw), self._redact)
             except MCPError as exc:
                 return self._call_error(name, exc, seconds, events)
@@ -404,8 +426,14 @@ class McpSession:
         # Reached only when close() or the end of a drain cancelled this call.
         return cancelled_result(self.name, name, self._closed_text())
 
-    async def _call_as_task(self, client: Client, name: str, arguments: dict[str, Any] | None,
-                            seconds: float | None, progress: ProgressCallback | None) -> types.CallToolResult:
+    async def _call_as_task(
+        self,
+        client: Client,
+        name: str,
+        arguments: dict[str, Any] | None,
+        seconds: float | None,
+        progress: ProgressCallback | None,
+    ) -> types.CallToolResult:
         # Only handshake-era listings carry execution.taskSupport (2026-07-28 moved tasks to an extension).
         with anyio.fail_after(seconds if seconds is not None else math.inf) as deadline:
             try:
@@ -444,8 +472,9 @@ class McpSession:
             return cancelled_result(self.name, tool, self._closed_text())
         # The call's own connection: a straggler from a connection already replaced must not end the new one.
         events.connection_lost(f"the connection closed during tool {tool!r}")
-        return crash_result(self.name, tool, stdio=self.config.transport_kind == "stdio",
-                            plan=self._sup.plan_after_loss())
+        return crash_result(
+            self.name, tool, stdio=self.config.transport_kind == "stdio", plan=self._sup.plan_after_loss()
+        )
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Read one resource (a lazy session is started first).
@@ -467,8 +496,12 @@ class McpSession:
         """
         return await (await self._client()).get_prompt(name, arguments)
 
-    async def complete(self, ref: types.PromptReference | types.ResourceTemplateReference, argument: dict[str, str],
-                       context_arguments: dict[str, str] | None = None) -> types.CompleteResult:
+    async def complete(
+        self,
+        ref: types.PromptReference | types.ResourceTemplateReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> types.CompleteResult:
         """Ask the server to complete an argument of one of its prompts or resource templates.
 
         Raises:
@@ -536,8 +569,11 @@ class McpSession:
 def _legacy_method(client: Client, method: str) -> Iterator[None]:
     """Call a method the SDK deprecates for 2026-07-28, and say so when the connection speaks it."""
     if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        raise MCPError(types.METHOD_NOT_FOUND, f"{method} does not exist in protocol {client.protocol_version}; "
-                                              "connect to this server with 'protocol: legacy' to use it")
+        raise MCPError(
+            types.METHOD_NOT_FOUND,
+            f"{method} does not exist in protocol {client.protocol_version}; "
+            "connect to this server with 'protocol: legacy' to use it",
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         yield

@@ -79,7 +79,9 @@ class SessionStatus:
 
     def line(self) -> str:
         """The row as one log line."""
-        text = (f"{self.server}: {self.state} ({self.transport}, {self.visibility}, {self.tools} tools"
-                f"{f', protocol {self.protocol}' if self.protocol else ''}"
-                f"{f', {self.restarts} restarts' if self.restarts else ''})")
+        text = (
+            f"{self.server}: {self.state} ({self.transport}, {self.visibility}, {self.tools} tools"
+            f"{f', protocol {self.protocol}' if self.protocol else ''}"
+            f"{f', {self.restarts} restarts' if self.restarts else ''})"
+        )
         return f"{text}: {self.error}" if self.error else text

@@ -46,8 +46,7 @@ def status_rows(sessions: Mapping[str, McpSession] | Iterable[McpSession]) -> li
 def format_status(rows: Iterable[SessionStatus]) -> str:
     """The rows as a plain-text table (server, transport, visibility, state, tools, error)."""
     header = ("server", "transport", "visibility", "state", "tools", "error")
-    table = [header, *((r.server, r.transport, r.visibility, r.state.value, str(r.tools), r.error or "")
-                       for r in rows)]
+    table = [header, *((r.server, r.transport, r.visibility, r.state.value, str(r.tools), r.error or "") for r in rows)]
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     return "\n".join(
         ("  ".join(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)) + "  " + row[-1]).rstrip()

@@ -62,8 +62,9 @@ Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessa
 
 
 @asynccontextmanager
-async def stdio_transport(endpoint: Endpoint, errlog: TextIO, *, server: str,
-                          max_message_bytes: int) -> AsyncIterator[Streams]:
+async def stdio_transport(
+    endpoint: Endpoint, errlog: TextIO, *, server: str, max_message_bytes: int
+) -> AsyncIterator[Streams]:
     """Spawn the server of ``endpoint`` and yield the streams the SDK ``Client`` talks over.
 
     On Windows this is the SDK's ``stdio_client`` (Job Objects end the child's
@@ -74,13 +75,19 @@ async def stdio_transport(endpoint: Endpoint, errlog: TextIO, *, server: str,
     """
     assert endpoint.command is not None
     if sys.platform == "win32":  # pragma: no cover - toolsift's tests run on POSIX
-        params = StdioServerParameters(command=endpoint.command, args=list(endpoint.args), env=dict(endpoint.env),
-                                       cwd=endpoint.cwd)
+        params = StdioServerParameters(
+            command=endpoint.command, args=list(endpoint.args), env=dict(endpoint.env), cwd=endpoint.cwd
+        )
         async with stdio_client(params, errlog=errlog) as streams:
             yield streams
         return
-    process = await anyio.open_process([endpoint.command, *endpoint.args], env=dict(endpoint.env),
-                                       cwd=endpoint.cwd, stderr=errlog, start_new_session=True)
+    process = await anyio.open_process(
+        [endpoint.command, *endpoint.args],
+        env=dict(endpoint.env),
+        cwd=endpoint.cwd,
+        stderr=errlog,
+        start_new_session=True,
+    )
     to_client, from_server = anyio.create_memory_object_stream[Frame](0)
     to_server, from_client = anyio.create_memory_object_stream[SessionMessage](0)
     reader_done, writer_done = anyio.Event(), anyio.Event()
@@ -104,8 +111,9 @@ async def stdio_transport(endpoint: Endpoint, errlog: TextIO, *, server: str,
             pipes.cancel_scope.cancel()
 
 
-async def _read(process: Process, to_client: MemoryObjectSendStream[Frame], framer: LineFramer,
-                done: anyio.Event) -> None:
+async def _read(
+    process: Process, to_client: MemoryObjectSendStream[Frame], framer: LineFramer, done: anyio.Event
+) -> None:
     assert process.stdout is not None
     try:
         async with to_client:
@@ -125,8 +133,13 @@ async def _read(process: Process, to_client: MemoryObjectSendStream[Frame], fram
     done.set()
 
 
-async def _write(process: Process, from_client: MemoryObjectReceiveStream[SessionMessage],
-                 to_client: MemoryObjectSendStream[Frame], done: anyio.Event, server: str) -> None:
+async def _write(
+    process: Process,
+    from_client: MemoryObjectReceiveStream[SessionMessage],
+    to_client: MemoryObjectSendStream[Frame],
+    done: anyio.Event,
+    server: str,
+) -> None:
     assert process.stdin is not None
     try:
         async with from_client:
@@ -145,8 +158,9 @@ async def _write(process: Process, from_client: MemoryObjectReceiveStream[Sessio
         done.set()
 
 
-async def _refuse(message: types.JSONRPCMessage, error: Exception, to_client: MemoryObjectSendStream[Frame],
-                  server: str) -> None:
+async def _refuse(
+    message: types.JSONRPCMessage, error: Exception, to_client: MemoryObjectSendStream[Frame], server: str
+) -> None:
     """Answer a request that cannot be put on the wire with an error, leaving the connection up."""
     reason = f"cannot be encoded as JSON text ({error})"
     if not isinstance(message, types.JSONRPCRequest):

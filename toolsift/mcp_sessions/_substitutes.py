@@ -27,16 +27,19 @@ _NOT_SENT_KIND = "toolsift.not_sent"
 
 def too_large_error(request_id: types.RequestId, size: int, limit: int) -> types.JSONRPCError:
     """The error that replaces the ``size``-byte answer to request ``request_id``."""
-    error = types.ErrorData(code=RESULT_TOO_LARGE,
-                            message=f"the answer was {size} bytes, over the limit of {limit} bytes",
-                            data={"kind": _TOO_LARGE_KIND, "size": size, "limit": limit})
+    error = types.ErrorData(
+        code=RESULT_TOO_LARGE,
+        message=f"the answer was {size} bytes, over the limit of {limit} bytes",
+        data={"kind": _TOO_LARGE_KIND, "size": size, "limit": limit},
+    )
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 
 def not_sent_error(request_id: types.RequestId, reason: str) -> types.JSONRPCError:
     """The error for request ``request_id``, which could not be sent for ``reason``."""
-    error = types.ErrorData(code=NOT_SENT, message=f"not sent: {reason}", data={"kind": _NOT_SENT_KIND,
-                                                                              "reason": reason})
+    error = types.ErrorData(
+        code=NOT_SENT, message=f"not sent: {reason}", data={"kind": _NOT_SENT_KIND, "reason": reason}
+    )
     return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 

@@ -47,9 +47,17 @@ class Supervisor:
         on_failed: Called when the server failed for good, or waits out its restart budget (tools withdrawn).
     """
 
-    def __init__(self, config: ServerConfig, options: SessionOptions, stderr: StderrBuffer, redact: Redactor,
-                 life: Lifecycle, *, on_tools: Callable[[Sequence[types.Tool]], None],
-                 on_failed: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        options: SessionOptions,
+        stderr: StderrBuffer,
+        redact: Redactor,
+        life: Lifecycle,
+        *,
+        on_tools: Callable[[Sequence[types.Tool]], None],
+        on_failed: Callable[[], None],
+    ) -> None:
         self._config = config
         self._options = options
         self._stderr = stderr
@@ -105,8 +113,10 @@ class Supervisor:
                 return self._give_up(f"{detail}; not restarted (maxRestarts is 0)")
             count = self.budget.count(now)
             if count >= limit:
-                self._pause(f"{detail}; {_restarts(count)} within {self._options.restart.window:g}s "
-                            f"(maxRestarts={limit}): starting it again in {delay:.3g}s")
+                self._pause(
+                    f"{detail}; {_restarts(count)} within {self._options.restart.window:g}s "
+                    f"(maxRestarts={limit}): starting it again in {delay:.3g}s"
+                )
             else:
                 life.set(SessionState.RESTARTING, f"{detail}; restart {count + 1} of {limit} in {delay:g}s")
                 self._stderr.log_with_tail(logging.WARNING, f"MCP server {name!r} lost: {detail}", logger)
@@ -132,9 +142,11 @@ class Supervisor:
         if delay is None:
             return "it will not be restarted (maxRestarts is 0)"
         if self.budget.spent(now):
-            return (f"it had {_restarts(self.budget.count(now))} within {self._options.restart.window:g}s "
-                    f"(maxRestarts={self._config.max_restarts}), so it is started again in {delay:.3g}s; "
-                    "the call was not retried")
+            return (
+                f"it had {_restarts(self.budget.count(now))} within {self._options.restart.window:g}s "
+                f"(maxRestarts={self._config.max_restarts}), so it is started again in {delay:.3g}s; "
+                "the call was not retried"
+            )
         return "it is being restarted; the call was not retried"
 
     async def _connect_once(self) -> str:
@@ -145,8 +157,9 @@ class Supervisor:
             with anyio.CancelScope() as self._connection_scope:
                 endpoint = await anyio.to_thread.run_sync(self._endpoint)
                 self._redact.update(endpoint.secrets)
-                finished = await run_connection(config, endpoint, self._options, self._stderr, events,
-                                                on_ready=self._on_ready, relist=self._relist)
+                finished = await run_connection(
+                    config, endpoint, self._options, self._stderr, events, on_ready=self._on_ready, relist=self._relist
+                )
         except Exception as exc:
             detail = describe_exception(exc, command=config.command, url=config.url, redact=self._redact)
             if not events.ready:
@@ -181,8 +194,14 @@ class Supervisor:
         self.events.ready_at = anyio.current_time()
         self._life.set(SessionState.READY, None)
         self._on_tools(catalog.tools)
-        logger.info("MCP server %r ready (protocol %s, %d tools, %d resources, %d prompts)", self._config.name,
-                    self.protocol, len(catalog.tools), len(catalog.resources), len(catalog.prompts))
+        logger.info(
+            "MCP server %r ready (protocol %s, %d tools, %d resources, %d prompts)",
+            self._config.name,
+            self.protocol,
+            len(catalog.tools),
+            len(catalog.resources),
+            len(catalog.prompts),
+        )
 
     async def _relist(self, client: Client, kinds: set[ListKind]) -> None:
         name, catalog = self._config.name, self.catalog
@@ -206,14 +225,14 @@ class Supervisor:
 
     def _pause(self, reason: str) -> None:
         self._life.set(SessionState.ERROR, reason)
-        self._stderr.log_with_tail(logging.ERROR, f"MCP server {self._config.name!r} was lost too often: {reason}",
-                                   logger)
+        self._stderr.log_with_tail(
+            logging.ERROR, f"MCP server {self._config.name!r} was lost too often: {reason}", logger
+        )
         self._on_failed()
 
     def _give_up(self, reason: str) -> None:
         self._life.set(SessionState.ERROR, reason)
-        self._stderr.log_with_tail(logging.ERROR, f"MCP server {self._config.name!r} failed for good: {reason}",
-                                   logger)
+        self._stderr.log_with_tail(logging.ERROR, f"MCP server {self._config.name!r} failed for good: {reason}", logger)
         self._on_failed()
 
 

@@ -43,8 +43,9 @@ def runs_as_task(support: str | None, mode: str) -> bool:
     return support == "required" or (support == "optional" and mode == "when-supported")
 
 
-async def call_as_task(client: Client, name: str, arguments: dict[str, Any] | None, *, ttl: float | None,
-                       progress: ProgressCallback | None) -> types.CallToolResult:
+async def call_as_task(
+    client: Client, name: str, arguments: dict[str, Any] | None, *, ttl: float | None, progress: ProgressCallback | None
+) -> types.CallToolResult:
     """Run one tool call as a task and return the tool's result.
 
     The requests wait as long as the task runs: the caller's own deadline
@@ -57,8 +58,9 @@ async def call_as_task(client: Client, name: str, arguments: dict[str, Any] | No
         MCPError: The server refused a request.
     """
     ttl_ms = _UNLIMITED_TTL_MS if ttl is None or math.isinf(ttl) else max(int(ttl * 1000), 1_000)
-    request = types.CallToolRequest(params=types.CallToolRequestParams(
-        name=name, arguments=arguments, task=types.TaskMetadata(ttl=ttl_ms)))
+    request = types.CallToolRequest(
+        params=types.CallToolRequestParams(name=name, arguments=arguments, task=types.TaskMetadata(ttl=ttl_ms))
+    )
     task = types.CreateTaskResult.model_validate(await _send_unvalidated(client, request)).task
     finished = False
     try:
@@ -67,7 +69,9 @@ async def call_as_task(client: Client, name: str, arguments: dict[str, Any] | No
                 group.start_soon(_follow, client, task, progress)
             result = await client.session.send_request(
                 types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task.task_id)),
-                types.CallToolResult, request_read_timeout_seconds=_UNTIL_DONE)
+                types.CallToolResult,
+                request_read_timeout_seconds=_UNTIL_DONE,
+            )
             finished = True
             group.cancel_scope.cancel()
         return result
@@ -102,7 +106,8 @@ async def _follow(client: Client, task: types.Task, progress: ProgressCallback) 
             return
         await anyio.sleep(min(max((status.poll_interval or 1000) / 1000, _POLL_MIN), _POLL_MAX))
         status = await client.session.send_request(
-            types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task.task_id)), types.GetTaskResult)
+            types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task.task_id)), types.GetTaskResult
+        )
 
 
 async def _cancel(client: Client, task_id: str) -> None:
@@ -110,6 +115,7 @@ async def _cancel(client: Client, task_id: str) -> None:
     with anyio.CancelScope(shield=True), anyio.move_on_after(_CANCEL_WITHIN):
         try:
             await client.session.send_request(
-                types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)), types.CancelTaskResult)
+                types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id)), types.CancelTaskResult
+            )
         except Exception:  # the call already ended: a refused cancel changes nothing for it
             return

@@ -88,8 +88,9 @@ class _Tracked:
         tracker._scopes.add(self._scope)
         return self._scope.__enter__()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
-                 exc_tb: TracebackType | None) -> bool:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool:
         tracker = self._tracker
         tracker._scopes.discard(self._scope)
         if not tracker._scopes:

@@ -197,8 +197,9 @@ class StdioTransport:
 
         stack.push_async_callback(stop_reader)
         readers.start_soon(pipe.pump)
-        inner = stdio_transport(self._endpoint, pipe.writer, server=context.server,
-                                max_message_bytes=context.max_message_bytes)
+        inner = stdio_transport(
+            self._endpoint, pipe.writer, server=context.server, max_message_bytes=context.max_message_bytes
+        )
         # Once the child runs it holds its own copy; ours would keep the pipe open forever.
         return _then(inner, pipe.close_writer)
 
@@ -216,11 +217,17 @@ class HttpTransport:
         timeout = httpx2.Timeout(connect if math.isfinite(connect) else None, read=_HTTP_READ_TIMEOUT)
         # Uncompressed bodies: the limit counts the bytes on the wire, which then are the bytes of the text.
         headers = {"Accept-Encoding": "identity", **self._endpoint.headers}
-        http = await stack.enter_async_context(httpx2.AsyncClient(
-            headers=headers, timeout=timeout, auth=context.auth,
-            event_hooks={"response": [explain_http_errors(), limit_responses(context.max_message_bytes)]}))
-        return streamable_http_client(self._url, http_client=http,
-                                      max_sse_event_size=context.max_message_bytes + _SSE_EVENT_SLACK)
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(
+                headers=headers,
+                timeout=timeout,
+                auth=context.auth,
+                event_hooks={"response": [explain_http_errors(), limit_responses(context.max_message_bytes)]},
+            )
+        )
+        return streamable_http_client(
+            self._url, http_client=http, max_sse_event_size=context.max_message_bytes + _SSE_EVENT_SLACK
+        )
 
 
 @final
@@ -232,8 +239,13 @@ class SseTransport:
         self._endpoint, self._url = endpoint, endpoint.url
 
     async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
-        return sse_client(self._url, headers=dict(self._endpoint.headers), timeout=context.connect_timeout,
-                          sse_read_timeout=_HTTP_READ_TIMEOUT, auth=context.auth)
+        return sse_client(
+            self._url,
+            headers=dict(self._endpoint.headers),
+            timeout=context.connect_timeout,
+            sse_read_timeout=_HTTP_READ_TIMEOUT,
+            auth=context.auth,
+        )
 
 
 @final
@@ -257,7 +269,9 @@ class MemoryTransport:
 
 
 _BY_KIND: dict[str, Callable[[Endpoint], SessionTransport]] = {
-    "stdio": StdioTransport, "http": HttpTransport, "sse": SseTransport,
+    "stdio": StdioTransport,
+    "http": HttpTransport,
+    "sse": SseTransport,
 }
 
 

@@ -63,10 +63,12 @@ _MARKER = re.compile(
 _SUSPICIOUS: dict[str, tuple[re.Pattern[str], tuple[tuple[str, ...], ...]]] = {
     name: (re.compile(pattern, re.IGNORECASE), words)
     for name, pattern, words in (
-        ("ignore previous instructions",
-         r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+|your\s+)?"
-         r"(previous|prior|above|earlier|preceding)\s+(instructions|prompts?|rules)",
-         (("ignore", "disregard", "forget"), ("previous", "prior", "above", "earlier", "preceding"))),
+        (
+            "ignore previous instructions",
+            r"\b(ignore|disregard|forget)\s+(all\s+|any\s+)?(the\s+|your\s+)?"
+            r"(previous|prior|above|earlier|preceding)\s+(instructions|prompts?|rules)",
+            (("ignore", "disregard", "forget"), ("previous", "prior", "above", "earlier", "preceding")),
+        ),
         ("you are now", r"\byou\s+are\s+now\b", (("you",), ("now",))),
         ("system prompt", r"\bsystem\s+prompt\b", (("system",), ("prompt",))),
         ("new instructions", r"\bnew\s+instructions\s*:", (("instructions",),)),
@@ -94,8 +96,11 @@ def neutralise_markers(text: str) -> str:
 def suspicious_patterns(text: str) -> list[str]:
     """Names of the suspicious patterns found in ``text``, in a fixed order."""
     folded = _folded(text)
-    return [name for name, (pattern, words) in _SUSPICIOUS.items()
-            if all(any(word in folded for word in group) for group in words) and pattern.search(text)]
+    return [
+        name
+        for name, (pattern, words) in _SUSPICIOUS.items()
+        if all(any(word in folded for word in group) for group in words) and pattern.search(text)
+    ]
 
 
 def fence(text: str, *, server: str, tool: str, nonce: str) -> str:
@@ -120,7 +125,7 @@ def split_fence(text: str) -> tuple[str, str, str] | None:
     closing = f"\n{_END} id={opening['id']}>>>"
     if not text.endswith(closing) or len(text) < opening.end() + len(closing):
         return None
-    return text[:opening.end()], text[opening.end():len(text) - len(closing)], closing
+    return text[: opening.end()], text[opening.end() : len(text) - len(closing)], closing
 
 
 def _strings(block: types.ContentBlock) -> list[str]:
@@ -172,9 +177,15 @@ def guard_result(result: ToolResult, *, server: str, tool: str, start: int = 0) 
     found = sorted({name for text in set(scanned) for name in suspicious_patterns(text)})
     meta = dict(result.meta)
     if found:
-        logger.warning("Suspicious content in the result of tool %r from MCP server %r: %s; flagged as %r",
-                       tool, server, ", ".join(found), SUSPICIOUS_FLAG)
+        logger.warning(
+            "Suspicious content in the result of tool %r from MCP server %r: %s; flagged as %r",
+            tool,
+            server,
+            ", ".join(found),
+            SUSPICIOUS_FLAG,
+        )
         meta["flags"] = sorted({*meta.get("flags", ()), SUSPICIOUS_FLAG})
         meta["suspicious"] = found
-    return ToolResult(content=content, structured_content=result.structured_content, is_error=result.is_error,
-                      meta=meta)
+    return ToolResult(
+        content=content, structured_content=result.structured_content, is_error=result.is_error, meta=meta
+    )

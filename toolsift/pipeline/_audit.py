@@ -42,16 +42,18 @@ class AuditTrail:
         if refusal is not None and not refusal["audited"]:
             # Refused before the tool ran: a denial; withheld after it ran: a failure.
             denied = refusal["stage"] != "ResultGuard"
-            self._audit.emit(AuditEvent(
-                kind="tool.denied" if denied else "tool.failed",
-                tool=call.name,
-                outcome="denied" if denied else "error",
-                call_id=uuid.uuid4().hex[:16],
-                duration_ms=round((time.perf_counter() - started) * 1000, 3),
-                skill=call.scope.skill,
-                agent=call.scope.agent,
-                reason=result.text_content()[:_REASON_CHARS],
-                arguments=redact(call.arguments),
-                flags=(refusal["stage"],),
-            ))
+            self._audit.emit(
+                AuditEvent(
+                    kind="tool.denied" if denied else "tool.failed",
+                    tool=call.name,
+                    outcome="denied" if denied else "error",
+                    call_id=uuid.uuid4().hex[:16],
+                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                    skill=call.scope.skill,
+                    agent=call.scope.agent,
+                    reason=result.text_content()[:_REASON_CHARS],
+                    arguments=redact(call.arguments),
+                    flags=(refusal["stage"],),
+                )
+            )
         return result

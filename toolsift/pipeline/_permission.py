@@ -23,15 +23,20 @@ __all__ = ["PermissionFilter", "profile_scope"]
 _SCOPE_CACHE_SIZE = 64
 
 
-def profile_scope(scope: TurnScope, *, agent: str | None, allowed_tools: Sequence[str] | None,
-                  plan_mode: bool = False) -> TurnScope:
+def profile_scope(
+    scope: TurnScope, *, agent: str | None, allowed_tools: Sequence[str] | None, plan_mode: bool = False
+) -> TurnScope:
     """``scope`` as a profile sees it: the profile's agent layer, plus its plan mode.
 
     What a server lists must be built with the same function its calls are
     checked with, or a client would be shown tools it cannot call.
     """
-    return replace(scope, agent_allowed=tuple(allowed_tools) if allowed_tools is not None else None, agent=agent,
-                   read_only=scope.read_only or plan_mode)
+    return replace(
+        scope,
+        agent_allowed=tuple(allowed_tools) if allowed_tools is not None else None,
+        agent=agent,
+        read_only=scope.read_only or plan_mode,
+    )
 
 
 @final
@@ -73,8 +78,9 @@ class PermissionFilter:
         if profiled is None:
             if len(self._scopes) >= _SCOPE_CACHE_SIZE:
                 self._scopes.clear()
-            profiled = self._scopes[scope] = profile_scope(scope, agent=self._agent, allowed_tools=self._allowed,
-                                                           plan_mode=self._plan_mode)
+            profiled = self._scopes[scope] = profile_scope(
+                scope, agent=self._agent, allowed_tools=self._allowed, plan_mode=self._plan_mode
+            )
         return profiled
 
     async def __call__(self, call: CallRecord) -> ToolResult:

@@ -156,5 +156,8 @@ class Pipeline:
             return refuse("pipeline", str(exc))
         except Exception as exc:
             logger.exception("The tool pipeline failed on a call of %r", call.name)
-            return refuse("pipeline", f"Tool {call.name!r} could not be run: internal error "
-                                      f"({type(exc).__name__}); the server log has the details")
+            return refuse(
+                "pipeline",
+                f"Tool {call.name!r} could not be run: internal error "
+                f"({type(exc).__name__}); the server log has the details",
+            )

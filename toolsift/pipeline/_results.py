@@ -89,9 +89,12 @@ class ResultGuard:
         if self._max_bytes is not None:
             size = result_size(result)
             if size > self._max_bytes:
-                return refuse("ResultGuard", f"The result of tool {call.name!r} is {size:,} bytes, over the limit "
-                                             f"of {self._max_bytes:,} bytes; ask for less (a smaller file, a "
-                                             "narrower query)")
+                return refuse(
+                    "ResultGuard",
+                    f"The result of tool {call.name!r} is {size:,} bytes, over the limit "
+                    f"of {self._max_bytes:,} bytes; ask for less (a smaller file, a "
+                    "narrower query)",
+                )
         if self._untrusted is not None and self._fence is not None and self._untrusted.matches(call.name):
             return self._fence(result, call.name)
         return result

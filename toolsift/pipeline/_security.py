@@ -91,8 +91,11 @@ class SecurityGuard:
         if self._max_bytes is not None:
             size = len(json.dumps(arguments, default=str).encode("utf-8"))
             if size > self._max_bytes:
-                raise PolicyDenied("size", f"the arguments are {size:,} bytes as JSON, over the limit of "
-                                           f"{self._max_bytes:,} bytes", tool=name)
+                raise PolicyDenied(
+                    "size",
+                    f"the arguments are {size:,} bytes as JSON, over the limit of {self._max_bytes:,} bytes",
+                    tool=name,
+                )
         for patterns, argument, rule in self._rules:
             if argument in arguments and patterns.matches(name):
                 rule.check(arguments[argument], argument=argument, tool=name)

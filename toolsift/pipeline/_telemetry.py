@@ -73,8 +73,12 @@ def trace_tool_calls(audit: AuditLog, tracer_provider: TracerProvider | None = N
             attributes["toolsift.refusal.reason"] = event.reason or ""
         if event.outcome in _ERROR_TYPES:
             attributes["error.type"] = _ERROR_TYPES[event.outcome]
-        span = tracer.start_span(f"execute_tool {event.tool}", kind=trace.SpanKind.INTERNAL,
-                                 start_time=end - int(event.duration_ms * 1_000_000), attributes=attributes)
+        span = tracer.start_span(
+            f"execute_tool {event.tool}",
+            kind=trace.SpanKind.INTERNAL,
+            start_time=end - int(event.duration_ms * 1_000_000),
+            attributes=attributes,
+        )
         if event.outcome != "ok":
             span.set_status(trace.Status(trace.StatusCode.ERROR, event.reason or event.outcome))
         span.end(end_time=end)
@@ -93,5 +97,8 @@ def trace_configured_calls(audit: AuditLog, config: ToolsiftConfig) -> Callable[
     try:
         return trace_tool_calls(audit)
     except ImportError as exc:
-        raise ConfigError(f"OpenTelemetry is not installed: {OTEL_EXTRA_HINT}, or turn this off",
-                          path=config.path, field="audit.openTelemetry") from exc
+        raise ConfigError(
+            f"OpenTelemetry is not installed: {OTEL_EXTRA_HINT}, or turn this off",
+            path=config.path,
+            field="audit.openTelemetry",
+        ) from exc

@@ -44,8 +44,13 @@ def _visible(text: str) -> str:
     if text.isprintable() and "\r" not in text:
         return text
     return "".join(
-        char if char in _SHOWN_RAW or unicodedata.category(char) not in _ESCAPED_CATEGORIES
-        else "\\r" if char == "\r" else f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}"
+        char
+        if char in _SHOWN_RAW or unicodedata.category(char) not in _ESCAPED_CATEGORIES
+        else "\\r"
+        if char == "\r"
+        else f"\\u{ord(char):04x}"
+        if ord(char) <= 0xFFFF
+        else f"\\U{ord(char):08x}"
         for char in text
     )
 
@@ -83,14 +88,17 @@ def _argument(key: str, value: Any, spill: Spill | None) -> list[str]:
         return [f"  {_visible(name)}: {kind}:", *_block(text)]
     where = spill(key, text)
     skipped = len(text) - _HEAD_CHARS - _TAIL_CHARS
-    return [f"  {_visible(name)}: {kind}; the whole value is in {where}; its start and end:",
-            *_block(text[:_HEAD_CHARS]),
-            f"    ... {skipped:,} characters not shown here (read them in {where}) ...",
-            *_block(text[-_TAIL_CHARS:])]
+    return [
+        f"  {_visible(name)}: {kind}; the whole value is in {where}; its start and end:",
+        *_block(text[:_HEAD_CHARS]),
+        f"    ... {skipped:,} characters not shown here (read them in {where}) ...",
+        *_block(text[-_TAIL_CHARS:]),
+    ]
 
 
-def describe_call(tool: str, reason: str, arguments: Mapping[str, Any], *, mask: SecretMask | None = None,
-                  spill: Spill | None = None) -> str:
+def describe_call(
+    tool: str, reason: str, arguments: Mapping[str, Any], *, mask: SecretMask | None = None, spill: Spill | None = None
+) -> str:
     """The call as its approver reads it: ``tool (reason)``, then every argument in full.
 
     Args:

@@ -37,8 +37,12 @@ __all__ = ["Executor"]
 _MAX_ERRORS = 5
 
 
-_OUTCOMES: dict[AuditKind, str] = {"tool.started": "started", "tool.executed": "ok", "tool.failed": "error",
-                                    "tool.denied": "denied"}
+_OUTCOMES: dict[AuditKind, str] = {
+    "tool.started": "started",
+    "tool.executed": "ok",
+    "tool.failed": "error",
+    "tool.denied": "denied",
+}
 
 
 @dataclass(slots=True)
@@ -86,8 +90,12 @@ class Executor:
     async def execute(self, call: CallRecord) -> ToolResult:
         self._frozen = True
         args = call.arguments
-        run = _Running(call, f"{self._id_prefix}{next(self._ids):08x}", time.perf_counter(),
-                       dict(args) if isinstance(args, Mapping) else {})
+        run = _Running(
+            call,
+            f"{self._id_prefix}{next(self._ids):08x}",
+            time.perf_counter(),
+            dict(args) if isinstance(args, Mapping) else {},
+        )
         try:
             entry = run.entry = self._lookup(call.name)
             self._check(entry, run)
@@ -99,8 +107,9 @@ class Executor:
             if has_null:  # a strict-mode model sends null for every optional property it leaves out
                 run.arguments = drop_optional_nulls(entry.spec.input_schema, run.arguments)
             schema_problem = self._validate(entry, run.arguments)
-            approved = schema_problem is None and await _approve(entry, run.arguments, call.permissions, call.scope,
-                                                                 run.call_id)
+            approved = schema_problem is None and await _approve(
+                entry, run.arguments, call.permissions, call.scope, run.call_id
+            )
         except ToolNotFound as exc:
             self._audit(run, "tool.denied", layer=2, reason=str(exc))
             raise
@@ -114,16 +123,24 @@ class Executor:
         if refusal is not None:
             result = ToolResult.error(refusal)
         else:
-            ctx = ToolContext(call_id=run.call_id, scope=call.scope, permissions=call.permissions,
-                              timeout=call.timeout, progress=call.progress)
+            ctx = ToolContext(
+                call_id=run.call_id,
+                scope=call.scope,
+                permissions=call.permissions,
+                timeout=call.timeout,
+                progress=call.progress,
+            )
             try:
                 result = await self._run(entry, run.arguments, ctx)
             except ToolsiftError as exc:
                 self._audit(run, "tool.failed", reason=str(exc))
                 raise
-        self._audit(run, "tool.failed" if result.is_error else "tool.executed",
-                    reason=result.text_content()[:200] if result.is_error else None,
-                    flags=(*result.meta.get("flags", ()), *(("approved",) if approved else ())))
+        self._audit(
+            run,
+            "tool.failed" if result.is_error else "tool.executed",
+            reason=result.text_content()[:200] if result.is_error else None,
+            flags=(*result.meta.get("flags", ()), *(("approved",) if approved else ())),
+        )
         return result
 
     def _check(self, entry: Entry, run: _Running) -> None:
@@ -136,11 +153,13 @@ class Executor:
         denial = hidden_reason(entry, scope)
         # A tool hidden only for not being surfaced (layer 1) that layer 5 refuses anyway is refused for
         # the layer-5 reason: search_tools lists it with that reason, and the refusal must say the same.
-        only_layer_1 = denial is not None and denial[0] == 1 and hidden_reason(
-            entry, scope.with_unlocked([entry.spec.name])) is None
+        only_layer_1 = (
+            denial is not None
+            and denial[0] == 1
+            and hidden_reason(entry, scope.with_unlocked([entry.spec.name])) is None
+        )
         if denial is None or only_layer_1:
-            reason = check_permissions(entry.spec, run.arguments, run.call.permissions, self._layers,
-                                       names=entry.names)
+            reason = check_permissions(entry.spec, run.arguments, run.call.permissions, self._layers, names=entry.names)
             denial = (5, reason) if reason is not None else denial
         if denial is not None:
             raise PermissionDenied(entry.spec.name, denial[0], denial[1])
@@ -192,30 +211,40 @@ class Executor:
         messages = [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:_MAX_ERRORS]]
         raise InvalidArguments(entry.spec.name, messages)
 
-    def _audit(self, run: _Running, kind: AuditKind, *, layer: int | None = None, reason: str | None = None,
-               flags: tuple[str, ...] = ()) -> None:
+    def _audit(
+        self,
+        run: _Running,
+        kind: AuditKind,
+        *,
+        layer: int | None = None,
+        reason: str | None = None,
+        flags: tuple[str, ...] = (),
+    ) -> None:
         """Emit one audit record of ``run``: its start, or how it ended (nothing to make when no one listens)."""
         if not self._audit_log.observed:
             return
         scope = run.call.scope
-        self._audit_log.emit(AuditEvent(
-            kind=kind,
-            tool=run.tool,
-            outcome=_OUTCOMES[kind],  # type: ignore[arg-type]
-            call_id=run.call_id,
-            duration_ms=round((time.perf_counter() - run.started) * 1000, 3),
-            server=run.entry.spec.server if run.entry is not None else None,
-            skill=scope.skill,
-            agent=scope.agent,
-            layer=layer,
-            reason=reason,
-            arguments=redact(run.arguments),
-            flags=flags,
-        ))
+        self._audit_log.emit(
+            AuditEvent(
+                kind=kind,
+                tool=run.tool,
+                outcome=_OUTCOMES[kind],  # type: ignore[arg-type]
+                call_id=run.call_id,
+                duration_ms=round((time.perf_counter() - run.started) * 1000, 3),
+                server=run.entry.spec.server if run.entry is not None else None,
+                skill=scope.skill,
+                agent=scope.agent,
+                layer=layer,
+                reason=reason,
+                arguments=redact(run.arguments),
+                flags=flags,
+            )
+        )
 
 
-async def _approve(entry: Entry, arguments: Mapping[str, Any], permissions: Permissions, scope: TurnScope,
-                   call_id: str) -> bool:
+async def _approve(
+    entry: Entry, arguments: Mapping[str, Any], permissions: Permissions, scope: TurnScope, call_id: str
+) -> bool:
     """Ask the caller's approver when the call asks; True when it was asked and approved.
 
     Raises:

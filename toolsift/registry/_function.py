@@ -62,8 +62,8 @@ class FunctionTool:
         self._model, self._context_param = _arguments_model(fn, tool_name)
         schema = self._model.model_json_schema()
         schema.pop("title", None)
-        level = Level.parse(required_level) if required_level is not None else (
-            Level.READ if read_only else Level.WRITE
+        level = (
+            Level.parse(required_level) if required_level is not None else (Level.READ if read_only else Level.WRITE)
         )
         if annotations is None:
             annotations = mcp_types.ToolAnnotations(read_only_hint=read_only)
@@ -155,4 +155,3 @@ def tool(
         )
 
     return wrap(fn) if fn is not None else wrap
-

@@ -80,12 +80,12 @@ class NameIndex:
         return best if decided or not best else glob.filter(best)
 
     def _starting(self, prefix: str) -> list[str]:
-        return self._forward[bisect_left(self._forward, prefix):bisect_left(self._forward, prefix + _TOP)]
+        return self._forward[bisect_left(self._forward, prefix) : bisect_left(self._forward, prefix + _TOP)]
 
     def _ending(self, suffix: str) -> list[str]:
         reversed_suffix = suffix[::-1]
         low = bisect_left(self._backward, reversed_suffix)
-        return self._backward_names[low:bisect_left(self._backward, reversed_suffix + _TOP)]
+        return self._backward_names[low : bisect_left(self._backward, reversed_suffix + _TOP)]
 
     def _containing(self, literal: str) -> list[str]:
         text, found = self._text, []

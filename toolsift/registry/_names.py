@@ -22,9 +22,7 @@ def validate_server_name(name: object, *, field: str = "server name") -> str:
         InvalidToolName: Naming the value and the rule it breaks.
     """
     if not isinstance(name, str) or not SERVER_NAME_RE.fullmatch(name):
-        raise InvalidToolName(
-            str(name), f"{field} must match [A-Za-z0-9][A-Za-z0-9_-]* (letters, digits, '_' and '-')"
-        )
+        raise InvalidToolName(str(name), f"{field} must match [A-Za-z0-9][A-Za-z0-9_-]* (letters, digits, '_' and '-')")
     if SEPARATOR in name:
         raise InvalidToolName(name, f"{field} must not contain {SEPARATOR!r}: it separates server and tool")
     return name
@@ -45,9 +43,7 @@ def validate_tool_name(name: object) -> str:
     if namespace is not None and not (SERVER_NAME_RE.fullmatch(namespace) and SEPARATOR not in namespace):
         raise InvalidToolName(name, "the part before '__' must be a server name: [A-Za-z0-9][A-Za-z0-9_-]*")
     if not TOOL_PART_RE.fullmatch(tool):
-        raise InvalidToolName(
-            name, "tool names use 1-128 characters from letters, digits, '_', '-', '.' and '/'"
-        )
+        raise InvalidToolName(name, "tool names use 1-128 characters from letters, digits, '_', '-', '.' and '/'")
     return name
 
 

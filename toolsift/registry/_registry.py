@@ -82,8 +82,14 @@ class ToolRegistry:
             as ``allowlist: ["read_file"]`` must not reach every server's ``read_file``.
     """
 
-    def __init__(self, *, rules: Sequence[ToolRule] = (), audit: AuditLog | None = None,
-                 settle_heap: bool = False, upstream_names: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        rules: Sequence[ToolRule] = (),
+        audit: AuditLog | None = None,
+        settle_heap: bool = False,
+        upstream_names: bool = False,
+    ) -> None:
         self.audit = audit if audit is not None else AuditLog()
         self._rules = tuple(rules)
         self._upstream_names = upstream_names
@@ -274,25 +280,39 @@ class ToolRegistry:
                 raise DuplicateTool(name)
             if name in self._alias_to_name and name not in freed_aliases:
                 raise DuplicateTool(name)
-            aliases = {key: self._unique_alias(rule.alias, name, freed | set(prepared), taken_aliases, freed_aliases)
-                       for key, rule in _NAME_RULES.items() if not rule.accepts(name)}
+            aliases = {
+                key: self._unique_alias(rule.alias, name, freed | set(prepared), taken_aliases, freed_aliases)
+                for key, rule in _NAME_RULES.items()
+                if not rule.accepts(name)
+            }
             # Config rules match a tool by any of its names, aliases included, as the permission globs do.
             names = tool_names(tool.spec, aliases.values(), upstream=self._upstream_names)
             spec = self._apply_rules(tool.spec, names)
-            prepared[name] = Entry(tool=tool, spec=spec, internal=internal, order=order, namespace=namespace_of(name),
-                                   aliases=aliases, names=names)
+            prepared[name] = Entry(
+                tool=tool,
+                spec=spec,
+                internal=internal,
+                order=order,
+                namespace=namespace_of(name),
+                aliases=aliases,
+                names=names,
+            )
             taken_aliases.update(aliases.values())
         return list(prepared.values())
 
-    def _unique_alias(self, make: Callable[[str, int], str], name: str, pending: set[str],
-                      taken: set[str], freed: set[str]) -> str:
+    def _unique_alias(
+        self, make: Callable[[str, int], str], name: str, pending: set[str], taken: set[str], freed: set[str]
+    ) -> str:
         # Aliases are shared across formats and never equal a canonical name, so
         # resolving one is a single dictionary lookup whatever the format.
         for salt in range(32):
             alias = make(name, salt)
             owner = self._alias_to_name.get(alias)
-            clash = (alias in self._entries and alias not in pending) or alias in pending or (
-                owner is not None and owner != name and alias not in freed)
+            clash = (
+                (alias in self._entries and alias not in pending)
+                or alias in pending
+                or (owner is not None and owner != name and alias not in freed)
+            )
             if not clash and (alias not in taken):
                 return alias
         raise InvalidToolName(name, "no collision-free provider alias could be derived")  # pragma: no cover
@@ -392,8 +412,10 @@ class ToolRegistry:
         scope = scope if scope is not None else TurnScope()
         fmt = get_format(format)
         if strict and not getattr(fmt, "strict_mode", False):
-            raise ValueError(f"strict mode is OpenAI's; format {fmt.name!r} has none "
-                             "(use 'openai' or 'openai-responses', or leave strict off)")
+            raise ValueError(
+                f"strict mode is OpenAI's; format {fmt.name!r} has none "
+                "(use 'openai' or 'openai-responses', or leave strict off)"
+            )
         key = (scope, fmt.name, strict)
         cached = self._scope_cache.get(key)
         if cached is not None:
@@ -440,9 +462,16 @@ class ToolRegistry:
             InvalidArguments: Arguments fail the inputSchema.
             SessionError: The tool's MCP server is draining or unavailable.
         """
-        return await self._executor.execute(CallRecord(
-            name, args if args is not None else {}, scope if scope is not None else _NO_SCOPE,
-            permissions if permissions is not None else _DEFAULT_PERMISSIONS, timeout, progress))
+        return await self._executor.execute(
+            CallRecord(
+                name,
+                args if args is not None else {},
+                scope if scope is not None else _NO_SCOPE,
+                permissions if permissions is not None else _DEFAULT_PERMISSIONS,
+                timeout,
+                progress,
+            )
+        )
 
     async def handle(self, call: CallRecord) -> ToolResult:
         """Run one :class:`CallRecord`: :meth:`execute` as a :data:`CallHandler`, raising as it does.
@@ -450,4 +479,3 @@ class ToolRegistry:
         The innermost handler of every pipeline, so a served call and an agent-loop call take the same path.
         """
         return await self._executor.execute(call)
-

@@ -82,8 +82,12 @@ class _Share:
 
 def _pattern_key(scope: TurnScope) -> _PatternKey:
     agent = scope.agent_patterns
-    return (agent.patterns if agent is not None else None, scope.skill_patterns.patterns,
-            scope.disallowed_patterns.patterns, scope.read_only)
+    return (
+        agent.patterns if agent is not None else None,
+        scope.skill_patterns.patterns,
+        scope.disallowed_patterns.patterns,
+        scope.read_only,
+    )
 
 
 class SelectionIndex:
@@ -146,8 +150,9 @@ class SelectionIndex:
         merged.sort(key=lambda e: e.order)
         return [], merged
 
-    def schemas(self, scope: TurnScope, entries: Mapping[str, Entry], fmt: SchemaFormat,
-                strict: bool) -> list[dict[str, Any]]:
+    def schemas(
+        self, scope: TurnScope, entries: Mapping[str, Entry], fmt: SchemaFormat, strict: bool
+    ) -> list[dict[str, Any]]:
         """The scope's visible entries exported in ``fmt``, in registration order."""
         shares, merged = self.select(scope, entries)
         if merged is not None:
@@ -219,8 +224,13 @@ class SelectionIndex:
         checked = scope.agent_patterns is not None or bool(scope.disallowed_patterns) or scope.read_only
         narrow = scope.skill_patterns or scope.agent_patterns
         if narrow is None:
-            return _Share([e for e in self._by_namespace.get(namespace, {}).values()
-                           if (not e.internal and not checked) or hidden_reason(e, scope) is None])
+            return _Share(
+                [
+                    e
+                    for e in self._by_namespace.get(namespace, {}).values()
+                    if (not e.internal and not checked) or hidden_reason(e, scope) is None
+                ]
+            )
         matched, surfaced = self._matching(namespace, narrow)
         if checked:
             return _Share([e for e in matched.entries if hidden_reason(e, scope) is None])

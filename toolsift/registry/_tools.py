@@ -63,8 +63,9 @@ class ToolSpec:
     def repeatable(self) -> bool:
         """Whether running a call again does nothing more than running it once (read-only or idempotent)."""
         annotations = self.annotations
-        return self.read_only or (annotations is not None
-                                  and bool(annotations.read_only_hint or annotations.idempotent_hint))
+        return self.read_only or (
+            annotations is not None and bool(annotations.read_only_hint or annotations.idempotent_hint)
+        )
 
     @property
     def destructive(self) -> bool:
@@ -115,8 +116,14 @@ class ToolResult(BaseModel):
             return cls()
         if isinstance(value, str):
             return cls.text(value)
-        if isinstance(value, mcp_types.TextContent | mcp_types.ImageContent | mcp_types.AudioContent
-                      | mcp_types.EmbeddedResource | mcp_types.ResourceLink):
+        if isinstance(
+            value,
+            mcp_types.TextContent
+            | mcp_types.ImageContent
+            | mcp_types.AudioContent
+            | mcp_types.EmbeddedResource
+            | mcp_types.ResourceLink,
+        ):
             return cls(content=[value])
         if isinstance(value, BaseModel):
             value = value.model_dump(mode="json")
@@ -137,8 +144,9 @@ class ToolResult(BaseModel):
     def to_mcp(self) -> mcp_types.CallToolResult:
         """The same result as an MCP ``CallToolResult``."""
         structured = self.structured_content
-        return mcp_types.CallToolResult(content=list(self.content), structured_content=structured,
-                                        is_error=self.is_error, _meta=self.mcp_meta)
+        return mcp_types.CallToolResult(
+            content=list(self.content), structured_content=structured, is_error=self.is_error, _meta=self.mcp_meta
+        )
 
     def text_content(self) -> str:
         """The text blocks joined by newlines (other blocks are left out)."""

@@ -125,8 +125,10 @@ class Discovery:
         if mode not in MODES:
             raise ValueError(f"unlock mode must be one of {', '.join(MODES)}, got {mode!r}")
         if (max_tools is not None and max_tools < 1) or (max_tokens is not None and max_tokens < 1):
-            raise ValueError(f"max_tools and max_tokens must be at least 1 (or None), got max_tools={max_tools!r}, "
-                             f"max_tokens={max_tokens!r}")
+            raise ValueError(
+                f"max_tools and max_tokens must be at least 1 (or None), got max_tools={max_tools!r}, "
+                f"max_tokens={max_tokens!r}"
+            )
         self.registry = registry
         self.mode: UnlockMode = mode
         self.pinned_tools = frozenset(pinned_tools)
@@ -184,8 +186,9 @@ class Discovery:
                 added.append(name)
         evicted = []
         while len(self._unlocked) > 1 and (
-                (self.max_tools is not None and len(self._unlocked) > self.max_tools)
-                or (self.max_tokens is not None and self.unlocked_tokens > self.max_tokens)):
+            (self.max_tools is not None and len(self._unlocked) > self.max_tools)
+            or (self.max_tokens is not None and self.unlocked_tokens > self.max_tokens)
+        ):
             evicted.append(self._unlocked.popitem(last=False)[0])
         return Unlocked([name for name in added if name in self._unlocked], evicted)
 
@@ -217,9 +220,10 @@ class Discovery:
         for server in self.pinned_servers:
             names.update(tool.spec.name for tool in self.registry.tools(server=server))
         allowed = frozenset(
-            name for name in names
-            if check_permissions(self.registry.get(name).spec, {}, self.permissions,
-                                 names=self.registry.names(name)) is None
+            name
+            for name in names
+            if check_permissions(self.registry.get(name).spec, {}, self.permissions, names=self.registry.names(name))
+            is None
         )
         self._pinned_cache = (generation, allowed)
         return allowed
@@ -227,8 +231,11 @@ class Discovery:
     def scope_for_turn(self, base: TurnScope) -> TurnScope:
         """``base`` with the pinned and unlocked tools surfaced (see ``TurnScope.pinned`` for the rules)."""
         pinned = self.pinned()
-        if (self.offer_search and SEARCH_TOOL_NAME not in self.pinned_tools
-                and not (base.skill is None and self._has_hidden_tools(base))):
+        if (
+            self.offer_search
+            and SEARCH_TOOL_NAME not in self.pinned_tools
+            and not (base.skill is None and self._has_hidden_tools(base))
+        ):
             pinned = pinned - {SEARCH_TOOL_NAME}
         return base.with_unlocked(self._unlocked.keys()).with_pinned(pinned)
 
@@ -240,16 +247,25 @@ class Discovery:
         if found is None:
             agent = key[1].agent_patterns
             found = any(
-                split_name(tool.spec.name)[0] not in hidden and tool.spec.server not in hidden
-                and tool.spec.name != SEARCH_TOOL_NAME and (agent is None or agent.matches(tool.spec.name))
-                for tool in self.registry.tools(internal=True))
+                split_name(tool.spec.name)[0] not in hidden
+                and tool.spec.server not in hidden
+                and tool.spec.name != SEARCH_TOOL_NAME
+                and (agent is None or agent.matches(tool.spec.name))
+                for tool in self.registry.tools(internal=True)
+            )
             self._findable = {key: found}  # one registry state at a time
         return found
 
     @classmethod
-    def for_agent(cls, registry: ToolRegistry, agent: AgentConfig, *, permissions: Permissions,
-                  servers: Callable[[], Iterable[ServerConfig]],
-                  unsearchable: Callable[[], Collection[str]] = frozenset) -> Discovery:
+    def for_agent(
+        cls,
+        registry: ToolRegistry,
+        agent: AgentConfig,
+        *,
+        permissions: Permissions,
+        servers: Callable[[], Iterable[ServerConfig]],
+        unsearchable: Callable[[], Collection[str]] = frozenset,
+    ) -> Discovery:
         """The discovery state an agent profile asks for: its unlock mode, caps and ``toolDiscovery``.
 
         ``servers`` gives the servers in force (asked at every turn, so a reload's
@@ -296,5 +312,7 @@ class Discovery:
         return bound_handler
 
     def __repr__(self) -> str:
-        return (f"Discovery(mode={self.mode!r}, unlocked={sorted(self._unlocked)!r}, "
-                f"pinned_servers={sorted(self.pinned_servers)!r})")
+        return (
+            f"Discovery(mode={self.mode!r}, unlocked={sorted(self._unlocked)!r}, "
+            f"pinned_servers={sorted(self.pinned_servers)!r})"
+        )

@@ -12,8 +12,18 @@ from typing import Any, Literal, Protocol
 from ..registry import ToolSpec, split_name
 from ._tokens import identifiers, name_key, terms_of
 
-__all__ = ["FIELDS", "IndexedSkill", "SearchDocument", "cut", "local_name", "mentions", "one_line", "quoted",
-           "skill_document", "tool_document"]
+__all__ = [
+    "FIELDS",
+    "IndexedSkill",
+    "SearchDocument",
+    "cut",
+    "local_name",
+    "mentions",
+    "one_line",
+    "quoted",
+    "skill_document",
+    "tool_document",
+]
 
 DocumentKind = Literal["tool", "skill"]
 #: The fields a document is indexed by; the ranking weights each separately (see ``_fielded``).
@@ -92,8 +102,11 @@ def _parameters(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
         return [], []
-    described = [str(value["description"]) for value in properties.values()
-                 if isinstance(value, Mapping) and isinstance(value.get("description"), str)]
+    described = [
+        str(value["description"])
+        for value in properties.values()
+        if isinstance(value, Mapping) and isinstance(value.get("description"), str)
+    ]
     return [str(key) for key in properties], described
 
 
@@ -173,8 +186,9 @@ def tool_document(spec: ToolSpec, *, siblings: Collection[str] = (), about: str 
         "server": terms_of(f"{server or ''} {about}"),
     }
     text = f"{remote.replace('_', ' ')}. {spec.title or ''}. {spec.description} Parameters: {parameters}"
-    return SearchDocument("tool", spec.name, server, summary, fields, text, tool_identity(remote, spec.input_schema),
-                          remote)
+    return SearchDocument(
+        "tool", spec.name, server, summary, fields, text, tool_identity(remote, spec.input_schema), remote
+    )
 
 
 def skill_document(skill: IndexedSkill, *, server: str | None = None) -> SearchDocument:
@@ -188,5 +202,13 @@ def skill_document(skill: IndexedSkill, *, server: str | None = None) -> SearchD
         "server": terms_of(server or ""),
     }
     text = f"{skill.name.replace('-', ' ')}. {skill.description} {skill.body}"
-    return SearchDocument("skill", skill.name, server, one_line(skill.description), fields, text,
-                          f"skill:{server or ''}:{skill.name}", own)
+    return SearchDocument(
+        "skill",
+        skill.name,
+        server,
+        one_line(skill.description),
+        fields,
+        text,
+        f"skill:{server or ''}:{skill.name}",
+        own,
+    )

@@ -42,8 +42,7 @@ _SEQUENCES = 200_000
 #: parameters' descriptions); its server's name and description say where it is and hold for every
 #: tool of the server, so they count half: enough to find a tool by its server, not to outweigh its own.
 MEETS: Mapping[str, float] = {"name": 1.0, "summary": 1.0, "description": 1.0, "parameters": 1.0, "server": 0.5}
-DEFAULT_WEIGHTS: FieldWeights = {"name": 1.5, "summary": 1.0, "description": 0.5, "parameters": 0.25,
-                                 "server": 0.5}
+DEFAULT_WEIGHTS: FieldWeights = {"name": 1.5, "summary": 1.0, "description": 0.5, "parameters": 0.25, "server": 0.5}
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,7 @@ class _Postings:
 
     def mark(self, found: npt.NDArray[np.bool_], term: int) -> None:
         if term + 1 < len(self.starts):
-            found[self.docs[self.starts[term]:self.starts[term + 1]]] = True
+            found[self.docs[self.starts[term] : self.starts[term + 1]]] = True
 
 
 def _postings(ids: Sequence[tuple[_Ids, _Ids]], vocabulary: int, k1: float, b: float) -> _Postings:
@@ -158,8 +157,9 @@ class FieldedIndex:
         cached = self._sequences.get(terms)
         if cached is None:
             vocabulary = self._vocabulary
-            ids = np.fromiter((vocabulary[t] if t in vocabulary else self._number(t) for t in terms), dtype=np.int32,
-                              count=len(terms))
+            ids = np.fromiter(
+                (vocabulary[t] if t in vocabulary else self._number(t) for t in terms), dtype=np.int32, count=len(terms)
+            )
             unique, counts = np.unique(ids, return_counts=True)
             cached = self._sequences[terms] = (unique.astype(np.int32), counts.astype(np.int32))
         return cached
@@ -177,6 +177,8 @@ class FieldedIndex:
         cache = {doc: self._ids(doc) for doc in paced(documents)}
         self._cache = cache
         size = len(self._vocabulary)
-        fields = {field: _postings([cache[doc][field] for doc in documents], size, self._k1, self._b)
-                  for field in self._weights}
+        fields = {
+            field: _postings([cache[doc][field] for doc in documents], size, self._k1, self._b)
+            for field in self._weights
+        }
         return FieldedScorer(fields, self._weights, self._vocabulary, self._stems, len(documents))

@@ -60,8 +60,10 @@ class HybridBackend:
 
     def __init__(self, *backends: SearchBackend, k: int = RRF_K, depth: int = DEPTH) -> None:
         if not backends or k < 1 or depth < 1:
-            raise ValueError(f"need at least one backend, k >= 1 and depth >= 1, got {len(backends)} backend(s), "
-                             f"k={k!r}, depth={depth!r}")
+            raise ValueError(
+                f"need at least one backend, k >= 1 and depth >= 1, got {len(backends)} backend(s), "
+                f"k={k!r}, depth={depth!r}"
+            )
         self._backends = backends
         self._k = k
         self._depth = depth

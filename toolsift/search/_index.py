@@ -256,8 +256,14 @@ class SearchIndex:
 
     # -- querying ----------------------------------------------------------------------------
 
-    def rank(self, query: str, *, server: str | None = None, kind: DocumentKind | None = None,
-             accept: Callable[[SearchDocument], bool] | None = None) -> Iterator[SearchHit]:
+    def rank(
+        self,
+        query: str,
+        *,
+        server: str | None = None,
+        kind: DocumentKind | None = None,
+        accept: Callable[[SearchDocument], bool] | None = None,
+    ) -> Iterator[SearchHit]:
         """Every matching document, best first; see :meth:`search`. Refreshes in this thread first."""
         return _rank(self._checked(self._current(), server), self.registry, query, server, kind, accept)
 
@@ -338,8 +344,14 @@ def _check_limit(limit: int) -> None:
         raise ValueError(f"limit must be at least 1, got {limit!r}")
 
 
-def _rank(snapshot: Snapshot, registry: ToolRegistry, query: str, server: str | None, kind: DocumentKind | None,
-          accept: Callable[[SearchDocument], bool] | None) -> Iterator[SearchHit]:
+def _rank(
+    snapshot: Snapshot,
+    registry: ToolRegistry,
+    query: str,
+    server: str | None,
+    kind: DocumentKind | None,
+    accept: Callable[[SearchDocument], bool] | None,
+) -> Iterator[SearchHit]:
     documents = snapshot.documents
     seen: set[str] = set()
 
@@ -386,6 +398,8 @@ def _resolve(snapshot: Snapshot, registry: ToolRegistry, word: str, server: str 
         names = snapshot.names.get(key, [])
         if server is not None:
             names = [*names, *snapshot.names.get(name_key(f"{server}__{word}"), [])]
-    return [n for n in dict.fromkeys(names)
-            if n in snapshot.tools and (server is None or snapshot.tools[n].server == server)]
-
+    return [
+        n
+        for n in dict.fromkeys(names)
+        if n in snapshot.tools and (server is None or snapshot.tools[n].server == server)
+    ]

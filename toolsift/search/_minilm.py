@@ -96,9 +96,11 @@ class MiniLM:
         weights = load_file(str(folder / "model.safetensors"))
         self._w: dict[str, Matrix] = {
             # Linear layers are stored (out, in); kept transposed so that x @ w needs no copy per call.
-            key: np.ascontiguousarray(value.T if key.endswith(".weight") and value.ndim == 2
-                                      and "embeddings" not in key else value).astype(np.float32)
-            for key, value in weights.items() if value.dtype.kind == "f"
+            key: np.ascontiguousarray(
+                value.T if key.endswith(".weight") and value.ndim == 2 and "embeddings" not in key else value
+            ).astype(np.float32)
+            for key, value in weights.items()
+            if value.dtype.kind == "f"
         }
         self._layers = int(config["num_hidden_layers"])
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -113,7 +115,7 @@ class MiniLM:
         # Texts of similar length share a batch, so little of a batch is padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for start in range(0, len(order), BATCH):
-            chunk = order[start:start + BATCH]
+            chunk = order[start : start + BATCH]
             encodings = self._tokenizer.encode_batch([texts[i] for i in chunk])
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
@@ -123,8 +125,11 @@ class MiniLM:
     def _encode(self, ids: npt.NDArray[np.int64], mask: Matrix) -> Matrix:
         w = self._w
         batch, length = ids.shape
-        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
-             + w["embeddings.token_type_embeddings.weight"][0])
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:length]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self._eps)
         heads = self._heads
         size = x.shape[-1] // heads
@@ -149,12 +154,19 @@ class MiniLM:
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             attention = scores / scores.sum(axis=-1, keepdims=True)
             context = (attention @ v).transpose(0, 2, 1, 3).reshape(batch, length, heads * size)
-            x = _layer_norm(project("attention.output.dense", context) + x, w[p + "attention.output.LayerNorm.weight"],
-                            w[p + "attention.output.LayerNorm.bias"], self._eps)
+            x = _layer_norm(
+                project("attention.output.dense", context) + x,
+                w[p + "attention.output.LayerNorm.weight"],
+                w[p + "attention.output.LayerNorm.bias"],
+                self._eps,
+            )
             inner = _gelu(project("intermediate.dense", x))
-            x = _layer_norm(project("output.dense", inner) + x, w[p + "output.LayerNorm.weight"],
-                            w[p + "output.LayerNorm.bias"], self._eps)
+            x = _layer_norm(
+                project("output.dense", inner) + x,
+                w[p + "output.LayerNorm.weight"],
+                w[p + "output.LayerNorm.bias"],
+                self._eps,
+            )
         pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1.0)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return np.asarray(pooled / np.where(norms == 0, 1.0, norms), dtype=np.float32)
-

@@ -81,6 +81,5 @@ def index_tools(
     by_server = tools if isinstance(tools, Mapping) else {server: tools}
     registry = ToolRegistry()
     for name, listed in by_server.items():
-        registry.replace_server(name, [_Listed(_spec(name, i, tool)) for i, tool in enumerate(listed)],
-                                internal=True)
+        registry.replace_server(name, [_Listed(_spec(name, i, tool)) for i, tool in enumerate(listed)], internal=True)
     return SearchIndex(registry, backend=backend, server_descriptions=dict(descriptions or {}))

@@ -150,16 +150,21 @@ class McpPromptSkill:
             result = await self.session.get_prompt(self.prompt.name, arguments)
         except Exception as exc:
             raise SkillRenderError(
-                self.name, f"MCP server {self.server!r} could not render prompt {self.prompt.name!r}: "
-                f"{type(exc).__name__}: {exc}") from exc
+                self.name,
+                f"MCP server {self.server!r} could not render prompt {self.prompt.name!r}: {type(exc).__name__}: {exc}",
+            ) from exc
         return neutralise_markers(_messages_text(result.messages))
 
 
 def _prompt_skill(session: PromptSession, prompt: types.Prompt) -> McpPromptSkill | None:
     server = session.config.name
     if not _PROMPT_NAME.fullmatch(prompt.name):
-        logger.warning("MCP server %r: prompt %r is not offered as a skill: its name must match %s",
-                       server, prompt.name, _PROMPT_NAME.pattern)
+        logger.warning(
+            "MCP server %r: prompt %r is not offered as a skill: its name must match %s",
+            server,
+            prompt.name,
+            _PROMPT_NAME.pattern,
+        )
         return None
     taken: set[str] = set()
     variables: dict[str, SkillVariable] = {}
@@ -168,14 +173,18 @@ def _prompt_skill(session: PromptSession, prompt: types.Prompt) -> McpPromptSkil
     for argument in prompt.arguments or []:
         variable = _variable_name(argument.name, taken)
         required = bool(argument.required)
-        variables[variable] = SkillVariable(name=variable, description=argument.description or "",
-                                            required=required)
+        variables[variable] = SkillVariable(name=variable, description=argument.description or "", required=required)
         argument_names[variable] = argument.name
         lines.append(f"{argument.name}: {argument.description or ''}")
     description = prompt.description or prompt.title or f"Prompt {prompt.name!r} of MCP server {server!r}."
     return McpPromptSkill(
-        name=f"{session.config.namespace}__{prompt.name}", description=description, server=server,
-        prompt=prompt, session=session, variables=variables, argument_names=argument_names,
+        name=f"{session.config.namespace}__{prompt.name}",
+        description=description,
+        server=server,
+        prompt=prompt,
+        session=session,
+        variables=variables,
+        argument_names=argument_names,
         body="\n".join(lines),
     )
 

@@ -94,8 +94,26 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
 #: What tools that read are named with; a question finds them, weakly.
 READING = ("get", "list", "show", "status", "information", "statistic")
 # Words a question opens with.
-_ASKING = frozenset({"what", "which", "who", "where", "when", "how", "is", "are", "was", "were", "does", "do", "did",
-                     "has", "have", "can"})
+_ASKING = frozenset(
+    {
+        "what",
+        "which",
+        "who",
+        "where",
+        "when",
+        "how",
+        "is",
+        "are",
+        "was",
+        "were",
+        "does",
+        "do",
+        "did",
+        "has",
+        "have",
+        "can",
+    }
+)
 _SYNONYMS_OF: dict[str, frozenset[str]] = {}
 for _group in SYNONYMS:
     for _word in _group:
@@ -148,7 +166,7 @@ def expand(query: str, vocabulary: Mapping[str, int], stems: Mapping[str, Iterab
     concepts = {term: {term} for term in own}
     words = split_words(query)[:_MAX_JOINED]
     for i, first in enumerate(words):
-        for second in words[i + 1:]:
+        for second in words[i + 1 :]:
             if (joined := first + second) in vocabulary:
                 weights[joined] = 1.0
                 for part in (*terms(first), *terms(second)):

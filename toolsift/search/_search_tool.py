@@ -54,7 +54,7 @@ NEED_MAX = 3
 
 _DESCRIPTION = (
     "Find tools and skills by what they do. Search per step, not per task: give each thing you need done as its "
-    "own short query in 'queries' (for example [\"read a file\", \"send an email\"]); one query describing the "
+    'own short query in \'queries\' (for example ["read a file", "send an email"]); one query describing the '
     "whole task finds fewer of its tools. 'query' takes one need or an exact tool name. You get the best "
     "matching tools, each with whether you may call it and which skill offers it, the names found for each "
     "query, and matching skills the user can activate with /use. The best match you may call for each query is "
@@ -81,13 +81,22 @@ class SearchToolsTool:
         ValueError: A limit is below 1, ``default_max`` exceeds ``max_limit``, or ``auto_unlock`` is negative.
     """
 
-    def __init__(self, index: SearchIndex, *, default_max: int = DEFAULT_MAX, max_limit: int = MAX_LIMIT,
-                 skill_limit: int = SKILL_LIMIT, auto_unlock: int = AUTO_UNLOCK,
-                 prepare: Callable[[], Awaitable[object]] | None = None) -> None:
+    def __init__(
+        self,
+        index: SearchIndex,
+        *,
+        default_max: int = DEFAULT_MAX,
+        max_limit: int = MAX_LIMIT,
+        skill_limit: int = SKILL_LIMIT,
+        auto_unlock: int = AUTO_UNLOCK,
+        prepare: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
         if min(default_max, max_limit, skill_limit) < 1 or default_max > max_limit or auto_unlock < 0:
-            raise ValueError(f"need 1 <= default_max <= max_limit, skill_limit >= 1 and auto_unlock >= 0, got "
-                             f"default_max={default_max!r}, max_limit={max_limit!r}, skill_limit={skill_limit!r}, "
-                             f"auto_unlock={auto_unlock!r}")
+            raise ValueError(
+                f"need 1 <= default_max <= max_limit, skill_limit >= 1 and auto_unlock >= 0, got "
+                f"default_max={default_max!r}, max_limit={max_limit!r}, skill_limit={skill_limit!r}, "
+                f"auto_unlock={auto_unlock!r}"
+            )
         self.index = index
         self._prepare = prepare
         self._default_max = default_max
@@ -99,24 +108,44 @@ class SearchToolsTool:
             input_schema={
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "minLength": 1,
-                              "description": "What the tool should do, in a few words, or an exact tool name"},
-                    "queries": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1,
-                                "maxItems": MAX_NEEDS,
-                                "description": "Several needs at once, one short query per step of the task; "
-                                               "each is searched on its own"},
-                    "max": {"type": "integer", "minimum": 1, "maximum": max_limit,
-                            "description": f"How many tools to return at most per query (default {default_max} "
-                                           f"for one query, {min(NEED_MAX, default_max)} each for several)"},
+                    "query": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "What the tool should do, in a few words, or an exact tool name",
+                    },
+                    "queries": {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1},
+                        "minItems": 1,
+                        "maxItems": MAX_NEEDS,
+                        "description": "Several needs at once, one short query per step of the task; "
+                        "each is searched on its own",
+                    },
+                    "max": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": max_limit,
+                        "description": f"How many tools to return at most per query (default {default_max} "
+                        f"for one query, {min(NEED_MAX, default_max)} each for several)",
+                    },
                     "server": {"type": "string", "description": "Only tools of this MCP server"},
-                    "unlock": {"type": "array", "items": {"type": "string", "minLength": 1}, "maxItems": max_limit,
-                               "description": "Names of listed tools to add to your tools"},
+                    "unlock": {
+                        "type": "array",
+                        "items": {"type": "string", "minLength": 1},
+                        "maxItems": max_limit,
+                        "description": "Names of listed tools to add to your tools",
+                    },
                 },
                 "additionalProperties": False,
             },
             title="Search tools",
-            annotations=types.ToolAnnotations(title="Search tools", read_only_hint=True, destructive_hint=False,
-                                              idempotent_hint=False, open_world_hint=False),
+            annotations=types.ToolAnnotations(
+                title="Search tools",
+                read_only_hint=True,
+                destructive_hint=False,
+                idempotent_hint=False,
+                open_world_hint=False,
+            ),
             source="meta",
             required_level=Level.READ,
             read_only=True,
@@ -137,12 +166,16 @@ class SearchToolsTool:
             InvalidArguments: None of ``query``, ``queries`` and ``unlock`` is given, or ``server`` names
                 no searchable server.
         """
-        needs = list(dict.fromkeys(str(need) for need in [*([args["query"]] if "query" in args else []),
-                                                          *(args.get("queries") or ())]))
+        needs = list(
+            dict.fromkeys(
+                str(need) for need in [*([args["query"]] if "query" in args else []), *(args.get("queries") or ())]
+            )
+        )
         requested = [str(name) for name in args.get("unlock") or ()]
         if not needs and not requested:
-            raise InvalidArguments(SEARCH_TOOL_NAME, ["give a 'query' (or several in 'queries'), or the names of "
-                                                      "listed tools to 'unlock'"])
+            raise InvalidArguments(
+                SEARCH_TOOL_NAME, ["give a 'query' (or several in 'queries'), or the names of listed tools to 'unlock'"]
+            )
         if self._prepare is not None:
             await self._prepare()
         scope = ctx.scope or TurnScope()
@@ -174,8 +207,15 @@ class SearchToolsTool:
         payload["note"] = _note(needs, payload, wanted, discovery, more)
         return ToolResult.text(json.dumps(payload, ensure_ascii=False), structured=payload)
 
-    async def _search(self, needs: list[str], args: dict[str, Any], scope: TurnScope, surfaced: TurnScope,
-                      permissions: Permissions, payload: dict[str, Any]) -> tuple[list[str], bool]:
+    async def _search(
+        self,
+        needs: list[str],
+        args: dict[str, Any],
+        scope: TurnScope,
+        surfaced: TurnScope,
+        permissions: Permissions,
+        payload: dict[str, Any],
+    ) -> tuple[list[str], bool]:
         """Fill ``tools`` and ``skills`` (and ``needs`` for several queries: the names each found).
 
         Returns the names to unlock by themselves, and whether more could be.
@@ -219,7 +259,7 @@ class SearchToolsTool:
         if len(needs) > 1:
             payload["needs"] = found
         payload["tools"] = list(tools.values())
-        payload["skills"] = list(skills.values())[:self._skill_limit]
+        payload["skills"] = list(skills.values())[: self._skill_limit]
         return wanted, more
 
     def _denial(self, name: str, surfaced: TurnScope, permissions: Permissions) -> tuple[int, str] | None:
@@ -231,8 +271,7 @@ class SearchToolsTool:
             denial = (5, refusal) if refusal is not None else None
         return denial
 
-    async def _unlockable(self, name: str, surfaced: TurnScope,
-                          permissions: Permissions) -> tuple[str | None, str]:
+    async def _unlockable(self, name: str, surfaced: TurnScope, permissions: Permissions) -> tuple[str | None, str]:
         """The canonical name to unlock, or None and why not."""
         canonical = await self.index.indexed(name)
         denial = self._denial(canonical, surfaced, permissions) if canonical is not None else None
@@ -242,8 +281,9 @@ class SearchToolsTool:
             return None, f"layer {denial[0]}: {denial[1]}"
         return canonical, ""
 
-    def _describe_tool(self, hit: SearchHit, surfaced: TurnScope,
-                       permissions: Permissions) -> tuple[dict[str, Any], bool]:
+    def _describe_tool(
+        self, hit: SearchHit, surfaced: TurnScope, permissions: Permissions
+    ) -> tuple[dict[str, Any], bool]:
         # Of the same tool on several servers, show one the caller may call when there is one.
         doc, denial = hit.document, self._denial(hit.document.name, surfaced, permissions)
         for member in hit.members[1:] if denial is not None else ():
@@ -271,9 +311,14 @@ class SearchToolsTool:
             return []
         registry = self.index.registry
         return [
-            skill.name for skill in self.index.skills.invocable()
-            if skill.allowed_tools and registry.hidden_reason(name, TurnScope(
-                skill_allowed=skill.allowed_tools, skill_disallowed=skill.disallowed_tools, skill=skill.name)) is None
+            skill.name
+            for skill in self.index.skills.invocable()
+            if skill.allowed_tools
+            and registry.hidden_reason(
+                name,
+                TurnScope(skill_allowed=skill.allowed_tools, skill_disallowed=skill.disallowed_tools, skill=skill.name),
+            )
+            is None
         ]
 
     def _describe_skill(self, doc: SearchDocument) -> dict[str, Any]:
@@ -285,8 +330,7 @@ class SearchToolsTool:
         return entry
 
 
-def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discovery: Discovery | None,
-          more: bool) -> str:
+def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discovery: Discovery | None, more: bool) -> str:
     tools, skills = payload.get("tools"), payload.get("skills")
     if len(needs) == 1 and not tools and not skills:
         return f"Nothing matches {quoted(needs[0])}; try other words, fewer words, or an exact tool name."
@@ -295,15 +339,21 @@ def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discover
         return "Nothing matches any query; try other words, fewer words, or exact tool names."
     parts = [f"No tool matches {', '.join(unmatched)}; try other words for it."] if unmatched else []
     if wanted and discovery is None:
-        return " ".join([*parts, "Tool discovery is not enabled in this conversation: tools not already in your "
-                                 "tool list cannot be called."])
+        return " ".join(
+            [
+                *parts,
+                "Tool discovery is not enabled in this conversation: tools not already in your "
+                "tool list cannot be called.",
+            ]
+        )
     if payload.get("unlocked"):
         parts.append("Unlocked tools are in your tool list from your next step on; call them by name.")
     else:
         parts.append("No new tools were unlocked.")
     if payload.get("evicted"):
-        parts.append("To keep your tool list small, the tools in 'evicted' were taken out of it; search again to "
-                     "get one back.")
+        parts.append(
+            "To keep your tool list small, the tools in 'evicted' were taken out of it; search again to get one back."
+        )
     if more:
         parts.append("To add another listed tool, call search_tools with unlock: [its name].")
     return " ".join(parts)

@@ -70,16 +70,19 @@ def load_local_embedder() -> Embedder:
     """
     absent = missing()
     if absent:
-        raise ConfigError(f"the semantic search backend needs {', '.join(absent)} (not installed); {INSTALL_HINT}",
-                          field="backend")
+        raise ConfigError(
+            f"the semantic search backend needs {', '.join(absent)} (not installed); {INSTALL_HINT}", field="backend"
+        )
     try:
         return _model()
     except ImportError as exc:
-        raise ConfigError(f"the semantic search backend could not load its model: {exc}; {INSTALL_HINT}",
-                          field="backend") from exc
+        raise ConfigError(
+            f"the semantic search backend could not load its model: {exc}; {INSTALL_HINT}", field="backend"
+        ) from exc
     except Exception as exc:
-        raise ConfigError(f"the local embedding model did not load: {type(exc).__name__}: {exc}",
-                          field="backend") from exc
+        raise ConfigError(
+            f"the local embedding model did not load: {type(exc).__name__}: {exc}", field="backend"
+        ) from exc
 
 
 def default_cache_folder() -> Path:
@@ -129,8 +132,11 @@ class _DiskCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             with temporary.open("wb") as file:
-                np.savez(file, keys=np.array([key for key, _ in kept]),
-                         vectors=np.stack([vector for _, vector in kept]) if kept else np.zeros((0, 0), np.float32))
+                np.savez(
+                    file,
+                    keys=np.array([key for key, _ in kept]),
+                    vectors=np.stack([vector for _, vector in kept]) if kept else np.zeros((0, 0), np.float32),
+                )
             os.replace(temporary, self.path)
         except OSError as exc:
             logger.warning("could not write the embedding cache %s: %s", self.path, exc)

@@ -30,8 +30,9 @@ class SkillCatalog:
             is live, so sessions added by a reload appear).
     """
 
-    def __init__(self, skills: SkillsLoader | SkillSet | None = None,
-                 sessions: Mapping[str, PromptSession] | None = None) -> None:
+    def __init__(
+        self, skills: SkillsLoader | SkillSet | None = None, sessions: Mapping[str, PromptSession] | None = None
+    ) -> None:
         self._skills = skills
         self._sessions = sessions
         self._prompts: dict[str, tuple[PromptSession, object, list[McpPromptSkill]]] = {}

@@ -121,8 +121,11 @@ class _Shard:
         return [self.entries[id(tool)].document for tool in self.tools]
 
     def holds(self, tools: tuple[Tool, ...], about: str) -> bool:
-        return (about == self.about and len(tools) == len(self.tools)
-                and all(a is b for a, b in zip(tools, self.tools, strict=True)))
+        return (
+            about == self.about
+            and len(tools) == len(self.tools)
+            and all(a is b for a, b in zip(tools, self.tools, strict=True))
+        )
 
 
 def _about(tool: Tool, namespace: str | None, about: Mapping[str, str]) -> str:
@@ -154,8 +157,10 @@ class SnapshotBuilder:
             namespace = split_name(tool.spec.name)[0]
             if not _hidden(tool, namespace, inputs.hidden):
                 by_namespace.setdefault(namespace, []).append(tool)
-        shards = {namespace: self._shard(namespace, tuple(tools), _about(tools[0], namespace, inputs.about))
-                  for namespace, tools in by_namespace.items()}
+        shards = {
+            namespace: self._shard(namespace, tuple(tools), _about(tools[0], namespace, inputs.about))
+            for namespace, tools in by_namespace.items()
+        }
         self._shards = shards
         skills = [skill for skill in inputs.skills if skill_server(skill) not in inputs.hidden]
         skill_docs = {id(skill): self._skill_doc(skill) for skill in skills}
@@ -221,4 +226,3 @@ def unknown_server(server: str, known: Collection[str]) -> str:
     """The message for a ``server`` filter that names no searchable server."""
     listed = ", ".join(sorted(known)) or "none"
     return f"no searchable server is called {server!r}; servers with indexed tools: {listed}"
-

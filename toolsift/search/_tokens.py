@@ -31,24 +31,71 @@ _RUN = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 # A word that is written as an identifier: parts joined by ``_``, ``-``, ``.`` or ``__``, or camelCase.
 # Possessive runs: a plain word fails at once instead of being retried one letter shorter at a time.
-_IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]++(?:(?:__|[_\-.])[A-Za-z0-9]++)+"
-                         r"|[a-z0-9]++(?:[A-Z][a-z0-9]++)+)")
+_IDENTIFIER = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]++(?:(?:__|[_\-.])[A-Za-z0-9]++)+"
+    r"|[a-z0-9]++(?:[A-Z][a-z0-9]++)+)"
+)
 # NLTK's English list minus words that tell tools apart (``pre``/``post`` hooks are
 # described with "before"/"after"; "up"/"down" scale, "all" clears everything).
-_KEEP = frozenset({
-    "above", "after", "again", "against", "all", "before", "below", "between", "down", "few", "further",
-    "more", "most", "off", "once", "only", "other", "out", "over", "same", "under", "up",
-})
+_KEEP = frozenset(
+    {
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "before",
+        "below",
+        "between",
+        "down",
+        "few",
+        "further",
+        "more",
+        "most",
+        "off",
+        "once",
+        "only",
+        "other",
+        "out",
+        "over",
+        "same",
+        "under",
+        "up",
+    }
+)
 _STOPWORDS = frozenset(STOPWORDS_EN_PLUS) - _KEEP | frozenset({"please", "want", "need", "let", "lets", "would"})
 #: Abbreviations common in tool names, and the word each stands for.
 ABBREVIATIONS = {
-    "init": "initialize", "config": "configuration", "cfg": "configuration", "conf": "configuration",
-    "stats": "statistics", "info": "information", "env": "environment", "repo": "repository",
-    "dir": "directory", "msg": "message", "db": "database", "auth": "authentication", "del": "delete",
-    "rm": "remove", "ls": "list", "mkdir": "make directory", "exec": "execute", "args": "arguments",
-    "params": "parameters", "pr": "pull request", "prs": "pull requests", "doc": "document",
-    "docs": "documents", "img": "image", "num": "number", "tmp": "temporary", "sync": "synchronize",
-    "async": "asynchronous", "perf": "performance", "impl": "implementation",
+    "init": "initialize",
+    "config": "configuration",
+    "cfg": "configuration",
+    "conf": "configuration",
+    "stats": "statistics",
+    "info": "information",
+    "env": "environment",
+    "repo": "repository",
+    "dir": "directory",
+    "msg": "message",
+    "db": "database",
+    "auth": "authentication",
+    "del": "delete",
+    "rm": "remove",
+    "ls": "list",
+    "mkdir": "make directory",
+    "exec": "execute",
+    "args": "arguments",
+    "params": "parameters",
+    "pr": "pull request",
+    "prs": "pull requests",
+    "doc": "document",
+    "docs": "documents",
+    "img": "image",
+    "num": "number",
+    "tmp": "temporary",
+    "sync": "synchronize",
+    "async": "asynchronous",
+    "perf": "performance",
+    "impl": "implementation",
 }
 # Endings that look plural but are not (``status``, ``class``, ``analysis``, ``always``).
 _NOT_PLURAL = ("ss", "us", "is", "ys", "as", "os")

@@ -23,8 +23,14 @@ from ._server import ToolsiftServer
 __all__ = ["build_server", "main", "serve_stdio"]
 
 
-def build_server(config: ToolsiftConfig | str | os.PathLike[str], settings: ServeSettings | None = None, *,
-                 trust: TrustedLaunches | None = None, settle_heap: bool = False, **overrides: Any) -> ToolsiftServer:
+def build_server(
+    config: ToolsiftConfig | str | os.PathLike[str],
+    settings: ServeSettings | None = None,
+    *,
+    trust: TrustedLaunches | None = None,
+    settle_heap: bool = False,
+    **overrides: Any,
+) -> ToolsiftServer:
     """A server for a config, not started yet.
 
     Args:
@@ -96,8 +102,9 @@ class _Announce(TaskStatus[str]):
             pending.replace(self._ready_file)
 
 
-def main(argv: Sequence[str] | None = None, *, config: ToolsiftConfig | None = None,
-         trust: TrustedLaunches | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, config: ToolsiftConfig | None = None, trust: TrustedLaunches | None = None
+) -> int:
     """Run ``toolsift serve`` from command-line arguments; returns the exit status.
 
     Args:
@@ -108,13 +115,21 @@ def main(argv: Sequence[str] | None = None, *, config: ToolsiftConfig | None = N
     """
     args = _arguments(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
-    overrides = {key: value for key, value in {
-        "transport": args.transport, "host": args.host, "port": args.port, "stateless": args.stateless,
-        "json_response": args.json_response, "workers": args.workers, "profile": args.profile,
-        "gateway": args.gateway_skill or args.gateway,
-    }.items() if value is not None}
-    shared = {key: value for key, value in {"redis": args.redis, "replica": args.replica}.items()
-              if value is not None}
+    overrides = {
+        key: value
+        for key, value in {
+            "transport": args.transport,
+            "host": args.host,
+            "port": args.port,
+            "stateless": args.stateless,
+            "json_response": args.json_response,
+            "workers": args.workers,
+            "profile": args.profile,
+            "gateway": args.gateway_skill or args.gateway,
+        }.items()
+        if value is not None
+    }
+    shared = {key: value for key, value in {"redis": args.redis, "replica": args.replica}.items() if value is not None}
     try:
         config, settings = load_serve_config(args.config) if config is None else (config, config.serve)
         if shared:
@@ -136,4 +151,3 @@ def main(argv: Sequence[str] | None = None, *, config: ToolsiftConfig | None = N
     except KeyboardInterrupt:
         return 0
     return 0
-

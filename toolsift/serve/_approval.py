@@ -78,9 +78,11 @@ def request_state_security(environ: Mapping[str, str] | None = None) -> RequestS
     try:
         return RequestStateSecurity(keys=[key], ttl=_STATE_SECONDS)
     except ValueError as exc:
-        raise ConfigError(f"${ENV_STATE_KEY} must hold at least 32 bytes of secret randomness (for example "
-                          f"the output of 'python -c \"import secrets; print(secrets.token_hex(32))\"'): {exc}",
-                          field=ENV_STATE_KEY) from None
+        raise ConfigError(
+            f"${ENV_STATE_KEY} must hold at least 32 bytes of secret randomness (for example "
+            f"the output of 'python -c \"import secrets; print(secrets.token_hex(32))\"'): {exc}",
+            field=ENV_STATE_KEY,
+        ) from None
 
 
 def _pages(text: str) -> list[str]:
@@ -97,8 +99,11 @@ def _pages(text: str) -> list[str]:
 def _message(pages: list[str], page: int) -> str:
     if len(pages) == 1:
         return pages[0]
-    after = "approve = true runs the call" if page == len(pages) else (
-        "approve = true shows the next page; anything else refuses the call")
+    after = (
+        "approve = true runs the call"
+        if page == len(pages)
+        else ("approve = true shows the next page; anything else refuses the call")
+    )
     return f"{pages[page - 1]}\n\n(page {page} of {len(pages)}: {after})"
 
 
@@ -162,8 +167,9 @@ class ClientApprover:
             self._ask(asking, pages, 1, question)
         answer = (asking.params.input_responses or {}).get(APPROVAL_INPUT)
         if not isinstance(answer, types.ElicitResult):
-            raise RuntimeError(f"the client answered {APPROVAL_INPUT!r} with a {type(answer).__name__}, "
-                               "not an elicitation result")
+            raise RuntimeError(
+                f"the client answered {APPROVAL_INPUT!r} with a {type(answer).__name__}, not an elicitation result"
+            )
         if not _accepted(answer):
             return False
         if page < len(pages):
@@ -173,11 +179,13 @@ class ClientApprover:
     @staticmethod
     def _ask(asking: _Asking, pages: list[str], page: int, question: str) -> NoReturn:
         """Leave page ``page`` of the question for the client, with the state its answer must come back with."""
-        state = json.dumps({"ask": APPROVAL_INPUT, "question": question, "page": page,
-                            "nonce": secrets.token_urlsafe(16)})
+        state = json.dumps(
+            {"ask": APPROVAL_INPUT, "question": question, "page": page, "nonce": secrets.token_urlsafe(16)}
+        )
         params = types.ElicitRequestFormParams(message=_message(pages, page), requested_schema=_SCHEMA)
-        asking.pending = types.InputRequiredResult(input_requests={APPROVAL_INPUT: types.ElicitRequest(params=params)},
-                                                   request_state=state)
+        asking.pending = types.InputRequiredResult(
+            input_requests={APPROVAL_INPUT: types.ElicitRequest(params=params)}, request_state=state
+        )
         raise RuntimeError("waiting for the client's answer (input required)")
 
     def _answered_page(self, params: types.CallToolRequestParams, question: str, pages: int) -> int | None:
@@ -194,8 +202,12 @@ class ClientApprover:
             named, nonce, page = state["ask"], state["nonce"], state["page"]
         except (ValueError, KeyError, TypeError):
             return None
-        if named != APPROVAL_INPUT or state.get("question") != question or not isinstance(page, int) or not (
-                1 <= page <= pages):
+        if (
+            named != APPROVAL_INPUT
+            or state.get("question") != question
+            or not isinstance(page, int)
+            or not (1 <= page <= pages)
+        ):
             logger.warning("an approval answer for another question was ignored; asking again")
             return None
         now = time.monotonic()

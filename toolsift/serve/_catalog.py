@@ -79,8 +79,13 @@ class ToolSource:
         if not self.owns(canonical):
             return False
         # Extra permission layers judge arguments, which a listing has none of: only the built-in checks apply.
-        return self.permissions is None or check_permissions(self.registry.spec(canonical), {}, self.permissions,
-                                                             names=self.registry.names(canonical)) is None
+        return (
+            self.permissions is None
+            or check_permissions(
+                self.registry.spec(canonical), {}, self.permissions, names=self.registry.names(canonical)
+            )
+            is None
+        )
 
     def owns(self, canonical: str) -> bool:
         """Whether a registry tool belongs to this source's namespace."""
@@ -158,8 +163,12 @@ class ServedTools:
         if cached is not None:
             return cached
         sources = self._effective(gateway)
-        listed = [(schema, source) for source in sources.values()
-                  for schema in source.registry.schemas_for_tools(source.scope, "mcp") if source.lists(schema["name"])]
+        listed = [
+            (schema, source)
+            for source in sources.values()
+            for schema in source.registry.schemas_for_tools(source.scope, "mcp")
+            if source.lists(schema["name"])
+        ]
         served_names = [source.served_name(schema["name"]) for schema, source in listed]
         if not self._prefix:
             served_names = self._unprefixed(listed, served_names)
@@ -177,21 +186,29 @@ class ServedTools:
     @staticmethod
     def _unprefixed(listed: Sequence[tuple[dict[str, Any], ToolSource]], served: Sequence[str]) -> list[str]:
         """Gateway tools under their server's own name, where no other served tool has it."""
-        own = [source.registry.spec(schema["name"]).remote_name if source.kind == "gateway" else None
-               for schema, source in listed]
+        own = [
+            source.registry.spec(schema["name"]).remote_name if source.kind == "gateway" else None
+            for schema, source in listed
+        ]
         taken = Counter(name for name, bare in zip(served, own, strict=True) if bare is None)
         taken.update(bare for bare in own if bare is not None)
-        chosen = [bare if bare is not None and taken[bare] == 1 else name
-                  for name, bare in zip(served, own, strict=True)]
+        chosen = [
+            bare if bare is not None and taken[bare] == 1 else name for name, bare in zip(served, own, strict=True)
+        ]
         # A bare name may still equal another server's prefixed one ("a__b" of server c beside server a's "b").
         final = Counter(chosen)
-        return [name if final[pick] > 1 and pick == bare else pick
-                for pick, name, bare in zip(chosen, served, own, strict=True)]
+        return [
+            name if final[pick] > 1 and pick == bare else pick
+            for pick, name, bare in zip(chosen, served, own, strict=True)
+        ]
 
     def gateway_servers(self) -> set[str]:
         """The servers the gateway serves at least one tool of."""
-        return {source.registry.spec(canonical).server or "" for canonical, source in self._listed().names.values()
-                if source.kind == "gateway"}
+        return {
+            source.registry.spec(canonical).server or ""
+            for canonical, source in self._listed().names.values()
+            if source.kind == "gateway"
+        }
 
     def list_tools(self, gateway: TurnScope | None = None) -> list[types.Tool]:
         """Every served tool, in source order (builtin, skill, gateway), then registration order."""
@@ -208,8 +225,10 @@ class ServedTools:
         allowed = compile_patterns(skill.allowed_tools)
         disallowed = compile_patterns(skill.disallowed_tools) if skill.disallowed_tools else None
         return [
-            served for served, (canonical, source) in self._listed().names.items()
-            if source.kind != SKILL_NAMESPACE and allowed.matches(canonical)
+            served
+            for served, (canonical, source) in self._listed().names.items()
+            if source.kind != SKILL_NAMESPACE
+            and allowed.matches(canonical)
             and not (disallowed is not None and disallowed.matches(canonical))
         ]
 
@@ -228,8 +247,14 @@ class ServedTools:
         canonical = source.canonical(name)
         return (source, canonical) if canonical is not None else None
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None, *,
-                   progress: ProgressCallback | None = None, routed: tuple[ToolSource, str] | None) -> ToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        progress: ProgressCallback | None = None,
+        routed: tuple[ToolSource, str] | None,
+    ) -> ToolResult:
         """Run one call of served tool ``name`` through its source's pipeline, as :meth:`route` routed it.
 
         The caller routes once (and may act on the route: start a lazy server, relay its requests); an
@@ -237,8 +262,18 @@ class ServedTools:
         reaches the tool.
         """
         if routed is None:
-            return refuse("router", f"Unknown tool {name!r}: this server serves {', '.join(self.namespaces)}; "
-                                    "list the tools to see their names")
+            return refuse(
+                "router",
+                f"Unknown tool {name!r}: this server serves {', '.join(self.namespaces)}; "
+                "list the tools to see their names",
+            )
         source, canonical = routed
-        return await source.pipeline.handle(CallRecord(canonical, arguments if arguments is not None else {},
-                                                       source.scope, timeout=self._timeout, progress=progress))
+        return await source.pipeline.handle(
+            CallRecord(
+                canonical,
+                arguments if arguments is not None else {},
+                source.scope,
+                timeout=self._timeout,
+                progress=progress,
+            )
+        )

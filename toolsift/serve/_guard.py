@@ -60,8 +60,15 @@ class HttpGuard:
         open_paths: Paths served without the token (health probes).
     """
 
-    def __init__(self, app: ASGIApp, *, token: str | None = None, allowed_origins: Sequence[str] = (),
-                 check_host: bool = True, open_paths: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None = None,
+        allowed_origins: Sequence[str] = (),
+        check_host: bool = True,
+        open_paths: Collection[str] = (),
+    ) -> None:
         self._app = app
         self._open_paths = frozenset(open_paths)
         self._token = token.encode("utf-8") if token is not None else None
@@ -74,15 +81,20 @@ class HttpGuard:
         if origin in self._origins:
             return True
         for prefix in self._any_port:
-            if origin.startswith(prefix) and origin[len(prefix):].isdigit():
+            if origin.startswith(prefix) and origin[len(prefix) :].isdigit():
                 return True
         try:
             parts = urlsplit(origin)
             port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
         except ValueError:
             return False
-        return (parts.scheme in ("http", "https") and parts.hostname is not None and is_loopback(parts.hostname)
-                and served_port is not None and port == served_port)
+        return (
+            parts.scheme in ("http", "https")
+            and parts.hostname is not None
+            and is_loopback(parts.hostname)
+            and served_port is not None
+            and port == served_port
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -102,17 +114,20 @@ class HttpGuard:
     def _refusal(self, headers: Headers, served_port: int | None, open_path: bool) -> tuple[int, str] | None:
         origin = headers.get("origin")
         if origin is not None and not self.origin_allowed(origin, served_port):
-            return 403, (f"Origin {origin!r} is not allowed; only this server's own origin (a loopback name, port "
-                         f"{served_port}) may call it unless listed in serve.allowedOrigins")
+            return 403, (
+                f"Origin {origin!r} is not allowed; only this server's own origin (a loopback name, port "
+                f"{served_port}) may call it unless listed in serve.allowedOrigins"
+            )
         if self._check_host:
             host = headers.get("host", "")
             name = _hostname(host)
             if name is None or not is_loopback(name):
-                return 421, (f"Host {host!r} is not a loopback name; this server listens on loopback only "
-                             "(DNS rebinding protection)")
+                return 421, (
+                    f"Host {host!r} is not a loopback name; this server listens on loopback only "
+                    "(DNS rebinding protection)"
+                )
         if self._token is not None and not open_path:
             scheme, _, credentials = headers.get("authorization", "").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(credentials.strip().encode("utf-8"),
-                                                                     self._token):
+            if scheme.lower() != "bearer" or not hmac.compare_digest(credentials.strip().encode("utf-8"), self._token):
                 return 401, "Missing or wrong bearer token; send 'Authorization: Bearer <token>'"
         return None

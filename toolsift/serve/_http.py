@@ -39,8 +39,7 @@ from ._load import load_serve_config
 from ._replicas import SharedSessionManager
 from ._server import ToolsiftServer
 
-__all__ = ["ENV_CONFIG", "ENV_SETTINGS", "app_from_environment", "create_http_app", "run_http_workers",
-           "serve_http"]
+__all__ = ["ENV_CONFIG", "ENV_SETTINGS", "app_from_environment", "create_http_app", "run_http_workers", "serve_http"]
 
 logger = logging.getLogger("toolsift.serve")
 
@@ -61,7 +60,7 @@ def check_binding(settings: ServeSettings) -> None:
     if settings.token is None and not is_loopback(settings.host):
         raise ConfigError(
             f"refusing to serve on {settings.host!r} without a token: anyone who can reach that address could "
-            "run the served tools; set serve.token (for example \"${TOOLSIFT_TOKEN}\") or bind 127.0.0.1",
+            'run the served tools; set serve.token (for example "${TOOLSIFT_TOKEN}") or bind 127.0.0.1',
             field="serve.host",
         )
 
@@ -84,14 +83,23 @@ def create_http_app(server: ToolsiftServer) -> Starlette:
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     manager: StreamableHTTPSessionManager | SharedSessionManager
     if server.shared is not None:
-        manager = SharedSessionManager(server.sdk, server.shared, repeatable=server.repeatable,
-                                       json_response=settings.json_response,
-                                       security_settings=security, max_request_body_size=settings.max_request_bytes)
+        manager = SharedSessionManager(
+            server.sdk,
+            server.shared,
+            repeatable=server.repeatable,
+            json_response=settings.json_response,
+            security_settings=security,
+            max_request_body_size=settings.max_request_bytes,
+        )
         endpoint: ASGIApp = manager
     else:
-        manager = StreamableHTTPSessionManager(app=server.sdk, json_response=settings.json_response,
-                                               stateless=settings.stateless, security_settings=security,
-                                               max_request_body_size=settings.max_request_bytes)
+        manager = StreamableHTTPSessionManager(
+            app=server.sdk,
+            json_response=settings.json_response,
+            stateless=settings.stateless,
+            security_settings=security,
+            max_request_body_size=settings.max_request_bytes,
+        )
         endpoint = StreamableHTTPASGIApp(manager)
 
     @asynccontextmanager
@@ -109,10 +117,16 @@ def create_http_app(server: ToolsiftServer) -> Starlette:
             raise
 
     token = settings.token.get_secret_value() if settings.token is not None else None
-    guard = Middleware(HttpGuard, token=token, allowed_origins=settings.allowed_origins,
-                       check_host=is_loopback(settings.host), open_paths=(HEALTH_PATH, READY_PATH))
-    return Starlette(routes=[Route(settings.path, endpoint=endpoint), *health_routes(server)], middleware=[guard],
-                     lifespan=lifespan)
+    guard = Middleware(
+        HttpGuard,
+        token=token,
+        allowed_origins=settings.allowed_origins,
+        check_host=is_loopback(settings.host),
+        open_paths=(HEALTH_PATH, READY_PATH),
+    )
+    return Starlette(
+        routes=[Route(settings.path, endpoint=endpoint), *health_routes(server)], middleware=[guard], lifespan=lifespan
+    )
 
 
 def _url(settings: ServeSettings, sock: socket.socket) -> str:
@@ -170,8 +184,9 @@ async def serve_http(server: ToolsiftServer, *, task_status: TaskStatus[str] = a
     app = create_http_app(server)
     sock = _bind(settings.host, settings.port)
     url = _url(settings, sock)
-    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=_GRACEFUL_SECONDS,
-                            access_log=False)
+    config = uvicorn.Config(
+        app, lifespan="on", log_level="warning", timeout_graceful_shutdown=_GRACEFUL_SECONDS, access_log=False
+    )
     ready, done = anyio.Event(), anyio.Event()
     instance = _Uvicorn(config, ready)
 
@@ -219,13 +234,15 @@ def app_from_environment() -> Starlette:
         settings = ServeSettings.model_validate(json.loads(overrides))
     trust = os.environ.get(ENV_TRUST)
     # A worker process serves this app and nothing else: its heap is toolsift's to settle.
-    return create_http_app(ToolsiftServer(config, settings, trust=_trust_from_json(trust) if trust else None,
-                                          settle_heap=True))
+    return create_http_app(
+        ToolsiftServer(config, settings, trust=_trust_from_json(trust) if trust else None, settle_heap=True)
+    )
 
 
 def _trust_json(trust: TrustedLaunches) -> str:
-    return json.dumps({"store": str(trust.store.store.absolute()), "path": str(trust.path.absolute()),
-                       "accepted": trust.accepted})
+    return json.dumps(
+        {"store": str(trust.store.store.absolute()), "path": str(trust.path.absolute()), "accepted": trust.accepted}
+    )
 
 
 def _trust_from_json(text: str) -> TrustedLaunches:
@@ -242,8 +259,13 @@ def _settings_json(settings: ServeSettings) -> str:
     return json.dumps(data)
 
 
-def run_http_workers(config_path: str | os.PathLike[str], settings: ServeSettings,
-                     announce: Callable[[str], None] | None = None, *, trust: TrustedLaunches | None = None) -> None:
+def run_http_workers(
+    config_path: str | os.PathLike[str],
+    settings: ServeSettings,
+    announce: Callable[[str], None] | None = None,
+    *,
+    trust: TrustedLaunches | None = None,
+) -> None:
     """Serve with ``settings.workers`` uvicorn processes until interrupted (blocking).
 
     Each worker loads the config itself; ``settings`` (overrides included)
@@ -265,10 +287,17 @@ def run_http_workers(config_path: str | os.PathLike[str], settings: ServeSetting
         os.environ[ENV_TRUST] = _trust_json(trust)
     else:
         os.environ.pop(ENV_TRUST, None)
-    config = uvicorn.Config("toolsift.serve:app_from_environment", factory=True,
-                            host=settings.host.strip("[]"), port=settings.port, workers=settings.workers,
-                            lifespan="on", log_level="warning", timeout_graceful_shutdown=_GRACEFUL_SECONDS,
-                            access_log=False)
+    config = uvicorn.Config(
+        "toolsift.serve:app_from_environment",
+        factory=True,
+        host=settings.host.strip("[]"),
+        port=settings.port,
+        workers=settings.workers,
+        lifespan="on",
+        log_level="warning",
+        timeout_graceful_shutdown=_GRACEFUL_SECONDS,
+        access_log=False,
+    )
     # uvicorn.run would bind a socket that asyncio does not give TCP_NODELAY (see _bind).
     sock = _bind(settings.host, settings.port)
     sock.set_inheritable(True)

@@ -25,8 +25,9 @@ class FollowedProtection:
         user_skill_folders: The user's skill folders the server reads.
     """
 
-    def __init__(self, config_in_force: Callable[[], ToolsiftConfig], *,
-                 user_skill_folders: Iterable[Path] = ()) -> None:
+    def __init__(
+        self, config_in_force: Callable[[], ToolsiftConfig], *, user_skill_folders: Iterable[Path] = ()
+    ) -> None:
         self._config_in_force = config_in_force
         self._user_skill_folders = tuple(user_skill_folders)
         self._derived: tuple[ToolsiftConfig, tuple[ProtectedPath, ...]] | None = None

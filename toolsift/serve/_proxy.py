@@ -61,8 +61,14 @@ class GatewayProxy:
         prefix: Namespace prompt names with ``<server>__`` even where they are unique.
     """
 
-    def __init__(self, sessions: Mapping[str, McpSession], servers: Callable[[], Iterable[str]], relay: ClientRelay,
-                 *, prefix: bool = True) -> None:
+    def __init__(
+        self,
+        sessions: Mapping[str, McpSession],
+        servers: Callable[[], Iterable[str]],
+        relay: ClientRelay,
+        *,
+        prefix: bool = True,
+    ) -> None:
         self._sessions = sessions
         self._servers = servers
         self._relay = relay
@@ -85,10 +91,14 @@ class GatewayProxy:
             served[prompt.name if bare else f"{session.config.namespace}__{prompt.name}"] = (session, prompt)
         return served
 
-    async def list_prompts(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
-                           ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[prompt.model_copy(update={"name": name})
-                                                for name, (_, prompt) in self._prompts().items()])
+    async def list_prompts(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.PaginatedRequestParams | None,
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[prompt.model_copy(update={"name": name}) for name, (_, prompt) in self._prompts().items()]
+        )
 
     def _prompt(self, name: str) -> tuple[McpSession, types.Prompt]:
         found = self._prompts().get(name)
@@ -96,8 +106,11 @@ class GatewayProxy:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt {name!r}; list the prompts to see their names")
         return found
 
-    async def get_prompt(self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams,
-                         ) -> types.GetPromptResult:
+    async def get_prompt(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.GetPromptRequestParams,
+    ) -> types.GetPromptResult:
         session, prompt = self._prompt(params.name)
         try:
             return await session.get_prompt(prompt.name, params.arguments)
@@ -106,16 +119,25 @@ class GatewayProxy:
 
     # -- resources ---------------------------------------------------------------------------
 
-    async def list_resources(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
-                             ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[resource for session in self._proxied()
-                                                    for resource in session.catalog.resources])
+    async def list_resources(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.PaginatedRequestParams | None,
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[resource for session in self._proxied() for resource in session.catalog.resources]
+        )
 
-    async def list_resource_templates(self, ctx: ServerRequestContext[Any],
-                                      params: types.PaginatedRequestParams | None,
-                                      ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[
-            template for session in self._proxied() for template in session.catalog.resource_templates])
+    async def list_resource_templates(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.PaginatedRequestParams | None,
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                template for session in self._proxied() for template in session.catalog.resource_templates
+            ]
+        )
 
     def owner(self, uri: str) -> McpSession:
         """The session a resource URI goes to.
@@ -130,22 +152,30 @@ class GatewayProxy:
         for session in proxied:
             if any(_template_pattern(t.uri_template).match(uri) for t in session.catalog.resource_templates):
                 return session
-        offering = [session for session in proxied
-                    if session.catalog.resources or session.catalog.resource_templates]
+        offering = [session for session in proxied if session.catalog.resources or session.catalog.resource_templates]
         if len(offering) == 1:
             return offering[0]
-        raise MCPError(RESOURCE_NOT_FOUND, f"Resource {uri!r} not found: no server behind this gateway lists it "
-                                           "or a template that matches it", data={"uri": uri})
+        raise MCPError(
+            RESOURCE_NOT_FOUND,
+            f"Resource {uri!r} not found: no server behind this gateway lists it or a template that matches it",
+            data={"uri": uri},
+        )
 
-    async def read_resource(self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams,
-                            ) -> types.ReadResourceResult:
+    async def read_resource(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.ReadResourceRequestParams,
+    ) -> types.ReadResourceResult:
         try:
             return await self.owner(str(params.uri)).read_resource(str(params.uri))
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
 
-    async def subscribe(self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams,
-                        ) -> types.EmptyResult:
+    async def subscribe(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.SubscribeRequestParams,
+    ) -> types.EmptyResult:
         uri = str(params.uri)
         try:
             await self.owner(uri).subscribe_resource(uri)
@@ -154,8 +184,11 @@ class GatewayProxy:
         self._relay.subscribe(ctx, uri)
         return types.EmptyResult()
 
-    async def unsubscribe(self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams,
-                          ) -> types.EmptyResult:
+    async def unsubscribe(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.UnsubscribeRequestParams,
+    ) -> types.EmptyResult:
         uri = str(params.uri)
         if self._relay.unsubscribe(ctx, uri):
             try:
@@ -166,8 +199,11 @@ class GatewayProxy:
 
     # -- completion and logging --------------------------------------------------------------
 
-    async def complete(self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams,
-                       ) -> types.CompleteResult:
+    async def complete(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.CompleteRequestParams,
+    ) -> types.CompleteResult:
         ref = params.ref
         if isinstance(ref, types.PromptReference):
             session, prompt = self._prompt(ref.name)
@@ -176,13 +212,15 @@ class GatewayProxy:
             session = self.owner(ref.uri)
         context = params.context.arguments if params.context is not None else None
         try:
-            return await session.complete(ref, {"name": params.argument.name, "value": params.argument.value},
-                                          context)
+            return await session.complete(ref, {"name": params.argument.name, "value": params.argument.value}, context)
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
 
-    async def set_level(self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams,
-                        ) -> types.EmptyResult:
+    async def set_level(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.SetLevelRequestParams,
+    ) -> types.EmptyResult:
         self._relay.listen(ctx, params.level)
         for session in self._proxied():
             try:

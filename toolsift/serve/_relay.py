@@ -35,8 +35,16 @@ from ..mcp_sessions import ClientCallbacks
 __all__ = ["ClientRelay"]
 
 R = TypeVar("R", bound=BaseModel)
-_LEVELS: tuple[types.LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert",
-                                           "emergency")
+_LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,8 +83,13 @@ class ClientRelay:
 
     def callbacks(self) -> ClientCallbacks:
         """Session callbacks that relay; log messages are asked for at every level and filtered downstream."""
-        return ClientCallbacks(sampling=self._sample, elicitation=self._elicit, logging=self._log,
-                               resource_updated=self._updated, log_level="debug")
+        return ClientCallbacks(
+            sampling=self._sample,
+            elicitation=self._elicit,
+            logging=self._log,
+            resource_updated=self._updated,
+            log_level="debug",
+        )
 
     @contextmanager
     def calling(self, server: str, ctx: ServerRequestContext[Any]) -> Iterator[None]:
@@ -118,18 +131,28 @@ class ClientRelay:
         if not calls:
             return _refusal(f"MCP server {server!r} asked outside of a call from a client; nobody to ask")
         if len({id(call.client) for call in calls}) > 1:
-            return _refusal(f"calls of several clients run on MCP server {server!r}; the gateway cannot tell "
-                            "whose call this request belongs to, so it is refused")
+            return _refusal(
+                f"calls of several clients run on MCP server {server!r}; the gateway cannot tell "
+                "whose call this request belongs to, so it is refused"
+            )
         return calls[-1]
 
-    async def _request(self, server: str, request: types.ServerRequest, result: type[R],
-                       capability: types.ClientCapabilities, what: str) -> R | types.ErrorData:
+    async def _request(
+        self,
+        server: str,
+        request: types.ServerRequest,
+        result: type[R],
+        capability: types.ClientCapabilities,
+        what: str,
+    ) -> R | types.ErrorData:
         call = self._target(server)
         if isinstance(call, types.ErrorData):
             return call
         if call.session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return _refusal(f"MCP server {server!r} asked for {what}, which the gateway cannot pass to a "
-                            f"{call.session.protocol_version} client in the middle of a call")
+            return _refusal(
+                f"MCP server {server!r} asked for {what}, which the gateway cannot pass to a "
+                f"{call.session.protocol_version} client in the middle of a call"
+            )
         if not call.session.check_client_capability(capability):
             return _refusal(f"MCP server {server!r} asked for {what}, and the client has no {what} capability")
         try:
@@ -141,17 +164,31 @@ class ClientRelay:
     def _metadata(call: _Call) -> ServerMessageMetadata | None:
         return ServerMessageMetadata(related_request_id=call.request_id) if call.request_id is not None else None
 
-    async def _sample(self, server: str, params: types.CreateMessageRequestParams) -> types.CreateMessageResult | \
-            types.ErrorData:
-        return await self._request(server, types.CreateMessageRequest(params=params), types.CreateMessageResult,
-                                   types.ClientCapabilities(sampling=types.SamplingCapability()), "sampling")
+    async def _sample(
+        self, server: str, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        return await self._request(
+            server,
+            types.CreateMessageRequest(params=params),
+            types.CreateMessageResult,
+            types.ClientCapabilities(sampling=types.SamplingCapability()),
+            "sampling",
+        )
 
     async def _elicit(self, server: str, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         # A bare `elicitation: {}` declares form support; URL requests need the url capability.
-        capability = types.ElicitationCapability(url=types.UrlElicitationCapability()) \
-            if isinstance(params, types.ElicitRequestURLParams) else types.ElicitationCapability()
-        return await self._request(server, types.ElicitRequest(params=params), types.ElicitResult,
-                                   types.ClientCapabilities(elicitation=capability), "elicitation")
+        capability = (
+            types.ElicitationCapability(url=types.UrlElicitationCapability())
+            if isinstance(params, types.ElicitRequestURLParams)
+            else types.ElicitationCapability()
+        )
+        return await self._request(
+            server,
+            types.ElicitRequest(params=params),
+            types.ElicitResult,
+            types.ClientCapabilities(elicitation=capability),
+            "elicitation",
+        )
 
     async def _log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
         notification = types.LoggingMessageNotification(params=params)

@@ -143,9 +143,15 @@ class ToolsiftServer:
         InvalidPattern: When a policy glob is invalid.
     """
 
-    def __init__(self, config: ToolsiftConfig, settings: ServeSettings | None = None, *,
-                 user_skills_dir: str | os.PathLike[str] | None = None, trust: TrustedLaunches | None = None,
-                 settle_heap: bool = False) -> None:
+    def __init__(
+        self,
+        config: ToolsiftConfig,
+        settings: ServeSettings | None = None,
+        *,
+        user_skills_dir: str | os.PathLike[str] | None = None,
+        trust: TrustedLaunches | None = None,
+        settle_heap: bool = False,
+    ) -> None:
         self.config = config
         self.settings = settings = settings if settings is not None else ServeSettings()
         self.profile: AgentConfig = config.agent(settings.profile)
@@ -153,35 +159,50 @@ class ToolsiftServer:
         if gateway:
             clash = sorted(RESERVED_NAMESPACES & {server.namespace for server in config.servers.values()})
             if clash:
-                raise ConfigError(f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
-                                  "those namespaces are toolsift's own; rename them or set toolPrefix",
-                                  path=config.path, field="serve.gateway")
+                raise ConfigError(
+                    f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
+                    "those namespaces are toolsift's own; rename them or set toolPrefix",
+                    path=config.path,
+                    field="serve.gateway",
+                )
         self.relay = ClientRelay()
         # Replicas may die mid-call: each call's start is audited (and in Redis) before it runs.
         # Rules match every name a tool is known by; served unprefixed, an MCP tool is known by its own name too.
         # Whatever upstream servers ask during a call goes to the client that made the call.
         # search_tools reaches internal servers' tools; each client's unlocks are its own. A gateway
         # narrowed by a skill or patterns has chosen its tools already.
-        self.parts = Assembly(config, user_skills_dir=user_skills_dir, servers=gateway,
-                              callbacks=self.relay.callbacks(), trust=trust,
-                              search=settings.gateway is True and self.profile.tool_discovery != "skills",
-                              search_skills=False, record_starts=settings.shared is not None,
-                              upstream_names=gateway and not settings.prefix_names, settle_heap=settle_heap)
+        self.parts = Assembly(
+            config,
+            user_skills_dir=user_skills_dir,
+            servers=gateway,
+            callbacks=self.relay.callbacks(),
+            trust=trust,
+            search=settings.gateway is True and self.profile.tool_discovery != "skills",
+            search_skills=False,
+            record_starts=settings.shared is not None,
+            upstream_names=gateway and not settings.prefix_names,
+            settle_heap=settle_heap,
+        )
         self.registry = self.parts.registry
         self.skills = self.parts.skills
         self.sessions: McpServerManager | None = self.parts.manager
         self.index: SearchIndex | None = self.parts.index
         self.commands = CommandPolicy.from_settings(settings.commands)
         # What configures toolsift is out of the builtins' reach, following the servers a reload puts in force.
-        protection = FollowedProtection(self._config_in_force,
-                                        user_skill_folders=user_folders(config.skills.user_skills, user_skills_dir))
-        self.registry.register_many(builtin_tools(Workspace(settings.workspace or config.workspace,
-                                                            protected=protection), commands=self.commands))
+        protection = FollowedProtection(
+            self._config_in_force, user_skill_folders=user_folders(config.skills.user_skills, user_skills_dir)
+        )
+        self.registry.register_many(
+            builtin_tools(
+                Workspace(settings.workspace or config.workspace, protected=protection), commands=self.commands
+            )
+        )
         self.skill_registry = ToolRegistry(audit=self.registry.audit)
         self.approver = ClientApprover(mask=self._mask_secrets)
         self._discoveries: WeakKeyDictionary[Any, Discovery] = WeakKeyDictionary()
-        self.tools = ServedTools(self._sources(), timeout=self.profile.limits.call_timeout,
-                                 prefix=settings.prefix_names)
+        self.tools = ServedTools(
+            self._sources(), timeout=self.profile.limits.call_timeout, prefix=settings.prefix_names
+        )
         bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(bus)
         self.announcer = ToolListAnnouncer(bus, self.tools.signature)
@@ -192,8 +213,11 @@ class ToolsiftServer:
         self.sdk.middleware.append(RequestStateBoundary(request_state_security(), default_audience="toolsift"))
         asks = bool(self._permissions.ask or self._permissions.ask_destructive)
         if self.shared is not None and asks and not os.environ.get(ENV_STATE_KEY):
-            logger.warning("serve.shared: set $%s to one secret on every replica, or a 2026-07-28 client's "
-                           "answer to an approval is accepted only by the replica that asked", ENV_STATE_KEY)
+            logger.warning(
+                "serve.shared: set $%s to one secret on every replica, or a 2026-07-28 client's "
+                "answer to an approval is accepted only by the replica that asked",
+                ENV_STATE_KEY,
+            )
         self.sdk.middleware.append(self.announcer.track)
         self._stack: AsyncExitStack | None = None
         self._entered = False
@@ -213,16 +237,27 @@ class ToolsiftServer:
         if self.sessions is not None:
             proxy = GatewayProxy(self.sessions, self._proxied_servers, self.relay, prefix=self.settings.prefix_names)
             handlers = dict(
-                on_list_resources=proxy.list_resources, on_list_resource_templates=proxy.list_resource_templates,
-                on_read_resource=proxy.read_resource, on_subscribe_resource=proxy.subscribe,
-                on_unsubscribe_resource=proxy.unsubscribe, on_list_prompts=proxy.list_prompts,
-                on_get_prompt=proxy.get_prompt, on_completion=proxy.complete, on_set_logging_level=proxy.set_level,
+                on_list_resources=proxy.list_resources,
+                on_list_resource_templates=proxy.list_resource_templates,
+                on_read_resource=proxy.read_resource,
+                on_subscribe_resource=proxy.subscribe,
+                on_unsubscribe_resource=proxy.unsubscribe,
+                on_list_prompts=proxy.list_prompts,
+                on_get_prompt=proxy.get_prompt,
+                on_completion=proxy.complete,
+                on_set_logging_level=proxy.set_level,
             )
         with warnings.catch_warnings():  # the SDK deprecates serving the handshake era's subscribe and logging
             warnings.simplefilter("ignore", MCPDeprecationWarning)
-            return _SdkServer("toolsift", version=__version__, instructions_of=self._instructions,
-                              on_list_tools=self._list_tools, on_call_tool=self._call_tool,
-                              on_subscriptions_listen=self._listen, **handlers)
+            return _SdkServer(
+                "toolsift",
+                version=__version__,
+                instructions_of=self._instructions,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_subscriptions_listen=self._listen,
+                **handlers,
+            )
 
     def _mask_secrets(self, text: str) -> str:
         """``text`` with the secrets the gateway's sessions resolved masked (what an approver must not see)."""
@@ -262,18 +297,25 @@ class ToolsiftServer:
     def _proxied_servers(self) -> list[str]:
         """Servers whose resources and prompts the gateway passes on: served tools, or not internal."""
         served = self.tools.gateway_servers()
-        return [name for name, server in self.config.servers.items()
-                if name in served or not server.internal_only]
+        return [name for name, server in self.config.servers.items() if name in served or not server.internal_only]
 
     def _sources(self) -> list[ToolSource]:
         settings, profile = self.settings, self.profile
         # A call the profile's ask rules hold back is put to the client that made it.
         permissions = self._permissions = replace(profile.permissions.to_permissions(), approver=self.approver)
-        main = Pipeline.for_registry(self.registry, [
-            Middleware(PermissionFilter, agent=profile.name, allowed_tools=profile.allowed_tools,
-                       permissions=permissions, plan_mode=profile.plan_mode),
-            *self._guards(),
-        ])
+        main = Pipeline.for_registry(
+            self.registry,
+            [
+                Middleware(
+                    PermissionFilter,
+                    agent=profile.name,
+                    allowed_tools=profile.allowed_tools,
+                    permissions=permissions,
+                    plan_mode=profile.plan_mode,
+                ),
+                *self._guards(),
+            ],
+        )
         # Skills run no action, so no profile limits them; their calls are still guarded and audited.
         skills = Pipeline.for_registry(self.skill_registry, self._guards())
         sources = []
@@ -289,25 +331,33 @@ class ToolsiftServer:
         settings = self.settings
         return [
             Middleware(AuditTrail, audit=self.registry.audit),
-            Middleware(SecurityGuard, max_argument_bytes=settings.max_argument_bytes,
-                       arguments=settings.argument_policies, commands=self.commands,
-                       command_arguments=settings.command_arguments, urls=settings.urls),
-            Middleware(ResultGuard, max_bytes=settings.max_result_bytes, untrusted=settings.untrusted_tools,
-                       fence=_fence),
+            Middleware(
+                SecurityGuard,
+                max_argument_bytes=settings.max_argument_bytes,
+                arguments=settings.argument_policies,
+                commands=self.commands,
+                command_arguments=settings.command_arguments,
+                urls=settings.urls,
+            ),
+            Middleware(
+                ResultGuard, max_bytes=settings.max_result_bytes, untrusted=settings.untrusted_tools, fence=_fence
+            ),
         ]
 
     def _profiled(self, scope: TurnScope) -> TurnScope:
         # The same function the pipeline's PermissionFilter applies to every call.
         profile = self.profile
-        return profile_scope(scope, agent=profile.name, allowed_tools=profile.allowed_tools,
-                             plan_mode=profile.plan_mode)
+        return profile_scope(
+            scope, agent=profile.name, allowed_tools=profile.allowed_tools, plan_mode=profile.plan_mode
+        )
 
     def _gateway_scope(self) -> TurnScope:
         gateway = self.settings.gateway
         if isinstance(gateway, str):
             skill = self.skills.get(gateway)
-            return self._profiled(TurnScope(skill_allowed=skill.allowed_tools, skill_disallowed=skill.disallowed_tools,
-                                            skill=skill.name))
+            return self._profiled(
+                TurnScope(skill_allowed=skill.allowed_tools, skill_disallowed=skill.disallowed_tools, skill=skill.name)
+            )
         return self._profiled(TurnScope(skill_allowed=gateway if isinstance(gateway, tuple) else ()))
 
     def _gateway_named(self) -> set[str]:
@@ -324,8 +374,11 @@ class ToolsiftServer:
 
     # -- MCP handlers ----------------------------------------------------------------------------
 
-    async def _list_tools(self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None,
-                          ) -> types.ListToolsResult:
+    async def _list_tools(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.PaginatedRequestParams | None,
+    ) -> types.ListToolsResult:
         discovery = await self._synced_discovery(ctx)
         return types.ListToolsResult(tools=self.tools.list_tools(self._gateway_for(discovery)))
 
@@ -353,16 +406,23 @@ class ToolsiftServer:
             discovery.restore(await self.shared.unlocked(session_id))
         return discovery
 
-    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
-                         ) -> types.CallToolResult | types.InputRequiredResult:
+    async def _call_tool(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.CallToolRequestParams,
+    ) -> types.CallToolResult | types.InputRequiredResult:
         discovery = await self._synced_discovery(ctx)
         routed = await self._route(params.name, self._gateway_for(discovery))
         unlocked = discovery.unlocked if discovery is not None else frozenset()
-        with self.approver.asking(ctx, params) as asking, self._relaying(routed, ctx), \
-                (discovery.bound() if discovery is not None else nullcontext()):
+        with (
+            self.approver.asking(ctx, params) as asking,
+            self._relaying(routed, ctx),
+            discovery.bound() if discovery is not None else nullcontext(),
+        ):
             try:
-                result = await self.tools.call(params.name, params.arguments, progress=ctx.session.report_progress,
-                                               routed=routed)
+                result = await self.tools.call(
+                    params.name, params.arguments, progress=ctx.session.report_progress, routed=routed
+                )
             except Exception:
                 # The pipeline answers every failure with a result; this is the last line, not the plan.
                 logger.exception("serving a call of %r failed", params.name)
@@ -380,13 +440,16 @@ class ToolsiftServer:
     @contextmanager
     def _relaying(self, routed: tuple[ToolSource, str] | None, ctx: ServerRequestContext[Any]) -> Iterator[None]:
         """While a gateway call runs, its server's requests go to this client; its result passes verbatim."""
-        server = routed[0].registry.spec(routed[1]).server if routed is not None and routed[0].kind == "gateway" \
-            else None
+        server = (
+            routed[0].registry.spec(routed[1]).server if routed is not None and routed[0].kind == "gateway" else None
+        )
         if server is None:
             yield
             return
-        with self.relay.calling(server, ctx), \
-                (nullcontext() if self.settings.fence_gateway_results else verbatim_results()):
+        with (
+            self.relay.calling(server, ctx),
+            nullcontext() if self.settings.fence_gateway_results else verbatim_results(),
+        ):
             yield
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -419,16 +482,18 @@ class ToolsiftServer:
             if self.sessions is not None:
                 await self.sessions.start_lazy(self._gateway_named())
             # Log the served profile's permission globs that match no tool, once the catalogue is listed.
-            self.parts.warn_unmatched_globs(agents=[self.profile.name],
-                                            upstream=self.settings.gateway is not False
-                                            and not self.settings.prefix_names)
+            self.parts.warn_unmatched_globs(
+                agents=[self.profile.name],
+                upstream=self.settings.gateway is not False and not self.settings.prefix_names,
+            )
             # The same hot reload as a Toolbox's: edited servers reach clients as tools/list_changed.
             await group.start(partial(self.parts.watch, skills=False))
             self._stack = stack.pop_all()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         """Stop everything started on entry; MCP sessions are closed and their processes reaped."""
         stack, self._stack = self._stack, None
         if stack is not None:
@@ -441,8 +506,11 @@ class ToolsiftServer:
             ConfigError: When the settings share sessions (``shared``).
         """
         if self.shared is not None:
-            raise ConfigError("shared sessions are served over HTTP: use --transport http, or remove serve.shared",
-                              path=self.config.path, field="serve.shared")
+            raise ConfigError(
+                "shared sessions are served over HTTP: use --transport http, or remove serve.shared",
+                path=self.config.path,
+                field="serve.shared",
+            )
 
     async def run_stdio(self) -> None:
         """Serve one client over this process's stdin/stdout until it disconnects.

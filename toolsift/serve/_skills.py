@@ -84,10 +84,16 @@ class SkillTool:
         elif tools:
             footer = f"Tools for this skill: {', '.join(tools)}"
         else:
-            footer = (f"None of the tools this server offers match the skill's allowed-tools "
-                      f"({', '.join(skill.allowed_tools)}).")
-        structured = {"skill": skill.name, "instructions": instructions, "allowed_tools": list(skill.allowed_tools),
-                      "tools": tools}
+            footer = (
+                f"None of the tools this server offers match the skill's allowed-tools "
+                f"({', '.join(skill.allowed_tools)})."
+            )
+        structured = {
+            "skill": skill.name,
+            "instructions": instructions,
+            "allowed_tools": list(skill.allowed_tools),
+            "tools": tools,
+        }
         return ToolResult.text(f"{instructions.rstrip()}\n\n---\n{footer}", structured=structured)
 
 

@@ -26,9 +26,10 @@ def _error(exc: Exception) -> types.JSONRPCError:
     if not_json:
         error = types.ErrorData(code=types.PARSE_ERROR, message="Parse error: the line is not valid JSON")
     else:
-        error = types.ErrorData(code=types.INVALID_REQUEST,
-                                message="Invalid request: the line is not a JSON-RPC 2.0 request, notification "
-                                        "or response")
+        error = types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="Invalid request: the line is not a JSON-RPC 2.0 request, notification or response",
+        )
     return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
 
 
@@ -70,6 +71,7 @@ class AnsweringReadStream:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc_val: BaseException | None,
-                        exc_tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> None:
         await self.aclose()

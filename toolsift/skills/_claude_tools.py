@@ -22,13 +22,47 @@ import re
 __all__ = ["CLAUDE_CODE_TOOLS", "foreign_reason", "from_claude_code"]
 
 #: Claude Code's built-in tools, current and former names (its tools reference).
-CLAUDE_CODE_TOOLS = frozenset({
-    "Agent", "Artifact", "AskUserQuestion", "Bash", "BashOutput", "Edit", "EnterPlanMode", "EnterWorktree",
-    "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillShell", "LS", "LSP", "ListMcpResourcesTool", "MultiEdit",
-    "NotebookEdit", "NotebookRead", "PowerShell", "Read", "ReadMcpResourceTool", "Skill", "SlashCommand", "Task",
-    "TaskCreate", "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TodoRead", "TodoWrite",
-    "ToolSearch", "WebFetch", "WebSearch", "Write",
-})
+CLAUDE_CODE_TOOLS = frozenset(
+    {
+        "Agent",
+        "Artifact",
+        "AskUserQuestion",
+        "Bash",
+        "BashOutput",
+        "Edit",
+        "EnterPlanMode",
+        "EnterWorktree",
+        "ExitPlanMode",
+        "ExitWorktree",
+        "Glob",
+        "Grep",
+        "KillShell",
+        "LS",
+        "LSP",
+        "ListMcpResourcesTool",
+        "MultiEdit",
+        "NotebookEdit",
+        "NotebookRead",
+        "PowerShell",
+        "Read",
+        "ReadMcpResourceTool",
+        "Skill",
+        "SlashCommand",
+        "Task",
+        "TaskCreate",
+        "TaskGet",
+        "TaskList",
+        "TaskOutput",
+        "TaskStop",
+        "TaskUpdate",
+        "TodoRead",
+        "TodoWrite",
+        "ToolSearch",
+        "WebFetch",
+        "WebSearch",
+        "Write",
+    }
+)
 _MCP_PREFIX = "mcp__"
 _SEPARATOR = "__"
 # ``Tool(specifier)``: the specifier may hold anything, spaces included.

@@ -50,8 +50,13 @@ def _anchor(folder: Path) -> Path:
     return next((parent for parent in folder.parents if parent.is_dir()), Path(folder.anchor))
 
 
-async def watch_folders(folders: Sequence[Path], on_change: Callable[[], Awaitable[object]], *, debounce_ms: int,
-                        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+async def watch_folders(
+    folders: Sequence[Path],
+    on_change: Callable[[], Awaitable[object]],
+    *,
+    debounce_ms: int,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """Call ``on_change()`` after each burst of changes under ``folders``, until cancelled.
 
     ``on_change`` also runs each time the watches are (re-)armed, after they are
@@ -66,10 +71,24 @@ async def watch_folders(folders: Sequence[Path], on_change: Callable[[], Awaitab
         stop, rearm = anyio.Event(), anyio.Event()
         async with anyio.create_task_group() as tg:
             if plan.folders:
-                tg.start_soon(_follow, awatch(*plan.folders, debounce=debounce_ms, step=_STEP_MS, stop_event=stop),
-                              rearm, on_change)
-            tg.start_soon(_follow, awatch(*plan.anchors, watch_filter=_on_the_way(folders), recursive=False,
-                                          debounce=debounce_ms, step=_STEP_MS, stop_event=stop), rearm)
+                tg.start_soon(
+                    _follow,
+                    awatch(*plan.folders, debounce=debounce_ms, step=_STEP_MS, stop_event=stop),
+                    rearm,
+                    on_change,
+                )
+            tg.start_soon(
+                _follow,
+                awatch(
+                    *plan.anchors,
+                    watch_filter=_on_the_way(folders),
+                    recursive=False,
+                    debounce=debounce_ms,
+                    step=_STEP_MS,
+                    stop_event=stop,
+                ),
+                rearm,
+            )
             try:
                 # awatch installs its watches synchronously in its first step, before
                 # its first await; the followers were scheduled before this task, so
@@ -89,6 +108,7 @@ async def watch_folders(folders: Sequence[Path], on_change: Callable[[], Awaitab
 
 def _on_the_way(folders: Sequence[Path]) -> Callable[[Change, str], bool]:
     """An anchor filter keeping events for the folders themselves or their ancestors."""
+
     def relevant(_change: Change, path: str) -> bool:
         changed = Path(path)
         return any(changed == folder or changed in folder.parents for folder in folders)
@@ -96,8 +116,9 @@ def _on_the_way(folders: Sequence[Path]) -> Callable[[Change, str], bool]:
     return relevant
 
 
-async def _follow(changes: AsyncIterator[object], rearm: anyio.Event,
-                  on_change: Callable[[], Awaitable[object]] | None = None) -> None:
+async def _follow(
+    changes: AsyncIterator[object], rearm: anyio.Event, on_change: Callable[[], Awaitable[object]] | None = None
+) -> None:
     """Call ``on_change`` after each burst of ``changes``; without it (an anchor), ask for a re-arm."""
     try:
         async for _ in changes:

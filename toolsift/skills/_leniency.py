@@ -43,25 +43,46 @@ def settle_name(fields: dict[str, Any], parts: FrontMatter, path: Path | None, w
     if written is None:
         if is_skill_name(folder):
             fields["name"] = folder
-            warnings.append(SkillWarning(path, f"the front matter has no 'name'; the skill is called {folder!r} "
-                                         "after its folder", "name"))
+            warnings.append(
+                SkillWarning(
+                    path, f"the front matter has no 'name'; the skill is called {folder!r} after its folder", "name"
+                )
+            )
     elif is_skill_name(written):
         if folder and folder != written:
-            warnings.append(SkillWarning(path, f"name {written!r} differs from its folder's name {folder!r} (Agent "
-                                         f"Skills wants them equal); the skill is called {written!r}", "name", line))
+            warnings.append(
+                SkillWarning(
+                    path,
+                    f"name {written!r} differs from its folder's name {folder!r} (Agent "
+                    f"Skills wants them equal); the skill is called {written!r}",
+                    "name",
+                    line,
+                )
+            )
     elif isinstance(written, str) and is_skill_name(folder):
         fields["name"], fields["display_name"] = folder, written
-        warnings.append(SkillWarning(path, f"{written!r} is a display name, not an id ({_ID}); the skill is called "
-                                     f"{folder!r} after its folder and keeps the display name for listings",
-                                     "name", line))
+        warnings.append(
+            SkillWarning(
+                path,
+                f"{written!r} is a display name, not an id ({_ID}); the skill is called "
+                f"{folder!r} after its folder and keeps the display name for listings",
+                "name",
+                line,
+            )
+        )
     elif isinstance(written, str) and folder:
-        raise SkillParseError(f"{written!r} is not a skill id and neither is its folder's name {folder!r}: rename "
-                              f"the folder to an id ({_ID}); the name may stay as a display name",
-                              path=path, field="name", line=line)
+        raise SkillParseError(
+            f"{written!r} is not a skill id and neither is its folder's name {folder!r}: rename "
+            f"the folder to an id ({_ID}); the name may stay as a display name",
+            path=path,
+            field="name",
+            line=line,
+        )
 
 
-def settle_description(fields: dict[str, Any], parts: FrontMatter, path: Path | None,
-                       warnings: list[SkillWarning]) -> None:
+def settle_description(
+    fields: dict[str, Any], parts: FrontMatter, path: Path | None, warnings: list[SkillWarning]
+) -> None:
     """Use the body's first paragraph when the description is missing or blank, as Claude Code does.
 
     With no body either, nothing says what the skill is for: ``fields`` is left
@@ -74,8 +95,9 @@ def settle_description(fields: dict[str, Any], parts: FrontMatter, path: Path | 
     line = parts.line_of("description")
     fields["description"] = summary
     shown = summary if len(summary) <= _SHOWN else f"{summary[: _SHOWN - 3]}..."
-    warnings.append(SkillWarning(path, f"no description; using the body's first paragraph ({shown!r})",
-                                 "description", line))
+    warnings.append(
+        SkillWarning(path, f"no description; using the body's first paragraph ({shown!r})", "description", line)
+    )
 
 
 def warnings_for(skill: Skill, parts: FrontMatter, written: dict[str, str], path: Path | None) -> list[SkillWarning]:
@@ -88,20 +110,38 @@ def warnings_for(skill: Skill, parts: FrontMatter, written: dict[str, str], path
     for field, limit in _LIMITS:
         value = getattr(skill, field)
         if value is not None and len(value) > limit and field in written:
-            warnings.append(SkillWarning(path, f"{len(value):,} characters, over the {limit:,} Agent Skills allows; "
-                                         "kept whole (other clients may cut or refuse it)", written[field],
-                                         parts.line_of(written[field])))
+            warnings.append(
+                SkillWarning(
+                    path,
+                    f"{len(value):,} characters, over the {limit:,} Agent Skills allows; "
+                    "kept whole (other clients may cut or refuse it)",
+                    written[field],
+                    parts.line_of(written[field]),
+                )
+            )
     for field, entries in (("allowed-tools", skill.allowed_tools), ("disallowed-tools", skill.disallowed_tools)):
         key = written.get(field, field)
         foreign = [entry for entry in entries if foreign_reason(entry) is not None]
         for entry in foreign:
-            warnings.append(SkillWarning(path, f"{entry!r} {foreign_reason(entry)}, which toolsift does not have; "
-                                         "kept, it matches no tool", key, parts.line_containing(key, entry)))
+            warnings.append(
+                SkillWarning(
+                    path,
+                    f"{entry!r} {foreign_reason(entry)}, which toolsift does not have; kept, it matches no tool",
+                    key,
+                    parts.line_containing(key, entry),
+                )
+            )
         if field == "allowed-tools" and foreign and len(foreign) == len(entries):
-            warnings.append(SkillWarning(path, "no entry names a toolsift tool, so turns with this skill offer no "
-                                         "tools (here allowed-tools restricts what the model sees; Claude Code only "
-                                         "pre-approves); add toolsift patterns or remove the field", key,
-                                         parts.line_of(key)))
+            warnings.append(
+                SkillWarning(
+                    path,
+                    "no entry names a toolsift tool, so turns with this skill offer no "
+                    "tools (here allowed-tools restricts what the model sees; Claude Code only "
+                    "pre-approves); add toolsift patterns or remove the field",
+                    key,
+                    parts.line_of(key),
+                )
+            )
     return warnings
 
 

@@ -253,8 +253,9 @@ class SkillsLoader:
             raise RuntimeError("This SkillsLoader is already watching its folders")
         self._watching = True
         try:
-            await watch_folders(self._folders, self._watched_reload, debounce_ms=self._debounce_ms,
-                                task_status=task_status)
+            await watch_folders(
+                self._folders, self._watched_reload, debounce_ms=self._debounce_ms, task_status=task_status
+            )
         finally:
             self._watching = False
 

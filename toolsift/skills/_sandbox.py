@@ -81,8 +81,12 @@ class TemplateSandbox:
         max_memory: int = _MAX_MEMORY,
         workers: int = _WORKERS,
     ) -> None:
-        for name, value in (("timeout", timeout), ("max_output", max_output), ("max_memory", max_memory),
-                            ("workers", workers)):
+        for name, value in (
+            ("timeout", timeout),
+            ("max_output", max_output),
+            ("max_memory", max_memory),
+            ("workers", workers),
+        ):
             if not value > 0:
                 raise ValueError(f"TemplateSandbox {name} must be > 0, got {value!r}")
         self.timeout = timeout
@@ -98,8 +102,10 @@ class TemplateSandbox:
         self._closed = False
 
     def __repr__(self) -> str:
-        return (f"TemplateSandbox(timeout={self.timeout!r}, max_output={self.max_output!r}, "
-                f"max_memory={self.max_memory!r}, workers={self.workers!r})")
+        return (
+            f"TemplateSandbox(timeout={self.timeout!r}, max_output={self.max_output!r}, "
+            f"max_memory={self.max_memory!r}, workers={self.workers!r})"
+        )
 
     def check(self, source: str, names: Collection[str]) -> None:
         """Compile ``source`` and refuse any name it reads that is not in ``names``.
@@ -138,16 +144,16 @@ class TemplateSandbox:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def _ask(self, request: dict[str, Any], doing: str) -> dict[str, Any]:
         try:
             line = json.dumps(request).encode() + b"\n"
         except (TypeError, ValueError, RecursionError) as exc:
-            raise TemplateError(f"values must be JSON data (text, numbers, booleans, lists, mappings): {exc}"
-                                  ) from exc
+            raise TemplateError(f"values must be JSON data (text, numbers, booleans, lists, mappings): {exc}") from exc
         worker = self._acquire()
         keep = False
         try:
@@ -229,7 +235,10 @@ _shared_lock = threading.Lock()
 
 
 def shared_sandbox(
-    *, timeout: float = _TIMEOUT, max_output: int = _MAX_OUTPUT, max_memory: int = _MAX_MEMORY,
+    *,
+    timeout: float = _TIMEOUT,
+    max_output: int = _MAX_OUTPUT,
+    max_memory: int = _MAX_MEMORY,
     workers: int = _WORKERS,
 ) -> TemplateSandbox:
     """The sandbox with these limits, shared by every caller asking for the same ones, closed at exit.

@@ -114,8 +114,9 @@ def check(source: str, names: frozenset[str]) -> None:
         unknown = sorted(meta.find_undeclared_variables(tree) - names)
         if unknown:
             name = unknown[0]
-            raise _Refused(f"the template reads {name!r}, which is not an allowed name",
-                           line=_first_use(tree, name), name=name)
+            raise _Refused(
+                f"the template reads {name!r}, which is not an allowed name", line=_first_use(tree, name), name=name
+            )
         _compiled(source, tree)
     except TemplateSyntaxError as exc:
         raise _Refused(exc.message or str(exc), line=exc.lineno) from exc

@@ -21,56 +21,143 @@ t = partial(tool, "memory")
 KEY = s("Key of the entry inside its namespace", minLength=1, maxLength=256)
 
 TOOLS: list[ToolDef] = [
-    t("memory_store", "Store a value in persistent memory under a key, optionally in a namespace, with tags and a "
-      "time-to-live. An existing value under the same key is overwritten.",
-      key=KEY, value={**ANY_VALUE, "description": "Value to store: text, number, object or array"},
-      namespace=NAMESPACE, ttl=i("Seconds until the entry expires; 0 keeps it forever", default=0, minimum=0),
-      tags=TAGS, required=("key", "value")),
-    t("memory_retrieve", "Retrieve the value stored in memory under a key, with its tags and time-to-live.",
-      key=KEY, namespace=NAMESPACE, required=("key",)),
-    t("memory_search", "Search memory entries whose key or value matches a text or glob pattern, newest first, "
-      "optionally filtered by tags.",
-      pattern=s("Text to look for, or a glob such as 'user:*'", minLength=1), namespace=NAMESPACE,
-      tags=TAGS, limit=LIMIT, include_values=b("Return the values, not just the keys", True),
-      required=("pattern",)),
-    t("memory_delete", "Delete the memory entry stored under a key. The value cannot be recovered unless a backup "
-      "exists.", key=KEY, namespace=NAMESPACE, required=("key",)),
-    t("memory_list", "List the keys stored in a memory namespace, optionally only those with a prefix.",
-      namespace=NAMESPACE, prefix=s("Only keys starting with this text", default=""), limit=LIMIT),
-    t("memory_usage", "Report memory usage: number of entries and approximate size in bytes per namespace.",
-      namespace=s("Only this namespace; all namespaces when omitted")),
-    t("memory_clear", "Remove every entry of a memory namespace at once.", namespace=NAMESPACE,
-      confirm=b("Must be true: clearing cannot be undone"), required=("confirm",)),
-    t("memory_export", "Export all entries of a memory namespace as one document, for reading or archiving.",
-      namespace=NAMESPACE, format=FORMAT),
-    t("memory_import", "Import entries into a memory namespace from a list of key/value pairs, merging with or "
-      "replacing what is there.",
-      namespace=NAMESPACE, entries=arr("Entries to import", obj("One entry", ("key", "value"), key=KEY,
-                                                                  value={**ANY_VALUE, "description": "Value"})),
-      mode=e("How to treat keys that already exist", "merge replace skip"), required=("entries",)),
-    t("memory_backup", "Take a named point-in-time backup of all memory namespaces that memory_restore can bring "
-      "back later.", name=s("Name of the backup", pattern="^[a-z0-9_-]+$", maxLength=64), required=("name",)),
-    t("memory_restore", "Restore memory from a named backup taken by memory_backup, replacing every current entry.",
-      name=s("Name of the backup to restore", pattern="^[a-z0-9_-]+$"), required=("name",)),
-    t("memory_tag", "Add tags to, or remove tags from, an existing memory entry.",
-      key=KEY, namespace=NAMESPACE, add=TAGS, remove=TAGS, required=("key",)),
-    t("memory_namespace", "Manage memory namespaces: list them, create one, or drop one with all its entries.",
-      action=e("What to do", "list create drop"), namespace=NAMESPACE, destructive=True),
-    t("memory_compress", "Compress large values in a memory namespace to reduce its footprint; values are "
-      "decompressed transparently when read.",
-      namespace=NAMESPACE, threshold=i("Only values larger than this many bytes", default=1024, minimum=64),
-      algorithm=e("Compression algorithm", "zstd gzip lz4")),
-    t("memory_sync", "Synchronize a memory namespace with a remote memory store so that other swarm instances see "
-      "the same entries.",
-      namespace=NAMESPACE, remote=uri("Base URL of the remote memory store"),
-      direction=e("Which way entries flow", "both push pull"), required=("remote",)),
-    t("memory_persist", "Flush memory entries to durable storage so that they survive a restart of the server.",
-      namespace=NAMESPACE, path=s("Directory for the persisted files", default=".swarm/memory")),
-    t("memory_analytics", "Analyze memory access patterns: most read keys, hit and miss rates, growth of each "
-      "namespace over time.", namespace=NAMESPACE, top=i("How many keys to list", default=10, minimum=1)),
-    t("memory_ttl", "Set or change the time-to-live of an existing memory entry.",
-      key=KEY, namespace=NAMESPACE, ttl=i("Seconds until the entry expires; 0 keeps it forever", minimum=0),
-      required=("key", "ttl")),
+    t(
+        "memory_store",
+        "Store a value in persistent memory under a key, optionally in a namespace, with tags and a "
+        "time-to-live. An existing value under the same key is overwritten.",
+        key=KEY,
+        value={**ANY_VALUE, "description": "Value to store: text, number, object or array"},
+        namespace=NAMESPACE,
+        ttl=i("Seconds until the entry expires; 0 keeps it forever", default=0, minimum=0),
+        tags=TAGS,
+        required=("key", "value"),
+    ),
+    t(
+        "memory_retrieve",
+        "Retrieve the value stored in memory under a key, with its tags and time-to-live.",
+        key=KEY,
+        namespace=NAMESPACE,
+        required=("key",),
+    ),
+    t(
+        "memory_search",
+        "Search memory entries whose key or value matches a text or glob pattern, newest first, "
+        "optionally filtered by tags.",
+        pattern=s("Text to look for, or a glob such as 'user:*'", minLength=1),
+        namespace=NAMESPACE,
+        tags=TAGS,
+        limit=LIMIT,
+        include_values=b("Return the values, not just the keys", True),
+        required=("pattern",),
+    ),
+    t(
+        "memory_delete",
+        "Delete the memory entry stored under a key. The value cannot be recovered unless a backup exists.",
+        key=KEY,
+        namespace=NAMESPACE,
+        required=("key",),
+    ),
+    t(
+        "memory_list",
+        "List the keys stored in a memory namespace, optionally only those with a prefix.",
+        namespace=NAMESPACE,
+        prefix=s("Only keys starting with this text", default=""),
+        limit=LIMIT,
+    ),
+    t(
+        "memory_usage",
+        "Report memory usage: number of entries and approximate size in bytes per namespace.",
+        namespace=s("Only this namespace; all namespaces when omitted"),
+    ),
+    t(
+        "memory_clear",
+        "Remove every entry of a memory namespace at once.",
+        namespace=NAMESPACE,
+        confirm=b("Must be true: clearing cannot be undone"),
+        required=("confirm",),
+    ),
+    t(
+        "memory_export",
+        "Export all entries of a memory namespace as one document, for reading or archiving.",
+        namespace=NAMESPACE,
+        format=FORMAT,
+    ),
+    t(
+        "memory_import",
+        "Import entries into a memory namespace from a list of key/value pairs, merging with or "
+        "replacing what is there.",
+        namespace=NAMESPACE,
+        entries=arr(
+            "Entries to import",
+            obj("One entry", ("key", "value"), key=KEY, value={**ANY_VALUE, "description": "Value"}),
+        ),
+        mode=e("How to treat keys that already exist", "merge replace skip"),
+        required=("entries",),
+    ),
+    t(
+        "memory_backup",
+        "Take a named point-in-time backup of all memory namespaces that memory_restore can bring back later.",
+        name=s("Name of the backup", pattern="^[a-z0-9_-]+$", maxLength=64),
+        required=("name",),
+    ),
+    t(
+        "memory_restore",
+        "Restore memory from a named backup taken by memory_backup, replacing every current entry.",
+        name=s("Name of the backup to restore", pattern="^[a-z0-9_-]+$"),
+        required=("name",),
+    ),
+    t(
+        "memory_tag",
+        "Add tags to, or remove tags from, an existing memory entry.",
+        key=KEY,
+        namespace=NAMESPACE,
+        add=TAGS,
+        remove=TAGS,
+        required=("key",),
+    ),
+    t(
+        "memory_namespace",
+        "Manage memory namespaces: list them, create one, or drop one with all its entries.",
+        action=e("What to do", "list create drop"),
+        namespace=NAMESPACE,
+        destructive=True,
+    ),
+    t(
+        "memory_compress",
+        "Compress large values in a memory namespace to reduce its footprint; values are "
+        "decompressed transparently when read.",
+        namespace=NAMESPACE,
+        threshold=i("Only values larger than this many bytes", default=1024, minimum=64),
+        algorithm=e("Compression algorithm", "zstd gzip lz4"),
+    ),
+    t(
+        "memory_sync",
+        "Synchronize a memory namespace with a remote memory store so that other swarm instances see the same entries.",
+        namespace=NAMESPACE,
+        remote=uri("Base URL of the remote memory store"),
+        direction=e("Which way entries flow", "both push pull"),
+        required=("remote",),
+    ),
+    t(
+        "memory_persist",
+        "Flush memory entries to durable storage so that they survive a restart of the server.",
+        namespace=NAMESPACE,
+        path=s("Directory for the persisted files", default=".swarm/memory"),
+    ),
+    t(
+        "memory_analytics",
+        "Analyze memory access patterns: most read keys, hit and miss rates, growth of each namespace over time.",
+        namespace=NAMESPACE,
+        top=i("How many keys to list", default=10, minimum=1),
+    ),
+    t(
+        "memory_ttl",
+        "Set or change the time-to-live of an existing memory entry.",
+        key=KEY,
+        namespace=NAMESPACE,
+        ttl=i("Seconds until the entry expires; 0 keeps it forever", minimum=0),
+        required=("key", "ttl"),
+    ),
 ]
 
 
@@ -85,10 +172,18 @@ class MemoryStore:
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
         """The tools this store implements, by tool name."""
         return {
-            "memory_store": self.store, "memory_retrieve": self.retrieve, "memory_search": self.search,
-            "memory_delete": self.delete, "memory_list": self.list, "memory_usage": self.usage,
-            "memory_clear": self.clear, "memory_export": self.export, "memory_import": self.import_,
-            "memory_backup": self.backup, "memory_restore": self.restore, "memory_tag": self.tag,
+            "memory_store": self.store,
+            "memory_retrieve": self.retrieve,
+            "memory_search": self.search,
+            "memory_delete": self.delete,
+            "memory_list": self.list,
+            "memory_usage": self.usage,
+            "memory_clear": self.clear,
+            "memory_export": self.export,
+            "memory_import": self.import_,
+            "memory_backup": self.backup,
+            "memory_restore": self.restore,
+            "memory_tag": self.tag,
             "memory_ttl": self.ttl,
         }
 
@@ -103,8 +198,7 @@ class MemoryStore:
         space = self._space(args)
         replaced = args["key"] in space
         self._put(space, args["key"], args["value"], args.get("tags", []), args.get("ttl", 0))
-        return {"stored": True, "key": args["key"], "namespace": args.get("namespace", "default"),
-                "replaced": replaced}
+        return {"stored": True, "key": args["key"], "namespace": args.get("namespace", "default"), "replaced": replaced}
 
     def retrieve(self, args: dict[str, Any]) -> dict[str, Any]:
         entry = self._space(args).get(args["key"])
@@ -121,8 +215,10 @@ class MemoryStore:
             if hit and wanted <= set(entry["tags"]):
                 matches.append((entry["version"], key, entry))
         matches.sort(reverse=True)
-        found = [{"key": k, **({"value": v["value"]} if args.get("include_values", True) else {})}
-                 for _, k, v in matches[: args.get("limit", 20)]]
+        found = [
+            {"key": k, **({"value": v["value"]} if args.get("include_values", True) else {})}
+            for _, k, v in matches[: args.get("limit", 20)]
+        ]
         return {"count": len(found), "results": found}
 
     def delete(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -134,8 +230,10 @@ class MemoryStore:
 
     def usage(self, args: dict[str, Any]) -> dict[str, Any]:
         names = [args["namespace"]] if "namespace" in args else sorted(self._entries)
-        return {name: {"entries": len(self._entries.get(name, {})),
-                       "bytes": len(json.dumps(self._entries.get(name, {})))} for name in names}
+        return {
+            name: {"entries": len(self._entries.get(name, {})), "bytes": len(json.dumps(self._entries.get(name, {})))}
+            for name in names
+        }
 
     def clear(self, args: dict[str, Any]) -> dict[str, Any]:
         if not args["confirm"]:

@@ -19,16 +19,69 @@ Schema = dict[str, Any]
 
 # Verbs that only look; verbs whose effect cannot be undone. The annotation of a
 # tool follows the last word of its name unless the tool says otherwise.
-READ_VERBS = frozenset({
-    "analyze", "capabilities", "conflicts", "dependencies", "diff", "estimate", "explain", "export", "get",
-    "graph", "health", "history", "inbox", "info", "list", "logs", "metrics", "monitor", "patterns", "queue",
-    "rank", "read", "report", "result", "results", "retrieve", "runs", "search", "status", "timeline", "usage",
-    "validate", "check", "detect", "scan", "compare", "stats", "histogram", "decompose", "assess", "recognize",
-    "collect", "evaluate", "analytics", "test",
-})
-DESTRUCTIVE_VERBS = frozenset({
-    "delete", "destroy", "terminate", "reset", "clear", "restore", "unregister", "shutdown", "cleanup", "remove",
-})
+READ_VERBS = frozenset(
+    {
+        "analyze",
+        "capabilities",
+        "conflicts",
+        "dependencies",
+        "diff",
+        "estimate",
+        "explain",
+        "export",
+        "get",
+        "graph",
+        "health",
+        "history",
+        "inbox",
+        "info",
+        "list",
+        "logs",
+        "metrics",
+        "monitor",
+        "patterns",
+        "queue",
+        "rank",
+        "read",
+        "report",
+        "result",
+        "results",
+        "retrieve",
+        "runs",
+        "search",
+        "status",
+        "timeline",
+        "usage",
+        "validate",
+        "check",
+        "detect",
+        "scan",
+        "compare",
+        "stats",
+        "histogram",
+        "decompose",
+        "assess",
+        "recognize",
+        "collect",
+        "evaluate",
+        "analytics",
+        "test",
+    }
+)
+DESTRUCTIVE_VERBS = frozenset(
+    {
+        "delete",
+        "destroy",
+        "terminate",
+        "reset",
+        "clear",
+        "restore",
+        "unregister",
+        "shutdown",
+        "cleanup",
+        "remove",
+    }
+)
 
 
 def s(description: str, **keywords: Any) -> Schema:
@@ -69,8 +122,12 @@ def arr(description: str, items: Schema, **keywords: Any) -> Schema:
 
 def obj(description: str, required: tuple[str, ...] = (), **properties: Schema) -> Schema:
     """A nested object with fixed properties."""
-    schema: Schema = {"type": "object", "description": description, "properties": properties,
-                      "additionalProperties": False}
+    schema: Schema = {
+        "type": "object",
+        "description": description,
+        "properties": properties,
+        "additionalProperties": False,
+    }
     if required:
         schema["required"] = list(required)
     return schema
@@ -78,8 +135,11 @@ def obj(description: str, required: tuple[str, ...] = (), **properties: Schema) 
 
 def mapping(description: str, values: Schema | None = None) -> Schema:
     """A free-form object whose values follow ``values`` (strings by default)."""
-    return {"type": "object", "description": description,
-            "additionalProperties": {"type": "string"} if values is None else values}
+    return {
+        "type": "object",
+        "description": description,
+        "additionalProperties": {"type": "string"} if values is None else values,
+    }
 
 
 def ref(name: str, description: str) -> Schema:
@@ -131,13 +191,16 @@ def tool(
         idempotent_hint=read_only,
         open_world_hint=open_world,
     )
-    return ToolDef(group, types.Tool(name=name, description=description, input_schema=schema,
-                                     annotations=annotations))
+    return ToolDef(group, types.Tool(name=name, description=description, input_schema=schema, annotations=annotations))
 
 
 # Properties many tools share, so that the same thing is described the same way everywhere.
-NAMESPACE = s("Memory namespace that isolates keys of different projects or agents", default="default",
-              pattern="^[a-z0-9][a-z0-9_.-]*$", maxLength=64)
+NAMESPACE = s(
+    "Memory namespace that isolates keys of different projects or agents",
+    default="default",
+    pattern="^[a-z0-9][a-z0-9_.-]*$",
+    maxLength=64,
+)
 SWARM_ID = s("Identifier of the swarm, as returned by swarm_init", pattern="^swarm-[0-9a-f]+$")
 AGENT_ID = s("Identifier of the agent, as returned by agent_spawn", pattern="^agent-[0-9a-f]+$")
 TASK_ID = s("Identifier of the task, as returned by task_create or task_orchestrate", pattern="^task-[0-9a-f]+$")

@@ -29,8 +29,12 @@ def general(name: str = "general", **fields: Any) -> ServerConfig:
 
 def memory() -> SessionOptions:
     """The servers these tests name, in this process: the reload logic needs no child processes."""
-    return in_memory({**dict.fromkeys(("general", "gone", "renamed", "a"), example_server("general.py")),
-                      **dict.fromkeys(("added", "b"), faulty())})
+    return in_memory(
+        {
+            **dict.fromkeys(("general", "gone", "renamed", "a"), example_server("general.py")),
+            **dict.fromkeys(("added", "b"), faulty()),
+        }
+    )
 
 
 def owners(registry: ToolRegistry, namespace: str) -> set[object]:
@@ -79,8 +83,11 @@ async def test_reload_adds_removes_and_leaves_unchanged_servers_alone(tmp_path: 
         await manager.apply({"general": kept})
         await events.next("server.removed", "added")
         # The no-op apply told nobody anything: the next events are the removal's.
-        assert events.kinds()[seen:] == [("server.draining", "added"), ("tools.changed", "added"),
-                                         ("server.removed", "added")]
+        assert events.kinds()[seen:] == [
+            ("server.draining", "added"),
+            ("tools.changed", "added"),
+            ("server.removed", "added"),
+        ]
         assert manager["general"] is first
     assert first.state is SessionState.CLOSED and len(registry) == 0
     for server in ("general", "gone"):
@@ -114,8 +121,10 @@ async def test_reload_changed_server_keeps_serving_from_the_new_session_while_th
             assert owners(registry, "general") == {new}
             assert old in manager.draining and old.state is SessionState.DRAINING
             rows = [(r.server, r.role, r.state, r.in_flight) for r in manager.status()]
-            assert rows == [("general", "serving", SessionState.READY, 0),
-                            ("general", "draining", SessionState.DRAINING, 3)]
+            assert rows == [
+                ("general", "serving", SessionState.READY, 0),
+                ("general", "draining", SessionState.DRAINING, 3),
+            ]
             assert manager.status()[1].line().endswith("; 3 calls in flight")
             assert "[draining] general: draining" in manager.status()[1].line()
             echoed = await registry.execute("general__echo", {"text": "from the new session"})
@@ -129,9 +138,13 @@ async def test_reload_changed_server_keeps_serving_from_the_new_session_while_th
         assert (closed.calls_finished, closed.calls_cancelled) == (3, 0)
         assert not manager.draining and new.state is SessionState.READY
         # Same schemas before and after: the handover changed no tools, so no tools.changed.
-        assert events.kinds() == [("server.added", "general"), ("tools.changed", "general"),
-                                  ("server.restarted", "general"), ("server.draining", "general"),
-                                  ("server.removed", "general")]
+        assert events.kinds() == [
+            ("server.added", "general"),
+            ("tools.changed", "general"),
+            ("server.restarted", "general"),
+            ("server.draining", "general"),
+            ("server.removed", "general"),
+        ]
 
 
 async def test_reload_handover_is_one_registry_change() -> None:
@@ -216,14 +229,15 @@ async def test_reload_internal_only_flip_restarts_and_moves_the_tools_to_the_oth
 
 async def test_reload_of_an_empty_server_list_drains_every_server() -> None:
     registry = ToolRegistry()
-    manager = McpServerManager(registry, {"a": general("a"), "b": stdio_server("b", "faulty.py")},
-                               options=memory())
+    manager = McpServerManager(registry, {"a": general("a"), "b": stdio_server("b", "faulty.py")}, options=memory())
     events = Recorder(manager)
     async with manager:
         diff = await manager.apply({})
         assert diff.removed == ("a", "b") and len(manager) == 0 and len(registry) == 0
         assert {e.server for e in [await events.next("server.removed"), await events.next("server.removed")]} == {
-            "a", "b"}
+            "a",
+            "b",
+        }
         assert manager.status() == []
 
 

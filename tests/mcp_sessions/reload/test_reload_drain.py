@@ -26,8 +26,9 @@ async def test_reload_removal_lets_100_calls_in_flight_finish(tmp_path: Path) ->
     gate = Gate(tmp_path)
     config = stdio_server("general", "general.py", internal_only=False, trust="trusted")
     # In this process: what is counted and refused is the manager's doing, not the child's.
-    manager = McpServerManager(registry, {"general": config}, drain_seconds=30,
-                               options=in_memory({"general": example_server("general.py")}))
+    manager = McpServerManager(
+        registry, {"general": config}, drain_seconds=30, options=in_memory({"general": example_server("general.py")})
+    )
     events = Recorder(manager)
     async with manager:
         session = manager["general"]
@@ -66,8 +67,9 @@ async def test_reload_removal_lets_100_calls_in_flight_finish(tmp_path: Path) ->
 async def test_reload_drain_deadline_cancels_a_longer_call_with_a_clear_error(tmp_path: Path) -> None:
     marker = tmp_path / "cancelled"
     registry = ToolRegistry()
-    config = stdio_server("general", "general.py", internal_only=False, trust="trusted",
-                          env={"TOOLSIFT_CANCEL_MARKER": str(marker)})
+    config = stdio_server(
+        "general", "general.py", internal_only=False, trust="trusted", env={"TOOLSIFT_CANCEL_MARKER": str(marker)}
+    )
     manager = McpServerManager(registry, {"general": config}, drain_seconds=0.3)
     events = Recorder(manager)
     async with manager:
@@ -82,8 +84,10 @@ async def test_reload_drain_deadline_cancels_a_longer_call_with_a_clear_error(tm
             await anyio.wait_all_tasks_blocked()
             await manager.apply({})
         assert results[0].is_error and results[0].meta["mcp_failure"] == "cancelled"
-        assert results[0].text_content() == ("Tool 'wait_for_file' of MCP server 'general' was cancelled while it "
-                                             "ran: the session was drained: its server was removed or changed.")
+        assert results[0].text_content() == (
+            "Tool 'wait_for_file' of MCP server 'general' was cancelled while it "
+            "ran: the session was drained: its server was removed or changed."
+        )
         removed = await events.next("server.removed", "general")
         assert removed.reason == "drainSeconds (0.3s) ran out: 1 of 1 calls in flight was cancelled"
         assert (removed.calls_finished, removed.calls_cancelled) == (0, 1)
@@ -93,8 +97,10 @@ async def test_reload_drain_deadline_cancels_a_longer_call_with_a_clear_error(tm
 async def test_manager_shutdown_closes_every_session_and_leaves_no_child_process(tmp_path: Path) -> None:
     before = set(child_processes())
     registry = ToolRegistry()
-    servers = {"general": stdio_server("general", "general.py", internal_only=False),
-               "faulty": stdio_server("faulty", "faulty.py")}
+    servers = {
+        "general": stdio_server("general", "general.py", internal_only=False),
+        "faulty": stdio_server("faulty", "faulty.py"),
+    }
     results: list[ToolResult] = []
 
     async def held_call() -> None:  # its gate is never opened

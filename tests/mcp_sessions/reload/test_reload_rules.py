@@ -65,18 +65,28 @@ def test_config_accepts_drain_seconds_at_the_top_level_and_per_server() -> None:
 
 
 async def test_drain_seconds_of_the_server_beat_the_file_which_beats_the_argument() -> None:
-    config = parse_config({"drainSeconds": 5, "tools": {"mcpServers": {
-        "own": {**example("faulty.py"), "drainSeconds": 0},
-        "file": example("faulty.py"),
-    }}})
+    config = parse_config(
+        {
+            "drainSeconds": 5,
+            "tools": {
+                "mcpServers": {
+                    "own": {**example("faulty.py"), "drainSeconds": 0},
+                    "file": example("faulty.py"),
+                }
+            },
+        }
+    )
     async with McpServerManager(ToolRegistry(), config, drain_seconds=30, options=memory()) as manager:
         events = Recorder(manager)
         assert manager.drain_seconds == 5
         await manager.apply({})
-        reasons = {e.server: e.reason for e in [await events.next("server.draining"),
-                                               await events.next("server.draining")]}
-        assert reasons == {"own": "removed from the config; calls in flight may finish within 0s",
-                           "file": "removed from the config; calls in flight may finish within 5s"}
+        reasons = {
+            e.server: e.reason for e in [await events.next("server.draining"), await events.next("server.draining")]
+        }
+        assert reasons == {
+            "own": "removed from the config; calls in flight may finish within 0s",
+            "file": "removed from the config; calls in flight may finish within 5s",
+        }
         await manager.apply(config.model_copy(update={"drain_seconds": None}))
         assert manager.drain_seconds == 30  # the file no longer says: the argument's default again
 

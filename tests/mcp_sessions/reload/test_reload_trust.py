@@ -26,8 +26,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-async def test_a_watched_project_config_starts_no_launch_its_trust_does_not_cover(project: Path,
-                                                                                  tmp_path: Path) -> None:
+async def test_a_watched_project_config_starts_no_launch_its_trust_does_not_cover(
+    project: Path, tmp_path: Path
+) -> None:
     servers = {name: example("faulty.py") for name in ("kept", "moved", "tuned", "gone")}
     path = write_config(project / "toolsift.json", servers)
     store = ProjectTrust(tmp_path / "trusted.json")
@@ -37,13 +38,19 @@ async def test_a_watched_project_config_starts_no_launch_its_trust_does_not_cove
         events = Recorder(box.sessions)
         kept, moved = box.sessions["kept"], box.sessions["moved"]
         entry, marker = marker_server(project)
-        edited = {"kept": example("faulty.py"), "tuned": example("faulty.py", timeout=5),
-                  "moved": example("faulty.py", env={"PYTHONPATH": str(project)}), "marker": entry}
+        edited = {
+            "kept": example("faulty.py"),
+            "tuned": example("faulty.py", timeout=5),
+            "moved": example("faulty.py", env={"PYTHONPATH": str(project)}),
+            "marker": entry,
+        }
         write_config(path, edited)
         untrusted = await events.next("server.untrusted", "marker")
-        assert untrusted.reason == (f"{path}: server 'marker' is new, and the trust given to this project's config "
-                                    f"does not cover it; run 'toolsift trust' in {project} to trust it, then save "
-                                    "the file again; it is not started")
+        assert untrusted.reason == (
+            f"{path}: server 'marker' is new, and the trust given to this project's config "
+            f"does not cover it; run 'toolsift trust' in {project} to trust it, then save "
+            "the file again; it is not started"
+        )
         assert (await events.next("server.untrusted", "moved")).reason.endswith("; it keeps its previous settings")
         # The rest of the edit applies: a trusted change, a removal, an unchanged server.
         assert (await events.next("server.restarted", "tuned")).state is SessionState.READY
@@ -95,6 +102,8 @@ async def test_no_connect_runs_a_launch_whose_env_file_changed_after_trust(proje
         assert await manager.start_lazy(["lazy"]) == ["lazy"]
         [row] = manager.status()
         assert row.state is SessionState.ERROR and row.error is not None
-        assert ("server 'lazy' launches something other than what was trusted, and the trust given to this "
-                "project's config does not cover it; run 'toolsift trust'") in row.error
+        assert (
+            "server 'lazy' launches something other than what was trusted, and the trust given to this "
+            "project's config does not cover it; run 'toolsift trust'"
+        ) in row.error
         assert not marker.exists()

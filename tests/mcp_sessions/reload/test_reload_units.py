@@ -40,8 +40,10 @@ def test_manager_event_reads_as_one_line() -> None:
     assert str(ManagerEvent("server.removed", "git")) == "server.removed git"
     assert str(ManagerEvent("tools.changed", "git", tools=("git__a", "git__b"))) == "tools.changed git: 2 tools"
     error = ConfigError("invalid JSON", path="toolsift.json", line=3)
-    assert str(ManagerEvent("config.rejected", reason=str(error), error=error)) == \
-        "config.rejected: toolsift.json:3: invalid JSON"
+    assert (
+        str(ManagerEvent("config.rejected", reason=str(error), error=error))
+        == "config.rejected: toolsift.json:3: invalid JSON"
+    )
 
 
 def test_drain_says_why_for_how_long_and_how_its_calls_ended() -> None:
@@ -50,11 +52,13 @@ def test_drain_says_why_for_how_long_and_how_its_calls_ended() -> None:
     assert removed.outcome(CallCounts(3, 0)) == "every call in flight had finished"
     assert removed.outcome(CallCounts(1, 1)) == "drainSeconds (2.5s) ran out: 1 of 2 calls in flight was cancelled"
     assert str(removed.error()) == (
-        f"MCP server 'git' is draining (removed at {removed.since}); no new calls are accepted")
+        f"MCP server 'git' is draining (removed at {removed.since}); no new calls are accepted"
+    )
     replaced = Drain("git", 0, removed=False)
     assert replaced.announcement == "replaced by a session with the new settings; calls in flight may finish within 0s"
     assert replaced.outcome(CallCounts(0, 2)) == (
-        "its old session closed: drainSeconds (0s) ran out: 2 of 2 calls in flight were cancelled")
+        "its old session closed: drainSeconds (0s) ran out: 2 of 2 calls in flight were cancelled"
+    )
     for bad in (-1.0, math.inf, math.nan):
         with pytest.raises(ValueError, match="drain_seconds must be a finite number of seconds >= 0"):
             Drain("git", bad, removed=True)
@@ -63,8 +67,15 @@ def test_drain_says_why_for_how_long_and_how_its_calls_ended() -> None:
 def test_server_status_line_names_role_and_calls_in_flight() -> None:
     row = ServerStatus(server="git", transport="stdio", visibility="global", state=SessionState.READY, tools=3)
     assert row.line() == "git: ready (stdio, global, 3 tools)"
-    draining = ServerStatus(server="git", transport="stdio", visibility="global", state=SessionState.DRAINING,
-                            tools=0, in_flight=2, role="draining")
+    draining = ServerStatus(
+        server="git",
+        transport="stdio",
+        visibility="global",
+        state=SessionState.DRAINING,
+        tools=0,
+        in_flight=2,
+        role="draining",
+    )
     assert draining.line() == "[draining] git: draining (stdio, global, 0 tools); 2 calls in flight"
 
 

@@ -30,8 +30,10 @@ def memory() -> SessionOptions:
 async def test_watch_applies_each_written_config(tmp_path: Path) -> None:
     path = write_config(tmp_path / "toolsift.json", {})
     registry = ToolRegistry()
-    async with McpServerManager(registry, load_config(path), options=memory()) as manager, \
-            anyio.create_task_group() as watcher:
+    async with (
+        McpServerManager(registry, load_config(path), options=memory()) as manager,
+        anyio.create_task_group() as watcher,
+    ):
         events = Recorder(manager)
         await watcher.start(partial(manager.watch, debounce_ms=DEBOUNCE_MS))
         write_config(path, {"notes": example("faulty.py", internalOnly=False)})
@@ -53,8 +55,10 @@ async def test_watch_rejects_invalid_edits_and_keeps_the_running_config(
 ) -> None:
     monkeypatch.delenv("TOOLSIFT_UNSET_FOR_TEST", raising=False)
     path = write_config(tmp_path / "toolsift.json", {"a": example("faulty.py")})
-    async with McpServerManager(ToolRegistry(), load_config(path), options=memory()) as manager, \
-            anyio.create_task_group() as watcher:
+    async with (
+        McpServerManager(ToolRegistry(), load_config(path), options=memory()) as manager,
+        anyio.create_task_group() as watcher,
+    ):
         events = Recorder(manager)
         session = manager["a"]
         await watcher.start(partial(manager.watch, path, debounce_ms=DEBOUNCE_MS))
@@ -96,8 +100,10 @@ async def test_watch_follows_a_symlinked_config_to_its_target_and_to_a_new_targe
     real = write_config(dotfiles / "toolsift.json", {})
     link = project / "toolsift.json"
     link.symlink_to(Path("..") / "dotfiles" / "toolsift.json")  # as GNU stow links a dotfile into place
-    async with McpServerManager(ToolRegistry(), load_config(link), options=memory()) as manager, \
-            anyio.create_task_group() as watcher:
+    async with (
+        McpServerManager(ToolRegistry(), load_config(link), options=memory()) as manager,
+        anyio.create_task_group() as watcher,
+    ):
         events = Recorder(manager)
         await watcher.start(partial(manager.watch, link, debounce_ms=DEBOUNCE_MS))
         write_config(real, {"a": example("faulty.py")})  # the dotfile itself is edited
@@ -138,8 +144,12 @@ async def test_reload_warns_that_other_sections_wait_for_the_next_start(
     path = write_config(tmp_path / "toolsift.json", {})
     async with McpServerManager(ToolRegistry(), load_config(path)) as manager:
         events = Recorder(manager)
-        write_config(path, {}, agents={"helper": {"planMode": True}},
-                     tools={"mcpServers": {}, "permissions": [{"match": "*", "requiredLevel": "admin"}]})
+        write_config(
+            path,
+            {},
+            agents={"helper": {"planMode": True}},
+            tools={"mcpServers": {}, "permissions": [{"match": "*", "requiredLevel": "admin"}]},
+        )
         caplog.set_level(logging.WARNING, logger="toolsift.mcp_sessions")
         assert await manager.reload() is not None
         assert f"Config {path}: changes to agents, tools.permissions take effect at the next start" in caplog.text
@@ -159,8 +169,9 @@ async def test_toolbox_watch_follows_the_config_file_and_the_skill_folders(tmp_p
     box.skills.subscribe(send.send_nowait)
     async with box, send, receive:
         assert box.manager.drain_seconds == 5 and box.sessions is box.manager
-        write_config(path, {"notes": example("faulty.py", internalOnly=False)},
-                     skills={"paths": ["skills"], "userSkills": False})
+        write_config(
+            path, {"notes": example("faulty.py", internalOnly=False)}, skills={"paths": ["skills"], "userSkills": False}
+        )
         await events.next("server.added", "notes")
         assert box.sessions["notes"].state is SessionState.READY
         assert "notes__echo" in [t["name"] for t in box.conversation().turn("mcp").tools]

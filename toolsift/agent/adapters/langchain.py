@@ -51,5 +51,10 @@ class LangChainTools:
                 raise ToolException(result_text(result))
             return result_text(result)
 
-        return StructuredTool(name=tool.name, description=tool.description, args_schema=tool.parameters,
-                              coroutine=call, handle_tool_error=True)
+        return StructuredTool(
+            name=tool.name,
+            description=tool.description,
+            args_schema=tool.parameters,
+            coroutine=call,
+            handle_tool_error=True,
+        )

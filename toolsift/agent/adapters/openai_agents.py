@@ -19,8 +19,9 @@ import mcp.types as types
 try:
     from agents.mcp import MCPServer
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError("the OpenAI Agents SDK adapter needs openai-agents: "
-                      "pip install 'toolsift[openai-agents]'") from exc
+    raise ImportError(
+        "the OpenAI Agents SDK adapter needs openai-agents: pip install 'toolsift[openai-agents]'"
+    ) from exc
 
 from .._conversation import Conversation
 from ._live import LiveTools
@@ -52,14 +53,18 @@ class ToolsiftAgentsServer(MCPServer):
         """Nothing to close: the toolbox closes its sessions when it exits."""
 
     async def list_tools(self, run_context: Any = None, agent: Any = None) -> list[types.Tool]:
-        return [types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters)
-                for tool in await self._live.current()]
+        return [
+            types.Tool(name=tool.name, description=tool.description, input_schema=tool.parameters)
+            for tool in await self._live.current()
+        ]
 
-    async def call_tool(self, tool_name: str, arguments: dict[str, Any] | None,
-                        meta: dict[str, Any] | None = None) -> types.CallToolResult:
+    async def call_tool(
+        self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
+    ) -> types.CallToolResult:
         result = await self._live.call(tool_name, arguments)
-        return types.CallToolResult(content=list(result.content), structured_content=result.structured_content,
-                                    is_error=result.is_error)
+        return types.CallToolResult(
+            content=list(result.content), structured_content=result.structured_content, is_error=result.is_error
+        )
 
     async def list_prompts(self) -> types.ListPromptsResult:
         """toolsift's skills are switched on with ``/use``, not offered as prompts here."""

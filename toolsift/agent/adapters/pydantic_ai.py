@@ -31,8 +31,10 @@ __all__ = ["ToolsiftToolset"]
 
 # toolsift validates arguments against the tool's own schema in execute; pydantic-ai only needs a JSON object.
 _ANY_OBJECT = pydantic_core.SchemaValidator(
-    pydantic_core.core_schema.dict_schema(pydantic_core.core_schema.str_schema(),
-                                          pydantic_core.core_schema.any_schema()))
+    pydantic_core.core_schema.dict_schema(
+        pydantic_core.core_schema.str_schema(), pydantic_core.core_schema.any_schema()
+    )
+)
 
 
 class ToolsiftToolset(AbstractToolset[Any]):
@@ -45,8 +47,9 @@ class ToolsiftToolset(AbstractToolset[Any]):
         max_retries: How often pydantic-ai may retry a call whose arguments it could not parse.
     """
 
-    def __init__(self, conversation: Conversation, *, id: str = "toolsift", format: str = "openai",
-                 max_retries: int = 1) -> None:
+    def __init__(
+        self, conversation: Conversation, *, id: str = "toolsift", format: str = "openai", max_retries: int = 1
+    ) -> None:
         self._live = LiveTools(conversation, format=format)
         self._id = id
         self._max_retries = max_retries
@@ -57,11 +60,19 @@ class ToolsiftToolset(AbstractToolset[Any]):
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools = await self._live.current()
-        return {tool.name: ToolsetTool(toolset=self, max_retries=self._max_retries, args_validator=_ANY_OBJECT,
-                                       tool_def=ToolDefinition(name=tool.name, description=tool.description,
-                                                               parameters_json_schema=tool.parameters))
-                for tool in tools}
+        return {
+            tool.name: ToolsetTool(
+                toolset=self,
+                max_retries=self._max_retries,
+                args_validator=_ANY_OBJECT,
+                tool_def=ToolDefinition(
+                    name=tool.name, description=tool.description, parameters_json_schema=tool.parameters
+                ),
+            )
+            for tool in tools
+        }
 
-    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any],
-                        tool: ToolsetTool[Any]) -> str:
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> str:
         return result_text(await self._live.call(name, tool_args))

@@ -18,12 +18,17 @@ def _tool_result(message: ToolMessage) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for part in describe_result(message.result, images=True):
         if part.kind == "image":
-            content.append({"type": "image", "source": {"type": "base64", "media_type": part.mime_type,
-                                                         "data": part.data}})
+            content.append(
+                {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": part.data}}
+            )
         else:
             content.append({"type": "text", "text": part.text})
-    return {"type": "tool_result", "tool_use_id": message.call.id, "content": content,
-            "is_error": message.result.is_error}
+    return {
+        "type": "tool_result",
+        "tool_use_id": message.call.id,
+        "content": content,
+        "is_error": message.result.is_error,
+    }
 
 
 def to_anthropic_messages(history: Sequence[Message]) -> list[dict[str, Any]]:
@@ -34,9 +39,15 @@ def to_anthropic_messages(history: Sequence[Message]) -> list[dict[str, Any]]:
             messages.append({"role": "user", "content": message.text})
         elif isinstance(message, AssistantMessage):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
-            blocks += [{"type": "tool_use", "id": c.id, "name": c.name,
-                        "input": c.arguments if isinstance(c.arguments, dict) else {"_raw": c.arguments}}
-                       for c in message.tool_calls]
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": c.id,
+                    "name": c.name,
+                    "input": c.arguments if isinstance(c.arguments, dict) else {"_raw": c.arguments},
+                }
+                for c in message.tool_calls
+            ]
             messages.append({"role": "assistant", "content": blocks})
         elif isinstance(message, ToolMessage):
             block = _tool_result(message)
@@ -61,21 +72,32 @@ class AnthropicChatModel:
 
     format = "anthropic"
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-                 client: anthropic.AsyncAnthropic | None = None, max_tokens: int = 4096) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: anthropic.AsyncAnthropic | None = None,
+        max_tokens: int = 4096,
+    ) -> None:
         self.model = model
         self.max_tokens = max_tokens
         self._client = client or anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
 
-    async def complete(self, instructions: str, history: Sequence[Message],
-                       tools: list[dict[str, Any]]) -> AssistantMessage:
+    async def complete(
+        self, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
+    ) -> AssistantMessage:
         """One Messages API request.
 
         Raises:
             AgentError: When the provider answers with an error or cannot be reached.
         """
-        request: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
-                                   "messages": to_anthropic_messages(history)}
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": to_anthropic_messages(history),
+        }
         if instructions:
             request["system"] = instructions
         if tools:
@@ -85,6 +107,7 @@ class AnthropicChatModel:
         except anthropic.AnthropicError as exc:
             raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
         text = "".join(b.text for b in response.content if b.type == "text") or None
-        calls = tuple(ToolCall(id=b.id, name=b.name, arguments=dict(b.input))
-                      for b in response.content if b.type == "tool_use")
+        calls = tuple(
+            ToolCall(id=b.id, name=b.name, arguments=dict(b.input)) for b in response.content if b.type == "tool_use"
+        )
         return AssistantMessage(text=text, tool_calls=calls)

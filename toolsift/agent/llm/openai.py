@@ -25,17 +25,22 @@ def to_openai_messages(instructions: str, history: Sequence[Message]) -> list[di
             entry: dict[str, Any] = {"role": "assistant", "content": message.text}
             if message.tool_calls:
                 entry["tool_calls"] = [
-                    {"id": c.id, "type": "function", "function": {
-                        "name": c.name,
-                        "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments),
-                    }}
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments),
+                        },
+                    }
                     for c in message.tool_calls
                 ]
             messages.append(entry)
         elif isinstance(message, ToolMessage):
             prefix = "[tool error] " if message.result.is_error else ""
-            messages.append({"role": "tool", "tool_call_id": message.call.id,
-                             "content": prefix + result_text(message.result)})
+            messages.append(
+                {"role": "tool", "tool_call_id": message.call.id, "content": prefix + result_text(message.result)}
+            )
     return messages
 
 
@@ -60,14 +65,22 @@ class OpenAIChatModel:
 
     format = "openai"
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None,
-                 client: openai.AsyncOpenAI | None = None, strict: bool = False) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        strict: bool = False,
+    ) -> None:
         self.model = model
         self.strict = strict
         self._client = client or openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
 
-    async def complete(self, instructions: str, history: Sequence[Message],
-                       tools: list[dict[str, Any]]) -> AssistantMessage:
+    async def complete(
+        self, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
+    ) -> AssistantMessage:
         """One Chat Completions request.
 
         Raises:
@@ -85,6 +98,7 @@ class OpenAIChatModel:
         message = response.choices[0].message
         calls = tuple(
             ToolCall(id=c.id, name=c.function.name, arguments=_arguments(c.function.arguments))
-            for c in (message.tool_calls or []) if c.type == "function"
+            for c in (message.tool_calls or [])
+            if c.type == "function"
         )
         return AssistantMessage(text=message.content, tool_calls=calls)

@@ -52,16 +52,27 @@ DIALECTS: dict[str, Dialect] = {
     for dialect in (
         Dialect("toolsift", "toolsift", translate=False),
         Dialect("claude", "Claude Desktop / Claude Code", variables=frozenset({"claude"})),
-        Dialect("vscode", "VS Code", servers_key="servers", file_keys=("inputs",),
-                variables=frozenset({"env", "workspace", "input"})),
+        Dialect(
+            "vscode",
+            "VS Code",
+            servers_key="servers",
+            file_keys=("inputs",),
+            variables=frozenset({"env", "workspace", "input"}),
+        ),
         # Cursor and Windsurf pick the transport of a url themselves: a /sse path is the legacy one.
         Dialect("cursor", "Cursor", bare_url="by-path", variables=frozenset({"env", "workspace"})),
         Dialect("windsurf", "Windsurf", bare_url="by-path", variables=frozenset({"env"})),
         # Cline's timeout is seconds per request; a url without a type is SSE there.
         Dialect("cline", "Cline", timeout_scale=1.0, bare_url="sse"),
         # Gemini CLI: timeout in milliseconds; `url` is SSE, `httpUrl` Streamable HTTP.
-        Dialect("gemini", "Gemini CLI", file_keys=("mcp",), timeout_scale=0.001, bare_url="sse",
-                variables=frozenset({"dollar"})),
+        Dialect(
+            "gemini",
+            "Gemini CLI",
+            file_keys=("mcp",),
+            timeout_scale=0.001,
+            bare_url="sse",
+            variables=frozenset({"dollar"}),
+        ),
         # FastMCP's MCPConfig: timeout in milliseconds; the transport of a bare url follows its path.
         Dialect("fastmcp", "FastMCP", timeout_scale=0.001, bare_url="by-path"),
     )

@@ -41,7 +41,7 @@ def _names(value: Any) -> frozenset[str] | None:
 def _inputs(value: Any, notes: list[tuple[Loc, str]]) -> dict[str, str]:
     found: dict[str, str] = {}
     if not isinstance(value, list):
-        notes.append((("inputs",), "ignored: expected a list of inputs ({\"id\": ..., \"description\": ...})"))
+        notes.append((("inputs",), 'ignored: expected a list of inputs ({"id": ..., "description": ...})'))
         return found
     for index, item in enumerate(value):
         if isinstance(item, dict) and isinstance(item.get("id"), str):
@@ -63,8 +63,9 @@ def _gemini_mcp(value: Any, notes: list[tuple[Loc, str]]) -> tuple[frozenset[str
             if lists[key] is None:
                 notes.append((("mcp", key), "ignored: expected a list of server names"))
         else:
-            notes.append((("mcp", key), f"ignored: {key!r} is Gemini CLI's; toolsift starts each server from "
-                                        "its own entry"))
+            notes.append(
+                (("mcp", key), f"ignored: {key!r} is Gemini CLI's; toolsift starts each server from its own entry")
+            )
     return lists.get("allowed"), lists.get("excluded") or frozenset()
 
 

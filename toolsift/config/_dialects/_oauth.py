@@ -33,8 +33,10 @@ __all__ = ["OAuthBlock", "read_oauth_block"]
 
 # Client key -> toolsift's key, where only the spelling differs.
 _RENAMED = {"CLIENT_ID": "clientId", "CLIENT_SECRET": "clientSecret", "callbackPort": "redirectPort"}
-_DISCOVERED = ("ignored: toolsift finds the authorization server's endpoints in the server's own metadata "
-               "(RFC 9728, RFC 8414); no endpoint is configured")
+_DISCOVERED = (
+    "ignored: toolsift finds the authorization server's endpoints in the server's own metadata "
+    "(RFC 9728, RFC 8414); no endpoint is configured"
+)
 _ENDPOINTS = frozenset({"authorizationUrl", "tokenUrl", "authServerMetadataUrl", "registrationUrl", "issuer"})
 _LOOPBACK = frozenset({"127.0.0.1", "localhost"})
 _KNOWN = ", ".join(sorted({field.alias or name for name, field in OAuthConfig.model_fields.items()}))
@@ -84,8 +86,13 @@ def read_oauth_block(block: Mapping[str, Any]) -> OAuthBlock:
         if key == "redirectUri":
             target, value = "redirectPort", _redirect_port(value)
             if value is None:
-                out.notes.append(((key,), "ignored: toolsift takes the redirect at http://127.0.0.1:<redirectPort>"
-                                          "/callback; set redirectPort and register that address"))
+                out.notes.append(
+                    (
+                        (key,),
+                        "ignored: toolsift takes the redirect at http://127.0.0.1:<redirectPort>"
+                        "/callback; set redirectPort and register that address",
+                    )
+                )
                 continue
         elif key in _ENDPOINTS:
             out.notes.append(((key,), _DISCOVERED))

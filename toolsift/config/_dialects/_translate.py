@@ -32,20 +32,28 @@ _STREAMABLE = frozenset({"streamable-http", "streamableHttp", "streamable_http"}
 _SSE_PATH = re.compile(r"/sse(/|$)")
 # Fields whose strings may hold variables (as ServerConfig's Expandable fields).
 _EXPANDABLE = frozenset({"command", "args", "env", "cwd", "url", "headers", "env_file", "auth"})
-_OAUTH = ("this client's OAuth settings are not read: the server is kept and connects without them. Write "
-          "toolsift's \"auth\" block instead (clientId, clientSecret, scopes) and sign in once with "
-          "'toolsift auth login <server>'; for a bearer token write \"auth\": \"${TOKEN}\" or a headers.Authorization "
-          "value")
+_OAUTH = (
+    "this client's OAuth settings are not read: the server is kept and connects without them. Write "
+    'toolsift\'s "auth" block instead (clientId, clientSecret, scopes) and sign in once with '
+    '\'toolsift auth login <server>\'; for a bearer token write "auth": "${TOKEN}" or a headers.Authorization '
+    "value"
+)
 # Gemini CLI's authProviderType: only its discovery of the server's own OAuth has a toolsift equivalent.
 _DISCOVERY = "dynamic_discovery"
-_OAUTH_ON = ("signs in with OAuth (toolsift's \"auth\": {}): sign in once with 'toolsift auth login <server>'; "
-             "the tokens are kept and refreshed")
-_APPROVE = ("ignored: {key!r} lets {client} run these tools without asking. toolsift has no prompts to skip: it "
-            "restricts instead; limit what an agent may call with agents.<name>.permissions (denylist, allowlist, "
-            "level) and what a turn shows with skills' allowed-tools")
-_TRUST = ("ignored: a true/false 'trust' is Gemini CLI's switch for skipping confirmation prompts, which toolsift does "
-          "not have. toolsift's 'trust' is \"untrusted\" (the default: the server's result text is wrapped in "
-          "boundary markers) or \"trusted\" (passed through as is)")
+_OAUTH_ON = (
+    "signs in with OAuth (toolsift's \"auth\": {}): sign in once with 'toolsift auth login <server>'; "
+    "the tokens are kept and refreshed"
+)
+_APPROVE = (
+    "ignored: {key!r} lets {client} run these tools without asking. toolsift has no prompts to skip: it "
+    "restricts instead; limit what an agent may call with agents.<name>.permissions (denylist, allowlist, "
+    "level) and what a turn shows with skills' allowed-tools"
+)
+_TRUST = (
+    "ignored: a true/false 'trust' is Gemini CLI's switch for skipping confirmation prompts, which toolsift does "
+    "not have. toolsift's 'trust' is \"untrusted\" (the default: the server's result text is wrapped in "
+    'boundary markers) or "trusted" (passed through as is)'
+)
 
 
 @final
@@ -160,9 +168,12 @@ class _Translator:
             self.note(key, "ignored: expected an OAuth object or a bearer token string")
             return
         if is_secret_reference(value):
-            self.note(key, "ignored: a secret:// reference must be a whole value, and this one would follow "
-                           "'Bearer '; write \"auth\": \"${TOKEN}\", or headers.Authorization with the whole "
-                           "'Bearer <token>' in the secret")
+            self.note(
+                key,
+                "ignored: a secret:// reference must be a whole value, and this one would follow "
+                '\'Bearer \'; write "auth": "${TOKEN}", or headers.Authorization with the whole '
+                "'Bearer <token>' in the secret",
+            )
             return
         headers_key = self.holders.get("headers", "headers")
         headers = self.out.entry.get(headers_key, {})
@@ -192,11 +203,13 @@ class _Translator:
             if isinstance(value, str):
                 self.out.entry[key] = self._rewrite(value, (key,), places)
             elif isinstance(value, list):
-                self.out.entry[key] = [self._rewrite(v, (key, i), places) if isinstance(v, str) else v
-                                       for i, v in enumerate(value)]
+                self.out.entry[key] = [
+                    self._rewrite(v, (key, i), places) if isinstance(v, str) else v for i, v in enumerate(value)
+                ]
             elif isinstance(value, dict):
-                self.out.entry[key] = {k: self._rewrite(v, (key, k), places) if isinstance(v, str) else v
-                                       for k, v in value.items()}
+                self.out.entry[key] = {
+                    k: self._rewrite(v, (key, k), places) if isinstance(v, str) else v for k, v in value.items()
+                }
 
     def _rewrite(self, value: str, loc: Loc, places: Places) -> str:
         rewritten, notes = rewrite_variables(value, self.dialect.variables, places)
@@ -282,8 +295,9 @@ _RULES: dict[str, Rule] = {
 }
 
 
-def translate_entry(entry: Mapping[str, Any], dialect: Dialect, places: Places, *,
-                    disabled: bool = False) -> Translation:
+def translate_entry(
+    entry: Mapping[str, Any], dialect: Dialect, places: Places, *, disabled: bool = False
+) -> Translation:
     """Translate one server entry of a file in ``dialect``.
 
     Args:

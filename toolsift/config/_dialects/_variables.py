@@ -88,8 +88,10 @@ def rewrite_variables(value: str, forms: frozenset[VariableForm], places: Places
         if colon and kind == "input" and "input" in forms:
             variable = input_variable(rest)
             described = f" ({places.inputs[rest]})" if places.inputs.get(rest) else ""
-            notes.append(f"${{input:{rest}}}{described} is read from the environment variable {variable}: "
-                         f"toolsift does not prompt for inputs; set {variable} before starting")
+            notes.append(
+                f"${{input:{rest}}}{described} is read from the environment variable {variable}: "
+                f"toolsift does not prompt for inputs; set {variable} before starting"
+            )
             return _reference(variable, default)
         if name in literals and default is None:
             return literals[name]

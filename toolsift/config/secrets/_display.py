@@ -23,8 +23,25 @@ from ._resolvers import is_secret_reference
 __all__ = ["mask_arguments", "mask_settings", "mask_url", "secret_name"]
 
 # The last word of a name that holds a secret: --api-key, GITHUB_TOKEN, clientSecret, --password.
-_SECRET_WORDS = frozenset({"apikey", "auth", "authorization", "cookie", "credential", "credentials", "key", "pass",
-                           "passphrase", "passwd", "password", "pat", "pwd", "secret", "token"})
+_SECRET_WORDS = frozenset(
+    {
+        "apikey",
+        "auth",
+        "authorization",
+        "cookie",
+        "credential",
+        "credentials",
+        "key",
+        "pass",
+        "passphrase",
+        "passwd",
+        "password",
+        "pat",
+        "pwd",
+        "secret",
+        "token",
+    }
+)
 _WORD_BREAK = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 # NAME=value (a variable handed on) or Name: value (a header handed on), as one argument.
 _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<sep>=|:\s*)(?P<value>.*)", re.DOTALL)

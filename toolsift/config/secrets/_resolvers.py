@@ -163,9 +163,7 @@ def is_secret_reference(value: str) -> bool:
     return value.startswith(SECRET_PREFIX)
 
 
-def parse_secret_reference(
-    value: str, *, base_dir: Path, environ: Mapping[str, str] | None = None
-) -> SecretReference:
+def parse_secret_reference(value: str, *, base_dir: Path, environ: Mapping[str, str] | None = None) -> SecretReference:
     """Split ``secret://<scheme>/<path>`` into its parts.
 
     Raises:
@@ -221,4 +219,3 @@ def resolve_secret(
             field=field,
         )
     return secret
-

@@ -125,9 +125,15 @@ class McpServerManager(McpSessionGroup):
         ValueError: ``drain_seconds`` is negative or not finite.
     """
 
-    def __init__(self, registry: ToolRegistry, config: ServersLike | None = None, *,
-                 options: SessionOptions | None = None, drain_seconds: float | None = None,
-                 trust: TrustedLaunches | None = None) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        config: ServersLike | None = None,
+        *,
+        options: SessionOptions | None = None,
+        drain_seconds: float | None = None,
+        trust: TrustedLaunches | None = None,
+    ) -> None:
         self._initial = config
         self._trust = trust
         options = default_session_options(config, options) if config is not None else options or SessionOptions()
@@ -221,8 +227,13 @@ class McpServerManager(McpSessionGroup):
             diff, started = self._apply(await self._within_trust(config))
         return await self._settle(diff, started, wait=wait)
 
-    async def watch(self, path: str | Path | None = None, *, debounce_ms: int = DEFAULT_DEBOUNCE_MS,
-                    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def watch(
+        self,
+        path: str | Path | None = None,
+        *,
+        debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
         """Follow the config file with watchfiles and :meth:`reload` each edit, until cancelled.
 
         Run it in a task group: ``await tg.start(manager.watch, path)`` returns
@@ -247,8 +258,9 @@ class McpServerManager(McpSessionGroup):
             raise RuntimeError("This McpServerManager is already watching a config file")
         self._watching = True
         try:
-            await watch_file(file, lambda: self.reload(file, wait=False), debounce_ms=debounce_ms,
-                             task_status=task_status)
+            await watch_file(
+                file, lambda: self.reload(file, wait=False), debounce_ms=debounce_ms, task_status=task_status
+            )
         finally:
             self._watching = False
 
@@ -264,13 +276,15 @@ class McpServerManager(McpSessionGroup):
         """The config a reload applies: the file's, each rejected server kept as it runs; None if unusable."""
         if report.config is None:
             error = report.error()
-            self.report(ManagerEvent("config.rejected", reason=f"{error}; the running config stays in force",
-                                            error=error))
+            self.report(
+                ManagerEvent("config.rejected", reason=f"{error}; the running config stays in force", error=error)
+            )
             return None
         servers = dict(report.config.servers)
         for name in report.skipped:
-            error = ConfigError(report.dropped.get(name, f"the entry of server {name!r} has problems"),
-                                path=report.path)
+            error = ConfigError(
+                report.dropped.get(name, f"the entry of server {name!r} has problems"), path=report.path
+            )
             self._hold_back(servers, name, "server.rejected", error)
         return _with_servers(report.config, servers)
 
@@ -285,8 +299,9 @@ class McpServerManager(McpSessionGroup):
                 self._hold_back(servers, name, "server.untrusted", ConfigError(check.refusal(name), path=config.path))
         return _with_servers(config, servers)
 
-    def _hold_back(self, servers: dict[str, ServerConfig], name: str, kind: ManagerEventKind,
-                   error: ConfigError) -> None:
+    def _hold_back(
+        self, servers: dict[str, ServerConfig], name: str, kind: ManagerEventKind, error: ConfigError
+    ) -> None:
         """Keep server ``name`` in ``servers`` as it runs (or leave it out, if it does not run); report why."""
         previous = self._servers.get(name)
         if previous is not None:
@@ -326,8 +341,12 @@ class McpServerManager(McpSessionGroup):
         if old.tools.permissions != config.tools.permissions:
             changed.append("tools.permissions")
         if changed:
-            logger.warning("Config %s: changes to %s take effect at the next start; a reload applies "
-                           "tools.mcpServers and drainSeconds only", config.path or "(no file)", ", ".join(changed))
+            logger.warning(
+                "Config %s: changes to %s take effect at the next start; a reload applies "
+                "tools.mcpServers and drainSeconds only",
+                config.path or "(no file)",
+                ", ".join(changed),
+            )
 
 
 def _with_servers(config: ToolsiftConfig, servers: Mapping[str, ServerConfig]) -> ToolsiftConfig:

@@ -80,8 +80,13 @@ def _real_folder(path: Path) -> Path:
     return Path(os.path.realpath(path.parent)) / path.name
 
 
-async def watch_file(path: Path, on_change: Callable[[], Awaitable[object]], *, debounce_ms: int,
-                     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+async def watch_file(
+    path: Path,
+    on_change: Callable[[], Awaitable[object]],
+    *,
+    debounce_ms: int,
+    task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
     """Call ``on_change()`` after each burst of changes to ``path`` (or a link target of it), until cancelled.
 
     ``on_change`` also runs once when the watch is in place (before
@@ -118,8 +123,14 @@ async def watch_file(path: Path, on_change: Callable[[], Awaitable[object]], *, 
                 stop.set()
 
 
-async def _follow(chain: tuple[Path, ...], on_change: Callable[[], Awaitable[object]], target: Path,
-                  debounce_ms: int, stop: anyio.Event, moved: anyio.Event) -> None:
+async def _follow(
+    chain: tuple[Path, ...],
+    on_change: Callable[[], Awaitable[object]],
+    target: Path,
+    debounce_ms: int,
+    stop: anyio.Event,
+    moved: anyio.Event,
+) -> None:
     """Reload after each burst of changes to a file of ``chain``; set ``moved`` when the chain itself changed."""
     watched = set(chain)
 
@@ -127,8 +138,9 @@ async def _follow(chain: tuple[Path, ...], on_change: Callable[[], Awaitable[obj
         return _real_folder(Path(changed)) in watched
 
     folders = sorted({str(file.parent) for file in chain if file.parent.is_dir()})
-    changes = awatch(*folders, watch_filter=in_chain, debounce=debounce_ms, step=_STEP_MS, stop_event=stop,
-                     recursive=False)
+    changes = awatch(
+        *folders, watch_filter=in_chain, debounce=debounce_ms, step=_STEP_MS, stop_event=stop, recursive=False
+    )
     async with contextlib.aclosing(changes):
         async for _ in changes:
             if link_chain(target) != chain:

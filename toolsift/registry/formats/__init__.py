@@ -29,8 +29,7 @@ __all__ = [
 ]
 
 FORMATS: dict[str, SchemaFormat] = {
-    f.name: f
-    for f in (MCPFormat(), OpenAIFormat(), OpenAIResponsesFormat(), AnthropicFormat(), GeminiFormat())
+    f.name: f for f in (MCPFormat(), OpenAIFormat(), OpenAIResponsesFormat(), AnthropicFormat(), GeminiFormat())
 }
 
 

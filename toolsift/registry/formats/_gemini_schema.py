@@ -12,11 +12,32 @@ from typing import Any, cast
 
 __all__ = ["to_gemini"]
 
-_KEEP = frozenset({
-    "type", "format", "description", "nullable", "enum", "items", "properties", "required", "minItems",
-    "maxItems", "minimum", "maximum", "anyOf", "title", "minLength", "maxLength", "pattern", "default",
-    "propertyOrdering", "minProperties", "maxProperties", "example",
-})
+_KEEP = frozenset(
+    {
+        "type",
+        "format",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "properties",
+        "required",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "title",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "default",
+        "propertyOrdering",
+        "minProperties",
+        "maxProperties",
+        "example",
+    }
+)
 _FORMATS = {"string": {"enum", "date-time"}, "integer": {"int32", "int64"}, "number": {"float", "double"}}
 
 

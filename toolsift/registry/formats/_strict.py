@@ -32,12 +32,35 @@ from typing import Any
 __all__ = ["drop_optional_nulls", "strict_schema"]
 
 # Keywords OpenAI's structured-output subset rejects.
-_UNSUPPORTED = frozenset({
-    "default", "examples", "minProperties", "maxProperties", "propertyNames",
-    "unevaluatedProperties", "unevaluatedItems", "contentEncoding", "contentMediaType", "if", "then", "else",
-    "not", "dependentRequired", "dependentSchemas", "$schema", "$id", "$comment", "readOnly", "writeOnly",
-    "deprecated", "minContains", "maxContains", "contains", "uniqueItems",
-})
+_UNSUPPORTED = frozenset(
+    {
+        "default",
+        "examples",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "contentEncoding",
+        "contentMediaType",
+        "if",
+        "then",
+        "else",
+        "not",
+        "dependentRequired",
+        "dependentSchemas",
+        "$schema",
+        "$id",
+        "$comment",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+        "minContains",
+        "maxContains",
+        "contains",
+        "uniqueItems",
+    }
+)
 _SUPPORTED_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
 
 

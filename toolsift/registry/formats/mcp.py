@@ -18,8 +18,7 @@ class MCPFormat:
 
     def export(self, spec: ToolSpec, exported_name: str, *, strict: bool = False) -> dict[str, Any]:
         """Return the ``tools/list`` entry for ``spec``."""
-        out: dict[str, Any] = {"name": exported_name, "description": spec.description,
-                               "inputSchema": base_schema(spec)}
+        out: dict[str, Any] = {"name": exported_name, "description": spec.description, "inputSchema": base_schema(spec)}
         if spec.title:
             out["title"] = spec.title
         if spec.output_schema is not None:

@@ -56,8 +56,10 @@ class AuditStream:
         if len(self._queued) >= MAX_QUEUED:
             self._dropped += 1
             if self._dropped == 1:
-                logger.warning("audit records are not reaching Redis fast enough; dropping some from the stream "
-                               "(the JSON-lines file keeps them)")
+                logger.warning(
+                    "audit records are not reaching Redis fast enough; dropping some from the stream "
+                    "(the JSON-lines file keeps them)"
+                )
             return
         self._queued.append({"replica": self.replica, "record": event.to_json()})
         self._accepted += 1
@@ -82,7 +84,7 @@ class AuditStream:
         batch = self._queued[:MAX_BATCH]
         with anyio.CancelScope(shield=True):  # a batch sent is a batch finished: none is written twice
             await self.redis.append_many(self.key, batch, max_length=MAX_ENTRIES)
-        del self._queued[:len(batch)]
+        del self._queued[: len(batch)]
         self._written += len(batch)
         self._progress.set()
         self._progress = anyio.Event()

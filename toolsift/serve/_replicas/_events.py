@@ -102,12 +102,20 @@ class RedisEventStore(EventStore):
             return await self.redis.append(self.key, fields, max_length=MAX_EVENTS, seconds=self.ttl)
         except Exception as exc:  # redis-py's errors: unreachable after its retries, or the write refused
             if message is None:
-                logger.warning("replica %s refuses request %s before it runs: Redis could not store its stream (%s)",
-                               self.replica, stream_id, exc)
+                logger.warning(
+                    "replica %s refuses request %s before it runs: Redis could not store its stream (%s)",
+                    self.replica,
+                    stream_id,
+                    exc,
+                )
                 raise
-            logger.warning("replica %s could not store an event of stream %s in Redis (%s); it is sent "
-                           "without an event id, so the client cannot resume past it", self.replica, stream_id,
-                           exc)
+            logger.warning(
+                "replica %s could not store an event of stream %s in Redis (%s); it is sent "
+                "without an event id, so the client cannot resume past it",
+                self.replica,
+                stream_id,
+                exc,
+            )
             return ""
 
     async def event(self, event_id: str) -> StoredEvent | None:
@@ -131,8 +139,9 @@ class RedisEventStore(EventStore):
 
     async def wait_after(self, event_id: str, *, block_ms: int) -> list[StoredEvent]:
         """The events stored after ``event_id``, waiting up to ``block_ms`` for the first."""
-        return [StoredEvent.parse(entry) for entry in await self.redis.read_after(self.key, event_id,
-                                                                                 block_ms=block_ms)]
+        return [
+            StoredEvent.parse(entry) for entry in await self.redis.read_after(self.key, event_id, block_ms=block_ms)
+        ]
 
     async def replay_events_after(self, last_event_id: str, send_callback: EventCallback) -> str | None:
         last = await self.event(last_event_id)

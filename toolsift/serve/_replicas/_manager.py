@@ -94,8 +94,9 @@ class _Session:
 
 def _error(message: str, status: int) -> Response:
     body = JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=message))
-    return Response(body.model_dump_json(by_alias=True, exclude_unset=True), status_code=status,
-                    media_type="application/json")
+    return Response(
+        body.model_dump_json(by_alias=True, exclude_unset=True), status_code=status, media_type="application/json"
+    )
 
 
 async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
@@ -136,8 +137,11 @@ def _json(body: bytes) -> Any:
 def _calls(data: Any) -> dict[str, str]:
     """The body's ``tools/call`` requests, as JSON by stream id (the request id as text)."""
     items = data if isinstance(data, list) else [data]
-    return {str(item["id"]): json.dumps(item) for item in items
-            if isinstance(item, dict) and item.get("method") == "tools/call" and item.get("id") is not None}
+    return {
+        str(item["id"]): json.dumps(item)
+        for item in items
+        if isinstance(item, dict) and item.get("method") == "tools/call" and item.get("id") is not None
+    }
 
 
 def _routed(data: Any) -> list[dict[str, Any]] | None:
@@ -155,14 +159,17 @@ def _routed(data: Any) -> list[dict[str, Any]] | None:
         parsed = [jsonrpc_message_adapter.validate_python(item, by_name=False) for item in items]
     except ValidationError:
         return None  # the SDK's transport answers malformed bodies
-    routed = all(isinstance(message, JSONRPCResponse | JSONRPCError)
-                 or (isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled")
-                 for message in parsed)
+    routed = all(
+        isinstance(message, JSONRPCResponse | JSONRPCError)
+        or (isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled")
+        for message in parsed
+    )
     return items if routed else None
 
 
-async def _status_of(app: Callable[[Scope, Receive, Send], Any], scope: Scope, receive: Receive,
-                     send: Send) -> int | None:
+async def _status_of(
+    app: Callable[[Scope, Receive, Send], Any], scope: Scope, receive: Receive, send: Send
+) -> int | None:
     status: int | None = None
 
     async def watch(message: Message) -> None:
@@ -192,9 +199,16 @@ class SharedSessionManager:
         max_request_body_size: Largest request body (larger: 413).
     """
 
-    def __init__(self, app: Server[Any], state: SharedState, *, repeatable: Callable[[str], Awaitable[bool]],
-                 json_response: bool = False, security_settings: TransportSecuritySettings | None = None,
-                 max_request_body_size: int = 4 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        app: Server[Any],
+        state: SharedState,
+        *,
+        repeatable: Callable[[str], Awaitable[bool]],
+        json_response: bool = False,
+        security_settings: TransportSecuritySettings | None = None,
+        max_request_body_size: int = 4 * 1024 * 1024,
+    ) -> None:
         self.app = app
         self.state = state
         self.repeatable = repeatable
@@ -202,9 +216,13 @@ class SharedSessionManager:
         self.security_settings = security_settings
         self._asgi = RequestBodyLimitMiddleware(self._handle, max_request_body_size)
         # The 2026-07-28 era has no sessions: the SDK serves those requests as they come.
-        self._modern = StreamableHTTPSessionManager(app, json_response=json_response, stateless=True,
-                                                    security_settings=security_settings,
-                                                    max_request_body_size=max_request_body_size)
+        self._modern = StreamableHTTPSessionManager(
+            app,
+            json_response=json_response,
+            stateless=True,
+            security_settings=security_settings,
+            max_request_body_size=max_request_body_size,
+        )
         self._sessions: dict[str, _Session] = {}
         self._adopting = anyio.Lock()
         self._group: TaskGroup | None = None
@@ -217,8 +235,11 @@ class SharedSessionManager:
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         """Serve until the context exits; then every local copy of a session is closed."""
-        async with self._modern.run(), self.app.lifespan(self.app) as lifespan_state, \
-                anyio.create_task_group() as group:
+        async with (
+            self._modern.run(),
+            self.app.lifespan(self.app) as lifespan_state,
+            anyio.create_task_group() as group,
+        ):
             self._lifespan_state, self._group = lifespan_state, group
             await group.start(self._subscribe)
             try:
@@ -257,13 +278,17 @@ class SharedSessionManager:
             data = _json(body)
             limit = self.state.settings.max_batch_messages
             if isinstance(data, list) and len(data) > limit:  # refused before any replica reads them
-                await _error(f"A POST body may carry at most {limit} JSON-RPC messages (serve.shared."
-                             f"maxBatchMessages); this one carries {len(data)}", 413)(scope, receive, send)
+                await _error(
+                    f"A POST body may carry at most {limit} JSON-RPC messages (serve.shared."
+                    f"maxBatchMessages); this one carries {len(data)}",
+                    413,
+                )(scope, receive, send)
                 return
             routed = _routed(data)
             if routed is not None:
-                await self.state.redis.publish(self._answers_channel,
-                                               json.dumps({"session": session.id, "messages": routed}))
+                await self.state.redis.publish(
+                    self._answers_channel, json.dumps({"session": session.id, "messages": routed})
+                )
                 await Response(status_code=202)(scope, receive, send)
                 return
             calls = _calls(data)
@@ -281,13 +306,23 @@ class SharedSessionManager:
         if method == "DELETE" and session.transport.is_terminated:
             await self._end(session.id)
 
-    async def _get(self, session: _Session, last_event_id: str | None, scope: Scope, receive: Receive,
-                   send: Send) -> None:
+    async def _get(
+        self, session: _Session, last_event_id: str | None, scope: Scope, receive: Receive, send: Send
+    ) -> None:
         if last_event_id:
             last = await session.store.event(last_event_id)
             if last is not None and last.stream != GET_STREAM_KEY:
-                await resume_request_stream(session.store, self.state.lease, last, session.id, scope, receive, send,
-                                            poll_ms=_POLL_MS, rerun=partial(self._rerun, session))
+                await resume_request_stream(
+                    session.store,
+                    self.state.lease,
+                    last,
+                    session.id,
+                    scope,
+                    receive,
+                    send,
+                    poll_ms=_POLL_MS,
+                    rerun=partial(self._rerun, session),
+                )
                 return
         session.listeners += 1
         try:
@@ -308,12 +343,19 @@ class SharedSessionManager:
         name = request.params.get("name")
         if not isinstance(name, str) or not await self.repeatable(name):
             return None
-        won, runner = await self.state.redis.claim(self.state.redis.key("rerun", session.id, stream),
-                                                   self.state.instance,
-                                                   seconds=self.state.settings.session_idle_seconds)
+        won, runner = await self.state.redis.claim(
+            self.state.redis.key("rerun", session.id, stream),
+            self.state.instance,
+            seconds=self.state.settings.session_idle_seconds,
+        )
         if won and session.reader is not None:
-            logger.warning("replica %s runs call %s of %r again: replica %s stopped before it answered",
-                           self.state.replica, stream, name, replica_of(lost))
+            logger.warning(
+                "replica %s runs call %s of %r again: replica %s stopped before it answered",
+                self.state.replica,
+                stream,
+                name,
+                replica_of(lost),
+            )
             session.reader.inject(SessionMessage(request))
         return runner
 
@@ -331,9 +373,13 @@ class SharedSessionManager:
         state = self.state
         idle = state.settings.session_idle_seconds
         transport = StreamableHTTPServerTransport(
-            mcp_session_id=session_id, is_json_response_enabled=self.json_response,
+            mcp_session_id=session_id,
+            is_json_response_enabled=self.json_response,
             event_store=(store := RedisEventStore(state.redis, session_id, replica=state.instance, ttl=idle)),
-            security_settings=self.security_settings, retry_interval=_RETRY_MS, idle_timeout=idle)
+            security_settings=self.security_settings,
+            retry_interval=_RETRY_MS,
+            idle_timeout=idle,
+        )
         return _Session(session_id, transport, store)
 
     async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -347,10 +393,15 @@ class SharedSessionManager:
             connection = session.connection
             params = connection.client_params if connection is not None else None
             if status is not None and status < 400 and connection is not None and params is not None:
-                record = {"protocolVersion": connection.protocol_version,
-                          "client": params.model_dump(mode="json", by_alias=True, exclude_none=True)}
-                await self.state.redis.set(self.state.record_key(session.id), json.dumps(record),
-                                           seconds=self.state.settings.session_idle_seconds)
+                record = {
+                    "protocolVersion": connection.protocol_version,
+                    "client": params.model_dump(mode="json", by_alias=True, exclude_none=True),
+                }
+                await self.state.redis.set(
+                    self.state.record_key(session.id),
+                    json.dumps(record),
+                    seconds=self.state.settings.session_idle_seconds,
+                )
                 established = True
         finally:
             if not established:
@@ -374,8 +425,13 @@ class SharedSessionManager:
             logger.debug("replica %s adopted session %s", self.state.replica, session_id)
             return session
 
-    async def _serve(self, session: _Session, record: dict[str, Any] | None, *,
-                     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def _serve(
+        self,
+        session: _Session,
+        record: dict[str, Any] | None,
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
         """Run the session's SDK connection until its transport ends (closed, deleted or idle)."""
         try:
             async with session.transport.connect() as (read, write):
@@ -385,9 +441,12 @@ class SharedSessionManager:
                 if record is None:
                     connection = Connection.for_loop(dispatcher, session_id=session.id)
                 else:
-                    connection = Connection(dispatcher, protocol_version=record["protocolVersion"],
-                                            session_id=session.id,
-                                            client_params=InitializeRequestParams.model_validate(record["client"]))
+                    connection = Connection(
+                        dispatcher,
+                        protocol_version=record["protocolVersion"],
+                        session_id=session.id,
+                        client_params=InitializeRequestParams.model_validate(record["client"]),
+                    )
                     connection.initialized.set()
                 session.reader, session.writer, session.connection = reader, writer, connection
                 self._sessions[session.id] = session
@@ -396,8 +455,9 @@ class SharedSessionManager:
                 with idle:
                     async with anyio.create_task_group() as pump:
                         pump.start_soon(reader.pump)
-                        await serve_connection(self.app, dispatcher, connection=connection,
-                                               lifespan_state=self._lifespan_state)
+                        await serve_connection(
+                            self.app, dispatcher, connection=connection, lifespan_state=self._lifespan_state
+                        )
                         pump.cancel_scope.cancel()
         except Exception:
             logger.exception("session %s crashed on replica %s", session.id, self.state.replica)
@@ -438,8 +498,7 @@ class SharedSessionManager:
                         await self._deliver_safely(message["channel"], message["data"])
                 except Exception as exc:  # Redis away: redis-py reconnects and subscribes again on the next read
                     if not delay:
-                        logger.warning("replica %s lost its Redis subscription (%s); retrying", self.state.replica,
-                                       exc)
+                        logger.warning("replica %s lost its Redis subscription (%s); retrying", self.state.replica, exc)
                     delay = min(_MAX_RETRY_SECONDS, max(_RETRY_MS / 1000, delay * 2))
                     await anyio.sleep(delay)
         finally:

@@ -72,13 +72,19 @@ class RedisClient:
             from redis.asyncio.retry import Retry
             from redis.backoff import ExponentialWithJitterBackoff
         except ImportError:
-            raise ConfigError("serve.shared needs the redis package: pip install 'toolsift[redis]'",
-                              field="serve.shared") from None
+            raise ConfigError(
+                "serve.shared needs the redis package: pip install 'toolsift[redis]'", field="serve.shared"
+            ) from None
         self.prefix = prefix
         retry = Retry(ExponentialWithJitterBackoff(base=_RETRY_BASE_SECONDS, cap=1.0), retries=_RETRIES)
-        pool = BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=_POOL_WAIT_SECONDS,
-                                               socket_timeout=_SOCKET_TIMEOUT_SECONDS, retry=retry,
-                                               decode_responses=True)
+        pool = BlockingConnectionPool.from_url(
+            url,
+            max_connections=max_connections,
+            timeout=_POOL_WAIT_SECONDS,
+            socket_timeout=_SOCKET_TIMEOUT_SECONDS,
+            retry=retry,
+            decode_responses=True,
+        )
         self.redis: Redis = Redis.from_pool(pool)
 
     def key(self, *parts: str) -> str:
@@ -111,8 +117,14 @@ class RedisClient:
                 pipe.pexpire(key, _ms(seconds))
             await pipe.execute()
 
-    async def append(self, key: str, fields: Mapping[str, str], *, max_length: int, seconds: float | None = None,
-                     ) -> str:
+    async def append(
+        self,
+        key: str,
+        fields: Mapping[str, str],
+        *,
+        max_length: int,
+        seconds: float | None = None,
+    ) -> str:
         """XADD, trimming the stream to about ``max_length`` entries; returns the entry id."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.xadd(key, _fields(fields), maxlen=max_length, approximate=True)
@@ -132,8 +144,10 @@ class RedisClient:
 
     async def read_after(self, key: str, last_id: str, *, block_ms: int) -> list[StreamEntry]:
         """XREAD BLOCK: the entries after ``last_id``, waiting up to ``block_ms`` for one."""
-        found = cast("list[tuple[str, list[StreamEntry]]] | None",
-                     await _awaited(self.redis.xread({key: last_id}, block=block_ms)))
+        found = cast(
+            "list[tuple[str, list[StreamEntry]]] | None",
+            await _awaited(self.redis.xread({key: last_id}, block=block_ms)),
+        )
         return found[0][1] if found else []
 
     async def publish(self, channel: str, message: str) -> None:

@@ -36,22 +36,31 @@ Rerun = Callable[[str, str, str], Awaitable[str | None]]
 
 def _event(stored: StoredEvent) -> dict[str, str]:
     assert stored.message is not None
-    return {"id": stored.id, "event": "message",
-            "data": stored.message.model_dump_json(by_alias=True, exclude_unset=True)}
+    return {
+        "id": stored.id,
+        "event": "message",
+        "data": stored.message.model_dump_json(by_alias=True, exclude_unset=True),
+    }
 
 
 def _lost(stream: str, instance: str) -> dict[str, str]:
     request_id: int | str = int(stream) if stream.lstrip("-").isdigit() else stream
     replica = replica_of(instance)
-    error = JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(
-        code=INTERNAL_ERROR,
-        message=f"the gateway replica {replica!r} running this request stopped before it answered; the call "
-                "may or may not have run, so it was not repeated"))
+    error = JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=ErrorData(
+            code=INTERNAL_ERROR,
+            message=f"the gateway replica {replica!r} running this request stopped before it answered; the call "
+            "may or may not have run, so it was not repeated",
+        ),
+    )
     return {"event": "message", "data": error.model_dump_json(by_alias=True, exclude_unset=True)}
 
 
-async def _follow(store: RedisEventStore, lease: ReplicaLease, last: StoredEvent, *, poll_ms: int,
-                  rerun: Rerun) -> AsyncIterator[dict[str, str]]:
+async def _follow(
+    store: RedisEventStore, lease: ReplicaLease, last: StoredEvent, *, poll_ms: int, rerun: Rerun
+) -> AsyncIterator[dict[str, str]]:
     """The stream's events after ``last``, until its response, or the error of a lost request."""
     stream, cursor, runner = last.stream, last.id, last.replica
     while True:
@@ -72,10 +81,23 @@ async def _follow(store: RedisEventStore, lease: ReplicaLease, last: StoredEvent
             runner = again
 
 
-async def resume_request_stream(store: RedisEventStore, lease: ReplicaLease, last: StoredEvent, session_id: str,
-                                scope: Scope, receive: Receive, send: Send, *, poll_ms: int, rerun: Rerun) -> None:
+async def resume_request_stream(
+    store: RedisEventStore,
+    lease: ReplicaLease,
+    last: StoredEvent,
+    session_id: str,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    *,
+    poll_ms: int,
+    rerun: Rerun,
+) -> None:
     """Answer a GET with ``Last-Event-ID`` naming ``last``, an event of a request stream."""
-    headers: dict[str, Any] = {"Cache-Control": "no-cache, no-transform", "Connection": "keep-alive",
-                               MCP_SESSION_ID_HEADER: session_id}
+    headers: dict[str, Any] = {
+        "Cache-Control": "no-cache, no-transform",
+        "Connection": "keep-alive",
+        MCP_SESSION_ID_HEADER: session_id,
+    }
     response = EventSourceResponse(_follow(store, lease, last, poll_ms=poll_ms, rerun=rerun), headers=headers)
     await response(scope, receive, send)

@@ -61,8 +61,12 @@ class SharedState:
         self.instance = f"{self.replica}{_INSTANCE_MARK}{secrets.token_hex(4)}"
         self.url = settings.redis.get_secret_value()
         self.redis = RedisClient(self.url, prefix=settings.key_prefix)
-        self.lease = ReplicaLease(self.redis, RedisClient(self.url, prefix=settings.key_prefix, max_connections=1),
-                                  self.instance, seconds=settings.lease_seconds)
+        self.lease = ReplicaLease(
+            self.redis,
+            RedisClient(self.url, prefix=settings.key_prefix, max_connections=1),
+            self.instance,
+            seconds=settings.lease_seconds,
+        )
         self.audit = AuditStream(self.redis, self.replica, audit)
 
     def __repr__(self) -> str:
@@ -90,13 +94,13 @@ class SharedState:
             try:
                 await self.redis.ping()
             except Exception as exc:
-                raise ConfigError(f"cannot reach Redis at {mask_url(self.url)}: {exc}",
-                                  field="serve.shared.redis") from None
+                raise ConfigError(
+                    f"cannot reach Redis at {mask_url(self.url)}: {exc}", field="serve.shared.redis"
+                ) from None
             async with anyio.create_task_group() as group:
                 await group.start(self.lease.hold)
                 await group.start(self.audit.run)
-                logger.info("replica %s shares its sessions through Redis at %s", self.replica,
-                            mask_url(self.url))
+                logger.info("replica %s shares its sessions through Redis at %s", self.replica, mask_url(self.url))
                 yield self
                 group.cancel_scope.cancel()
         finally:
@@ -123,5 +127,6 @@ class SharedState:
         return [name for name in names if isinstance(name, str)]
 
     async def save_unlocked(self, session_id: str, names: Iterable[str]) -> None:
-        await self.redis.set(self.unlocked_key(session_id), json.dumps(list(names)),
-                             seconds=self.settings.session_idle_seconds)
+        await self.redis.set(
+            self.unlocked_key(session_id), json.dumps(list(names)), seconds=self.settings.session_idle_seconds
+        )
