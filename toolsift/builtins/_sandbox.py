@@ -232,11 +232,12 @@ class Sandbox:
             return name if inside and os.access(name, os.X_OK) else None
         return shutil.which(name, path=SANDBOX_PATH)
 
-    async def command(self, argv: Sequence[str]) -> list[str]:
+    async def command(self, argv: Sequence[str], *, info_fd: int | None = None) -> list[str]:
         """The command line that runs ``argv`` sandboxed, in the workspace.
 
         Missing protected folders inside the workspace are created (empty), so
-        that they can be hidden. If cancelled, nothing has run.
+        that they can be hidden. If cancelled, nothing has run. With ``info_fd``,
+        bwrap writes the sandbox's host PID there as JSON (``child-pid``) and closes it.
 
         Raises:
             SandboxUnavailable: When bubblewrap is missing or cannot make a
@@ -254,6 +255,7 @@ class Sandbox:
             plan.add(entry)
         return [
             bwrap,
+            *(["--info-fd", str(info_fd)] if info_fd is not None else []),
             *self._system(),
             "--bind",
             str(root),

@@ -4,16 +4,14 @@ The program runs under bubblewrap (see :class:`Sandbox`): the workspace is the
 only folder it can write, what configures toolsift is hidden from it, it has
 no network unless the policy allows it, no stdin and a minimal environment
 (the server's own variables may hold credentials). On timeout, and when the
-caller is cancelled, ``bwrap`` is killed, and with it everything in the
-sandbox, so a program cannot leave children running behind it.
+caller is cancelled, the sandbox is killed with everything in it (see
+``_sandbox_process``), so a program cannot leave children running behind it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
-import subprocess
 from typing import Annotated
 
 import anyio
@@ -24,6 +22,7 @@ from pydantic import Field
 from ..registry import FunctionTool, Level, ToolResult
 from ._commands import CommandPolicy
 from ._sandbox import SANDBOX_PATH, Sandbox, SandboxUnavailable
+from ._sandbox_process import sandboxed_process
 from ._workspace import Workspace
 
 __all__ = ["ShellTool"]
@@ -97,39 +96,18 @@ class ShellTool:
                 else f"was not found on the sandbox's PATH ({SANDBOX_PATH})"
             )
             return ToolResult.error(f"exec_shell: the program {argv[0]!r} is allowed but {where}")
-        try:
-            sandboxed = await self._sandbox.command([program, *argv[1:]])
-        except SandboxUnavailable as exc:
-            return ToolResult.error(f"exec_shell is refused: {exc}")
-        try:
-            # Shielded: a call cancelled while the sandbox starts would otherwise leave it running, unseen
-            # by the clean-up below (asyncio's own clean-up kills the child but cannot wait for it then).
-            with anyio.CancelScope(shield=True):
-                process = await anyio.open_process(
-                    sandboxed,
-                    env={},
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                )
-        except OSError as exc:
-            return ToolResult.error(f"exec_shell: cannot start the sandbox for {argv[0]!r}: {exc.strerror or exc}")
         stdout, stderr = _Capture(self._policy.max_output_bytes), _Capture(self._policy.max_output_bytes)
         try:
-            with anyio.move_on_after(self._policy.timeout) as deadline:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(stdout.drain, process.stdout)
-                    group.start_soon(stderr.drain, process.stderr)
-                await process.wait()
-        finally:
-            # Also on cancellation: bwrap dies, and the sandbox (its PID namespace) dies with it. Only while
-            # bwrap is unreaped: once reaped, its pid (and group id) may already belong to another process.
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-            with anyio.CancelScope(shield=True):
-                await process.aclose()
+            async with sandboxed_process(self._sandbox, [program, *argv[1:]]) as process:
+                with anyio.move_on_after(self._policy.timeout) as deadline:
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(stdout.drain, process.stdout)
+                        group.start_soon(stderr.drain, process.stderr)
+                    await process.wait()
+        except SandboxUnavailable as exc:
+            return ToolResult.error(f"exec_shell is refused: {exc}")
+        except OSError as exc:
+            return ToolResult.error(f"exec_shell: cannot start the sandbox for {argv[0]!r}: {exc.strerror or exc}")
         return self._result(argv, process.returncode, stdout, stderr, timed_out=deadline.cancelled_caught)
 
     def _result(
