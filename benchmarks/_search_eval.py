@@ -36,9 +36,10 @@ from typing import Any
 import bm25s
 import mcp.types as types
 
-from toolsift.config import ServerConfig
+from toolsift._names import split_name
+from toolsift.config import StdioServer
 from toolsift.mcp_sessions._wrapper import tool_spec
-from toolsift.registry import ToolContext, ToolRegistry, ToolResult, ToolSpec, split_name
+from toolsift.registry import ToolContext, ToolRegistry, ToolResult, ToolSpec
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CATALOG = FIXTURES / "tool_catalog.json"
@@ -89,7 +90,7 @@ def load_catalog() -> dict[str, list[types.Tool]]:
 
 def server_tools(server: str, tools: Sequence[types.Tool]) -> list[CatalogTool]:
     """``tools`` as a session registers them for ``server``."""
-    config = ServerConfig(command="recorded").with_name(server)
+    config = StdioServer(command="recorded").with_name(server)
     return [CatalogTool(tool_spec(config, tool)) for tool in tools]
 
 

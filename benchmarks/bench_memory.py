@@ -24,7 +24,7 @@ import anyio
 from _report import save
 from bench_registry import SKILLS, TOOLS_PER_SERVER, BenchTool, build, tool_names
 
-from toolsift.config import ServerConfig
+from toolsift.config import StdioServer
 from toolsift.mcp_sessions import SessionState, register_mcp_tools
 from toolsift.registry import ToolRegistry, TurnScope
 
@@ -62,7 +62,7 @@ def tools_mb_per_10k() -> tuple[float, float]:
 
 async def session_mb() -> float:
     servers = [
-        ServerConfig(
+        StdioServer(
             command=sys.executable,
             args=(str(EXAMPLES / "general.py"),),  # type: ignore[arg-type]
             internal_only=False,

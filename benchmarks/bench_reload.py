@@ -35,8 +35,8 @@ from typing import Any
 import anyio
 from _report import save
 
-from toolsift.config import ServerConfig, load_config
-from toolsift.mcp_sessions import ManagerEvent, McpServerManager
+from toolsift.config import StdioServer, load_config
+from toolsift.mcp_sessions.reload import ManagerEvent, McpServerManager
 from toolsift.registry import ToolRegistry
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "servers"
@@ -93,7 +93,7 @@ async def latency(repeat: int, debounce_ms: int) -> dict[str, float]:
                 clock.expect("server.removed", name)
                 await clock.wait()
                 begin = time.perf_counter()
-                await manager.apply({"direct": ServerConfig.model_validate(SERVER).with_name("direct")})
+                await manager.apply({"direct": StdioServer.model_validate(SERVER).with_name("direct")})
                 started.append(time.perf_counter() - begin)
                 clock.expect("server.removed", "direct")
                 await manager.apply({})
@@ -130,7 +130,7 @@ def resources() -> dict[str, int]:
 
 
 async def cycles(count: int) -> dict[str, Any]:
-    config = ServerConfig.model_validate(SERVER).with_name("cycled")
+    config = StdioServer.model_validate(SERVER).with_name("cycled")
     samples: dict[str, dict[str, int]] = {}
     checkpoints = {n for n in (1, 10, 25, 50, 100, 150) if n <= count} | {count}
     begin = time.perf_counter()

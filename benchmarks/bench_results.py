@@ -25,7 +25,7 @@ import anyio
 from _report import save
 from mcp import Client, StdioServerParameters
 
-from toolsift.config import ServerConfig
+from toolsift.config import StdioServer
 from toolsift.mcp_sessions import register_mcp_tools
 from toolsift.registry import ToolRegistry
 
@@ -50,10 +50,11 @@ async def median_s(
 
 
 async def main() -> None:
-    config = ServerConfig(
+    config = StdioServer(
         command=sys.executable, args=(str(SERVER),), internal_only=False, protocol="legacy", max_result_bytes=LIMIT
     ).with_name("faulty")
-    default = config.model_copy(update={"max_result_bytes": ServerConfig().max_result_bytes}).with_name("capped")
+    default_limit = StdioServer.model_fields["max_result_bytes"].default
+    default = config.model_copy(update={"max_result_bytes": default_limit}).with_name("capped")
     registry = ToolRegistry()
     figures: dict[str, object] = {}
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])

@@ -77,25 +77,23 @@ import numpy as np  # noqa: E402
 from test_search_ranking import QUERIES, corpus_registry  # noqa: E402
 
 from toolsift import ConfigError  # noqa: E402
+from toolsift._names import split_name  # noqa: E402
 from toolsift.mcp_sessions import ListMcpResources, ReadMcpResource  # noqa: E402
-from toolsift.registry import FunctionTool, ToolRegistry, TurnScope, split_name  # noqa: E402
+from toolsift.registry import FunctionTool, ToolRegistry, TurnScope  # noqa: E402
 from toolsift.search import (  # noqa: E402
-    Bm25Backend,
     Discovery,
-    HybridBackend,
-    Ranker,
-    SearchBackend,
     SearchHit,
     SearchIndex,
     SearchToolsTool,
-    SemanticBackend,
     _documents,
     _query,
     _tokens,
     index_tools,
-    load_local_embedder,
     semantic_available,
 )
+from toolsift.search._bm25 import Bm25Backend, Ranker, SearchBackend  # noqa: E402
+from toolsift.search._hybrid import HybridBackend  # noqa: E402
+from toolsift.search._semantic import SemanticBackend, load_local_embedder  # noqa: E402
 from toolsift.skills import SkillsLoader  # noqa: E402
 
 SERVERS = 29
@@ -439,8 +437,9 @@ def context() -> dict[str, Any]:
         start = discovery.scope_for_turn(TurnScope())
         sizes = {"start_bytes": schema_bytes(registry, start), "start_tools": len(registry.visible_tools(start))}
         for number, query in enumerate(queries, start=1):
-            with discovery.bound():
-                result = await registry.execute("search_tools", {"query": query}, discovery.scope_for_turn(TurnScope()))
+            result = await registry.execute(
+                "search_tools", {"query": query}, discovery.scope_for_turn(TurnScope()), extensions=(discovery,)
+            )
             if number == 1:
                 scope = discovery.scope_for_turn(TurnScope())
                 sizes["after_one_bytes"] = schema_bytes(registry, scope)

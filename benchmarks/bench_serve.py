@@ -34,7 +34,8 @@ import anyio
 import httpx2
 from _report import median_us, save
 
-from toolsift.builtins import CommandPolicy, FileTools, Workspace, builtin_tools
+from toolsift.builtins import CommandPolicy, Workspace, builtin_tools
+from toolsift.builtins._files import FileTools
 from toolsift.mcp_sessions._untrusted import guard_result
 from toolsift.pipeline import AuditTrail, Middleware, PermissionFilter, Pipeline, ResultGuard, SecurityGuard
 from toolsift.registry import FunctionTool, Level, Permissions, ToolContext, ToolRegistry

@@ -41,7 +41,7 @@ import anyio
 from _report import save
 from mcp import Client, StdioServerParameters
 
-from toolsift.config import ServerConfig
+from toolsift.config import ServerConfig, StdioServer
 from toolsift.mcp_sessions import SessionState, register_mcp_tools
 from toolsift.registry import Permissions, ToolContext, ToolRegistry, TurnScope
 
@@ -57,7 +57,7 @@ CONCURRENT = 1000
 
 
 def stdio(name: str, script: Path, *args: str, **fields: object) -> ServerConfig:
-    return ServerConfig(command=sys.executable, args=(str(script), *args), **fields).with_name(name)  # type: ignore[arg-type]
+    return StdioServer(command=sys.executable, args=(str(script), *args), **fields).with_name(name)  # type: ignore[arg-type]
 
 
 async def start_up(script: Path, *args: str) -> tuple[float, int]:

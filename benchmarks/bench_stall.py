@@ -41,7 +41,7 @@ from _report import save
 from bench_registry import SKILLS, TOOLS_PER_SERVER, BenchTool, tool_names
 
 from toolsift.config import load_config
-from toolsift.mcp_sessions import McpServerManager
+from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.registry import AuditLog, ToolRegistry, TurnScope
 
 TOOLS = 10_000

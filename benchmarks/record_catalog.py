@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 
-from toolsift.config import ServerConfig
+from toolsift.config import ServerConfig, StdioServer
 from toolsift.mcp_sessions import McpSession
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,13 +39,13 @@ def servers() -> list[ServerConfig]:
     """The servers to list; npm ones only when installed."""
     examples = ROOT / "examples" / "servers"
     configs = [
-        ServerConfig(command=sys.executable, args=(str(examples / "flow.py"),)).with_name("flow"),
-        ServerConfig(command=sys.executable, args=(str(examples / "general.py"),)).with_name("general"),
+        StdioServer(command=sys.executable, args=(str(examples / "flow.py"),)).with_name("flow"),
+        StdioServer(command=sys.executable, args=(str(examples / "general.py"),)).with_name("general"),
     ]
     if (BIN / "claude-flow").exists():
         configs.insert(
             0,
-            ServerConfig(
+            StdioServer(
                 command=str(BIN / "claude-flow"), args=("mcp", "start"), protocol="legacy", timeout=120
             ).with_name("claude-flow"),
         )
@@ -53,14 +53,14 @@ def servers() -> list[ServerConfig]:
         print(f"claude-flow is not installed under {PREFIX}; run: npm install --prefix {PREFIX} @claude-flow/cli")
     if (BIN / "mcp-server-everything").exists():
         configs.append(
-            ServerConfig(
+            StdioServer(
                 command=str(BIN / "mcp-server-everything"), args=("stdio",), protocol="legacy", timeout=60
             ).with_name("everything")
         )
     for name, command in (("time", "mcp-server-time"), ("git", "mcp-server-git")):
         found = shutil.which(command, path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         if found:
-            configs.append(ServerConfig(command=found, protocol="legacy", timeout=60).with_name(name))
+            configs.append(StdioServer(command=found, protocol="legacy", timeout=60).with_name(name))
         else:
             print(f"{command} is not installed; run: pip install {command}")
     return configs

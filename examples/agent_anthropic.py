@@ -5,9 +5,11 @@
     python examples/agent_anthropic.py [--model claude-sonnet-5-5] [--config examples/toolsift.json]
 
 Where agent_openai.py lets `Conversation.send` drive the loop, this one drives it by hand:
-each round asks toolsift for the turn (`chat.turn("anthropic")`: instructions and the schemas
-the active skill allows) and runs the model's tool calls through `chat.call_tool`, which
-applies the five layers and caps each result. Any SDK can be wired the same way.
+each round asks toolsift for the turn (`chat.turn("anthropic")`: the schemas the active skill
+allows) and for what the model should know (`chat.instructions_now("anthropic")`: base
+instructions, the skill's body, servers' instructions, as one text, since this loop keeps its
+own messages), and runs the model's tool calls through `chat.call_tool`, which applies the
+five layers and caps each result. Any SDK can be wired the same way.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ async def main() -> None:
                 response = await client.messages.create(
                     model=args.model,
                     max_tokens=2048,
-                    system=turn.instructions or "You are helpful.",
+                    system=chat.instructions_now("anthropic") or "You are helpful.",
                     tools=turn.tools,
                     messages=messages,
                 )

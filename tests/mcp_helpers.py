@@ -12,8 +12,10 @@ from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from servers import example_module, stdio_params
 
-from toolsift.config import ServerConfig
-from toolsift.mcp_sessions import McpSession, RestartPolicy, SessionEvent, SessionOptions, SessionState
+from toolsift.config import ServerConfig, StdioServer
+from toolsift.mcp_sessions import McpSession, SessionOptions, SessionState
+from toolsift.mcp_sessions._options import RestartPolicy
+from toolsift.mcp_sessions._state import SessionEvent
 from toolsift.mcp_sessions._transport import MemoryTransport
 
 TESTS = Path(__file__).resolve().parent
@@ -24,7 +26,7 @@ FAST = SessionOptions(restart=RestartPolicy(initial_delay=0.01, max_delay=0.05))
 def stdio_server(name: str, script: str, *args: str, env: dict[str, str] | None = None, **fields: Any) -> ServerConfig:
     """A stdio server config for ``examples/servers/<script>`` named ``name``."""
     params = stdio_params(script, *args)
-    return ServerConfig(command=params.command, args=tuple(params.args), env=env or {}, **fields).with_name(name)
+    return StdioServer(command=params.command, args=tuple(params.args), env=env or {}, **fields).with_name(name)
 
 
 def local_server(name: str, script: str, *args: str, **fields: Any) -> ServerConfig:

@@ -11,7 +11,8 @@ from typing import Any
 import anyio
 from servers import EXAMPLES
 
-from toolsift.mcp_sessions import ManagerEvent, ManagerEventKind, McpServerManager, McpSessionGroup
+from toolsift.mcp_sessions import McpSessionGroup
+from toolsift.mcp_sessions.reload import ManagerEvent, ManagerEventKind, McpServerManager
 
 
 def example(script: str, *args: str, **fields: Any) -> dict[str, Any]:

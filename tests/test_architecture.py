@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -37,12 +39,24 @@ ALLOWED = {
         "(root)",
     },
 }
-# Root modules every room may use: the exception tree, publishing names, the secret markers and their helpers.
-SHARED = {"_exceptions", "_public", "_redaction"}
+# Root modules every room may use: what several packages share. Each is a leaf with one job (it imports only other
+# shared modules); what users need of one, a package publishes (README "Architecture").
+SHARED = {
+    "_exceptions",  # the exception tree (published by the root package)
+    "_public",  # publishing a package's names under its public path
+    "_redaction",  # the two secret markers and the helpers that put them in
+    "_names",  # server and tool naming rules, the ``server__tool`` convention
+    "_globs",  # tool-name globs compiled into one matcher
+    "_folders",  # where toolsift looks: config file names, the user folder, the config to use, skill folders
+    "_net",  # hosts and URLs: loopback binds, the URLs in a call's arguments
+    "_fence",  # the untrusted fence: writing it, reading it back, neutralising look-alikes
+    "_secrets",  # ${VAR} and secret:// in config values: expansion, resolvers, masking for display
+    "_input_exchange",  # an upstream server's InputRequiredResult carried through a gateway call
+}
 
 
-def _imports() -> list[tuple[str, str, str]]:
-    """(importing room, imported module, where) for every import of a toolsift module."""
+def _imports() -> list[tuple[str, str, list[str], str]]:
+    """(importing room, imported module, the names imported, where) for every import of a toolsift module."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -59,7 +73,8 @@ def _imports() -> list[tuple[str, str, str]]:
             else:
                 target = node.module or ""
             if target == "toolsift" or target.startswith("toolsift."):
-                found.append((room, target, f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"))
+                names = [alias.name for alias in node.names]
+                found.append((room, target, names, f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"))
     return found
 
 
@@ -67,13 +82,13 @@ IMPORTS = _imports()
 
 
 def test_the_walk_finds_imports_between_rooms() -> None:
-    assert any(room == "serve" and target.startswith("toolsift.mcp_sessions") for room, target, _ in IMPORTS)
+    assert any(room == "serve" and target.startswith("toolsift.mcp_sessions") for room, target, _, _ in IMPORTS)
 
 
 @pytest.mark.parametrize("room", sorted(ALLOWED))
 def test_imports_point_one_way(room: str) -> None:
     wrong = []
-    for importer, target, where in IMPORTS:
+    for importer, target, _, where in IMPORTS:
         parts = target.split(".")
         imported = parts[1] if len(parts) > 1 else "(root)"
         if importer == room and imported != room and imported not in SHARED and imported not in ALLOWED[room]:
@@ -83,10 +98,36 @@ def test_imports_point_one_way(room: str) -> None:
 
 def test_no_room_imports_another_rooms_private_module() -> None:
     wrong = []
-    for importer, target, where in IMPORTS:
+    for importer, target, _, where in IMPORTS:
         parts = target.split(".")
         room = parts[1] if len(parts) > 1 else "(root)"
         private = [p for p in parts[2:] if p.startswith("_")]
         if room != importer and room not in SHARED and private:
             wrong.append(f"{where}: {target}")
+    assert wrong == []
+
+
+def test_a_room_imports_from_another_only_the_names_it_publishes() -> None:
+    """What packages share and users do not need lives in a SHARED module, not behind a package's ``__init__``."""
+    wrong = []
+    for importer, target, names, where in IMPORTS:
+        parts = target.split(".")
+        room = parts[1] if len(parts) > 1 else "(root)"
+        if room == importer or room in SHARED or any(p.startswith("_") for p in parts[2:]):
+            continue
+        module = importlib.import_module(target)
+        public = set(getattr(module, "__all__", ()))
+        for name in names:
+            submodule = isinstance(getattr(module, name, None), ModuleType) and not name.startswith("_")
+            if name not in public and not name.startswith("__") and not submodule:
+                wrong.append(f"{where}: {target}.{name}")
+    assert wrong == []
+
+
+def test_shared_root_modules_are_leaves() -> None:
+    wrong = [
+        f"{where}: {target}"
+        for importer, target, _, where in IMPORTS
+        if importer in SHARED and [*target.split("."), "(root)"][1] not in SHARED
+    ]
     assert wrong == []

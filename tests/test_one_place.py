@@ -29,8 +29,8 @@ SPELLINGS = {path.relative_to(PACKAGE).as_posix(): _spellings(path) for path in 
     [
         pytest.param("[redacted]", "_redaction.py", id="redaction marker"),
         pytest.param("***", "_redaction.py", id="settings mask"),
-        pytest.param("UNTRUSTED TOOL RESULT", "mcp_sessions/_untrusted.py", id="untrusted fence"),
-        pytest.param("XDG_CONFIG_HOME", "config/_folders.py", id="user folder"),
+        pytest.param("UNTRUSTED TOOL RESULT", "_fence.py", id="untrusted fence"),
+        pytest.param("XDG_CONFIG_HOME", "_folders.py", id="user folder"),
     ],
 )
 def test_a_concept_is_spelled_by_its_owner_alone(spelling: str, owner: str) -> None:

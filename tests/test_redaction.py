@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from toolsift._redaction import MASK, REDACTED, Redactor, redact
-from toolsift.config import ServerConfig, resolve_server
-from toolsift.config.secrets import mask_settings, mask_url
+from toolsift._secrets._display import mask_settings, mask_url
+from toolsift.config import StdioServer, resolve_server
 from toolsift.registry import AuditEvent, AuditLog, ToolRegistry, tool
 
 
@@ -36,7 +36,7 @@ async def test_an_audit_record_carries_the_redaction_marker() -> None:
 def test_settings_shown_to_a_person_carry_the_mask(monkeypatch: pytest.MonkeyPatch) -> None:
     assert mask_settings({"env": {"TOKEN": "abc"}}) == {"env": {"TOKEN": MASK}}
     monkeypatch.setenv("TOOLSIFT_TEST_TOKEN", "hunter22")
-    resolved = resolve_server(ServerConfig(command="srv", env={"TOKEN": "${TOOLSIFT_TEST_TOKEN}"}).with_name("s"))
+    resolved = resolve_server(StdioServer(command="srv", env={"TOKEN": "${TOOLSIFT_TEST_TOKEN}"}).with_name("s"))
     assert f"env={{'TOKEN': '{MASK}'}}" in repr(resolved) and "hunter22" not in repr(resolved)
 
 

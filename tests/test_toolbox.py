@@ -13,10 +13,11 @@ import pytest
 from scripted_model import ScriptedModel
 
 from toolsift import ConfigError
-from toolsift.agent import AssistantMessage, ToolCall, UserMessage, model_sampler
+from toolsift._folders import find_config
+from toolsift.agent import AssistantMessage, ContextMessage, Message, ToolCall, UserMessage, model_sampler
 from toolsift.mcp_sessions import ClientCallbacks
 from toolsift.registry import ApprovalRequest
-from toolsift.toolbox import Toolbox, find_config
+from toolsift.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS = ROOT / "examples" / "servers"
@@ -51,6 +52,11 @@ def names(tools: list[dict[str, object]]) -> list[str]:
     return [t["function"]["name"] for t in tools]  # type: ignore[index]
 
 
+def context_of(history: list[Message], source: str) -> str:
+    """The text of the context messages from ``source`` (``resources``, ``server:NAME``) in a history."""
+    return "\n".join(m.text for m in history if isinstance(m, ContextMessage) and m.source == source)
+
+
 async def test_use_schemas_call_and_result_through_a_real_server(tmp_path: Path) -> None:
     async with Toolbox.from_config(config_file(tmp_path)) as box:
         chat = box.conversation()
@@ -58,7 +64,7 @@ async def test_use_schemas_call_and_result_through_a_real_server(tmp_path: Path)
         assert reply is not None and reply.ok
         turn = chat.turn("openai")
         assert names(turn.tools) and all(n.startswith("claude-flow__memory_") for n in names(turn.tools))
-        assert "the release date" in turn.instructions
+        assert "the release date" in chat.instructions_now("openai")
         model = ScriptedModel(
             AssistantMessage(
                 tool_calls=(
@@ -75,7 +81,8 @@ async def test_use_schemas_call_and_result_through_a_real_server(tmp_path: Path)
         assert denied.result.is_error and "layer 4" in denied.result.text_content()
         assert "2026-12-01" in retrieved.result.text_content()
         assert answer.text == "Stored and read back."
-        assert "docs://readme" in model.seen[0][0]  # resources of `resources: true` servers are in the instructions
+        # Resources of `resources: true` servers reach the model as context before the message, not as system prompt.
+        assert model.seen[0][0] == "" and "docs://readme" in context_of(model.seen[0][1], "resources")
 
 
 async def test_search_mode_unlocks_internal_tools_on_demand(tmp_path: Path) -> None:
@@ -98,8 +105,10 @@ async def test_search_mode_unlocks_internal_tools_on_demand(tmp_path: Path) -> N
         assert not store.result.is_error
         second_round_tools = names(model.seen[1][2])
         assert "claude-flow__memory_store" in second_round_tools and len(second_round_tools) < 40
-        await chat.send("next message", ScriptedModel(AssistantMessage(text="ok")))
-        assert "claude-flow__memory_store" not in names(chat.turn().tools)  # unlock lasts one turn by default
+        call = ToolCall("n", "claude-flow__memory_store", {"key": "k", "value": "w"})
+        later = ScriptedModel(AssistantMessage(tool_calls=(call,)), AssistantMessage(text="ok"))
+        again = await chat.send("next message", later)
+        assert not again.tool_calls[0].result.is_error  # an unlock lasts the conversation by default
 
 
 async def test_default_agent_is_offered_search_and_unlocks_within_the_configured_caps(tmp_path: Path) -> None:
@@ -112,7 +121,8 @@ async def test_default_agent_is_offered_search_and_unlocks_within_the_configured
         chat = box.conversation()  # toolDiscovery "auto": internal claude-flow tools are hidden, so search is offered
         assert "search_tools" in names(chat.turn().tools)
         await chat.handle_command("/use flow-memory the release date")
-        assert "search_tools" not in names(chat.turn().tools)  # a skill decides this turn's tools
+        turn = chat.turn()
+        assert "search_tools" not in names(box.registry.schemas_for_tools(turn.scope, "openai"))  # the skill decides
         await chat.handle_command("/unuse")
         model = ScriptedModel(
             AssistantMessage(tool_calls=(ToolCall("1", "search_tools", {"query": "store a value in memory"}),)),
@@ -147,7 +157,7 @@ async def test_server_prompts_are_skills(tmp_path: Path) -> None:
         chat = box.conversation()
         reply = await chat.handle_command("/use general__review code=print(1)")
         assert reply is not None and reply.ok, reply
-        assert "print(1)" in chat.turn().instructions
+        assert "print(1)" in chat.instructions_now()
 
 
 async def test_conversation_follows_pinned_and_resource_servers_a_reload_adds(tmp_path: Path) -> None:
@@ -170,7 +180,7 @@ async def test_conversation_follows_pinned_and_resource_servers_a_reload_adds(tm
         assert "pinned__echo" in names(chat.turn("openai").tools)  # internal, but pinned
         model = ScriptedModel(AssistantMessage(text="ok"))
         await chat.send("hello", model)
-        assert "docs://readme" in model.seen[0][0]  # its resources reach the instructions
+        assert "docs://readme" in context_of(model.seen[0][1], "resources")  # its resources reach the model
 
 
 def test_find_config_prefers_the_explicit_path_then_cwd_then_user(
@@ -267,9 +277,14 @@ async def test_a_lazy_server_starts_when_a_skill_names_it(tmp_path: Path) -> Non
 async def test_server_instructions_join_the_turns_that_show_its_tools(tmp_path: Path) -> None:
     async with Toolbox.from_config(config_file(tmp_path, servers={"general": {"instructions": False}})) as box:
         chat = box.conversation()
-        before = chat.turn("openai").instructions
+        before = chat.instructions_now("openai")
         await chat.use("flow-memory")
-        during = chat.turn("openai").instructions
+        during = chat.instructions_now("openai")
+        chat.turn("openai")
+        told = context_of(chat.history, "server:claude-flow")
+        chat.turn("openai")
+        assert context_of(chat.history, "server:claude-flow") == told  # told once, and the same bytes as before
+        assert told in during
     assert "# MCP server claude-flow" not in before  # none of its tools are shown yet
     assert "# MCP server claude-flow" in during and "Swarm orchestration: memory, agents" in during
     assert "<<<UNTRUSTED TOOL RESULT" in during  # an untrusted server's words are fenced

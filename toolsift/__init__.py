@@ -33,31 +33,24 @@ from ._exceptions import ToolNotFound as ToolNotFound
 from ._exceptions import ToolsiftError as ToolsiftError
 from ._exceptions import UnknownFormat as UnknownFormat
 from ._public import publish
-from .registry import ApprovalRequest as ApprovalRequest
-from .registry import Level as Level
-from .registry import Permissions as Permissions
-from .registry import ToolRegistry as ToolRegistry
-from .registry import ToolResult as ToolResult
-from .registry import TurnScope as TurnScope
-from .registry import tool as tool
 
 if TYPE_CHECKING:
+    from .registry import ToolRegistry as ToolRegistry
+    from .registry import TurnScope as TurnScope
+    from .registry import tool as tool
     from .toolbox import Toolbox as Toolbox
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AgentError",
-    "ApprovalRequest",
     "ConfigError",
     "DuplicateTool",
     "InvalidArguments",
     "InvalidPattern",
     "InvalidToolName",
-    "Level",
     "LimitExceeded",
     "PermissionDenied",
-    "Permissions",
     "PolicyDenied",
     "RegistryError",
     "SecretError",
@@ -73,7 +66,6 @@ __all__ = [
     "TemplateError",
     "ToolNotFound",
     "ToolRegistry",
-    "ToolResult",
     "Toolbox",
     "ToolsiftError",
     "TurnScope",
@@ -84,10 +76,14 @@ __all__ = [
 publish(globals(), __name__, _exceptions.__all__)
 
 
-def __getattr__(name: str) -> Any:
-    # The facade pulls in sessions, skills and search; ``import toolsift`` for the registry alone should not.
-    if name == "Toolbox":
-        from .toolbox import Toolbox
+# Imported on first use: the registry pulls in the MCP SDK and the facade sessions, skills and search, which
+# ``import toolsift`` (and so ``toolsift --version``, or a submodule's import) should not pay for.
+_LAZY = {"ToolRegistry": "registry", "TurnScope": "registry", "tool": "registry", "Toolbox": "toolbox"}
 
-        return Toolbox
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'toolsift' has no attribute {name!r}")

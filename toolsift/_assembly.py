@@ -16,19 +16,30 @@ import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, final
 
 import anyio
 from anyio.abc import TaskStatus
 
-from .config import AgentConfig, ServerConfig, ToolsiftConfig, TrustedLaunches, permission_glob_warnings
-from .mcp_sessions import ClientCallbacks, McpServerManager, default_session_options, searchable_lazy
+from ._folders import user_folders
+from .builtins import CommandPolicy, FollowedProtection, Workspace, builtin_tool_names, builtin_tools
+from .config import (
+    AgentConfig,
+    ConfigWarning,
+    ServerConfig,
+    ToolsiftConfig,
+    TrustedLaunches,
+    permission_glob_warnings,
+)
+from .mcp_sessions import ClientCallbacks, SessionOptions
+from .mcp_sessions.reload import McpServerManager
 from .pipeline import trace_configured_calls
 from .registry import AuditLog, Permissions, ToolRegistry
 from .search import BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog, server_descriptions
-from .skills import SkillsLoader, shared_sandbox, user_folders
+from .skills import Skill, SkillsLoader, shared_sandbox
 
-__all__ = ["Assembly", "skills_loader"]
+__all__ = ["Assembly", "skills_loader", "unprovided_skill_tools"]
 
 # Warnings about the config go where loading it logs its own.
 config_logger = logging.getLogger("toolsift.config")
@@ -58,6 +69,32 @@ def skills_loader(config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | 
     )
 
 
+def unprovided_skill_tools(config: ToolsiftConfig, skills: Iterable[Skill]) -> list[ConfigWarning]:
+    """Skills' ``allowed-tools`` entries naming a builtin tool that the agent loop does not get.
+
+    A builtin name (``read_file``, as skills write it: patterns match a tool's canonical name) is
+    provided by ``toolsift serve`` (``serve.builtins``, on by default) and, only with
+    ``tools.builtins.enabled``, by a Toolbox, ``toolsift chat`` and the adapters; elsewhere the
+    model's call fails as an unknown tool. Entries that name servers, wildcards and Claude Code's own
+    tools are judged by the pattern check of ``toolsift check``.
+    """
+    if config.tools.builtins.enabled:
+        return []
+    builtins = set(builtin_tool_names())
+    where = "only toolsift serve provides it" if config.serve.builtins else "no source provides it"
+    return [
+        ConfigWarning(
+            f"skill {skill.name!r}: allowed-tools entry {entry!r} is a workspace tool and {where}; "
+            'toolsift chat, a Toolbox and the adapters get it with "tools": {"builtins": {"enabled": true}}',
+            path=skill.path,
+            field="allowed-tools",
+        )
+        for skill in skills
+        for entry in skill.allowed_tools
+        if entry in builtins
+    ]
+
+
 @final
 class Assembly:
     """The registry, skills, MCP sessions and tool search of one config, built together.
@@ -76,6 +113,8 @@ class Assembly:
         search: Build the search index and register ``search_tools`` (in the internal tier).
         search_skills: Index the skills ``/use`` can activate (SKILL.md skills and servers' prompts) too.
         search_backend: The ranking, instead of the config's ``search.backend``.
+        builtins: Register the workspace tools when the config's ``tools.builtins`` enables them
+            (the agent loop; a server registers its own with :meth:`register_workspace_tools`).
         record_starts: Audit each call's start before it runs (see :class:`AuditLog`).
         upstream_names: See :class:`ToolRegistry`.
         settle_heap: See :class:`ToolRegistry`; only for a process toolsift owns.
@@ -93,6 +132,7 @@ class Assembly:
         search: bool = True,
         search_skills: bool = True,
         search_backend: BackendName | None = None,
+        builtins: bool = False,
         record_starts: bool = False,
         upstream_names: bool = False,
         settle_heap: bool = False,
@@ -105,9 +145,10 @@ class Assembly:
             settle_heap=settle_heap,
         )
         self.skills = skills_loader(config, user_dir=user_skills_dir)
+        self._user_skill_folders = user_folders(config.skills.user_skills, user_skills_dir)
         self.manager: McpServerManager | None = None
         if servers:
-            options = default_session_options(config)
+            options = SessionOptions.for_config(config)
             if callbacks is not None:
                 options = replace(options, callbacks=callbacks)
             self.manager = McpServerManager(
@@ -124,6 +165,8 @@ class Assembly:
                 unsearchable=self.unsearchable,
                 server_descriptions=lambda: server_descriptions(manager or {}),
             )
+        if builtins and config.tools.builtins.enabled:
+            self.register_workspace_tools(config.workspace, CommandPolicy.from_settings(config.tools.builtins.commands))
 
     @property
     def sessions(self) -> McpServerManager:
@@ -140,6 +183,26 @@ class Assembly:
         """The servers in force: the config's, or those the last reload applied."""
         return self.manager.servers.values() if self.manager is not None else self.config.servers.values()
 
+    def config_in_force(self) -> ToolsiftConfig:
+        """The loaded config, or the one the last reload applied."""
+        applied = self.manager.config if self.manager is not None else None
+        return applied if applied is not None else self.config
+
+    def register_workspace_tools(self, workspace: Path, commands: CommandPolicy) -> None:
+        """Register ``read_file``, ``write_file``, ``list_directory`` and ``exec_shell`` with their bare names.
+
+        They are confined to ``workspace``, kept off what configures toolsift (for the config in
+        force, so a reload's new env and secret files are covered too), and ``exec_shell`` runs only
+        ``commands``' programs, in a bubblewrap sandbox. ``toolsift serve`` lists them as
+        ``builtin__read_file`` and so on; a skill's ``allowed-tools`` names them bare (``read_file``)
+        on both sides, as patterns match a tool's canonical name.
+
+        Raises:
+            ConfigError: When ``workspace`` is not an existing directory.
+        """
+        protection = FollowedProtection(self.config_in_force, user_skill_folders=self._user_skill_folders)
+        self.registry.register_many(builtin_tools(Workspace(workspace, protected=protection), commands=commands))
+
     def unsearchable(self) -> set[str]:
         """The namespaces ``search_tools`` never finds; read on every search, so that a reload's servers count."""
         return {server.namespace for server in self.servers() if not server.searchable}
@@ -147,7 +210,10 @@ class Assembly:
     async def start_searchable_lazy(self) -> None:
         """Start the lazy servers a search may find, so that their tools are indexed."""
         if self.manager is not None:
-            await self.manager.start_lazy(searchable_lazy(self.manager.servers))
+            # A tool search is a need to know the tools of every lazy, searchable server.
+            await self.manager.start_lazy(
+                [server.namespace for server in self.manager.servers.values() if server.lazy and server.searchable]
+            )
 
     def discovery(self, profile: AgentConfig, permissions: Permissions) -> Discovery:
         """A fresh tool-search state (pinned tools, unlocks) for one conversation or client of ``profile``."""

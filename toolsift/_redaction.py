@@ -7,7 +7,7 @@ Two markers, because they stand in for two different things:
   knows which field it is; the mask keeps the value's shape, so a masked URL
   still parses (``https://user:***@host``: ``[redacted]`` there reads as an
   IPv6 literal and ``urlsplit`` refuses it). The settings helpers that use it
-  (``mask_url``, ``mask_settings``) live in :mod:`toolsift.config.secrets`,
+  (``mask_url``, ``mask_settings``) live in ``toolsift/_secrets``,
   which knows what a reference looks like and so what to leave as written.
 - :data:`REDACTED` (``[redacted]``) replaces a secret found *in text or data
   handed on*: a server's answer or stderr before a model or a log reads it

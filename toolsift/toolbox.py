@@ -13,53 +13,18 @@ from typing import Self, TypeVar, final
 import anyio
 from anyio.abc import TaskStatus
 
-from ._assembly import Assembly, skills_loader
-from ._exceptions import ConfigError
+from ._assembly import Assembly
+from ._folders import find_config
 from .agent import Conversation
-from .config import CONFIG_NAME, PROJECT_CONFIGS, ToolsiftConfig, TrustedLaunches, user_folder, validate_config
-from .mcp_sessions import (
-    ClientCallbacks,
-    ListMcpResources,
-    McpServerManager,
-    ReadMcpResource,
-    resource_context,
-    server_instructions,
-)
+from .config import ToolsiftConfig, TrustedLaunches, validate_config
+from .mcp_sessions import ClientCallbacks, ListMcpResources, ReadMcpResource, resource_context, server_instructions
+from .mcp_sessions.reload import McpServerManager
 from .registry import Approver, CallHandler
 from .search import BackendName, SearchIndex, SkillCatalog
 
-__all__ = ["Toolbox", "find_config", "skills_loader"]
+__all__ = ["Toolbox"]
 
 T = TypeVar("T")
-
-
-def user_config_path() -> Path:
-    """The user config: ``toolsift.json`` in :func:`~toolsift.config.user_folder` (``~/.config/toolsift``)."""
-    return user_folder() / CONFIG_NAME
-
-
-def find_config(path: str | os.PathLike[str] | None = None) -> Path:
-    """Return the config file to use: ``path``, else the first one found of those below.
-
-    In order: ``./toolsift.json``, ``./.mcp.json`` (Claude Code), ``./.vscode/mcp.json``
-    (VS Code), ``./.cursor/mcp.json`` (Cursor), then the user config: the project's own
-    files before the user's, and toolsift's own file before another client's.
-
-    Raises:
-        ConfigError: When ``path`` does not exist, or no config is found (naming
-            every place looked at).
-    """
-    if path is not None:
-        explicit = Path(path)
-        if not explicit.is_file():
-            raise ConfigError("config file not found", path=explicit)
-        return explicit
-    candidates = [Path.cwd() / name for name in (CONFIG_NAME, *PROJECT_CONFIGS)] + [user_config_path()]
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    looked = ", ".join(str(c) for c in candidates)
-    raise ConfigError(f"no config file found; looked at {looked}. Pass a path or create {CONFIG_NAME}")
 
 
 @final
@@ -74,8 +39,9 @@ class Toolbox:
             turn = chat.turn("openai")   # instructions + the turn's schemas
 
     On entry it builds the registry (with the config's tool rules and audit
-    log), loads the skills, and starts every enabled MCP server in parallel
-    through :attr:`manager`; a server that fails is reported in
+    log, and the workspace tools when ``tools.builtins`` enables them), loads
+    the skills, and starts every enabled MCP server in parallel through
+    :attr:`manager`; a server that fails is reported in
     :attr:`sessions` and the rest go on. On exit every session is closed and
     child processes are reaped. If the entering task is cancelled, whatever was
     started is closed again.
@@ -131,6 +97,7 @@ class Toolbox:
             drain_seconds=drain_seconds,
             trust=trust,
             search_backend=self.search_backend,
+            builtins=True,
         )
         self.registry = self.parts.registry
         self.skills = self.parts.skills
@@ -281,7 +248,7 @@ class Toolbox:
             context=resources,
             permissions=permissions,
             start_servers=manager.start_lazy,
-            server_instructions=lambda: server_instructions(sessions),
+            server_instructions=lambda nonce: server_instructions(sessions, nonce=nonce),
         )
 
     def agents(self) -> Sequence[str]:

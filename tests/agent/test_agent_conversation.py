@@ -14,11 +14,13 @@ from pydantic import ValidationError
 from scripted_model import ScriptedModel
 
 from toolsift import InvalidPattern, SkillNotFound
-from toolsift.agent import AssistantMessage, Conversation, ToolCall, ToolMessage, parse_command
-from toolsift.agent._cap import result_cap
+from toolsift._fence import fence
+from toolsift.agent import AssistantMessage, ContextMessage, Conversation, ToolCall, ToolMessage
+from toolsift.agent._commands import parse_command
 from toolsift.config import AgentConfig, LimitsConfig
-from toolsift.mcp_sessions._untrusted import fence
-from toolsift.pipeline import AuditTrail, Middleware, Pipeline, SecurityGuard, refusal_of, result_size
+from toolsift.pipeline import AuditTrail, Middleware, Pipeline, SecurityGuard
+from toolsift.pipeline._call import refusal_of
+from toolsift.pipeline._size import result_size, size_limit
 from toolsift.registry import AuditEvent, CallRecord, Level, Permissions, ToolContext, ToolRegistry, ToolResult
 from toolsift.skills import Skill, SkillSet, parse_skill_text
 
@@ -109,19 +111,36 @@ async def test_use_switches_the_turn_to_the_skill_scope(registry: ToolRegistry, 
     reply = await conversation.handle_command("/use flow-memory your preferences")
     assert reply is not None and reply.ok and "2 tool(s) in scope" in reply.text
     turn = conversation.turn()
-    assert tool_names(turn.tools) == ["claude-flow__memory_store", "claude-flow__memory_search"]
-    assert turn.instructions == "# Skill: flow-memory\n\nUse memory tools to remember your preferences."
-    assert turn.scope.skill == "flow-memory"
+    memory = ["claude-flow__memory_store", "claude-flow__memory_search"]
+    # The skill's tools join the end of the list; the others stay declared (for the prompt cache), out of scope.
+    assert tool_names(turn.tools) == ["read_file", "write_file", "general__echo", *memory]
+    assert tool_names(registry.schemas_for_tools(turn.scope, "openai")) == memory
+    assert turn.instructions == "" and turn.scope.skill == "flow-memory"
+    assert conversation.history == [
+        ContextMessage(
+            "# Skill: flow-memory\n\nThe user activated skill 'flow-memory' (/use); follow its instructions until "
+            "it stops.\n\nUse memory tools to remember your preferences.",
+            source="skill:flow-memory",
+        )
+    ]
     unuse = await conversation.handle_command("/unuse")
     assert unuse is not None and unuse.text == "Stopped using skill 'flow-memory'."
-    assert tool_names(conversation.turn().tools) == ["read_file", "write_file", "general__echo"]
+    turn = conversation.turn()
+    assert tool_names(turn.tools) == ["read_file", "write_file", "general__echo", *memory]
+    assert tool_names(registry.schemas_for_tools(turn.scope, "openai")) == ["read_file", "write_file", "general__echo"]
+    fresh = Conversation(registry, skills)
+    await fresh.use("flow-memory")
+    assert tool_names(fresh.turn().tools) == memory  # a list starts with the scope's tools alone
 
 
 async def test_use_binds_one_variable_to_the_whole_text(registry: ToolRegistry, skills: SkillSet) -> None:
     conversation = Conversation(registry, skills, instructions="You are helpful.")
     await conversation.handle_command("/use code-assist Refactor the auth module")
     turn = conversation.turn("anthropic")
-    assert turn.instructions == "You are helpful.\n\n# Skill: code-assist\n\nTask: Refactor the auth module"
+    assert turn.instructions == "You are helpful."
+    assert (
+        conversation.instructions_now() == "You are helpful.\n\n# Skill: code-assist\n\nTask: Refactor the auth module"
+    )
     assert [t["name"] for t in turn.tools] == ["read_file", "general__echo"]
 
 
@@ -129,7 +148,7 @@ async def test_use_binds_several_variables_from_pairs(registry: ToolRegistry, sk
     conversation = Conversation(registry, skills)
     reply = await conversation.handle_command('/use release-notes version=2.1 audience="plugin authors"')
     assert reply is not None and reply.ok
-    assert conversation.turn().instructions.endswith("Notes for 2.1 for plugin authors.")
+    assert conversation.instructions_now().endswith("Notes for 2.1 for plugin authors.")
 
 
 @pytest.mark.parametrize(
@@ -179,7 +198,7 @@ async def test_instructions_command_shows_what_the_model_gets(registry: ToolRegi
     assert base is not None and base.text == "Be brief."
     await conversation.handle_command("/use flow-memory the deploy date")
     shown = await conversation.handle_command("/instructions")
-    assert shown is not None and shown.text == conversation.turn().instructions
+    assert shown is not None and shown.text == conversation.instructions_now()
     assert "# Skill: flow-memory" in shown.text and "remember the deploy date" in shown.text
     empty = await Conversation(registry).handle_command("/instructions")
     assert empty is not None and empty.text.startswith("No instructions")
@@ -362,8 +381,10 @@ def test_calls_follow_the_skill_as_it_is_now_not_as_it_was_used(
         source.skill = grant(after, disallowed)
         fresh = Conversation(reg, source)
         await fresh.use("ops")
-        listed = set(tool_names(conversation.turn().tools))
-        assert listed == set(tool_names(fresh.turn().tools))
+        listed = set(tool_names(fresh.turn().tools))
+        declared = set(tool_names(conversation.turn().tools))
+        # What the skill allowed before stays declared; only what it allows now can be called.
+        assert listed <= declared <= listed | set(tool_names(reg.schemas_for_tools(round_scope, "openai")))
         for tool in reg:
             message = await conversation.call_tool(ToolCall("c", tool.spec.name, {}), round_scope)
             assert (not message.result.is_error) == (tool.spec.name in listed), tool.spec.name
@@ -501,7 +522,8 @@ async def test_a_result_up_to_the_cap_passes_unchanged_and_one_byte_more_is_cut(
     ],
 )
 def test_the_cap_comes_from_the_agent_limits(limits: dict[str, Any], cap: int | None) -> None:
-    assert result_cap(LimitsConfig.model_validate(limits)) == cap
+    config = LimitsConfig.model_validate(limits)
+    assert size_limit(config.max_result_bytes, config.max_result_tokens) == cap
 
 
 def test_a_cap_below_one_is_refused() -> None:

@@ -7,7 +7,7 @@ import pytest
 from llm_stub import llm_stub, recorded
 
 from toolsift import AgentError
-from toolsift.agent import AssistantMessage, Conversation, ToolCall, ToolMessage, UserMessage
+from toolsift.agent import AssistantMessage, Conversation, ToolCall, ToolMessage, Usage, UserMessage
 from toolsift.agent.llm import load_model
 from toolsift.agent.llm.anthropic import AnthropicChatModel, to_anthropic_messages
 from toolsift.agent.llm.openai import OpenAIChatModel, _arguments, to_openai_messages
@@ -49,12 +49,47 @@ async def test_anthropic_adapter_runs_the_tool_loop_against_recorded_replies() -
     assert reply.text == "The text has 4 words."
     first, second = stub.requests
     assert stub.paths == ["/v1/messages"] * 2
-    assert first["system"] == "Be brief." and first["tools"][0]["name"] == "word_count"
+    breakpoint = {"type": "ephemeral"}
+    assert first["system"] == [{"type": "text", "text": "Be brief.", "cache_control": breakpoint}]
+    assert first["tools"][0]["name"] == "word_count" and first["tools"][0]["cache_control"] == breakpoint
+    assert first["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "How many words?", "cache_control": breakpoint}]}
+    ]
     assert first["tools"][0]["input_schema"]["required"] == ["text"]
     result_turn = second["messages"][-1]
     assert result_turn["role"] == "user"
     assert result_turn["content"][0]["tool_use_id"] == "toolu_01A09q90qw90lq917835lq9"
     assert result_turn["content"][0]["content"] == [{"type": "text", "text": "4"}]
+
+
+async def test_usage_of_recorded_replies_without_cache_figures() -> None:
+    with llm_stub((200, recorded("anthropic_final.json")), (200, recorded("openai_final.json"))) as stub:
+        claude = AnthropicChatModel("claude-sonnet-5-5", api_key="k", base_url=stub.url)
+        gpt = OpenAIChatModel("gpt-4.1-mini", api_key="k", base_url=stub.url + "/v1")
+        assert (await claude.complete("", [UserMessage("hi")], [])).usage == Usage(530, 0, 0, 12)
+        assert (await gpt.complete("", [UserMessage("hi")], [])).usage == Usage(130, 0, 0, 8)
+
+
+async def test_usage_counts_cache_reads_and_writes_as_input() -> None:
+    cached = {
+        "input_tokens": 30,
+        "cache_read_input_tokens": 2000,
+        "cache_creation_input_tokens": 500,
+        "output_tokens": 7,
+    }
+    details = {"prompt_tokens": 2530, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 2048}}
+    replies = (
+        (200, {**recorded("anthropic_final.json"), "usage": cached}),
+        (200, {**recorded("openai_final.json"), "usage": details}),
+    )
+    with llm_stub(*replies) as stub:
+        claude = AnthropicChatModel("claude-sonnet-5-5", api_key="k", base_url=stub.url)
+        gpt = OpenAIChatModel("gpt-4.1-mini", api_key="k", base_url=stub.url + "/v1")
+        first = (await claude.complete("", [UserMessage("hi")], [])).usage
+        second = (await gpt.complete("", [UserMessage("hi")], [])).usage
+    assert first == Usage(input_tokens=2530, cache_read_tokens=2000, cache_write_tokens=500, output_tokens=7)
+    assert second == Usage(input_tokens=2530, cache_read_tokens=2048, cache_write_tokens=0, output_tokens=7)
+    assert round(second.cached_share, 2) == 0.81
 
 
 async def test_provider_errors_become_one_clear_agent_error() -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from toolsift import ConfigError, PolicyDenied
-from toolsift.builtins import FileTools, Workspace, builtin_tools
+from toolsift.builtins import Workspace, builtin_tools
+from toolsift.builtins._files import FileTools
 from toolsift.registry import Level, Permissions, ToolRegistry
 
 EXECUTE = Permissions(level=Level.EXECUTE)

@@ -10,15 +10,9 @@ import pytest
 from sandbox_helpers import needs_bwrap
 
 from toolsift import PolicyDenied
-from toolsift.builtins import (
-    CommandPolicy,
-    ProtectedPath,
-    ShellTool,
-    Workspace,
-    builtin_tools,
-    protected_paths,
-)
-from toolsift.config import ServerConfig, load_config, parse_config
+from toolsift.builtins import CommandPolicy, ProtectedPath, Workspace, builtin_tools, protected_paths
+from toolsift.builtins._shell import ShellTool
+from toolsift.config import HttpServer, load_config, parse_config
 from toolsift.registry import Level, Permissions, ToolRegistry
 
 EXECUTE = Permissions(level=Level.EXECUTE)
@@ -126,13 +120,13 @@ def test_protected_paths_skip_references_that_cannot_resolve(tmp_path: Path) -> 
 
 def test_user_folder_is_where_the_trust_and_token_stores_are() -> None:
     # toolsift's stores are placed by other rooms; the protected folder must hold each of them.
+    from toolsift._folders import user_config_path
     from toolsift.cli._trust import trust_store
     from toolsift.mcp_sessions import token_file
-    from toolsift.toolbox import user_config_path
 
     found = protected_paths(parse_config({}))
     folder = next(entry.path for entry in found if entry.reason.startswith("toolsift's user folder"))
-    stores = [user_config_path(), trust_store().store, token_file(ServerConfig(name="s", url="https://x.example"))]
+    stores = [user_config_path(), trust_store().store, token_file(HttpServer(name="s", url="https://x.example"))]
     assert all(folder in store.parents for store in stores)
 
 

@@ -21,7 +21,8 @@ import pytest
 from anyio.abc import SocketStream
 from sandbox_helpers import needs_bwrap
 
-from toolsift.builtins import CommandPolicy, ShellTool, Workspace, builtin_tools, protected_paths
+from toolsift.builtins import CommandPolicy, Workspace, builtin_tools, protected_paths
+from toolsift.builtins._shell import ShellTool
 from toolsift.config import load_config
 from toolsift.registry import Level, Permissions, ToolRegistry, ToolResult
 

@@ -12,7 +12,9 @@ from pydantic import ValidationError
 from sandbox_helpers import BWRAP, marked_seconds, needs_bwrap, wait_gone, wait_running
 
 from toolsift import ConfigError, PolicyDenied
-from toolsift.builtins import SHELL_METACHARACTERS, CommandPolicy, ShellTool, Workspace
+from toolsift.builtins import CommandPolicy, Workspace
+from toolsift.builtins._commands import SHELL_METACHARACTERS
+from toolsift.builtins._shell import ShellTool
 from toolsift.config import load_config
 from toolsift.registry import AuditEvent, Level, Permissions, ToolRegistry
 

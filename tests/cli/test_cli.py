@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# At collection, as the SDK's stdio client takes the sys.stderr of its first import as its default errlog
+# (under capsys, a file without a descriptor); toolsift.cli no longer imports the SDK for us.
+from mcp import Client, StdioServerParameters
+
 from toolsift.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,7 +256,7 @@ def test_bad_input_is_one_clear_line(
         (["--no-such-option"], "No such option: --no-such-option"),
         (["nosuch"], "No such command 'nosuch'"),
         (["tools", "--limit", "x"], "Invalid value for '--limit'"),
-        (["call"], "Missing argument 'tool'"),
+        (["call"], "Missing argument 'TOOL'"),
         (["serve", "--transport", "bad"], "Invalid value for '--transport': 'bad' is not one of 'stdio', 'http'"),
         (["serve", "--workers", "0"], "Invalid value for '--workers'"),
         (["schemas", "-f", "gemini", "--strict"], "format 'gemini' has no strict mode"),
@@ -389,8 +393,6 @@ def test_demo_runs_offline_and_exits_0() -> None:
 
 
 async def test_serve_speaks_mcp_over_stdio(config: Path) -> None:
-    from mcp import Client, StdioServerParameters
-
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "toolsift", "-c", str(config), "serve", "--gateway"]
     )

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from toolsift._folders import find_config
 from toolsift.cli import main
 from toolsift.registry import TurnScope
-from toolsift.toolbox import Toolbox, find_config
+from toolsift.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERAL = ROOT / "examples" / "servers" / "general.py"

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from test_cli import SERVERS, run
 
+from toolsift._folders import find_config, user_config_path
 from toolsift.cli._app import state
 from toolsift.config import load_config, resolve_server
-from toolsift.toolbox import Toolbox, find_config, user_config_path
+from toolsift.toolbox import Toolbox
 
 GENERAL = str(SERVERS / "general.py")
 
@@ -136,6 +137,7 @@ def test_a_named_file_is_the_one_edited(capsys: pytest.CaptureFixture[str], tmp_
         (["-e", "NOEQUALS", "ok", "--", "echo"], "'NOEQUALS' is not KEY=VALUE"),
         (["-t", "http", "-H", "Bad Name: x", "ok", "https://x"], "header name 'Bad Name' is not a valid HTTP field"),
         (["-H", "Authorization: x", "ok", "--", "echo"], "headers go with --transport http or sse"),
+        (["-t", "sse", "-e", "K=v", "ok", "https://x/sse"], "env goes with --transport stdio"),
         (["-t", "http", "-H", "no colon", "ok", "https://x"], "'no colon' is not 'Name: value'"),
         (["-s", "team", "ok", "--", "echo"], "'team' is not one of 'project', 'user'"),
     ],

@@ -14,9 +14,9 @@ from anyio.streams.text import TextReceiveStream
 from test_cli import SERVERS, run
 from trust_helpers import marker_server
 
+from toolsift._folders import user_config_path
 from toolsift.cli._app import state
 from toolsift.config import ProjectTrust, load_config
-from toolsift.toolbox import user_config_path
 
 GENERAL = {
     "command": sys.executable,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolsift.config import ServerConfig
-from toolsift.config.secrets import mask_settings, mask_url
+from toolsift._secrets._display import mask_settings, mask_url
+from toolsift.config import HttpServer
 
 
 @pytest.mark.parametrize(
@@ -67,5 +67,5 @@ def test_env_headers_and_nested_blocks_are_masked_and_references_shown() -> None
 
 
 def test_a_server_configs_repr_masks_its_url() -> None:
-    server = ServerConfig.model_validate({"url": "https://u:pw@h.example/mcp?k=v"}).with_name("s")
+    server = HttpServer.model_validate({"url": "https://u:pw@h.example/mcp?k=v"}).with_name("s")
     assert "pw" not in repr(server) and "https://u:***@h.example/mcp?k=***" in repr(server)

@@ -172,7 +172,8 @@ BAD_SERVERS = [
         {"command": "x", "zzz": 3},
         "zzz",
         '"zzz"',
-        r"unknown key 'zzz'\. Valid keys: .*toolTimeout, transport, trust, type, url$",
+        # The keys of the entry's own type: a stdio server has no url, headers or auth.
+        r"unknown key 'zzz'\. Valid keys: alwaysLoad, args, command, cwd, .*toolTimeout, transport, trust, type$",
     ),
     ({"command": "x", "toolTimeout": 1, "tool_timeout": 2}, "tool_timeout", '"tool_timeout"', r"repeats a setting"),
     ("not an object", "", '"bad"', r"expected an object of server settings"),
@@ -391,6 +392,59 @@ def test_contradicting_type_gets_a_warning(tmp_path: Path, entry: dict[str, str]
     (warning,) = report.warnings
     assert warning.field == f"tools.mcpServers.a.{field}"
     assert message in warning.message
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "message"),
+    [
+        ({"command": "x", "headers": {"A": "b"}}, "headers", "'headers' is ignored: it is a setting of servers"),
+        ({"url": "https://h/mcp", "env": {"A": "1"}}, "env", "'env' is ignored: it is a setting of servers started by"),
+        ({"url": "https://h/mcp", "args": ["-v"]}, "args", "'args' is ignored: it is a setting of servers started by"),
+        ({"url": "https://h/mcp", "env_file": ".env"}, "env_file", "'env_file' is ignored: it is a setting of servers"),
+        ({"url": "https://h/mcp", "cwd": "work"}, "cwd", "this one is reached at 'url' (HTTP)"),
+    ],
+)
+def test_setting_of_the_other_transport_is_dropped_with_a_warning(
+    tmp_path: Path, entry: dict[str, object], field: str, message: str
+) -> None:
+    file = servers_file(tmp_path, {"a": entry})
+    report = validate_config(file)
+    assert report.ok and report.config is not None
+    (warning,) = report.warnings
+    assert (warning.server, warning.field, warning.line) == ("a", f"tools.mcpServers.a.{field}", line_of(file, field))
+    assert message in warning.message
+    assert not hasattr(report.config.servers["a"], field)
+
+
+def test_type_of_an_ignored_url_gets_no_warning_of_its_own(tmp_path: Path) -> None:
+    report = validate_config(servers_file(tmp_path, {"a": {"command": "x", "url": "https://h/mcp", "type": "sse"}}))
+    (warning,) = report.warnings
+    assert warning.field == "tools.mcpServers.a.url" and "'url' is ignored" in warning.message
+    assert report.config is not None and report.config.servers["a"].transport_kind == "stdio"
+
+
+def test_empty_setting_of_the_other_transport_is_dropped_without_a_word(tmp_path: Path) -> None:
+    report = validate_config(servers_file(tmp_path, {"a": {"command": "", "url": "https://h/mcp", "env": {}}}))
+    assert report.ok and report.warnings == () and report.config is not None
+    assert report.config.servers["a"].transport_kind == "http"
+
+
+def test_auth_on_a_server_started_by_command_is_a_problem(tmp_path: Path) -> None:
+    file = servers_file(tmp_path, {"a": {"command": "x", "auth": {}}, "b": {"command": "y"}})
+    report = validate_config(file)
+    (problem,) = report.problems
+    assert (problem.field, problem.line) == ("tools.mcpServers.a", line_of(file, '"a"'))
+    assert "'auth' is a setting of servers reached at 'url' (HTTP); this server is started by 'command'" in str(problem)
+    assert report.config is not None and set(report.config.servers) == {"b"} and report.skipped == ("a",)
+
+
+def test_entry_without_command_or_url_still_names_a_misspelt_key(tmp_path: Path) -> None:
+    file = servers_file(tmp_path, {"a": {"comand": "x"}})
+    report = validate_config(file)
+    (problem,) = report.problems
+    assert (problem.field, problem.line) == ("tools.mcpServers.a.comand", line_of(file, "comand"))
+    assert "unknown key 'comand'; did you mean 'command'?" in str(problem)
+    assert report.skipped == ("a",) and report.warnings == ()
 
 
 @pytest.mark.parametrize(

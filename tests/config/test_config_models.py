@@ -9,27 +9,21 @@ import pytest
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
-from toolsift import ConfigError, InvalidToolName, Level, Permissions
+from toolsift import ConfigError, InvalidToolName
 from toolsift.config import (
     AgentConfig,
+    HttpServer,
     LimitsConfig,
-    PermissionsConfig,
     ServerConfig,
+    StdioServer,
     ToolsiftConfig,
     parse_config,
 )
-from toolsift.registry import ToolRule
+from toolsift.config._toolsift import PermissionsConfig, ToolsConfig
+from toolsift.registry import Level, Permissions, ToolRule
 
-# A non-default value for every user-facing ServerConfig field.
-SERVER_VALUES: dict[str, Any] = {
-    "command": "uvx",
-    "args": ["mcp-server-git", "--repository", "${REPO:-.}"],
-    "env": {"LOG_LEVEL": "debug"},
-    "env_file": ".env",
-    "cwd": "work",
-    "url": "https://mcp.example.com/mcp",
-    "headers": {"X-Client": "toolsift"},
-    "transport": "sse",
+# A non-default value for every user-facing field of both server types.
+SHARED_VALUES: dict[str, Any] = {
     "internal_only": False,
     "enabled": False,
     "timeout": 5,
@@ -50,8 +44,28 @@ SERVER_VALUES: dict[str, Any] = {
     "resource_filter": ["file:///docs/*"],
     "instructions": False,
     "tasks": "when-supported",
-    "auth": {"clientId": "toolsift-test", "scopes": ["read"]},
 }
+# ... and of the fields of one transport; each type needs its own key, given as BASES has it.
+OWN_VALUES: dict[type[ServerConfig], dict[str, Any]] = {
+    StdioServer: {
+        "command": "uvx",
+        "args": ["mcp-server-git", "--repository", "${REPO:-.}"],
+        "env": {"LOG_LEVEL": "debug"},
+        "env_file": ".env",
+        "cwd": "work",
+        "transport": "stdio",
+    },
+    HttpServer: {
+        "url": "https://mcp.example.com/mcp",
+        "headers": {"X-Client": "toolsift"},
+        "transport": "sse",
+        "auth": {"clientId": "toolsift-test", "scopes": ["read"]},
+    },
+}
+BASES: dict[type[ServerConfig], dict[str, Any]] = {StdioServer: {"command": "x"}, HttpServer: {"url": "https://h/mcp"}}
+SERVER_CASES = [
+    (model, field, value) for model, own in OWN_VALUES.items() for field, value in {**SHARED_VALUES, **own}.items()
+]
 
 SECTION_VALUES: dict[str, tuple[str, Any]] = {
     # field -> (section path used in parse_config, value)
@@ -77,19 +91,20 @@ def nest(section: str, key: str, value: Any) -> dict[str, Any]:
     return data
 
 
-def test_server_fields_are_all_covered_by_the_spelling_test() -> None:
-    assert set(ServerConfig.model_fields) - {"name"} == set(SERVER_VALUES)
+@pytest.mark.parametrize("model", [StdioServer, HttpServer])
+def test_server_fields_are_all_covered_by_the_spelling_test(model: type[ServerConfig]) -> None:
+    assert set(model.model_fields) - {"name"} == set(SHARED_VALUES) | set(OWN_VALUES[model])
 
 
-@pytest.mark.parametrize("field", sorted(SERVER_VALUES))
-def test_server_field_accepts_camel_and_snake_case(field: str) -> None:
-    value = SERVER_VALUES[field]
-    # auth signs in to HTTP servers only; every other field goes with a command.
-    base = {"url": "https://mcp.example.com/mcp"} if field == "auth" else {"command": "x"} if field != "command" else {}
-    camel = ServerConfig.model_validate({**base, to_camel(field): value})
-    snake = ServerConfig.model_validate({**base, field: value})
+@pytest.mark.parametrize(
+    ("model", "field", "value"), SERVER_CASES, ids=[f"{m.__name__}-{f}" for m, f, _ in SERVER_CASES]
+)
+def test_server_field_accepts_camel_and_snake_case(model: type[ServerConfig], field: str, value: Any) -> None:
+    base = {} if field in BASES[model] else BASES[model]
+    camel = model.model_validate({**base, to_camel(field): value})
+    snake = model.model_validate({**base, field: value})
     assert camel == snake
-    assert getattr(camel, field) != ServerConfig.model_fields[field].get_default(call_default_factory=True)
+    assert getattr(camel, field) != model.model_fields[field].get_default(call_default_factory=True)
 
 
 @pytest.mark.parametrize("field", sorted(SECTION_VALUES))
@@ -102,12 +117,12 @@ def test_section_field_accepts_camel_and_snake_case(field: str) -> None:
 
 
 def test_server_type_and_transport_are_the_same_setting() -> None:
-    assert ServerConfig.model_validate({"url": "http://h/mcp", "type": "sse"}).transport == "sse"
-    assert ServerConfig.model_validate({"url": "http://h/mcp", "transport": "sse"}).transport == "sse"
+    assert HttpServer.model_validate({"url": "http://h/mcp", "type": "sse"}).transport == "sse"
+    assert HttpServer.model_validate({"url": "http://h/mcp", "transport": "sse"}).transport == "sse"
 
 
 def test_server_defaults_match_the_documented_ones() -> None:
-    server = ServerConfig(command="x")
+    server = StdioServer(command="x")
     assert server.internal_only is True
     assert server.enabled is True
     assert server.lazy is False
@@ -118,47 +133,87 @@ def test_server_defaults_match_the_documented_ones() -> None:
 
 
 @pytest.mark.parametrize(
-    ("settings", "kind"),
+    ("settings", "model", "kind"),
     [
-        ({"command": "x"}, "stdio"),
-        ({"url": "http://h/mcp"}, "http"),
-        ({"url": "http://h/mcp", "type": "sse"}, "sse"),
-        ({"url": "http://h/mcp", "type": "stdio"}, "http"),
-        ({"command": "x", "url": "http://h/mcp", "type": "http"}, "stdio"),
+        ({"command": "x"}, StdioServer, "stdio"),
+        ({"url": "http://h/mcp"}, HttpServer, "http"),
+        ({"url": "http://h/mcp", "type": "sse"}, HttpServer, "sse"),
+        ({"url": "http://h/mcp", "type": "stdio"}, HttpServer, "http"),
+        ({"command": "x", "url": "http://h/mcp", "type": "http"}, StdioServer, "stdio"),
+        ({"command": "", "url": "http://h/mcp"}, HttpServer, "http"),
     ],
 )
-def test_server_transport_kind_follows_the_rule(settings: dict[str, Any], kind: str) -> None:
-    assert ServerConfig.model_validate(settings).transport_kind == kind
+def test_server_type_is_picked_by_the_key_the_entry_gives(
+    settings: dict[str, Any], model: type[ServerConfig], kind: str
+) -> None:
+    server = parse_config({"mcpServers": {"a": settings}}).servers["a"]
+    assert type(server) is model and server.transport_kind == kind
 
 
 @pytest.mark.parametrize("settings", [{}, {"command": "", "url": ""}, {"env": {"A": "1"}, "type": "stdio"}])
 def test_server_without_command_or_url_is_refused_when_built(settings: dict[str, Any]) -> None:
-    # Decided once: no ServerConfig lacks a transport, so nothing that runs one has to ask.
+    # Decided once: no server lacks a transport, so nothing that runs one has to ask.
     with pytest.raises(ValidationError, match="neither 'command' nor 'url' is set; nothing to connect to"):
-        ServerConfig.model_validate(settings)
+        ToolsConfig.model_validate({"mcpServers": {"a": settings}})
+
+
+def test_server_of_one_transport_has_no_settings_of_the_other() -> None:
+    stdio, http = StdioServer(command="x"), HttpServer(url="https://h/mcp")
+    assert not any(hasattr(stdio, name) for name in ("url", "headers", "auth"))
+    assert not any(hasattr(http, name) for name in ("command", "args", "env", "env_file", "cwd"))
+    assert (stdio.transport_kind, http.transport_kind) == ("stdio", "http")
+
+
+@pytest.mark.parametrize(
+    ("model", "settings", "message"),
+    [
+        (StdioServer, {"command": "x", "url": "https://h/mcp"}, r"both 'command' and 'url' are set; a server is "),
+        (StdioServer, {"command": "x", "headers": {"A": "b"}}, r"'headers' is a setting of servers reached at 'url'"),
+        (StdioServer, {"command": "x", "auth": {}}, r"'auth' is a setting of servers reached at 'url' \(HTTP\)"),
+        (StdioServer, {"command": "x", "type": "sse"}, r"type 'sse' is for servers reached at 'url'"),
+        (StdioServer, {"command": ""}, r"command\n.*expected the program to run, found an empty string"),
+        (HttpServer, {"url": "https://h/mcp", "envFile": ".env"}, r"'envFile' is a setting of servers started by"),
+        (HttpServer, {"url": "https://h/mcp", "type": "stdio"}, r"type 'stdio' is for servers started by 'command'"),
+        (HttpServer, {"url": "https://h/mcp", "type": "ws"}, r"expected 'stdio', 'http' or 'sse', found 'ws'"),
+        (HttpServer, {"url": "ftp://h/mcp"}, r"expected an http:// or https:// URL, found scheme 'ftp'"),
+    ],
+)
+def test_server_type_refuses_what_belongs_to_the_other_transport(
+    model: type[ServerConfig], settings: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        model.model_validate(settings)
+
+
+def test_server_copy_keeps_its_type_and_differs_from_the_other_type_with_equal_settings() -> None:
+    stdio = StdioServer(command="x").with_name("a")
+    copy = stdio.model_copy(update={"lazy": True})
+    assert type(copy) is StdioServer and copy.lazy and copy.base_dir == stdio.base_dir
+    http = HttpServer(url="https://h/mcp").with_name("a")
+    shared = {name: getattr(stdio, name) for name in SHARED_VALUES}
+    assert shared == {name: getattr(http, name) for name in SHARED_VALUES} and stdio != http
 
 
 def test_server_namespace_is_the_prefix_or_the_name() -> None:
-    assert ServerConfig(command="x").with_name("git").namespace == "git"
-    assert ServerConfig(command="x", tool_prefix="gh").with_name("github").namespace == "gh"
+    assert StdioServer(command="x").with_name("git").namespace == "git"
+    assert StdioServer(command="x", tool_prefix="gh").with_name("github").namespace == "gh"
 
 
 def test_server_with_name_refuses_bad_names() -> None:
     with pytest.raises(InvalidToolName, match="must not contain '__'"):
-        ServerConfig(command="x").with_name("a__b")
+        StdioServer(command="x").with_name("a__b")
 
 
 def test_server_repr_hides_env_and_header_values_and_url_credentials() -> None:
-    server = ServerConfig(
-        url="https://user:hunter2@h.example/mcp?api_key=sk-live-1&x=2",
-        headers={"Authorization": "Bearer sk-live-2"},
-        env={"API_KEY": "sk-live-3"},
+    http = HttpServer(
+        url="https://user:hunter2@h.example/mcp?api_key=sk-live-1&x=2", headers={"Authorization": "Bearer sk-live-2"}
     ).with_name("s")
-    text = repr(server)
-    for secret in ("hunter2", "sk-live-1", "sk-live-2", "sk-live-3"):
+    stdio = StdioServer(command="srv", args=("--token", "sk-live-4"), env={"API_KEY": "sk-live-3"}).with_name("s")
+    text = repr(http) + repr(stdio)
+    for secret in ("hunter2", "sk-live-1", "sk-live-2", "sk-live-3", "sk-live-4"):
         assert secret not in text
-    assert "Authorization" in text and "API_KEY" in text and "h.example" in text
-    assert str(server) == text
+    assert "Authorization" in text and "API_KEY" in text and "h.example" in text and "srv" in text
+    assert str(http) + str(stdio) == text
 
 
 def test_servers_from_two_loads_of_one_file_are_equal(tmp_path: Path) -> None:
@@ -244,7 +299,7 @@ def test_config_without_a_path_resolves_against_the_current_folder(
     assert config.path is None
     assert config.workspace == tmp_path
     assert ToolsiftConfig().workspace == tmp_path
-    assert ServerConfig(command="x").base_dir == tmp_path
+    assert StdioServer(command="x").base_dir == tmp_path
 
 
 def test_validating_the_model_directly_names_servers_and_agents() -> None:
@@ -255,4 +310,4 @@ def test_validating_the_model_directly_names_servers_and_agents() -> None:
 
 def test_server_repr_survives_an_unparsable_url() -> None:
     # A url with a reference is only checked once resolved, so it may not parse yet.
-    assert "target='***'" in repr(ServerConfig(url="http://[${HOST}/mcp?token=abc"))
+    assert "url='***'" in repr(HttpServer(url="http://[${HOST}/mcp?token=abc"))

@@ -12,23 +12,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolsift import ConfigError, SecretError
-from toolsift.config import ResolvedServer, ServerConfig, child_environment, parse_config, resolve_server
+from toolsift._secrets._expand import expand_variables, reference_problem
+from toolsift._secrets._resolvers import EnvSecretResolver, FileSecretResolver, resolve_secret
+from toolsift.config import HttpServer, ServerConfig, StdioServer, child_environment, parse_config, resolve_server
+from toolsift.config._resolve import ResolvedHttp, ResolvedStdio
 from toolsift.config.secrets import (
-    EnvSecretResolver,
-    FileSecretResolver,
     SecretReference,
     SecretResolver,
     register_secret_resolver,
     unregister_secret_resolver,
 )
-from toolsift.config.secrets._expand import expand_variables, reference_problem
-from toolsift.config.secrets._resolvers import resolve_secret
 
 SECRET = "s3cr3t-Value-9f2c"
 
 
 def server(**settings: object) -> ServerConfig:
-    return ServerConfig.model_validate(settings).with_name("srv")
+    model = StdioServer if "command" in settings else HttpServer
+    return model.model_validate(settings).with_name("srv")
 
 
 # --- ${VAR} expansion -------------------------------------------------------------------------
@@ -257,13 +257,10 @@ def test_resolve_stdio_server_expands_every_setting(tmp_path: Path) -> None:
         args=["--repo", "${REPO}", "--token=${TOKEN}"],
         env={"API_KEY": "${TOKEN}", "PLAIN": "1"},
         cwd="${SUB}",
-        url="https://ignored/${UNSET}",
-        headers={"H": "${UNSET}"},
     )
     resolved = resolve_server(config, base_dir=tmp_path, environ={"REPO": "/r", "TOKEN": SECRET, "SUB": "work"})
-    assert resolved == ResolvedServer(
+    assert resolved == ResolvedStdio(
         name="srv",
-        transport="stdio",
         command="uvx",
         args=("--repo", "/r", f"--token={SECRET}"),
         env={"API_KEY": SECRET, "PLAIN": "1"},
@@ -272,11 +269,13 @@ def test_resolve_stdio_server_expands_every_setting(tmp_path: Path) -> None:
     assert resolved.redacted == {"command", "args[1]", "args[2]", "env.API_KEY", "cwd"}
 
 
-def test_resolve_http_server_only_resolves_url_and_headers() -> None:
-    config = server(url="${BASE}/mcp", type="sse", headers={"Authorization": "Bearer ${TOKEN}"}, env={"X": "${UNSET}"})
+def test_resolve_http_server_resolves_url_and_headers() -> None:
+    config = server(url="${BASE}/mcp", type="sse", headers={"Authorization": "Bearer ${TOKEN}"})
     resolved = resolve_server(config, environ={"BASE": "https://h", "TOKEN": SECRET})
-    assert (resolved.transport, resolved.url, resolved.command, resolved.env) == ("sse", "https://h/mcp", None, {})
-    assert resolved.headers == {"Authorization": f"Bearer {SECRET}"}
+    assert resolved == ResolvedHttp(
+        name="srv", transport="sse", url="https://h/mcp", headers={"Authorization": f"Bearer {SECRET}"}
+    )
+    assert resolved.redacted == {"url", "headers.Authorization"} and not hasattr(resolved, "command")
 
 
 def test_resolve_server_absolute_and_home_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from toolsift import ConfigError
-from toolsift.config import ProjectTrust, TrustCheck, launch_fingerprints, load_config
+from toolsift.config import HttpServer, ProjectTrust, StdioServer, TrustCheck, load_config
+from toolsift.config._fingerprint import launch_fingerprint, launch_fingerprints
 
 
 @pytest.fixture
@@ -52,6 +53,15 @@ def test_env_file_contents_are_part_of_the_launch(project: Path, tmp_path: Path)
     assert missing.changed == ("s",) and check(store, path).trusted
     (project / ".env").write_text("")
     assert check(store, path).changed == ("s",)
+
+
+def test_fingerprints_stay_those_remembered_before_servers_had_a_type_per_transport() -> None:
+    # Consents already in users' stores were given to these digests: a changed digest would ask them again.
+    stdio = StdioServer(command="uvx", args=("mcp-server-git",), env={"A": "1"}, type="stdio").with_name("git")
+    http = HttpServer(url="https://h.example/mcp", headers={"X-Key": "${KEY}"}, type="sse").with_name("notes")
+    root = Path("/")
+    assert launch_fingerprint(stdio, cwd=root) == "ee3dcf2fbfe025bf79c707213a46daef8aa399fb9d2a118a6f7151bbf4f881e5"
+    assert launch_fingerprint(http, cwd=root) == "932e84b6cb252973d7edf77fd6a9533674485fb133d4bd1ce365bedb75d7935c"
 
 
 def test_the_same_file_used_from_another_folder_launches_something_else(project: Path, tmp_path: Path) -> None:

@@ -13,16 +13,10 @@ from mcp_helpers import TESTS, example_server, faulty, in_memory, local_server, 
 from servers import EXAMPLES, example_module, http_server
 
 from toolsift import ConfigError, ServerUnavailable
-from toolsift.config import ServerConfig, load_config
-from toolsift.mcp_sessions import (
-    McpSession,
-    McpSessionGroup,
-    SessionEvent,
-    SessionState,
-    format_status,
-    register_mcp_tools,
-    status_rows,
-)
+from toolsift.config import HttpServer, load_config
+from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState, register_mcp_tools
+from toolsift.mcp_sessions._state import SessionEvent
+from toolsift.mcp_sessions._status import format_status, status_rows
 from toolsift.registry import ToolRegistry, TurnScope
 
 
@@ -179,7 +173,7 @@ async def test_bootstrap_follows_list_changed_with_an_atomic_swap(mode: str) -> 
 async def test_bootstrap_follows_list_changed_over_http() -> None:
     registry = ToolRegistry()
     async with http_server("faulty.py") as url:
-        config = ServerConfig(url=url, internal_only=False).with_name("dyn")
+        config = HttpServer(url=url, internal_only=False).with_name("dyn")
         async with register_mcp_tools([config], registry) as sessions:
             await registry.execute("dyn__add_tool", {"name": "greet"})
             await wait_for(sessions["dyn"], lambda s: "dyn__greet" in registry)

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from serve_project import served_http, write_project
 
-from toolsift.config import ServerConfig
+from toolsift.config import HttpServer
 from toolsift.mcp_sessions import McpSession, SessionState
 from toolsift.mcp_sessions._http_status import explain_http_errors
 
@@ -21,7 +21,7 @@ async def test_a_server_that_wants_a_token_says_http_401_and_how_to_authorise(tm
     config = write_project(tmp_path, serve={"token": "s3cret"})
     async with (
         served_http(config) as (url, _),
-        McpSession(ServerConfig(url=url, protocol=mode).with_name("remote")) as session,
+        McpSession(HttpServer(url=url, protocol=mode).with_name("remote")) as session,
     ):
         assert session.state is SessionState.ERROR
         error = session.status().error or ""

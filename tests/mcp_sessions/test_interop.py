@@ -18,7 +18,7 @@ import mcp.types as types
 import pytest
 from interop_servers import everything, needs_everything, needs_git, needs_time
 
-from toolsift.config import ServerConfig
+from toolsift.config import StdioServer
 from toolsift.mcp_sessions import McpSession, SessionState, register_mcp_tools
 from toolsift.registry import ToolRegistry
 
@@ -66,7 +66,7 @@ async def test_interop_everything_tools_through_the_registry() -> None:
 
 @needs_time
 async def test_interop_mcp_server_time_answers() -> None:
-    config = ServerConfig(
+    config = StdioServer(
         command=sys.executable,
         args=("-m", "mcp_server_time", "--local-timezone", "UTC"),
         trust="trusted",
@@ -98,7 +98,7 @@ async def test_interop_mcp_server_git_reads_a_real_repository(tmp_path: Path) ->
     for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "first commit"]):
         subprocess.run(["git", *argv], cwd=repo, env=env, check=True)
     (repo / "notes.txt").write_text("hello\n")
-    config = ServerConfig(
+    config = StdioServer(
         command=sys.executable,
         args=("-m", "mcp_server_git", "--repository", str(repo)),
         internal_only=False,

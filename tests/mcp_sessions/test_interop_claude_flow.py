@@ -13,7 +13,7 @@ import pytest
 from interop_servers import CLAUDE_FLOW, needs_claude_flow
 
 from toolsift import PermissionDenied
-from toolsift.config import ServerConfig
+from toolsift.config import ServerConfig, StdioServer
 from toolsift.mcp_sessions import SessionState, register_mcp_tools
 from toolsift.registry import ToolRegistry, TurnScope
 from toolsift.search import SearchIndex
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.interop, needs_claude_flow]
 @pytest.fixture
 def claude_flow(tmp_path: Path) -> ServerConfig:
     # It keeps its memory and policy files in its working folder and home: both in tmp_path.
-    return ServerConfig(
+    return StdioServer(
         command=str(CLAUDE_FLOW), args=("mcp", "start"), cwd=str(tmp_path), env={"HOME": str(tmp_path)}, timeout=120
     ).with_name("claude-flow")
 

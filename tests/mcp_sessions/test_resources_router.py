@@ -13,7 +13,7 @@ import mcp.types as types
 import pytest
 from mcp_helpers import example_server, in_memory, stdio_server
 
-from toolsift.config import ServerConfig
+from toolsift.config import ServerConfig, StdioServer
 from toolsift.mcp_sessions import (
     ListMcpResources,
     McpSession,
@@ -72,7 +72,7 @@ mcp.run("stdio")
 
 
 def resource_server(**fields: Any) -> ServerConfig:
-    return ServerConfig(command=sys.executable, args=("-c", RESOURCE_SERVER), **fields).with_name("res")
+    return StdioServer(command=sys.executable, args=("-c", RESOURCE_SERVER), **fields).with_name("res")
 
 
 @pytest.fixture(scope="module")
@@ -257,7 +257,7 @@ class StaticSession:
     """A ready session of toolsift's ResourceSession protocol whose one resource has several contents."""
 
     def __init__(self, contents: list[types.TextResourceContents | types.BlobResourceContents]) -> None:
-        self.config = ServerConfig(command="static", trust="trusted").with_name("static")
+        self.config = StdioServer(command="static", trust="trusted").with_name("static")
         self.catalog = ServerCatalog()
         self._contents = contents
 

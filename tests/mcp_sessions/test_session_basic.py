@@ -14,7 +14,7 @@ from servers import example_module, http_server
 from waits import poll_until
 
 from toolsift import ServerUnavailable
-from toolsift.config import ServerConfig
+from toolsift.config import HttpServer
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SessionState
 from toolsift.registry import ToolResult
 
@@ -207,7 +207,7 @@ async def test_session_uses_the_application_sampling_callback(mode: str) -> None
 @pytest.mark.parametrize("mode", MODES)
 async def test_session_speaks_streamable_http(mode: str) -> None:
     async with http_server("notes_http.py") as url:
-        config = ServerConfig(url=url, protocol=mode, headers={"X-Test": "1"}).with_name("notes")
+        config = HttpServer(url=url, protocol=mode, headers={"X-Test": "1"}).with_name("notes")
         async with McpSession(config) as session:
             assert session.status().transport == "http"
             assert not (await session.call_tool("note_add", {"title": "t", "body": "b"})).is_error
@@ -217,7 +217,7 @@ async def test_session_speaks_streamable_http(mode: str) -> None:
 
 async def test_session_speaks_legacy_sse() -> None:
     async with http_server("../../tests/sse_server.py") as url:
-        config = ServerConfig(url=url.removesuffix("/mcp") + "/sse", type="sse").with_name("general")
+        config = HttpServer(url=url.removesuffix("/mcp") + "/sse", type="sse").with_name("general")
         async with McpSession(config) as session:
             assert session.status().transport == "sse"
             assert text(await session.call_tool("echo", {"text": "over sse"})) == "over sse"

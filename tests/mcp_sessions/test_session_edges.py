@@ -6,6 +6,7 @@ import logging
 
 import anyio
 import anyio.to_thread
+import httpx2
 import pytest
 from mcp.client.auth.exceptions import OAuthTokenError
 from mcp_helpers import FAST, local_server, stdio_server, wait_for
@@ -13,7 +14,7 @@ from waits import poll_until
 
 from toolsift import ServerUnavailable
 from toolsift._redaction import Redactor
-from toolsift.config import ServerConfig
+from toolsift.config import HttpServer, StdioServer
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
 from toolsift.mcp_sessions._catalog import _paginate
 from toolsift.mcp_sessions._endpoint import resolve_endpoint
@@ -129,7 +130,7 @@ async def test_group_rejects_double_entry_and_unknown_retire() -> None:
 def test_endpoint_collects_every_resolved_value_for_masking(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOOLSIFT_TEST_ARG", "argument-secret")
     monkeypatch.setenv("TOOLSIFT_TEST_BIN", "/usr/bin/env")
-    config = ServerConfig(
+    config = StdioServer(
         command="${TOOLSIFT_TEST_BIN}",
         args=("--token", "${TOOLSIFT_TEST_ARG}"),
         env={"KEY": "value-secret"},
@@ -140,8 +141,8 @@ def test_endpoint_collects_every_resolved_value_for_masking(monkeypatch: pytest.
     assert endpoint.env["KEY"] == "value-secret" and "PATH" in endpoint.env
     assert "secret" not in repr(endpoint)
     headers = {"Authorization": "Bearer tok-123456"}
-    http = resolve_endpoint(ServerConfig(url="http://127.0.0.1:9/mcp", headers=headers).with_name("h"))
-    assert http.env == {} and Redactor(http.secrets)("sent tok-123456") == "sent [redacted]"
+    http = resolve_endpoint(HttpServer(url="http://127.0.0.1:9/mcp", headers=headers).with_name("h"))
+    assert not hasattr(http, "env") and Redactor(http.secrets)("sent tok-123456") == "sent [redacted]"
 
 
 def test_redactor_masks_values_and_their_words_but_not_short_ones() -> None:
@@ -152,7 +153,7 @@ def test_redactor_masks_values_and_their_words_but_not_short_ones() -> None:
 
 def test_describe_exception_names_the_cause() -> None:
     def describe(exc: BaseException) -> str:
-        return describe_exception(exc, command=None, url=None, redact=str)
+        return describe_exception(exc, server=None, redact=str)
 
     assert describe(ExceptionGroup("outer", [ExceptionGroup("inner", [OSError("boom")])])) == "OSError: boom"
     assert describe(FileNotFoundError("x")) == "FileNotFoundError: x"
@@ -161,6 +162,18 @@ def test_describe_exception_names_the_cause() -> None:
     assert timeout_result("s", "t", None).text_content() == (
         "Tool 't' of MCP server 's' did not answer; the server was told to cancel it."
     )
+
+
+def test_describe_exception_names_what_the_servers_transport_could_not_reach() -> None:
+    stdio, http = StdioServer(command="no-such-program"), HttpServer(url="https://h.example/mcp")
+    missing, refused = FileNotFoundError("x"), httpx2.ConnectError("refused")
+    assert describe_exception(missing, server=stdio, redact=str) == "command 'no-such-program' was not found"
+    assert (
+        describe_exception(refused, server=http, redact=str)
+        == "cannot reach 'https://h.example/mcp': ConnectError: refused"
+    )
+    # A cause that does not belong to the server's transport is described as it is.
+    assert describe_exception(missing, server=http, redact=str) == "FileNotFoundError: x"
 
 
 async def test_stderr_pipe_keeps_partial_and_overlong_lines(caplog: pytest.LogCaptureFixture) -> None:

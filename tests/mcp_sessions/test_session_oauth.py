@@ -17,7 +17,7 @@ import pytest
 from mcp.shared.auth import AuthorizationCodeResult, OAuthToken
 from servers import http_server
 
-from toolsift.config import ServerConfig
+from toolsift.config import HttpServer
 from toolsift.mcp_sessions import (
     ClientCallbacks,
     FileTokenStorage,
@@ -44,8 +44,8 @@ class Browser:
         return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0])
 
 
-def oauth(url: str, **auth: object) -> ServerConfig:
-    return ServerConfig.model_validate({"url": url, "auth": auth}).with_name("notes")
+def oauth(url: str, **auth: object) -> HttpServer:
+    return HttpServer.model_validate({"url": url, "auth": auth}).with_name("notes")
 
 
 def text(result: object) -> str:
@@ -75,6 +75,17 @@ async def test_a_person_signs_in_once_and_later_sessions_use_the_saved_tokens() 
         async with McpSession(config) as again:  # no sign-in handler: the saved tokens must do
             assert again.state is SessionState.READY, again.reason
             assert text(await again.call_tool("whoami")).startswith(client)  # the same registered client
+    assert browser.signed_in == ["notes"]
+
+
+async def test_a_url_from_a_variable_is_signed_in_to_at_the_resolved_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    browser = Browser()
+    async with http_server("oauth_notes.py") as url:
+        monkeypatch.setenv("TOOLSIFT_TEST_NOTES_URL", url)
+        config = oauth("${TOOLSIFT_TEST_NOTES_URL}")
+        options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))
+        async with McpSession(config, options=options) as session:
+            assert session.state is SessionState.READY, session.reason
     assert browser.signed_in == ["notes"]
 
 
@@ -108,7 +119,7 @@ async def test_without_tokens_or_a_sign_in_handler_the_session_names_the_command
 
 
 async def test_a_server_without_auth_that_answers_401_says_how_to_authorise() -> None:
-    async with http_server("oauth_notes.py") as url, McpSession(ServerConfig(url=url).with_name("bare")) as session:
+    async with http_server("oauth_notes.py") as url, McpSession(HttpServer(url=url).with_name("bare")) as session:
         assert session.state is SessionState.ERROR
         assert "HTTP 401 Unauthorized" in (session.reason or "")
         assert "wants an OAuth sign-in" in (session.reason or "") and "toolsift auth login" in (session.reason or "")

@@ -8,7 +8,8 @@ import mcp.types as types
 import pytest
 from mcp_helpers import faulty, in_memory, stdio_server, wait_for
 
-from toolsift.mcp_sessions import McpSession, SessionEvent
+from toolsift.mcp_sessions import McpSession
+from toolsift.mcp_sessions._state import SessionEvent
 from toolsift.registry import RegistryChange, ToolRegistry, ToolResult
 
 BURST = 1000

@@ -14,15 +14,10 @@ from servers import http_server, wait_for_file
 from waits import poll_until
 
 from toolsift import ServerDraining, ServerUnavailable
-from toolsift.config import ServerConfig
-from toolsift.mcp_sessions import (
-    McpSession,
-    McpSessionGroup,
-    RestartPolicy,
-    SessionEvent,
-    SessionOptions,
-    SessionState,
-)
+from toolsift.config import HttpServer
+from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionOptions, SessionState
+from toolsift.mcp_sessions._options import RestartPolicy
+from toolsift.mcp_sessions._state import SessionEvent
 from toolsift.registry import ToolRegistry, ToolResult
 
 CANCELLED = "CANCELLED slow\n"
@@ -123,7 +118,7 @@ async def test_session_loses_an_http_server_and_pauses_reconnecting() -> None:
 
     async with anyio.create_task_group() as group:
         url = await group.start(serve)
-        config = ServerConfig(url=url, max_restarts=1, timeout=5).with_name("notes")
+        config = HttpServer(url=url, max_restarts=1, timeout=5).with_name("notes")
         async with McpSession(config, options=FAST) as session:
             assert not (await session.call_tool("note_list")).is_error
             stop.set()

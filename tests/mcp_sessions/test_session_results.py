@@ -12,10 +12,10 @@ from mcp_helpers import local_server, stdio_server
 from servers import http_server
 
 from toolsift import ConfigError
-from toolsift.config import ServerConfig, parse_config
+from toolsift._fence import suspicious_patterns
+from toolsift.config import HttpServer, StdioServer, parse_config
 from toolsift.mcp_sessions import McpSession, McpSessionGroup
 from toolsift.mcp_sessions._framing import LineFramer
-from toolsift.mcp_sessions._untrusted import suspicious_patterns
 from toolsift.registry import ToolResult
 
 LIMIT = 1_000_000
@@ -53,7 +53,7 @@ async def test_session_drops_a_stdio_result_over_the_limit_and_keeps_serving() -
 @pytest.mark.parametrize("flags", [(), ("--json-response",)])
 async def test_session_drops_an_http_result_over_the_limit_and_keeps_serving(flags: tuple[str, ...]) -> None:
     async with http_server("faulty.py", *flags) as url:
-        config = ServerConfig(url=url, max_result_bytes=LIMIT, protocol="legacy").with_name("remote")
+        config = HttpServer(url=url, max_result_bytes=LIMIT, protocol="legacy").with_name("remote")
         async with McpSession(config) as session:
             dropped = await session.call_tool("big", {"size": 3 * LIMIT})
             assert 3 * LIMIT < dropped_size(dropped, "remote") < 3.1 * LIMIT
@@ -93,7 +93,7 @@ async def test_a_big_result_in_flight_does_not_hold_up_another_servers_call() ->
 def test_max_result_bytes_is_read_from_the_config_and_must_be_positive() -> None:
     servers = {"tools": {"mcpServers": {"big": {"command": "x", "maxResultBytes": 5000}}}}
     assert parse_config(servers).tools.mcp_servers["big"].max_result_bytes == 5000
-    assert ServerConfig(command="x").max_result_bytes == 10 * 1024 * 1024
+    assert StdioServer(command="x").max_result_bytes == 10 * 1024 * 1024
     servers["tools"]["mcpServers"]["big"]["maxResultBytes"] = 0
     with pytest.raises(ConfigError, match=r"tools\.mcpServers\.big\.maxResultBytes: expected greater than 0, found 0"):
         parse_config(servers)

@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolsift import ServerDraining, ServerUnavailable
-from toolsift.config import ServerConfig
-from toolsift.mcp_sessions import McpSession, SessionEvent, SessionState
+from toolsift.config import StdioServer
+from toolsift.mcp_sessions import McpSession, SessionState
 from toolsift.mcp_sessions._draining import Drain
+from toolsift.mcp_sessions._state import SessionEvent
 
 S = SessionState
 WAY_OUT = (S.DRAINING, S.CLOSING, S.CLOSED)
@@ -30,7 +31,7 @@ ALLOWED = {
 
 
 def _session() -> McpSession:
-    return McpSession(ServerConfig(command="unused").with_name("srv"))
+    return McpSession(StdioServer(command="unused").with_name("srv"))
 
 
 def _allowed(current: SessionState, target: SessionState) -> bool:

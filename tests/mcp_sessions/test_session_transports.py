@@ -1,4 +1,4 @@
-"""The transport seam: the endpoint's kind picks stdio, HTTP or SSE; ``SessionOptions.transports`` may name another."""
+"""The transport seam: the endpoint's type picks stdio, HTTP or SSE; ``SessionOptions.transports`` may name another."""
 
 from __future__ import annotations
 
@@ -7,29 +7,49 @@ from pathlib import Path
 import pytest
 from mcp_helpers import example_server, in_memory, stdio_server
 
-from toolsift.config import ServerConfig
+from toolsift.config import HttpServer, ServerConfig, StdioServer
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
-from toolsift.mcp_sessions._endpoint import Endpoint
+from toolsift.mcp_sessions._endpoint import Endpoint, HttpEndpoint, StdioEndpoint, resolve_endpoint
 from toolsift.mcp_sessions._transport import HttpTransport, SseTransport, StdioTransport, transport_for
 from toolsift.registry import ToolRegistry
 
 
 @pytest.mark.parametrize(
-    ("kind", "expected"), [("stdio", StdioTransport), ("http", HttpTransport), ("sse", SseTransport)]
+    ("endpoint", "expected"),
+    [
+        (StdioEndpoint(command="server"), StdioTransport),
+        (HttpEndpoint(url="http://127.0.0.1:1/mcp"), HttpTransport),
+        (HttpEndpoint(kind="sse", url="http://127.0.0.1:1/sse"), SseTransport),
+    ],
 )
-def test_transport_for_picks_the_endpoints_kind(kind: str, expected: type) -> None:
-    endpoint = Endpoint(
-        kind=kind,
-        command="server" if kind == "stdio" else None,  # type: ignore[arg-type]
-        url=None if kind == "stdio" else "http://127.0.0.1:1/mcp",
-    )
+def test_transport_for_picks_the_endpoints_type(endpoint: Endpoint, expected: type) -> None:
     assert isinstance(transport_for(endpoint), expected)
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (StdioServer(command="server", args=("--flag",)), StdioEndpoint),
+        (HttpServer(url="https://h.example/mcp", headers={"X-Key": "k-secret"}), HttpEndpoint),
+        (HttpServer(url="https://h.example/sse", type="sse"), HttpEndpoint),
+    ],
+)
+def test_endpoint_is_of_the_configs_transport(config: ServerConfig, expected: type) -> None:
+    endpoint = resolve_endpoint(config.with_name("s"))
+    assert type(endpoint) is expected
+    match endpoint:
+        case StdioEndpoint():
+            assert (endpoint.command, endpoint.args) == ("server", ("--flag",)) and "PATH" in endpoint.env
+        case HttpEndpoint():
+            assert isinstance(config, HttpServer)
+            assert (endpoint.kind, endpoint.url) == (config.transport_kind, config.url)
+            assert "k-secret" not in repr(endpoint)
 
 
 @pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
 async def test_session_reaches_a_server_of_this_process_in_memory(mode: str, version: str, tmp_path: Path) -> None:
     # The config names a command that does not exist: nothing is spawned when the server is reached in memory.
-    config = ServerConfig(command=str(tmp_path / "no-such-server"), protocol=mode, internal_only=False).with_name(
+    config = StdioServer(command=str(tmp_path / "no-such-server"), protocol=mode, internal_only=False).with_name(
         "general"
     )
     registry, options = ToolRegistry(), in_memory({"general": example_server("general.py")})

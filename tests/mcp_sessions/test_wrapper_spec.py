@@ -9,8 +9,8 @@ import pytest
 from mcp_helpers import example_server, in_memory, stdio_server
 
 from toolsift import InvalidToolName
-from toolsift.mcp_sessions import McpSession, McpToolWrapper, register_mcp_tools
-from toolsift.mcp_sessions._wrapper import build_wrappers, tool_spec
+from toolsift.mcp_sessions import McpSession, register_mcp_tools
+from toolsift.mcp_sessions._wrapper import McpToolWrapper, build_wrappers, tool_spec
 from toolsift.registry import Level, ToolRegistry
 
 ANNOTATED = types.Tool(

@@ -7,16 +7,10 @@ from typing import Any
 import anyio
 import pytest
 
-from toolsift import InvalidArguments, Level, Permissions, ServerUnavailable, TurnScope
-from toolsift.pipeline import (
-    REFUSAL_KEY,
-    Middleware,
-    Pipeline,
-    ResultGuard,
-    refusal_of,
-    refuse,
-)
-from toolsift.registry import CallHandler, CallRecord, ToolRegistry, ToolResult, tool
+from toolsift import InvalidArguments, ServerUnavailable, TurnScope
+from toolsift.pipeline import Middleware, Pipeline, ResultGuard, refuse
+from toolsift.pipeline._call import REFUSAL_KEY, refusal_of
+from toolsift.registry import CallHandler, CallRecord, Level, Permissions, ToolRegistry, ToolResult, tool
 
 
 @tool(read_only=True)

@@ -9,20 +9,15 @@ import mcp.types as mcp_types
 import pytest
 from pydantic import ValidationError
 
-from toolsift import InvalidPattern, Level, Permissions, TurnScope
+from toolsift import InvalidPattern, TurnScope
+from toolsift._fence import split_fence
 from toolsift.builtins import CommandPolicy
 from toolsift.config import ArgumentRule, UrlPolicy
-from toolsift.pipeline import (
-    AuditTrail,
-    Middleware,
-    PermissionFilter,
-    Pipeline,
-    ResultGuard,
-    SecurityGuard,
-    refusal_of,
-    result_size,
-)
-from toolsift.registry import AuditEvent, AuditLog, CallRecord, ToolRegistry, ToolResult, tool
+from toolsift.mcp_sessions import guard_result
+from toolsift.pipeline import AuditTrail, Middleware, PermissionFilter, Pipeline, ResultGuard, SecurityGuard
+from toolsift.pipeline._call import refusal_of
+from toolsift.pipeline._size import result_size
+from toolsift.registry import AuditEvent, AuditLog, CallRecord, Level, Permissions, ToolRegistry, ToolResult, tool
 
 
 @tool(read_only=True)
@@ -219,15 +214,57 @@ def _fence(result: ToolResult, name: str) -> ToolResult:
     return ToolResult.text(f"<<{name}:{result.text_content()}>>")
 
 
-async def test_result_guard_refuses_oversized_results(registry: ToolRegistry) -> None:
+async def test_result_guard_cuts_an_oversized_result_with_a_note(registry: ToolRegistry) -> None:
     pipeline = Pipeline.for_registry(registry, [Middleware(ResultGuard, max_bytes=50)])
     assert (await pipeline("big", {"size": 50})).text_content() == "x" * 50
-    refused = await pipeline("big", {"size": 51})
-    assert refused.text_content() == (
-        "The result of tool 'big' is 51 bytes, over the limit of 50 bytes; ask for "
-        "less (a smaller file, a narrower query)"
-    )
-    assert refusal_of(refused) == {"stage": "ResultGuard", "audited": False}
+    cut = await pipeline("big", {"size": 51})
+    assert not cut.is_error and refusal_of(cut) is None
+    assert [block.text for block in cut.content if isinstance(block, mcp_types.TextContent)] == [
+        "x" * 50,
+        "[toolsift: this result was cut to fit the limit of 50 bytes (about 12 tokens): the tool returned "
+        "51 bytes, 50 are shown. Ask for less (a narrower query, a range, a page) to see the rest.]",
+    ]
+
+
+async def test_result_guard_takes_the_smaller_of_its_byte_and_token_limits(registry: ToolRegistry) -> None:
+    tokens = Pipeline.for_registry(registry, [Middleware(ResultGuard, max_bytes=100, max_tokens=10)])
+    assert (await tokens("big", {"size": 41})).content[0] == mcp_types.TextContent(text="x" * 40)
+    assert (await tokens("big", {"size": 40})).text_content() == "x" * 40
+    only_tokens = Pipeline.for_registry(registry, [Middleware(ResultGuard, max_tokens=10)])
+    assert "limit of 40 bytes" in (await only_tokens("big", {"size": 41})).text_content()
+
+
+async def test_result_guard_fences_before_it_cuts_so_the_fence_is_counted_and_closed(
+    registry: ToolRegistry,
+) -> None:
+    def real_fence(result: ToolResult, name: str) -> ToolResult:
+        return guard_result(result, server="builtin", tool=name)
+
+    stage = [Middleware(ResultGuard, max_bytes=300, untrusted=["big"], fence=real_fence)]
+    cut = await Pipeline.for_registry(registry, stage)("big", {"size": 290})
+    kept, note = [block.text for block in cut.content if isinstance(block, mcp_types.TextContent)]
+    fenced = split_fence(kept)
+    assert fenced is not None, kept  # the closing marker survived the cut: the note is outside the fence
+    assert len(kept.encode()) == 300 and fenced[1] == "x" * (300 - len(fenced[0]) - len(fenced[2]))
+    assert "the tool returned " in note and ", 300 are shown" in note
+
+
+async def test_a_cut_that_leaves_out_the_structured_content_is_an_error_result() -> None:
+    result = ToolResult.from_value({"rows": "r" * 70})
+
+    async def answer(call: CallRecord) -> ToolResult:
+        return result
+
+    cut = await ResultGuard(answer, max_bytes=100)(CallRecord("rows"))
+    assert cut.is_error and cut.structured_content is None
+    assert cut.content[0] == result.content[0] and "left out: the structured content" in cut.text_content()
+    assert await ResultGuard(answer, max_bytes=200)(CallRecord("rows")) is result
+
+
+def test_result_guard_limits_must_be_positive(registry: ToolRegistry) -> None:
+    for option in ("max_bytes", "max_tokens"):
+        with pytest.raises(ValueError, match=f"{option} must be positive, got 0"):
+            ResultGuard(Pipeline.for_registry(registry).handle, **{option: 0})
 
 
 async def test_result_guard_fences_untrusted_tools_only(registry: ToolRegistry) -> None:
@@ -280,20 +317,19 @@ async def test_audit_trail_records_guard_refusals_once(registry: ToolRegistry, t
         ],
     )
     await pipeline("fetch", {"url": "http://evil.example/", "note": "token=abc"})  # SecurityGuard
-    await pipeline("big", {"size": 41})  # ran, then ResultGuard withheld it
+    await pipeline("big", {"size": 41})  # ran; ResultGuard cut it, and the registry's record stands
     await pipeline("put", {"path": "a"})  # registry: layer 5
     await pipeline("fetch", {"url": "http://ok.example/"})  # fine
     summary = [(e.kind, e.tool, e.layer, e.flags, e.agent) for e in events]
     assert summary == [
         ("tool.denied", "fetch", None, ("SecurityGuard",), "ci"),
         ("tool.executed", "big", None, (), "ci"),
-        ("tool.failed", "big", None, ("ResultGuard",), "ci"),
         ("tool.denied", "put", 5, (), "ci"),
         ("tool.executed", "fetch", None, (), "ci"),
     ]
     assert "denied pattern 'evil.example'" in (events[0].reason or "")
     lines = (tmp_path / "audit.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 5
+    assert len(lines) == 4
     assert '"flags": ["SecurityGuard"]' in lines[0]
 
 

@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from toolsift import ConfigError, PermissionDenied, ToolNotFound
 from toolsift.config import parse_config
 from toolsift.pipeline import trace_configured_calls, trace_tool_calls
-from toolsift.registry import AuditLog, Permissions, ToolRegistry, ToolResult, TurnScope, tool
+from toolsift.registry import AuditEvent, AuditLog, Permissions, ToolRegistry, ToolResult, TurnScope, tool
 from toolsift.toolbox import Toolbox
 
 SECRET = "hunter2-not-in-spans"
@@ -175,3 +175,10 @@ async def test_the_config_switch_traces_a_toolbox_while_it_runs(
         await box.registry.execute("fails")
     await box.registry.execute("fails")  # after the toolbox closed: no longer traced
     assert [s.name for s in spans.get_finished_spans()] == ["execute_tool fails"]
+
+
+def test_model_rounds_in_the_audit_make_no_tool_span(registry: ToolRegistry, spans: InMemorySpanExporter) -> None:
+    registry.audit.emit(
+        AuditEvent(kind="model.round", tool="claude-test", outcome="ok", call_id="r", duration_ms=1.0, tokens={})
+    )
+    assert spans.get_finished_spans() == ()

@@ -12,16 +12,9 @@ from hypothesis import strategies as st
 from local_tools import RecordingTool
 
 from toolsift import InvalidArguments, InvalidPattern, PermissionDenied
-from toolsift.config import PermissionsConfig
-from toolsift.registry import (
-    ApprovalRequest,
-    AuditEvent,
-    Level,
-    Permissions,
-    ToolRegistry,
-    TurnScope,
-    compile_patterns,
-)
+from toolsift._globs import compile_patterns
+from toolsift.config._toolsift import PermissionsConfig
+from toolsift.registry import ApprovalRequest, AuditEvent, Level, Permissions, ToolRegistry, TurnScope
 
 SCHEMA = {
     "type": "object",

@@ -10,7 +10,8 @@ import pytest
 from local_tools import BrokenTool, RecordingTool, SlowTool
 
 from toolsift import InvalidArguments, PermissionDenied, ServerDraining, ToolNotFound
-from toolsift.registry import AuditEvent, AuditLog, CallRecord, ToolContext, ToolRegistry, ToolResult, TurnScope, redact
+from toolsift._redaction import redact
+from toolsift.registry import AuditEvent, AuditLog, CallRecord, ToolContext, ToolRegistry, ToolResult, TurnScope
 
 SCHEMA = {
     "type": "object",

@@ -11,8 +11,9 @@ from jsonschema import Draft202012Validator
 from local_tools import RecordingTool
 
 from toolsift import UnknownFormat
-from toolsift.registry import FORMATS, ToolRegistry, ToolSpec, TurnScope, get_format
-from toolsift.registry.formats import drop_optional_nulls, strict_schema
+from toolsift.registry import ToolRegistry, ToolSpec, TurnScope
+from toolsift.registry.formats import FORMATS, get_format
+from toolsift.registry.formats._strict import drop_optional_nulls, strict_schema
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 GEMINI_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$")

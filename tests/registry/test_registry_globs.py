@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolsift import InvalidPattern
-from toolsift.registry import compile_patterns, literal_server, validate_pattern
+from toolsift._globs import compile_patterns, literal_server, validate_pattern
 from toolsift.registry._name_index import NameIndex
 
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from local_tools import RecordingTool
 
 from toolsift import InvalidToolName, PermissionDenied
-from toolsift.registry import ToolRegistry, TurnScope, validate_tool_name
+from toolsift._names import validate_tool_name
+from toolsift.registry import ToolRegistry, TurnScope
 
 SERVERS = ["alpha", "beta", "claude-flow", "cf"]
 # Parts include names that need provider aliases ('.', '/', over 64 characters once namespaced).

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from local_tools import RecordingTool
 
 from toolsift import PermissionDenied
-from toolsift.registry import FORMATS, ApprovalRequest, Level, Permissions, ToolRegistry, ToolRule, ToolSpec
+from toolsift.registry import ApprovalRequest, Level, Permissions, ToolRegistry, ToolRule, ToolSpec
+from toolsift.registry.formats import FORMATS
 
 
 def mcp_tool(server: str, remote: str, prefix: str | None = None) -> RecordingTool:

@@ -22,7 +22,7 @@ from json_values import json_values
 from jsonschema import Draft202012Validator
 from local_tools import RecordingTool
 
-from toolsift.config import ServerConfig
+from toolsift.config import ServerConfig, StdioServer
 from toolsift.mcp_sessions import McpSession
 from toolsift.registry import ToolRegistry
 
@@ -31,12 +31,12 @@ SERVERS = Path(__file__).resolve().parents[2] / "examples" / "servers"
 
 def _configs() -> list[ServerConfig]:
     configs = [
-        ServerConfig(command=sys.executable, args=(str(SERVERS / name),), protocol="legacy").with_name(stem)
+        StdioServer(command=sys.executable, args=(str(SERVERS / name),), protocol="legacy").with_name(stem)
         for stem, name in (("general", "general.py"), ("flow", "flow.py"))
     ]
     # The PyPI reference servers, where installed (.ci/run installs them).
     configs += [
-        ServerConfig(command=sys.executable, args=("-m", module), protocol="legacy").with_name(stem)
+        StdioServer(command=sys.executable, args=("-m", module), protocol="legacy").with_name(stem)
         for stem, module in (("time", "mcp_server_time"), ("git", "mcp_server_git"))
         if importlib.util.find_spec(module) is not None
     ]

@@ -11,7 +11,9 @@ import pytest
 from local_tools import RecordingTool
 
 from toolsift.registry import ToolRegistry
-from toolsift.search import Bm25Backend, Ranker, SearchDocument, SearchIndex
+from toolsift.search import SearchIndex
+from toolsift.search._bm25 import Bm25Backend, Ranker
+from toolsift.search._documents import SearchDocument
 
 
 class WatchedBackend:

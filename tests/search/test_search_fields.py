@@ -12,7 +12,8 @@ import pytest
 from local_tools import RecordingTool
 
 from toolsift.registry import ToolRegistry
-from toolsift.search import Bm25Backend, SearchIndex
+from toolsift.search import SearchIndex
+from toolsift.search._bm25 import Bm25Backend
 from toolsift.search._documents import tool_document, without_mentions
 from toolsift.search._fielded import FieldedIndex
 from toolsift.search._query import expand

@@ -7,8 +7,9 @@ from test_search_ranking import corpus_registry
 from test_search_unlock import offering, search
 
 from toolsift import InvalidArguments
+from toolsift._names import SEARCH_TOOL_NAME
 from toolsift.registry import ToolRegistry, TurnScope
-from toolsift.search import SEARCH_TOOL_NAME, SearchIndex, SearchToolsTool
+from toolsift.search import SearchIndex, SearchToolsTool
 
 F = "claude-flow__"
 STORE, SAVE, SWARM = "store a value in memory", "save a value to memory", "start a new swarm of agents"

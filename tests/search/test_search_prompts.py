@@ -14,8 +14,8 @@ from toolsift import SkillNotFound, SkillRenderError
 from toolsift.agent import Conversation
 from toolsift.mcp_sessions import McpSession
 from toolsift.registry import ToolRegistry
-from toolsift.search import McpPromptSkill, SearchIndex, SkillCatalog, prompt_skills
-from toolsift.search._prompt_skills import _variable_name
+from toolsift.search import SearchIndex, SkillCatalog
+from toolsift.search._prompt_skills import McpPromptSkill, _variable_name, prompt_skills
 from toolsift.skills import SkillsLoader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +68,7 @@ async def test_use_renders_a_prompt_through_the_server(catalog: SkillCatalog) ->
     reply = await conversation.handle_command("/use general__review def f(): return 1")
     assert reply is not None and reply.ok, reply
     assert conversation.active_skill.name == "general__review"
-    instructions = conversation.turn().instructions
+    instructions = conversation.instructions_now()
     assert "# Skill: general__review" in instructions
     assert "Please review this code" in instructions and "def f(): return 1" in instructions
 
@@ -77,10 +77,10 @@ async def test_use_sends_optional_arguments_only_when_given(catalog: SkillCatalo
     conversation = Conversation(ToolRegistry(), catalog)
     reply = await conversation.handle_command('/use general__summarize text="the report"')
     assert reply is not None and reply.ok
-    assert "in a short style" in conversation.turn().instructions  # the server's default
+    assert "in a short style" in conversation.instructions_now()  # the server's default
     reply = await conversation.handle_command('/use general__summarize text="the report" style=bullet')
     assert reply is not None and reply.ok
-    assert "in a bullet style" in conversation.turn().instructions
+    assert "in a bullet style" in conversation.instructions_now()
 
 
 async def test_use_reports_missing_arguments(catalog: SkillCatalog) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toolsift.config import ServerConfig
+from toolsift.config import StdioServer
 from toolsift.mcp_sessions._wrapper import tool_spec
 from toolsift.registry import ToolContext, ToolRegistry, ToolResult, ToolSpec
 from toolsift.search import SearchIndex
@@ -81,7 +81,7 @@ class CatalogTool:
 
 def corpus_registry() -> ToolRegistry:
     """The flow server's tools as ``claude-flow__*`` (internal), exactly as a session would register them."""
-    config = ServerConfig(command="flow").with_name("claude-flow")
+    config = StdioServer(command="flow").with_name("claude-flow")
     registry = ToolRegistry()
     registry.replace_server(
         "claude-flow", [CatalogTool(tool_spec(config, entry.tool)) for entry in CATALOG], internal=True

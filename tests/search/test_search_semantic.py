@@ -15,15 +15,9 @@ from local_tools import RecordingTool
 
 from toolsift import ConfigError
 from toolsift.registry import ToolRegistry
-from toolsift.search import (
-    HybridBackend,
-    SearchIndex,
-    SemanticBackend,
-    _minilm,
-    _semantic,
-    load_local_embedder,
-    semantic_available,
-)
+from toolsift.search import SearchIndex, _minilm, _semantic, semantic_available
+from toolsift.search._hybrid import HybridBackend
+from toolsift.search._semantic import SemanticBackend, load_local_embedder
 
 LOCAL_MODEL = pytest.mark.skipif(not semantic_available(), reason=f"needs {_semantic.INSTALL_HINT}")
 

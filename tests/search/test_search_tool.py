@@ -12,8 +12,9 @@ from local_tools import RecordingTool
 from test_search_ranking import corpus_registry
 
 from toolsift import PermissionDenied
-from toolsift.registry import Level, Permissions, ToolRegistry, ToolResult, TurnScope
-from toolsift.search import SEARCH_TOOL_NAME, Discovery, SearchIndex, SearchToolsTool
+from toolsift._names import SEARCH_TOOL_NAME
+from toolsift.registry import CallRecord, Level, Permissions, ToolRegistry, ToolResult, TurnScope
+from toolsift.search import Discovery, SearchIndex, SearchToolsTool
 from toolsift.skills import SkillsLoader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,9 +53,11 @@ async def search(
     query: str,
     scope: TurnScope | None = None,
     permissions: Permissions | None = None,
+    discovery: Discovery | None = None,
     **args: Any,
 ) -> dict[str, Any]:
-    result = await registry.execute(SEARCH, {"query": query, **args}, scope, permissions)
+    extensions = (discovery,) if discovery is not None else ()
+    result = await registry.execute(SEARCH, {"query": query, **args}, scope, permissions, extensions=extensions)
     assert not result.is_error, result.text_content()
     payload = json.loads(result.text_content())
     assert payload == result.structured_content
@@ -71,8 +74,7 @@ async def test_search_tools_unlocks_matches_into_the_next_scope(registry: ToolRe
     assert F + "memory_store" not in {t.spec.name for t in registry.visible_tools(scope)}
     with pytest.raises(PermissionDenied, match="layer 1"):
         await registry.execute(F + "memory_store", {}, scope)
-    with discovery.bound():
-        payload = await search(registry, "store a value in memory", scope, max=3)
+    payload = await search(registry, "store a value in memory", scope, discovery=discovery, max=3)
     entry = listed(payload)[F + "memory_store"]
     assert entry == {
         "name": F + "memory_store",
@@ -98,13 +100,13 @@ async def test_search_tools_never_lists_tools_outside_the_agent_allowlist(
 ) -> None:
     discovery = Discovery(registry)
     scope = discovery.scope_for_turn(TurnScope(agent_allowed=(SEARCH, "claude-flow__memory_*"), agent="a"))
-    with discovery.bound():
-        payload = await search(registry, "start a new swarm of agents, or store a value in memory", scope, max=25)
+    payload = await search(
+        registry, "start a new swarm of agents, or store a value in memory", scope, discovery=discovery, max=25
+    )
     assert payload["tools"] and all(name.startswith(F + "memory_") for name in listed(payload))
     assert all(name.startswith(F + "memory_") for name in discovery.unlocked)
     # An exact name outside layer 3 is not found either.
-    with discovery.bound():
-        assert F + "swarm_init" not in listed(await search(registry, F + "swarm_init", scope))
+    assert F + "swarm_init" not in listed(await search(registry, F + "swarm_init", scope, discovery=discovery))
 
 
 async def test_search_tools_lists_but_does_not_unlock_what_the_active_skill_excludes(
@@ -112,8 +114,7 @@ async def test_search_tools_lists_but_does_not_unlock_what_the_active_skill_excl
 ) -> None:
     discovery = Discovery(registry)
     scope = discovery.scope_for_turn(TurnScope(skill_allowed=("claude-flow__memory_*", SEARCH), skill="flow-memory"))
-    with discovery.bound():
-        payload = await search(registry, "initialize a new agent swarm with a topology", scope, max=3)
+    payload = await search(registry, "initialize a new agent swarm with a topology", scope, discovery=discovery, max=3)
     entry = listed(payload)[F + "swarm_init"]
     assert entry["callable"] is False
     assert entry["reason"] == "layer 4: not in skill 'flow-memory' allowed-tools"
@@ -127,10 +128,14 @@ async def test_search_tools_lists_but_does_not_unlock_what_permissions_refuse(
 ) -> None:
     discovery = Discovery(registry)
     permissions = Permissions(level=Level.WRITE, denylist=("claude-flow__memory_delete",))
-    with discovery.bound():
-        payload = await search(
-            registry, "delete or retrieve a memory entry", discovery.scope_for_turn(TurnScope()), permissions, max=5
-        )
+    payload = await search(
+        registry,
+        "delete or retrieve a memory entry",
+        discovery.scope_for_turn(TurnScope()),
+        permissions,
+        discovery=discovery,
+        max=5,
+    )
     tools = listed(payload)
     assert tools[F + "memory_delete"]["callable"] is False
     assert tools[F + "memory_delete"]["reason"] == "layer 5: it matches the caller's denylist"
@@ -138,8 +143,7 @@ async def test_search_tools_lists_but_does_not_unlock_what_permissions_refuse(
     assert F + "memory_delete" not in discovery.unlocked and F + "memory_retrieve" in discovery.unlocked
     # A read-only caller may search, but tools that need more than `read` stay locked.
     reader = Permissions(level=Level.READ)
-    with discovery.bound():
-        payload = await search(registry, "store a value in memory", TurnScope(), reader, max=1)
+    payload = await search(registry, "store a value in memory", TurnScope(), reader, discovery=discovery, max=1)
     assert listed(payload)[F + "memory_store"]["reason"] == "layer 5: it requires level write, the caller has read"
 
 
@@ -147,11 +151,11 @@ async def test_the_best_callable_hit_is_unlocked_when_the_best_hit_is_refused(
     registry: ToolRegistry, index: SearchIndex
 ) -> None:
     query = "delete a memory entry"
-    with Discovery(registry).bound():
-        first, second = [entry["name"] for entry in (await search(registry, query, max=2))["tools"]]
+    first, second = [
+        entry["name"] for entry in (await search(registry, query, discovery=Discovery(registry), max=2))["tools"]
+    ]
     discovery = Discovery(registry)
-    with discovery.bound():
-        payload = await search(registry, query, permissions=Permissions(denylist=(first,)), max=2)
+    payload = await search(registry, query, permissions=Permissions(denylist=(first,)), discovery=discovery, max=2)
     assert [entry["callable"] for entry in payload["tools"]] == [False, True]
     assert payload["unlocked"] == [second] and discovery.unlocked == {second}
 
@@ -160,8 +164,7 @@ async def test_search_tools_in_plan_mode_offers_read_only_tools_only(
     registry: ToolRegistry, index: SearchIndex
 ) -> None:
     discovery = Discovery(registry)
-    with discovery.bound():
-        payload = await search(registry, "memory", TurnScope(read_only=True), max=25)
+    payload = await search(registry, "memory", TurnScope(read_only=True), discovery=discovery, max=25)
     for name, entry in listed(payload).items():
         assert entry["callable"] is registry.get(name).spec.read_only
     assert all(registry.get(name).spec.read_only for name in discovery.unlocked)
@@ -170,8 +173,7 @@ async def test_search_tools_in_plan_mode_offers_read_only_tools_only(
 async def test_an_unsearchable_server_never_appears(registry: ToolRegistry, index: SearchIndex) -> None:
     discovery = Discovery(registry)
     for query in ("read a secret value from the vault", "vault__read_secret", "read_secret"):
-        with discovery.bound():
-            payload = await search(registry, query, max=25)
+        payload = await search(registry, query, discovery=discovery, max=25)
         assert not any(name.startswith("vault__") for name in listed(payload)), query
     assert not any(doc.server == "vault" for doc in index.documents)
     assert discovery.unlocked.isdisjoint({"vault__read_secret"})
@@ -201,8 +203,7 @@ async def test_search_tools_without_discovery_unlocks_nothing_and_says_so(
 
 async def test_search_tools_does_not_unlock_tools_already_in_scope(registry: ToolRegistry, index: SearchIndex) -> None:
     discovery = Discovery(registry)
-    with discovery.bound():
-        payload = await search(registry, "read_file")
+    payload = await search(registry, "read_file", discovery=discovery)
     assert listed(payload)["read_file"]["callable"] is True
     assert discovery.unlocked == frozenset() and payload["note"] == "No new tools were unlocked."
 
@@ -277,13 +278,12 @@ def test_pinned_tools_are_in_every_turn_within_layers_3_and_5(registry: ToolRegi
     assert discovery.pinned() == {F + "memory_store"}
 
 
-async def test_discovery_binding_is_per_task(registry: ToolRegistry, index: SearchIndex) -> None:
+async def test_each_call_unlocks_into_the_discovery_it_carries(registry: ToolRegistry, index: SearchIndex) -> None:
     first, second = Discovery(registry), Discovery(registry)
-    assert Discovery.current() is None
 
     async def run(discovery: Discovery, query: str) -> None:
-        handler = discovery.wrap(registry.execute)
-        result: ToolResult = await handler(SEARCH, {"query": query, "max": 1}, TurnScope(), Permissions())
+        handler = discovery.wrap(registry.handle)
+        result: ToolResult = await handler(CallRecord(SEARCH, {"query": query, "max": 1}))
         assert not result.is_error
 
     async with anyio.create_task_group() as group:
@@ -291,7 +291,10 @@ async def test_discovery_binding_is_per_task(registry: ToolRegistry, index: Sear
         group.start_soon(run, second, "initialize a new agent swarm")
     assert first.unlocked == {F + "memory_store"}
     assert second.unlocked == {F + "swarm_init"}
-    assert Discovery.current() is None
+    # A call that carries no discovery unlocks into none.
+    payload = await search(registry, "search for tools by keyword", max=1)
+    assert "unlocked" not in payload
+    assert first.unlocked == {F + "memory_store"} and second.unlocked == {F + "swarm_init"}
 
 
 async def test_granted_by_leaves_out_skills_that_disallow_the_tool(registry: ToolRegistry) -> None:

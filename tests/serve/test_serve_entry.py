@@ -18,8 +18,8 @@ from starlette.applications import Starlette
 from toolsift import ConfigError
 from toolsift.config import ServeSettings
 from toolsift.registry import _heap
-from toolsift.serve import app_from_environment, build_server, main
-from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, _settings_json
+from toolsift.serve import build_server, main
+from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, _settings_json, app_from_environment
 from toolsift.serve._stdio import AnsweringReadStream
 
 

@@ -75,7 +75,8 @@ async def test_serve_gateway_hides_internal_servers_by_default(tmp_path: Path) -
     config = write_project(tmp_path, serve={"gateway": True}, servers={"general": general_server(internalOnly=True)})
     async with served_http(config) as (url, _), Client(url) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
-        assert names == [*BUILTINS, "skill__review", "search_tools"]  # search reaches the internal tools
+        # search reaches the internal tools; a client of 2026-07-28 runs what it finds with call_tool
+        assert names == [*BUILTINS, "skill__review", "search_tools", "call_tool"]
         hidden = await client.call_tool("general__echo", {"text": "x"})
         assert "denied at layer 1 (internal_only)" in text(hidden)
 

@@ -9,8 +9,8 @@ import pytest
 from serve_project import write_project
 
 from toolsift import ConfigError, SecretError
+from toolsift._net import is_loopback
 from toolsift.config import ServeSettings
-from toolsift.config._serve import is_loopback
 from toolsift.serve import build_server, load_serve_config
 
 

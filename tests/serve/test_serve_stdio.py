@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 from mcp import Client
 from serve_project import stdio_params, text, write_project
@@ -62,7 +63,6 @@ async def test_serve_stdio_refusals_are_tool_errors_and_serving_goes_on(config: 
     (config.parent / "ws" / "big.txt").write_text("y" * 3000, encoding="utf-8")
     cases = {
         ("builtin__read_file", "../toolsift.json"): "outside the workspace",
-        ("builtin__read_file", "big.txt"): "over the limit of 2,000 bytes",
         ("builtin__exec_shell", "rm -rf /"): "'rm' is not on the allowlist (echo, ls)",
         ("builtin__exec_shell", "echo a; cat /etc/passwd"): "only a shell understands",
         ("builtin__exec_shell", "echo $(id)"): "only a shell understands",
@@ -80,11 +80,18 @@ async def test_serve_stdio_refusals_are_tool_errors_and_serving_goes_on(config: 
         missing = await client.call_tool("skill__review", {})
         assert "'file' is a required property" in text(missing)
         assert not (await client.call_tool("builtin__read_file", {"path": "notes.txt"})).is_error
+        # A result over serve.maxResultBytes is cut as the agent loop cuts it: fenced first, then cut with a note.
+        big = await client.call_tool("builtin__read_file", {"path": "big.txt"})
+        assert not big.is_error
+        kept, note = [block.text for block in big.content if isinstance(block, types.TextContent)]
+        assert kept.startswith("<<<UNTRUSTED TOOL RESULT") and kept.endswith(">>>") and "yyy" in kept
+        assert len(kept.encode()) == 2000
+        assert note.startswith("[toolsift: this result was cut to fit the limit of 2,000 bytes")
     # One JSON line per call: the registry's own, or the guard's for what never reached it.
     events = [json.loads(line) for line in (config.parent / "audit.jsonl").read_text().splitlines()]
     summary = [(e["kind"], e["tool"], tuple(e["flags"])) for e in events]
     assert ("tool.denied", "exec_shell", ("SecurityGuard",)) in summary
-    assert ("tool.failed", "read_file", ("ResultGuard",)) in summary
+    assert not any("ResultGuard" in flags for _, _, flags in summary)  # a cut is no refusal
     assert ("tool.failed", "read_file", ()) in summary  # the workspace escape, raised inside the tool
     assert summary[-1] == ("tool.executed", "read_file", ())
     assert all(e["agent"] == "default" for e in events)

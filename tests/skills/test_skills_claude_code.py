@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from local_tools import RecordingTool
 
 from toolsift import SkillParseError
-from toolsift.registry import ToolRegistry, TurnScope, compile_patterns, split_name, validate_pattern
+from toolsift._globs import compile_patterns, validate_pattern
+from toolsift._names import split_name
+from toolsift.registry import ToolRegistry, TurnScope
 from toolsift.skills import Skill, SkillsLoader, parse_skill, parse_skill_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "skills"

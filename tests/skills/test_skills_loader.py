@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from toolsift import SkillNotFound, SkillParseError
-from toolsift.skills import SkillsLoader, SkillsReloaded, default_user_dir
+from toolsift._folders import default_user_dir
+from toolsift.skills import SkillsLoader, SkillsReloaded
 
 
 def write(root: Path, name: str, description: str = "A skill.", *, extra: str = "", body: str = "Body.") -> Path:

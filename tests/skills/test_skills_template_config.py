@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from toolsift import ConfigError, SkillRenderError
-from toolsift.config import SkillsConfig, load_config
+from toolsift.config import load_config
+from toolsift.config._toolsift import SkillsConfig
 from toolsift.serve import ToolsiftServer
 from toolsift.skills import TemplateSandbox, shared_sandbox
 from toolsift.toolbox import Toolbox

@@ -98,7 +98,7 @@ async def test_use_of_a_plain_skill_passes_the_text_to_the_model() -> None:
     conversation = Conversation(registry, OneSkill(skill))
     reply = await conversation.handle_command("/use s the staging cluster")
     assert reply is not None and reply.ok
-    assert conversation.turn().instructions == (
+    assert conversation.instructions_now() == (
         "# Skill: s\n\nDeploy with `${{ github.sha }}`.\n\nARGUMENTS: the staging cluster"
     )
 

@@ -16,7 +16,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from local_tools import RecordingTool
 from scripted_model import ScriptedModel
 
-from toolsift.agent import AssistantMessage, Conversation, ToolCall
+from toolsift.agent import AssistantMessage, ContextMessage, Conversation, ToolCall, UserMessage
 from toolsift.registry import ToolRegistry
 from toolsift.search import SkillCatalog
 from toolsift.skills import SkillsLoader, SkillsReloaded
@@ -207,7 +207,9 @@ def registry() -> ToolRegistry:
 
 
 def tool_names(conversation: Conversation) -> list[str]:
-    return [t["function"]["name"] for t in conversation.turn().tools]
+    """What the next turn's scope allows (its tool list may still declare tools that left the scope)."""
+    scope = conversation.turn().scope
+    return [t["function"]["name"] for t in conversation.registry.schemas_for_tools(scope, "openai")]
 
 
 async def test_edited_allowed_tools_apply_to_schemas_and_calls_at_once(tmp_path: Path, task_group: TaskGroup) -> None:
@@ -226,6 +228,9 @@ async def test_edited_allowed_tools_apply_to_schemas_and_calls_at_once(tmp_path:
     for scope in (round_scope, None):
         refused = await conversation.call_tool(ToolCall("w", "write_file", {}), scope)
         assert refused.result.is_error and "layer 4" in refused.result.text_content()
+        assert "no longer in scope: skill 'ops' no longer allows it (its SKILL.md changed)" in (
+            refused.result.text_content()
+        )
     assert reg.get("write_file").calls == []  # type: ignore[attr-defined]
     assert (await conversation.call_tool(ToolCall("r", "read_file", {}), round_scope)).result.is_error is False
     assert conversation.active_skill is loader.get("ops") and conversation.take_notices() == []
@@ -257,7 +262,10 @@ async def test_deleted_skill_drops_to_no_skill_with_a_notice(
     assert called.result.is_error and "layer 1" in called.result.text_content()
     assert reg.get("flow__memory_store").calls == []  # type: ignore[attr-defined]
     instructions, _, tools = model.seen[0]
-    assert "# Skill" not in instructions and "flow__memory_store" not in str(tools)
+    assert "# Skill" not in instructions and "no longer in scope: skill 'flow-memory' stopped" in (
+        called.result.text_content()
+    )
+    assert "flow__memory_store" in str(tools)  # still declared (the prompt cache keeps its prefix), yet refused
     assert conversation.active_skill is None and conversation.take_notices() == []
 
 
@@ -300,10 +308,13 @@ async def test_changed_body_is_rendered_again_with_the_bound_arguments(tmp_path:
     assert "fix" in loader.reload().changed
     # The grant applies at once; the body at the next refresh (send() refreshes before every round).
     assert tool_names(conversation) == ["read_file"]
-    assert conversation.turn().instructions.endswith("Task: the login bug")
+    assert conversation.instructions_now().endswith("Task: the login bug")
     model = ScriptedModel(AssistantMessage(text="ok"))
     await conversation.send("go", model)
-    assert model.seen[0][0] == "# Skill: fix\n\nNow: the login bug"
+    assert model.seen[0][0] == "" and conversation.instructions_now() == "# Skill: fix\n\nNow: the login bug"
+    *_, told, asked = model.seen[0][1]
+    assert isinstance(told, ContextMessage) and isinstance(asked, UserMessage)
+    assert "these instructions replace its earlier ones" in told.text and told.text.endswith("\n\nNow: the login bug")
 
 
 async def test_changed_skill_that_no_longer_takes_its_arguments_is_dropped(tmp_path: Path) -> None:

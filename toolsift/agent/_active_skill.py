@@ -76,6 +76,7 @@ class ActiveSkill:
         self.source = source
         self._binding: _Binding | None = None
         self._notices: list[str] = []
+        self.dropped_why = ""  # why the last skill was dropped ('' after /use or /unuse)
 
     def lookup(self, name: str) -> Any:
         """The skill called ``name`` as its source holds it now.
@@ -109,11 +110,13 @@ class ActiveSkill:
             available = [s.name for s in self.source.invocable()] if self.source is not None else []
             raise SkillNotFound(name, available)
         self._binding = _Binding(skill, arguments, await _render(skill, arguments))
+        self.dropped_why = ""
         return skill
 
     def deactivate(self) -> str | None:
         """Deactivate the skill; returns its name, or None when none was active."""
         binding, self._binding = self._binding, None
+        self.dropped_why = ""
         return binding.skill.name if binding is not None else None
 
     def current(self) -> Any | None:
@@ -161,6 +164,7 @@ class ActiveSkill:
 
     def _drop(self, name: str, why: str) -> None:
         self._binding = None
+        self.dropped_why = why
         notice = f"Skill {name!r} is no longer active: {why}. The conversation goes on without a skill."
         logger.warning("%s", notice)
         self._notices.append(notice)

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Protocol
 
-__all__ = ["Command", "parse_command"]
+from ..registry import ToolRegistry, TurnScope
+
+__all__ = ["HELP", "Command", "describe_skills", "describe_tools", "parse_command"]
+
+HELP = """Commands:
+  /use <skill> [arguments]  activate a skill for the following turns
+  /unuse                    deactivate the active skill
+  /skills                   list the skills
+  /tools                    list the tools in scope this turn
+  /instructions             show what the model is told (the active skill's body, rendered, and more)"""
 
 CommandName = Literal["use", "unuse", "skills", "tools", "instructions", "help"]
 COMMANDS: tuple[CommandName, ...] = ("use", "unuse", "skills", "tools", "instructions", "help")
@@ -45,3 +55,32 @@ def parse_command(text: str) -> Command | None:
             return Command("help", arguments="use")
         return Command("use", skill=skill, arguments=arguments.strip())
     return Command(word, arguments=rest)
+
+
+class _Skills(Protocol):
+    def invocable(self) -> Iterable[Any]: ...
+
+
+def describe_skills(source: _Skills | None, active: Any | None) -> str:
+    """The answer to ``/skills``: every invocable skill, the active one starred."""
+    skills = list(source.invocable()) if source else []
+    if not skills:
+        return "No skills are loaded."
+    name = active.name if active is not None else None
+    lines = []
+    for skill in sorted(skills, key=lambda s: s.name):
+        marker = "*" if skill.name == name else " "
+        lines.append(f"{marker} {skill.usage()} - {skill.description}")
+    return "\n".join(lines)
+
+
+def describe_tools(registry: ToolRegistry, scope: TurnScope) -> str:
+    """The answer to ``/tools``: the tools ``scope`` allows, each with its tier."""
+    tools = registry.visible_tools(scope)
+    if not tools:
+        return "No tools are in scope."
+    lines = [f"{len(tools)} tool(s) in scope:"]
+    for tool in tools:
+        tier = "internal" if registry.is_internal(tool.spec.name) else "global"
+        lines.append(f"  {tool.spec.name} ({tier})")
+    return "\n".join(lines)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import secrets
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import replace
+from typing import Any
 
 import anyio
+import mcp.types as mcp_types
 
 from .._exceptions import LimitExceeded, SkillError, ToolsiftError
+from .._globs import literal_server
+from .._names import SEARCH_TOOL_NAME
 from ..config import AgentConfig, LimitsConfig
-from ..pipeline import Pipeline
+from ..pipeline import Pipeline, ResultGuard
 from ..registry import (
+    AuditEvent,
     CallHandler,
     CallRecord,
     Permissions,
@@ -19,75 +26,17 @@ from ..registry import (
     ToolRegistry,
     ToolResult,
     TurnScope,
-    literal_server,
 )
 from ..search import Discovery
 from ._active_skill import ActiveSkill, SkillSource
-from ._cap import cap_result, result_cap
-from ._commands import Command, parse_command
-from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from ._briefing import Briefing, SkillState, server_section, skill_section
+from ._commands import HELP, Command, describe_skills, describe_tools, parse_command
+from ._declared import DeclaredTools, schema_name
+from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
+from ._tool_list import KeepRule, LoadRule, estimated_tokens
+from ._turn import AgentReply, ChatModel, CommandReply, Turn
 
-__all__ = ["AgentReply", "ChatModel", "CommandReply", "Conversation", "Turn"]
-
-
-class ChatModel(Protocol):
-    """An LLM behind a provider SDK, as the agent loop drives it.
-
-    Attributes:
-        format: The schema format its tools use (``openai``, ``anthropic``, ...).
-        images_in_tool_results: Whether tool results may carry images.
-    """
-
-    format: str
-
-    async def complete(
-        self, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
-    ) -> AssistantMessage:
-        """Send the conversation and return the model's answer.
-
-        Raises:
-            AgentError: When the provider fails (the message says which and why).
-        """
-        ...
-
-
-@dataclass(frozen=True)
-class Turn:
-    """What the model gets for one round: instructions, tools and the scope behind them."""
-
-    instructions: str
-    tools: list[dict[str, Any]]
-    scope: TurnScope
-
-
-@dataclass(frozen=True)
-class CommandReply:
-    """The answer to a slash command, for the user (never sent to the model)."""
-
-    text: str
-    ok: bool = True
-
-
-@dataclass
-class AgentReply:
-    """The outcome of one user message.
-
-    Attributes:
-        text: What to show the user.
-        rounds: Model round trips that asked for tools.
-        tool_calls: Every tool message produced, in order.
-        limit: The limit that stopped the loop, if one did.
-        command: True when the input was a slash command.
-        notices: What the user should know that is not the model's answer, such
-            as the active skill being dropped because its SKILL.md was removed or broke.
-    """
-
-    text: str
-    rounds: int = 0
-    tool_calls: list[ToolMessage] = field(default_factory=list)
-    limit: LimitExceeded | None = None
-    command: bool = False
-    notices: list[str] = field(default_factory=list)
+__all__ = ["Conversation"]
 
 
 class Conversation:
@@ -100,6 +49,19 @@ class Conversation:
     served call takes; see ``toolsift.pipeline``). Failures and denials become
     tool results the model reads; nothing is dropped. A result larger than
     ``limits.max_result_tokens`` / ``max_result_bytes`` is cut, with a note.
+
+    Every request is built to share the longest prefix with the one before, as
+    providers cache it (tools, then system prompt, then messages): the system
+    prompt is the same all conversation long; the active skill's body, the
+    instructions of servers whose tools appear and the resources context are
+    appended to :attr:`history` as context messages (``ContextMessage``) when they change;
+    the tool list keeps its order and keeps tools that left the scope while that
+    is cheaper (see :class:`KeepRule`), and calls are
+    checked against the live scope whatever the list shows. A model that
+    defers tools (``defers_tools``) gets a list that never changes at ``/use``,
+    a skill switch or ``/unuse``: the skill's tools stay deferred and are loaded
+    by reference (see :meth:`turn`), unless appending them to the list costs
+    less (see :class:`LoadRule`).
 
     The active skill is looked up by name in ``skills`` for every scope, turn
     and call, so its current ``allowed-tools`` apply; one that was removed or no
@@ -115,16 +77,18 @@ class Conversation:
         permissions: The caller's layer-5 permissions.
         limits: Round and time limits.
         plan_mode: Offer and allow read-only tools only.
-        instructions: Base instructions placed before the skill's.
+        instructions: Base instructions, the start of the system prompt.
         call_handler: Runs a call record; by default a pipeline of just the
             registry (``Pipeline.for_registry(registry).handle``); pass another
-            pipeline's ``handle`` to add stages.
+            pipeline's ``handle`` to add stages. Either way its results pass the
+            size rule of ``limits`` (a ``ResultGuard`` around it).
         discovery: Pinned tools and what ``search_tools`` unlocked; its tools
             join every turn's scope (layers 3 and 4 still apply).
-        context: Fetches text for the instructions once per user message
-            (the resources of ``resources: true`` servers).
-        server_instructions: Instructions of MCP servers by name; a turn
-            that shows a server's tools carries its instructions.
+        context: Fetches the resources context once per user message (the
+            resources of ``resources: true`` servers).
+        server_instructions: Instructions of MCP servers by name, given the
+            conversation's fence id (untrusted servers' texts are fenced with it);
+            a server's are told when its tools first appear.
         start_servers: Starts lazy servers by namespace; ``/use`` calls it with
             the servers a skill's allowed-tools name literally (``github__*``),
             so their tools are there for the skill's first turn.
@@ -145,7 +109,7 @@ class Conversation:
         discovery: Discovery | None = None,
         context: Callable[[], Awaitable[str]] | None = None,
         start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
-        server_instructions: Callable[[], Mapping[str, str]] | None = None,
+        server_instructions: Callable[[str], Mapping[str, str]] | None = None,
     ) -> None:
         self.registry = registry
         self.agent = agent
@@ -156,12 +120,28 @@ class Conversation:
         self.instructions = instructions
         self.history: list[Message] = []
         self.discovery = discovery
-        self._handler = call_handler or Pipeline.for_registry(registry).handle
+        # The size rule of every call path (see toolsift.pipeline): past the limits, cut with a note.
+        self._handler = ResultGuard(
+            call_handler or Pipeline.for_registry(registry).handle,
+            max_bytes=self.limits.max_result_bytes,
+            max_tokens=self.limits.max_result_tokens,
+        )
         self._context = context
         self._context_text = ""
         self._start_servers = start_servers
         self._server_instructions = server_instructions
+        # One fence id per conversation: the same server text gives the same bytes in every request,
+        # and the server, which never sees it, still cannot forge the closing marker.
+        self._fence_id = secrets.token_hex(8)
         self._skill = ActiveSkill(skills)
+        self._briefing = Briefing()
+        self._declared = DeclaredTools(registry, discovery)
+        self._last_scope: TurnScope | None = None
+        self._loaded: set[str] = set()  # deferred tools loaded by reference in the history
+        self._load_rules: list[LoadRule] = []
+        self._requests = 0
+        self._history_tokens = 0
+        self._counted = 0  # messages of the history counted in _history_tokens
         # Validate the allowlist now, so a bad pattern fails at construction with its origin named.
         self.scope()
 
@@ -178,7 +158,7 @@ class Conversation:
         context: Callable[[], Awaitable[str]] | None = None,
         permissions: Permissions | None = None,
         start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
-        server_instructions: Callable[[], Mapping[str, str]] | None = None,
+        server_instructions: Callable[[str], Mapping[str, str]] | None = None,
     ) -> Conversation:
         """A conversation with an agent profile's allowlist, permissions, limits and plan mode.
 
@@ -217,6 +197,18 @@ class Conversation:
         """Notices for the user since the last call (a dropped skill), oldest first; :meth:`send` takes them."""
         return self._skill.take_notices()
 
+    def tool_list_rules(self, format: str = "openai", *, strict: bool = False) -> list[KeepRule]:
+        """Each decision on keeping tools that left the scope in ``format``'s tool list, oldest first.
+
+        Its inputs (tokens kept, tokens a removal rewrites, expected requests) are
+        what a benchmark reports; see :class:`KeepRule`.
+        """
+        return self._declared.rules(format, strict)
+
+    def load_rules(self) -> list[LoadRule]:
+        """How each skill's tools reached a model that defers tools, oldest first (see :class:`LoadRule`)."""
+        return list(self._load_rules)
+
     def scope(self) -> TurnScope:
         """The scope of the next turn: agent allowlist, the active skill as it is now, plan mode."""
         base = TurnScope(
@@ -227,31 +219,172 @@ class Conversation:
         )
         return self.discovery.scope_for_turn(base) if self.discovery is not None else base
 
-    def turn(self, format: str = "openai", *, strict: bool = False) -> Turn:
-        """Instructions, schemas and scope for the next model round.
-
-        The scope follows the skill's SKILL.md as it is now; the skill's
-        instructions are as last rendered (:meth:`refresh_skill` renders a changed body).
-        """
-        scope = self.scope()
+    def system_prompt(self) -> str:
+        """The system prompt: base instructions and the plan-mode note, the same all conversation long."""
         parts = [self.instructions.strip()] if self.instructions.strip() else []
-        if scope.skill is not None:
-            parts.append(f"# Skill: {scope.skill}\n\n{self._skill.instructions.strip()}")
-        parts += self._instructions_of_servers(scope)
+        if self.plan_mode:
+            parts.append(_PLAN_NOTE)
+        return "\n\n".join(parts)
+
+    def turn(self, format: str = "openai", *, strict: bool = False, defer: bool = False) -> Turn:
+        """System prompt, schemas and scope for the next model round.
+
+        Call it once per model request: it also appends to :attr:`history` what
+        the model has not been told yet (the active skill's body at ``/use`` or
+        after an edit, a note when it stops, the instructions of servers whose
+        tools appear, a changed resources context), unless the history ends with
+        tool calls still waiting for their results (the news then waits for the
+        next turn). The scope follows the skill's SKILL.md as it is now; its body
+        is as last rendered (:meth:`refresh_skill` renders a changed body).
+
+        Args:
+            format: The schema format.
+            strict: OpenAI strict mode.
+            defer: For a model with native tool search (and ``search_tools``
+                registered): ``tools`` holds the global and pinned tools and
+                ``search_tools``, a list that only grows; ``deferred`` every internal
+                tool the scope has allowed so far (what ``search_tools`` could unlock
+                and what the active skill surfaces), a list that only grows too. A
+                skill's tools not yet loaded are loaded by a ``search_tools`` call and
+                result appended to :attr:`history` (by reference), or appended to
+                ``tools`` when that costs less (:class:`LoadRule`). The turn's scope
+                allows what ``search_tools`` could unlock and what the skill surfaces;
+                a deferred tool it no longer allows is refused, saying why it left.
+        """
+        live = self.scope()
+        deferring = defer and self._declared.defers()
+        shown = replace(live, unlocked=frozenset()) if deferring else live
+        findable = self._declared.findable(shown) if deferring else []
+        surfaced = self._declared.surfaced(shown) if deferring else []
+        self._tell(live, surfaced, format)
+        tools = self._declared.declare(
+            shown,
+            format,
+            strict,
+            before=self._last_scope,
+            tail_tokens=estimated_tokens(self.system_prompt()) + self._count_history(),
+            requests=self._requests,
+            deferring=deferring,
+        )
+        deferred = (
+            self._declared.deferred([*findable, *surfaced], format, strict, before=self._last_scope, now=live)
+            if deferring
+            else []
+        )
+        self._last_scope = live
+        return Turn(self.system_prompt(), tools, live.with_unlocked(findable) if findable else live, deferred)
+
+    def instructions_now(self, format: str = "openai") -> str:
+        """Everything the model should know this turn as one text, for paths that keep their own history.
+
+        Base instructions, the active skill's body, the instructions of the
+        servers whose tools ``format``'s tool list shows, the resources context
+        and the plan-mode note; the same text from call to call unless one of
+        them changed. The framework adapters pass it as their instructions.
+        """
+        parts = [self.instructions.strip()] if self.instructions.strip() else []
+        skill = self._skill_state()
+        if skill is not None:
+            parts.append(skill_section(skill))
+        shown = self._shown_servers(self.scope(), self._declared.names(format))
+        parts += [server_section(server, text) for server, text in shown.items()]
         if self._context_text:
             parts.append(self._context_text)
         if self.plan_mode:
-            parts.append("Plan mode: only read-only tools are available; propose changes instead of making them.")
-        tools = self.registry.schemas_for_tools(scope, format, strict=strict)
-        return Turn(instructions="\n\n".join(parts), tools=tools, scope=scope)
+            parts.append(_PLAN_NOTE)
+        return "\n\n".join(parts)
 
-    def _instructions_of_servers(self, scope: TurnScope) -> list[str]:
-        """The instructions of the servers whose tools this turn shows, in the order the tools come."""
-        given = self._server_instructions() if self._server_instructions is not None else {}
+    # -- what the model is told ---------------------------------------------------------------------
+
+    def _skill_state(self) -> SkillState | None:
+        skill = self._skill.current()
+        if skill is None:
+            return None
+        path = getattr(skill, "path", None)
+        return SkillState(skill.name, self._skill.instructions, str(path) if path is not None else "")
+
+    def _shown_servers(self, scope: TurnScope, declared: Sequence[str] = ()) -> dict[str, str]:
+        """Instructions of the servers whose tools ``scope`` shows (or ``declared`` still lists), in tool order."""
+        given = self._server_instructions(self._fence_id) if self._server_instructions is not None else {}
         if not given:
-            return []
-        shown = dict.fromkeys(tool.spec.server or "" for tool in self.registry.visible_tools(scope))
-        return [f"# MCP server {server}\n\n{given[server]}" for server in shown if server in given]
+            return {}
+        names = [tool.spec.name for tool in self.registry.visible_tools(scope)]
+        names += [name for name in declared if name in self.registry]
+        shown = dict.fromkeys(self.registry.spec(name).server or "" for name in names)
+        return {server: given[server] for server in shown if server in given}
+
+    def _tell(self, scope: TurnScope, load: Sequence[str] = (), format: str = "openai") -> None:
+        """Append what changed since the model was last told, where the history allows it now.
+
+        ``load``: the deferred tools the active skill surfaces, for a model that loads
+        tools by reference; those neither loaded nor declared yet in this conversation
+        are loaded by a ``search_tools`` exchange after the news (see :meth:`_loading`),
+        or put up front, whichever :class:`LoadRule` finds cheaper.
+        """
+        if not self._may_append():
+            return
+        tail = estimated_tokens(self.system_prompt()) + self._count_history()  # what is cached after the tools
+        news = self._briefing.news(
+            self._skill_state(),
+            self._shown_servers(scope),
+            self._context_text,
+            stopped_why=self._skill.dropped_why,
+        )
+        self.history.extend(news)
+        given = self._declared.given(format)
+        missing = [name for name in load if name not in self._loaded and name not in given]
+        if not missing:
+            return
+        rule = LoadRule(
+            skill=scope.skill,
+            tools=tuple(missing),
+            tool_tokens=self._declared.tokens(missing, scope, format),
+            rewritten_tokens=tail,
+            expected_requests=max(1, self._requests),
+        )
+        self._load_rules.append(rule)
+        if rule.by_reference:
+            self.history.extend(self._loading(scope.skill, missing, format))
+            self._loaded.update(missing)
+        else:
+            self._declared.put_up_front(missing)
+
+    def _loading(self, skill: str | None, names: Sequence[str], format: str) -> tuple[AssistantMessage, ToolMessage]:
+        """A ``search_tools`` call and its result that load ``names`` by reference.
+
+        Providers load deferred tools only from a tool result (Anthropic's
+        ``tool_reference`` blocks, OpenAI's ``tool_search_output``), so a skill's
+        tools arrive as the answer to a search the conversation records in the
+        model's name: the tool list, at the start of the cached prefix, stays as it
+        was. The id is toolsift's own; adapters without loading by reference send
+        it as an ordinary call and result that name the tools.
+        """
+        exported = [self.registry.exported_name(name, format) for name in names]
+        whose = f"skill {skill}" if skill else "the conversation's scope"
+        call = ToolCall(
+            f"toolsift_load_{secrets.token_hex(8)}",
+            self.registry.exported_name(SEARCH_TOOL_NAME, format),
+            {"query": f"tools of {whose}"},
+        )
+        text = f"Loaded the {len(exported)} tool(s) of {whose}: {', '.join(exported)}."
+        result = ToolResult.text(text, structured={"loaded": exported})
+        return AssistantMessage(tool_calls=(call,)), ToolMessage(call, result, references=tuple(exported))
+
+    def _may_append(self) -> bool:
+        """Whether a message may go at the end of the history: not between tool calls and their results."""
+        for index in range(len(self.history) - 1, -1, -1):
+            message = self.history[index]
+            if isinstance(message, AssistantMessage):
+                answered = {m.call.id for m in self.history[index + 1 :] if isinstance(m, ToolMessage)}
+                return all(call.id in answered for call in message.tool_calls)
+        return True
+
+    def _count_history(self) -> int:
+        """Estimated tokens of the history (counted once per message)."""
+        for message in self.history[self._counted :]:
+            self._history_tokens += estimated_tokens(_message_text(message))
+        self._counted = len(self.history)
+        return self._history_tokens
 
     # -- commands ---------------------------------------------------------------------------------
 
@@ -275,16 +408,18 @@ class Conversation:
         if command.name == "unuse":
             return self.unuse()
         if command.name == "skills":
-            return CommandReply(self._describe_skills())
+            return CommandReply(describe_skills(self.skills, self.active_skill))
         if command.name == "tools":
-            return CommandReply(self._describe_tools())
+            return CommandReply(describe_tools(self.registry, self.scope()))
         if command.name == "instructions":
-            text = self.turn().instructions
+            text = self.instructions_now()
             return CommandReply(text or "No instructions: no skill is active and the agent has none.")
-        return CommandReply(_HELP, ok=command.arguments != "use")
+        return CommandReply(HELP, ok=command.arguments != "use")
 
     async def use(self, name: str, arguments: str = "") -> CommandReply:
         """Activate a skill for the following turns, binding ``arguments`` to its variables.
+
+        Its body reaches the model as a ``ContextMessage`` before the next request.
 
         Raises:
             SkillNotFound: No such skill, or the skill is not user-invocable.
@@ -314,28 +449,6 @@ class Conversation:
             return CommandReply("No skill is active.", ok=False)
         return CommandReply(f"Stopped using skill {name!r}.")
 
-    def _describe_skills(self) -> str:
-        skills = list(self.skills.invocable()) if self.skills else []
-        if not skills:
-            return "No skills are loaded."
-        skill = self.active_skill
-        active = skill.name if skill is not None else None
-        lines = []
-        for skill in sorted(skills, key=lambda s: s.name):
-            marker = "*" if skill.name == active else " "
-            lines.append(f"{marker} {skill.usage()} - {skill.description}")
-        return "\n".join(lines)
-
-    def _describe_tools(self) -> str:
-        tools = self.registry.visible_tools(self.scope())
-        if not tools:
-            return "No tools are in scope."
-        lines = [f"{len(tools)} tool(s) in scope:"]
-        for tool in tools:
-            tier = "internal" if self.registry.is_internal(tool.spec.name) else "global"
-            lines.append(f"  {tool.spec.name} ({tier})")
-        return "\n".join(lines)
-
     # -- tool calls ---------------------------------------------------------------------------------
 
     async def call_tool(
@@ -346,9 +459,10 @@ class Conversation:
         Unknown tools, denials, bad arguments and session errors become error
         results naming the tool and the reason, so the model can correct itself.
         The call is checked against the active skill as its SKILL.md reads now,
-        also when ``scope`` (the round's scope) was built before an edit. A result
-        over the limits' cap is cut, with a note saying what was cut. ``progress``
-        receives the tool's progress notifications.
+        also when ``scope`` (the round's scope) was built before an edit; a tool
+        still in the tool list after it left the scope is refused, and the result
+        says when and why it left. A result over the limits' cap is cut, with a
+        note saying what was cut. ``progress`` receives the tool's progress notifications.
         """
         if isinstance(call.arguments, str):
             return ToolMessage(
@@ -356,38 +470,54 @@ class Conversation:
                 ToolResult.error(f"Tool {call.name!r}: the arguments are not a JSON object: {call.arguments[:200]!r}"),
             )
         live = self.scope() if scope is None else replace(scope, **_skill_fields(self._skill.current()))
-        record = CallRecord(call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress)
+        # What search_tools finds during the call is this conversation's (its Discovery rides in the record).
+        extensions = (self.discovery,) if self.discovery is not None else ()
+        record = CallRecord(
+            call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress, extensions
+        )
+        if self.discovery is not None:
+            self.discovery.touch(call.name)  # a used unlock is evicted last
         try:
-            if self.discovery is None:
-                result = await self._handler(record)
-            else:
-                # What search_tools finds during the call is this conversation's; a used unlock is evicted last.
-                self.discovery.touch(call.name)
-                with self.discovery.bound():
-                    result = await self._handler(record)
+            result = await self._handler(record)
         except ToolsiftError as exc:  # a handler that raises rather than answers, such as ``registry.handle``
             result = ToolResult.error(str(exc))
-        return ToolMessage(call, cap_result(result, result_cap(self.limits)))
+        left = self._declared.left_why(call.name, live) if result.is_error else None
+        if left is not None:
+            note = (
+                f"Tool {call.name!r} is still in your tool list but no longer in scope: {left}. "
+                "Calls to it are refused until it is in scope again."
+            )
+            result = result.model_copy(update={"content": [*result.content, mcp_types.TextContent(text=note)]})
+        return ToolMessage(call, result)
 
     async def send(self, text: str, model: ChatModel) -> AgentReply:
         """Handle one user input: a command, or a message the model answers, calling tools as it asks.
 
         Stops after ``limits.max_rounds`` tool rounds or ``limits.message_timeout``
         seconds with a clear message; calls asked for but not run get error
-        results, so the history stays valid for every provider. If the caller is
-        cancelled, the cancellation propagates (running tool calls are cancelled).
+        results, so the history stays valid for every provider. What the model
+        was not told yet (see :meth:`turn`) goes before the user's message. If the
+        caller is cancelled, the cancellation propagates (running tool calls are cancelled).
         """
         reply = await self.handle_command(text)
         if reply is not None:
             return AgentReply(text=reply.text, command=True, notices=self.take_notices())
-        self.history.append(UserMessage(text))
         if self.discovery is not None:
             self.discovery.begin_turn()
         outcome = AgentReply(text="")
+        asked = False
         with anyio.move_on_after(self.limits.message_timeout) as deadline:
             if self._context is not None:
                 self._context_text = await self._context()
+            await self.refresh_skill()
+            live = self.scope()
+            defers = bool(getattr(model, "defers_tools", False)) and self._declared.defers()
+            self._tell(live, self._declared.surfaced(live) if defers else (), model.format)
+            self.history.append(UserMessage(text))
+            asked = True
             await self._loop(model, outcome)
+        if not asked:  # the time ran out before the message was in the history
+            self.history.append(UserMessage(text))
         if deadline.cancelled_caught:
             self._close_open_calls("not run: the message time limit was reached")
             outcome.limit = LimitExceeded("message_timeout", self.limits.message_timeout)
@@ -396,10 +526,20 @@ class Conversation:
         return outcome
 
     async def _loop(self, model: ChatModel, outcome: AgentReply) -> None:
+        defers = bool(getattr(model, "defers_tools", False))
         while True:
             await self.refresh_skill()
-            turn = self.turn(model.format)
-            answer = await model.complete(turn.instructions, list(self.history), turn.tools)
+            turn = self.turn(model.format, defer=defers)
+            started, history = time.perf_counter(), list(self.history)
+            if defers:  # the optional keyword of models that search tools natively (see ChatModel)
+                deferred = turn.deferred
+                answer = await model.complete(turn.instructions, history, turn.tools, deferred=deferred)  # type: ignore[call-arg]
+            else:
+                answer = await model.complete(turn.instructions, history, turn.tools)
+            self._requests += 1
+            self._record_round(model, answer, turn.scope, time.perf_counter() - started)
+            if answer.usage is not None:
+                outcome.usage += answer.usage
             self.history.append(answer)
             if not answer.tool_calls:
                 outcome.text = answer.text or ""
@@ -411,9 +551,47 @@ class Conversation:
                 return
             outcome.rounds += 1
             for call in answer.tool_calls:
-                message = await self.call_tool(call, turn.scope)
+                message = await self._run_call(call, turn, model.format)
                 self.history.append(message)
                 outcome.tool_calls.append(message)
+
+    async def _run_call(self, call: ToolCall, turn: Turn, format: str) -> ToolMessage:
+        """One call of a round; with deferred tools, ``search_tools`` answers with references to them."""
+        if not turn.deferred or call.name not in self.registry or self.registry.resolve(call.name) != SEARCH_TOOL_NAME:
+            return await self.call_tool(call, turn.scope)
+        # The search sees the deferred tools as what they are to it, hidden, so that it unlocks them.
+        exported = [schema_name(schema) for schema in turn.deferred]
+        findable = {self.registry.resolve(name) for name in exported if name in self.registry}
+        message = await self.call_tool(call, replace(turn.scope, unlocked=turn.scope.unlocked - findable))
+        structured = message.result.structured_content
+        unlocked = structured.get("unlocked", []) if isinstance(structured, dict) else []
+        loaded = [name for name in unlocked if name in findable]
+        self._loaded.update(loaded)
+        return replace(message, references=tuple(self.registry.exported_name(name, format) for name in loaded))
+
+    def _record_round(self, model: ChatModel, answer: AssistantMessage, scope: TurnScope, seconds: float) -> None:
+        """Audit one model request with the tokens the provider counted."""
+        audit = self.registry.audit
+        if not audit.observed:
+            return
+        usage = answer.usage or Usage()
+        audit.emit(
+            AuditEvent(
+                kind="model.round",
+                tool=str(getattr(model, "model", None) or type(model).__name__),
+                outcome="ok",
+                call_id=uuid.uuid4().hex,
+                duration_ms=seconds * 1000,
+                skill=scope.skill,
+                agent=self.agent,
+                tokens={
+                    "input": usage.input_tokens,
+                    "cache_read": usage.cache_read_tokens,
+                    "cache_write": usage.cache_write_tokens,
+                    "output": usage.output_tokens,
+                },
+            )
+        )
 
     def _close_open_calls(self, reason: str) -> None:
         """Give every unanswered tool call of the last assistant message an error result."""
@@ -429,6 +607,15 @@ class Conversation:
                 self.history.append(ToolMessage(call, ToolResult.error(f"Tool {call.name!r} {reason}")))
 
 
+def _message_text(message: Message) -> str:
+    """About what a message costs the model to read (for the tool list's keep rule)."""
+    if isinstance(message, ToolMessage):
+        return message.result.model_dump_json()
+    if isinstance(message, AssistantMessage):
+        return (message.text or "") + "".join(f"{c.name}{c.arguments}" for c in message.tool_calls)
+    return message.text
+
+
 def _skill_fields(skill: Any | None) -> dict[str, Any]:
     """Layer 4 of a scope: the skill's patterns, or no extra limit without a skill."""
     if skill is None:
@@ -436,9 +623,4 @@ def _skill_fields(skill: Any | None) -> dict[str, Any]:
     return {"skill_allowed": skill.allowed_tools, "skill_disallowed": skill.disallowed_tools, "skill": skill.name}
 
 
-_HELP = """Commands:
-  /use <skill> [arguments]  activate a skill for the following turns
-  /unuse                    deactivate the active skill
-  /skills                   list the skills
-  /tools                    list the tools in scope this turn
-  /instructions             show the instructions the model gets (the active skill's, rendered)"""
+_PLAN_NOTE = "Plan mode: only read-only tools are available; propose changes instead of making them."

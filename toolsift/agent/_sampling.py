@@ -13,8 +13,8 @@ import mcp.types as types
 
 from .._exceptions import ToolsiftError
 from ..mcp_sessions import SamplingHandler
-from ._conversation import ChatModel
 from ._messages import AssistantMessage, Message, UserMessage
+from ._turn import ChatModel
 
 __all__ = ["model_sampler"]
 

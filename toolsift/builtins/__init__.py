@@ -14,24 +14,20 @@ This package imports nothing of toolsift but the registry and the config.
 """
 
 from .._public import publish
-from ._commands import SHELL_METACHARACTERS as SHELL_METACHARACTERS
 from ._commands import CommandPolicy as CommandPolicy
-from ._files import FileTools as FileTools
+from ._protected import FollowedProtection as FollowedProtection
 from ._protected import ProtectedPath as ProtectedPath
 from ._protected import protected_paths as protected_paths
-from ._shell import ShellTool as ShellTool
+from ._tools import builtin_tool_names as builtin_tool_names
 from ._tools import builtin_tools as builtin_tools
-from ._workspace import ProtectionGuard as ProtectionGuard
 from ._workspace import Workspace as Workspace
 
 __all__ = [
-    "SHELL_METACHARACTERS",
     "CommandPolicy",
-    "FileTools",
+    "FollowedProtection",
     "ProtectedPath",
-    "ProtectionGuard",
-    "ShellTool",
     "Workspace",
+    "builtin_tool_names",
     "builtin_tools",
     "protected_paths",
 ]

@@ -11,16 +11,18 @@ refuses every path inside it (after links and ``..`` are resolved) and the
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, final
 
 from .._exceptions import ToolsiftError
-from ..config import CONFIG_NAME, PROJECT_CONFIGS, ServerConfig, ToolsiftConfig, user_folder
-from ..config.secrets import expand_variables, is_secret_reference, parse_secret_reference
+from .._folders import CONFIG_NAME, PROJECT_CONFIGS, user_folder
+from .._secrets._expand import expand_variables
+from .._secrets._resolvers import is_secret_reference, parse_secret_reference
+from ..config import ServerConfig, StdioServer, ToolsiftConfig
 
-__all__ = ["ProtectedPath", "protected_paths"]
+__all__ = ["FollowedProtection", "ProtectedPath", "protected_paths"]
 
 # Folders other clients keep inside a project; a config file in one belongs to the folder above.
 _CLIENT_FOLDERS = frozenset({".vscode", ".cursor", ".gemini", ".claude"})
@@ -68,7 +70,8 @@ def _strings(value: Any) -> Iterator[str]:
 
 def _server_files(server: ServerConfig) -> Iterator[ProtectedPath]:
     """The env file and the ``secret://file`` files a server reads when it starts."""
-    if server.env_file is not None and (raw := _expanded(server.env_file)) is not None:
+    env_file = server.env_file if isinstance(server, StdioServer) else None
+    if env_file is not None and (raw := _expanded(env_file)) is not None:
         yield ProtectedPath(_absolute(Path(raw), server.base_dir), f"the env file of server {server.name!r}")
     # Every string setting may be a reference (env, headers, args, auth secrets), so all are read.
     for value in _strings(server.model_dump(mode="json")):
@@ -109,7 +112,7 @@ def protected_paths(
         config: The loaded config.
         sources: More files the config was read from, besides ``config.path``.
         user_skill_folders: The user's skill folders, when the config reads them
-            (:func:`toolsift.skills.user_folders` knows where they are).
+            (``toolsift/_folders.py: user_folders`` knows where they are).
     """
     found: list[ProtectedPath] = []
     files = [Path(source) for source in sources]
@@ -136,3 +139,31 @@ def protected_paths(
     for entry in found:
         unique.setdefault(entry.path, entry)
     return tuple(unique.values())
+
+
+@final
+class FollowedProtection:
+    """What builtin tools never touch, for the config in force now.
+
+    A hot reload applies new servers, whose env and secret files must be out
+    of reach from then on: the set is derived again whenever the config in
+    force is another object, and kept otherwise (checks happen on every call).
+
+    Args:
+        config_in_force: The config now in force (the loaded one, or the one a reload applied).
+        user_skill_folders: The user's skill folders toolsift reads.
+    """
+
+    def __init__(
+        self, config_in_force: Callable[[], ToolsiftConfig], *, user_skill_folders: Iterable[Path] = ()
+    ) -> None:
+        self._config_in_force = config_in_force
+        self._user_skill_folders = tuple(user_skill_folders)
+        self._derived: tuple[ToolsiftConfig, tuple[ProtectedPath, ...]] | None = None
+
+    def __call__(self) -> tuple[ProtectedPath, ...]:
+        config = self._config_in_force()
+        derived = self._derived
+        if derived is None or derived[0] is not config:
+            derived = self._derived = (config, protected_paths(config, user_skill_folders=self._user_skill_folders))
+        return derived[1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from ..registry import FunctionTool
 from ._commands import CommandPolicy
@@ -10,7 +11,7 @@ from ._files import DEFAULT_MAX_READ_BYTES, FileTools
 from ._shell import ShellTool
 from ._workspace import Workspace
 
-__all__ = ["builtin_tools"]
+__all__ = ["builtin_tool_names", "builtin_tools"]
 
 
 def builtin_tools(
@@ -45,3 +46,9 @@ def builtin_tools(
     files = FileTools(root, max_read_bytes=max_read_bytes).tools()
     shell = ShellTool(root, commands if commands is not None else CommandPolicy(), bwrap=bwrap)
     return [*files, shell.tool()]
+
+
+def builtin_tool_names() -> tuple[str, ...]:
+    """The builtin tools' (bare) names, without a workspace: for checks that run nothing."""
+    # The names do not depend on the workspace: this package's own folder is one that exists.
+    return tuple(tool.spec.name for tool in builtin_tools(Path(__file__).resolve().parent))

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass
+from importlib import import_module
 from importlib.metadata import version as _version
 from pathlib import Path
-from typing import Annotated, NamedTuple, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, Protocol, TypeVar, cast
 
 import anyio
 import click
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from .._exceptions import (
     AgentError,
@@ -24,15 +26,34 @@ from .._exceptions import (
     ToolNotFound,
     ToolsiftError,
 )
-from ..config import ToolsiftConfig, TrustedLaunches, validate_config
-from ..mcp_sessions import ClientCallbacks, SessionState
-from ..toolbox import Toolbox, find_config
 from ._output import Output, reported_here
-from ._trust import TRUST_ENV, ensure_trusted
 
-__all__ = ["EXIT", "Admitted", "app", "main", "open_toolbox", "run_async", "state", "trusted_config"]
+if TYPE_CHECKING:
+    # Typer ships its own click: its groups and commands are of these types, not of the click package's.
+    from typer._click import Command as TyperClickCommand
+    from typer._click import Context as TyperClickContext
+
+    from ..config import ToolsiftConfig, TrustedLaunches
+    from ..mcp_sessions import ClientCallbacks
+    from ..toolbox import Toolbox
+
+__all__ = [
+    "COMMANDS",
+    "EXIT",
+    "TRUST_ENV",
+    "Admitted",
+    "app",
+    "load_commands",
+    "main",
+    "open_toolbox",
+    "run_async",
+    "state",
+    "trusted_config",
+]
 
 T = TypeVar("T")
+
+TRUST_ENV = "TOOLSIFT_TRUST_PROJECT"  # what --trust-project reads from the environment
 
 # Exit codes, documented in the README's CLI reference.
 EXIT = {
@@ -59,12 +80,70 @@ class _ClickError(Protocol):
     def show(self) -> None: ...
 
 
+# Every command: the module that defines it (on its own ``commands`` app) and the line ``toolsift --help`` shows.
+# The modules pull in the MCP SDK, the config models, search or an LLM client: a command's module is imported
+# when that command runs or shows its help, never for ``--help`` or ``--version`` (tests/cli pins each line to
+# its command's own help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "chat": ("_chat", "The agent REPL: /use, /unuse, /skills and /tools work; without --model you play the model."),
+    "demo": ("_demo", "Offline tour: a 200-tool server kept out of the context, skills, the five layers."),
+    "check": ("_inspect", "Validate the config and the skills; print every problem with its file, line and field."),
+    "servers": (
+        "_inspect",
+        "Connect every configured server and show its status (transport, visibility, state, tools).",
+    ),
+    "tools": (
+        "_inspect",
+        "Which tools a turn would see (with --skill, after '/use SKILL'), marked internal or global.",
+    ),
+    "schemas": ("_inspect", "The exact tool payload a turn sends, with its size in bytes and estimated tokens."),
+    "call": ("_inspect", "Call one tool through the five layers, as the model would in the agent's turn."),
+    "serve": ("_serve", "Serve toolsift over MCP: `claude mcp add toolsift -- toolsift serve`."),
+    "trust": (
+        "_trust_command",
+        "Trust this folder's config (its servers and settings) ahead of time, or forget it with --revoke.",
+    ),
+    "auth": ("_auth", "Sign in to OAuth servers, sign out, and see where you are signed in."),
+    "mcp": ("_mcp", "Add, list, show and remove MCP servers in the project or user config."),
+    "skills": ("_skills", "List, show and create skills."),
+}
+
+
+def load_commands(module: str) -> dict[str, TyperClickCommand]:
+    """The commands a command module defines, by name (importing the module)."""
+    built = typer.main.get_command(import_module(f"{__package__}.{module}").commands)
+    # Several commands come as a group of them, one as itself.
+    return dict(built.commands) if isinstance(built, TyperGroup) else {cast("str", built.name): built}
+
+
+class _LazyGroup(TyperGroup):
+    """The root group: lists every command from :data:`COMMANDS`, imports a command's module only to run it."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.loaded: set[str] = set()
+        for name, (_, line) in COMMANDS.items():  # stand-ins for listing; resolve_command swaps in the real one
+            self.commands.setdefault(name, TyperCommand(name, short_help=line, help=line))
+
+    def resolve_command(
+        self, ctx: TyperClickContext, args: list[str]
+    ) -> tuple[str | None, TyperClickCommand | None, list[str]]:
+        module = COMMANDS[args[0]][0] if args and args[0] in COMMANDS else None
+        if module is not None and module not in self.loaded:
+            self.commands.update(load_commands(module))
+            self.loaded.add(module)
+        return super().resolve_command(ctx, args)
+
+
+# Plain click help: the rich panels would label every flag <bool>.
 app = typer.Typer(
     name="toolsift",
+    cls=_LazyGroup,
     help="Many MCP servers, one agent: only the tools that matter this turn.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
@@ -155,6 +234,10 @@ def trusted_config(
     Raises:
         ConfigError: No usable file, or not trusted (see ``ensure_trusted``).
     """
+    from .._folders import find_config
+    from ..config import validate_config
+    from ._trust import ensure_trusted
+
     report = validate_config(find_config(state.config))
     config = report.usable()
     launches = ensure_trusted(
@@ -168,23 +251,62 @@ def trusted_config(
     return Admitted(config, report.dropped, launches)
 
 
+Needs = Callable[["ToolsiftConfig"], "Collection[str] | None"]
+
+
+def _everything(config: ToolsiftConfig) -> None:
+    return None
+
+
+def _started_only(config: ToolsiftConfig, namespaces: Collection[str]) -> ToolsiftConfig:
+    """``config`` with the servers outside ``namespaces`` made lazy: known, but started only once needed."""
+    servers = {
+        name: server if server.namespace in namespaces else server.model_copy(update={"lazy": True})
+        for name, server in config.servers.items()
+    }
+    return config.model_copy(update={"tools": config.tools.model_copy(update={"mcp_servers": servers})})
+
+
 @asynccontextmanager
-async def open_toolbox(out: Output, callbacks: ClientCallbacks | None = None) -> AsyncIterator[Toolbox]:
-    """Start the configured toolbox, showing progress while servers connect; ``callbacks`` answer the servers."""
+async def open_toolbox(
+    out: Output, callbacks: ClientCallbacks | None = None, needs: Needs = _everything
+) -> AsyncIterator[Toolbox]:
+    """Start the configured toolbox, showing progress while servers connect; ``callbacks`` answer the servers.
+
+    ``needs`` names, given the config, the namespaces of the servers the command needs: only those start (lazy
+    ones included), the others stay idle until a call or ``/use`` needs them. None starts what the config
+    starts: every server not marked lazy.
+    """
+    from ..mcp_sessions import SessionState
+    from ..toolbox import Toolbox
+
     admitted = trusted_config(out)
-    box = Toolbox(admitted.config, callbacks=callbacks, trust=admitted.launches)
+    config = admitted.config
+    wanted = needs(config)
+    if wanted is not None:
+        config = _started_only(config, wanted)
+    box = Toolbox(config, callbacks=callbacks, trust=admitted.launches)
     box.dropped = admitted.dropped
-    count = len([s for s in box.config.servers.values() if s.enabled])
-    message = f"Connecting {count} MCP server(s) from {box.config.path} ..."
+    starting = sorted(
+        name
+        for name, server in config.servers.items()
+        if server.enabled and (server.namespace in wanted if wanted is not None else not server.lazy)
+    )
+    message = f"Connecting {len(starting)} MCP server(s) from {config.path}: {', '.join(starting) or 'none'} ..."
     # The lines below report every server that failed to start, once; the session layer's own log lines
     # saying the same (in its words, and more than once) are for library users and for --debug.
-    with nullcontext() if state.debug else reported_here("toolsift.mcp_sessions"):
-        if out.err.is_terminal:
-            with out.err.status(message):
-                await box.__aenter__()
-        else:
-            out.note(message)
-            await box.__aenter__()
+    if not out.err.is_terminal:
+        out.note(message)
+    with (
+        nullcontext() if state.debug else reported_here("toolsift.mcp_sessions"),
+        out.err.status(message) if out.err.is_terminal else nullcontext(),
+    ):
+        await box.__aenter__()
+        try:
+            await box.sessions.start_lazy(wanted or ())
+        except BaseException:
+            await box.__aexit__(None, None, None)
+            raise
     try:
         for name, reason in box.dropped.items():
             out.note(f"server {name!r} was left out: {reason}", style="yellow")

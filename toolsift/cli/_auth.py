@@ -21,7 +21,7 @@ from anyio.abc import SocketStream
 from mcp.shared.auth import AuthorizationCodeResult
 
 from .._exceptions import ConfigError, SessionError
-from ..config import ServerConfig, ToolsiftConfig
+from ..config import HttpServer, ToolsiftConfig
 from ..mcp_sessions import (
     ClientCallbacks,
     FileTokenStorage,
@@ -31,15 +31,18 @@ from ..mcp_sessions import (
     SignInHandler,
     token_file,
 )
-from ._app import app, run_async, trusted_config
+from ._app import run_async, trusted_config
 from ._output import Output
+
+# Registered on the root app when a command of this module runs (see _app.COMMANDS).
+commands = typer.Typer(add_completion=False, rich_markup_mode=None)
 
 __all__ = ["auth_app", "loopback_sign_in"]
 
 auth_app = typer.Typer(
     name="auth", help="Sign in to OAuth servers, sign out, and see where you are signed in.", no_args_is_help=True
 )
-app.add_typer(auth_app)
+commands.add_typer(auth_app)
 
 # How long a person has to finish signing in, in seconds.
 SIGN_IN_SECONDS = 300.0
@@ -163,12 +166,12 @@ def _config(out: Output) -> ToolsiftConfig:
     return trusted_config(out).config
 
 
-def _oauth_server(config: ToolsiftConfig, name: str) -> ServerConfig:
+def _oauth_server(config: ToolsiftConfig, name: str) -> HttpServer:
     server = config.servers.get(name)
     if server is None:
         known = ", ".join(sorted(config.servers)) or "none"
         raise ConfigError(f"no server {name!r} in {config.path}; servers: {known}")
-    if server.auth is None:
+    if not isinstance(server, HttpServer) or server.auth is None:
         raise ConfigError(f"server {name!r} has no 'auth' block in {config.path}; add one to sign in with OAuth")
     return server
 
@@ -214,7 +217,7 @@ def status() -> None:
     rows = [
         (name, server.auth.grant, _token_state(FileTokenStorage(token_file(server))))
         for name, server in config.servers.items()
-        if server.auth is not None
+        if isinstance(server, HttpServer) and server.auth is not None
     ]
     if not rows:
         out.line(f"no server in {config.path} has an 'auth' block")

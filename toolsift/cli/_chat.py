@@ -12,12 +12,15 @@ import typer
 from ..agent import ChatModel, Conversation, ToolCall, model_sampler, result_text
 from ..agent.llm import load_model
 from ..mcp_sessions import ClientCallbacks
-from ._app import app, open_toolbox, run_async
+from ._app import open_toolbox, run_async
 from ._approve import TerminalApprover
 from ._elicit import TerminalElicitor, log_printer
 from ._hints import internal_hint
 from ._interrupt import interruptible
 from ._output import Output, progress_printer
+
+# Registered on the root app when a command of this module runs (see _app.COMMANDS).
+commands = typer.Typer(add_completion=False, rich_markup_mode=None)
 
 MANUAL_HELP = """Manual mode: you play the model. Type
   call TOOL {"json": "arguments"}   to call a tool in the current turn's scope
@@ -25,7 +28,7 @@ MANUAL_HELP = """Manual mode: you play the model. Type
 Ctrl-C while a call or an answer runs cancels it; at the prompt it leaves."""
 
 
-@app.command()
+@commands.command()
 def chat(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="provider:model, e.g. openai:gpt-4.1-mini.")
@@ -79,6 +82,10 @@ async def _one_input(out: Output, conversation: Conversation, model: ChatModel |
         for notice in reply.notices:
             out.line(notice, style="yellow")
         out.line(reply.text)
+        usage = reply.usage
+        if usage.input_tokens:  # what the provider counted: the prompt cache's hit rate shows here
+            cached = f"{usage.cached_share:.0%} from cache"
+            out.note(f"[tokens] {usage.input_tokens:,} in, {cached}, {usage.output_tokens:,} out")
         return
     command = await conversation.handle_command(line)
     if command is not None:

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._globs import compile_patterns, literal_server
 from ..builtins import builtin_tools
 from ..config import ToolsiftConfig, permission_glob_warnings
 from ..mcp_sessions import ListMcpResources, ReadMcpResource
-from ..registry import ToolRegistry, compile_patterns, literal_server
+from ..registry import ToolRegistry
 from ..search import SearchIndex, SearchToolsTool
 from ..skills import Skill
 

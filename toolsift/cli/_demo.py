@@ -22,12 +22,15 @@ import anyio
 import typer
 
 from .._exceptions import ConfigError, PermissionDenied
+from .._fence import split_fence
 from ..agent import result_text
-from ..mcp_sessions import split_fence
 from ..registry import TurnScope
 from ..toolbox import Toolbox
-from ._app import EXIT, app, run_async
+from ._app import EXIT, run_async
 from ._output import Output, estimate_tokens
+
+# Registered on the root app when a command of this module runs (see _app.COMMANDS).
+commands = typer.Typer(add_completion=False, rich_markup_mode=None)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 READY_SECONDS = 20
@@ -60,7 +63,7 @@ def _footprint(schemas: list[dict[str, object]]) -> tuple[int, int, int]:
     return len(schemas), len(text.encode()), estimate_tokens(text)
 
 
-@app.command()
+@commands.command()
 def demo() -> None:
     """Offline tour: a 200-tool server kept out of the context, skills, the five layers."""
     out = Output()
@@ -97,12 +100,17 @@ async def _tour(out: Output, box: Toolbox) -> None:
         raise ConfigError("example server(s) failed to start: " + "; ".join(f"{r.server}: {r.error}" for r in down))
 
     chat = box.conversation()
-    views: list[tuple[str, tuple[int, int, int]]] = [("no skill", _footprint(chat.turn().tools))]
+
+    def scoped() -> tuple[int, int, int]:
+        # The turn's scope: what a conversation starting here is shown (a running one keeps earlier tools declared).
+        return _footprint(box.registry.schemas_for_tools(chat.turn().scope, "openai"))
+
+    views: list[tuple[str, tuple[int, int, int]]] = [("no skill", scoped())]
     await chat.handle_command("/use flow-memory")
     memory_scope = chat.scope()
-    views.append(("/use flow-memory", _footprint(chat.turn().tools)))
+    views.append(("/use flow-memory", scoped()))
     await chat.handle_command("/use code-assist Refactor the auth module")
-    views.append(("/use code-assist", _footprint(chat.turn().tools)))
+    views.append(("/use code-assist", scoped()))
     everything = TurnScope(skill_allowed=("*", *(f"{server}__*" for server in box.registry.servers())))
     views.append(("everything registered", _footprint(box.registry.schemas_for_tools(everything, "openai"))))
     baseline = views[-1][1][1]

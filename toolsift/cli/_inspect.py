@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, cast
+from collections.abc import Callable
+from typing import Annotated, Any, cast, get_args
 
 import typer
 
+from .._assembly import skills_loader
 from .._exceptions import SkillNotFound, UnknownFormat
+from .._folders import find_config
+from .._globs import compile_patterns, literal_server
+from .._names import split_name
 from ..agent import Conversation, result_text
-from ..config import validate_config
+from ..config import ToolsiftConfig, validate_config
 from ..mcp_sessions import ClientCallbacks
-from ..registry import FORMATS, Approver, Tool, TurnScope, compile_patterns, get_format, split_name
-from ..search import BACKENDS, BackendName, SearchIndex, format_ranking, server_descriptions
-from ..toolbox import Toolbox, find_config, skills_loader
-from ._app import EXIT, app, open_toolbox, run_async, state
+from ..registry import Approver, Tool, TurnScope
+from ..registry.formats import FORMATS, get_format
+from ..search import BackendName, SearchIndex, format_ranking, server_descriptions
+from ..toolbox import Toolbox
+from ._app import EXIT, open_toolbox, run_async, state
 from ._approve import TerminalApprover
 from ._coverage import known_tools, pattern_coverage, rule_coverage
 from ._elicit import TerminalElicitor, log_printer
 from ._hints import internal_hint
 from ._output import Output, estimate_tokens, progress_printer, reported_here
+
+# Registered on the root app when a command of this module runs (see _app.COMMANDS).
+commands = typer.Typer(add_completion=False, rich_markup_mode=None)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 SkillOption = Annotated[str | None, typer.Option("--skill", "-s", help="Act as if '/use SKILL' were active.")]
@@ -32,7 +41,7 @@ ArgsOption = Annotated[
 AgentOption = Annotated[str | None, typer.Option("--agent", "-a", help="Agent profile from the config.")]
 
 
-@app.command()
+@commands.command()
 def check(
     json_mode: JsonOption = False,
     resolve: Annotated[
@@ -42,9 +51,8 @@ def check(
 ) -> None:
     """Validate the config and the skills; print every problem with its file, line and field.
 
-    Skills loaded with warnings, and skill patterns and permission globs that
-    match no tool check can know without connecting to servers (see
-    ``_coverage``), are warnings.
+    Warns, too, about skills that load with warnings, and about skill patterns and
+    permission globs that match none of the tools known without starting a server.
     """
     out = Output(json_mode=json_mode)
     path = find_config(state.config)
@@ -72,6 +80,12 @@ def check(
         coverage = pattern_coverage(loaded, report.config, known)
         rules, rules_hint = rule_coverage(report.config, known)
         warnings += coverage.unmatched + rules
+        from .._assembly import unprovided_skill_tools
+
+        warnings += [
+            {"file": str(w.path), "line": None, "field": w.field, "message": w.message}
+            for w in unprovided_skill_tools(report.config, loaded)
+        ]
         hints = [hint for hint in (internal_hint(report.config.servers.values()), coverage.hint(), rules_hint) if hint]
     if json_mode:
         out.json(
@@ -105,7 +119,7 @@ def _where(item: dict[str, Any]) -> str:
     return f"{item['file']}{line}:{field} "
 
 
-@app.command()
+@commands.command()
 def servers(json_mode: JsonOption = False) -> None:
     """Connect every configured server and show its status (transport, visibility, state, tools)."""
     out = Output(json_mode=json_mode)
@@ -197,9 +211,45 @@ async def _conversation(
     return conversation, discovery.scope_for_turn(base) if discovery is not None else base
 
 
-@app.command()
+def _server_of(tool: str) -> Callable[[ToolsiftConfig], set[str] | None]:
+    """The server a call needs: the one whose namespace prefixes the tool's name (``/use`` starts the skill's).
+
+    Without one (a bare name, or a prefix no server has), the name may be a provider alias of any server's tool.
+    """
+
+    def needs(config: ToolsiftConfig) -> set[str] | None:
+        namespace = split_name(tool)[0]
+        return {namespace} if namespace in {server.namespace for server in config.servers.values()} else None
+
+    return needs
+
+
+def _named_servers(patterns: list[str] | None, skill: str | None) -> Callable[[ToolsiftConfig], set[str] | None]:
+    """The servers a listing needs: those its patterns and its skill's allowed-tools name literally.
+
+    Neither given (or a skill that is no SKILL.md file ``/use`` offers, such as a server's prompt): every server.
+    """
+
+    def needs(config: ToolsiftConfig) -> set[str] | None:
+        if not patterns and not skill:
+            return None
+        named = list(patterns or ())
+        if skill:
+            with reported_here("toolsift.skills"):
+                loaded = skills_loader(config).load()
+            found = next((s for s in loaded if s.name == skill and s.user_invocable), None)
+            if found is None:  # a server's prompt, or a refusal whose message lists every skill /use offers
+                return None
+            named += found.allowed_tools
+        return {server for pattern in named if (server := literal_server(pattern))}
+
+    return needs
+
+
+@commands.command()
 def tools(
-    patterns: Annotated[list[str] | None, typer.Argument(help="Globs to filter the names shown.")] = None,
+    # Out of the Arguments list (where its type would read "list[str]"): the docstring says what PATTERN does.
+    patterns: Annotated[list[str] | None, typer.Argument(metavar="PATTERN", hidden=True)] = None,
     skill: SkillOption = None,
     arguments: ArgsOption = "",
     agent: AgentOption = None,
@@ -207,22 +257,29 @@ def tools(
     limit: Annotated[int, typer.Option("--limit", help="How many search results.")] = 10,
     backend: Annotated[
         str | None,
-        typer.Option("--backend", help=f"Ranking for --search: one of {', '.join(BACKENDS)} (default: the config's)."),
+        typer.Option(
+            "--backend",
+            help=f"Ranking for --search: one of {', '.join(get_args(BackendName))} (default: the config's).",
+        ),
     ] = None,
     json_mode: JsonOption = False,
 ) -> None:
     """Which tools a turn would see (with --skill, after '/use SKILL'), marked internal or global.
 
+    PATTERN: globs that filter the names shown (server__*). Starts the servers the patterns and the
+    skill's allowed-tools name; with neither, or with --search, every server not marked lazy.
+
     With --search, the search index's ranking for a query instead (every tool and
     skill, internal ones included, as search_tools sees them before permissions).
     """
     out = Output(json_mode=json_mode)
-    if backend is not None and backend not in BACKENDS:
-        out.error(f"--backend: unknown search backend {backend!r}; available: {', '.join(BACKENDS)}")
+    if backend is not None and backend not in get_args(BackendName):
+        out.error(f"--backend: unknown search backend {backend!r}; available: {', '.join(get_args(BackendName))}")
         raise typer.Exit(EXIT["usage"])
 
     async def body() -> None:
-        async with open_toolbox(out) as box:
+        # A search ranks every tool; a listing needs only the servers it names.
+        async with open_toolbox(out, needs=_named_servers(None if search is not None else patterns, skill)) as box:
             if search is not None:
                 _ranking(out, box, search, limit, backend)
                 return
@@ -306,7 +363,7 @@ def _ranking(out: Output, box: Toolbox, query: str, limit: int, backend: str | N
     )
 
 
-@app.command()
+@commands.command()
 def schemas(
     skill: SkillOption = None,
     arguments: ArgsOption = "",
@@ -315,7 +372,11 @@ def schemas(
     strict: Annotated[bool, typer.Option("--strict", help="OpenAI strict mode.")] = False,
     json_mode: JsonOption = False,
 ) -> None:
-    """The exact tool payload a turn sends, with its size in bytes and estimated tokens."""
+    """The exact tool payload a turn sends, with its size in bytes and estimated tokens.
+
+    Starts the servers the skill's allowed-tools name (server__...); without --skill, every server not
+    marked lazy.
+    """
     out = Output(json_mode=json_mode)
     try:
         chosen = get_format(format)
@@ -328,7 +389,7 @@ def schemas(
         )
 
     async def body() -> None:
-        async with open_toolbox(out) as box:
+        async with open_toolbox(out, needs=_named_servers(None, skill)) as box:
             _, scope = await _conversation(box, agent, skill, arguments)
             payload = box.registry.schemas_for_tools(scope, format, strict=strict)
             text = json.dumps(payload, ensure_ascii=False)
@@ -352,10 +413,10 @@ def schemas(
     run_async(body)
 
 
-@app.command()
+@commands.command()
 def call(
-    tool: Annotated[str, typer.Argument(help="Tool name (canonical or a provider alias).")],
-    arguments: Annotated[str, typer.Argument(help="Arguments as a JSON object.")] = "{}",
+    tool: Annotated[str, typer.Argument(metavar="TOOL", help="Tool name (server__tool, or a provider alias).")],
+    arguments: Annotated[str, typer.Argument(metavar="JSON", help="Arguments as a JSON object.")] = "{}",
     skill: SkillOption = None,
     skill_arguments: ArgsOption = "",
     agent: AgentOption = None,
@@ -366,7 +427,8 @@ def call(
 ) -> None:
     """Call one tool through the five layers, as the model would in the agent's turn.
 
-    A call that an ``ask`` rule holds back is asked on the terminal (or approved by --yes).
+    Starts only the tool's server (SERVER__TOOL), and those the skill names. A call that an ask rule
+    holds back is asked on the terminal (or approved by --yes).
     """
     out = Output(json_mode=json_mode)
     try:
@@ -381,10 +443,9 @@ def call(
     callbacks = ClientCallbacks(elicitation=TerminalElicitor(out), logging=log_printer(out), log_level="info")
 
     async def body() -> int:
-        async with open_toolbox(out, callbacks) as box:
+        async with open_toolbox(out, callbacks, _server_of(tool)) as box:
             approver = TerminalApprover(out, assume_yes=yes, mask=box.sessions.mask_secrets)
             conversation, scope = await _conversation(box, agent, skill, skill_arguments, approver)
-            await box.sessions.start_lazy([split_name(tool)[0] or ""])  # a lazy server starts when called
             result = await box.registry.execute(
                 tool,
                 parsed,

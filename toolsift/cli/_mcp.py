@@ -23,20 +23,24 @@ import typer
 from pydantic import ValidationError
 
 from .._exceptions import ConfigError, InvalidToolName
-from ..config import CONFIG_NAME, PROJECT_CONFIGS, ServerConfig
-from ..config.secrets import mask_settings, rewrite_references
-from ..registry import validate_server_name
-from ..toolbox import user_config_path
-from ._app import EXIT, app, state
+from .._folders import CONFIG_NAME, PROJECT_CONFIGS, user_config_path
+from .._names import validate_server_name
+from .._secrets._display import mask_settings
+from .._secrets._expand import rewrite_references
+from ..config import HttpServer, StdioServer
+from ._app import EXIT, state
 from ._config_file import edit_json, read_json
 from ._output import Output
+
+# Registered on the root app when a command of this module runs (see _app.COMMANDS).
+commands = typer.Typer(add_completion=False, rich_markup_mode=None)
 
 __all__ = ["mcp_app"]
 
 mcp_app = typer.Typer(
     name="mcp", help="Add, list, show and remove MCP servers in the project or user config.", no_args_is_help=True
 )
-app.add_typer(mcp_app)
+commands.add_typer(mcp_app)
 
 SCOPES = ("project", "user")
 TRANSPORTS = ("stdio", "http", "sse")
@@ -173,18 +177,20 @@ def _entry(name: str, transport: str, target: list[str], env: list[str], header:
         if header:
             raise typer.BadParameter("headers go with --transport http or sse", param_hint="'--header'")
         entry = {"command": target[0], "args": target[1:]} if target[1:] else {"command": target[0]}
+        if env:
+            entry["env"] = _pairs(env, "=", "--env")
     else:
         if len(target) != 1 or not target[0].startswith(("http://", "https://")):
             raise typer.BadParameter(
                 f"expected one http:// or https:// URL, got {' '.join(target)!r}", param_hint="'URL'"
             )
+        if env:
+            raise typer.BadParameter("env goes with --transport stdio", param_hint="'--env'")
         entry = {"type": transport, "url": target[0]}
         if header:
             entry["headers"] = _pairs(header, ":", "--header")
-    if env:
-        entry["env"] = _pairs(env, "=", "--env")
     try:
-        ServerConfig.model_validate(entry)
+        (StdioServer if transport == "stdio" else HttpServer).model_validate(entry)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"] if part != "[key]")

@@ -7,20 +7,29 @@ from typing import Annotated
 
 import typer
 
-from ._app import app, trusted_config
+from ._app import trusted_config
 from ._output import Output
+
+# Registered on the root app when a command of this module runs (see _app.COMMANDS).
+commands = typer.Typer(add_completion=False, rich_markup_mode=None)
 
 TRANSPORTS = ("stdio", "http")
 
 
-@app.command()
+@commands.command()
 def serve(
     transport: Annotated[str | None, typer.Option("--transport", "-t", help="stdio (default) or http.")] = None,
     host: Annotated[str | None, typer.Option("--host", help="HTTP: address to bind (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option("--port", "-p", help="HTTP: port (0 picks a free one).")] = None,
     stateless: Annotated[bool, typer.Option("--stateless", help="HTTP: no MCP session ids.")] = False,
     json_response: Annotated[bool, typer.Option("--json-response", help="HTTP: plain JSON bodies.")] = False,
-    workers: Annotated[int | None, typer.Option("--workers", help="HTTP: uvicorn workers (needs --stateless).")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            help="HTTP: uvicorn worker processes; more than 1 needs --stateless or shared sessions (serve.shared).",
+        ),
+    ] = None,
     profile: Annotated[str | None, typer.Option("--profile", help="Agent profile the server runs as.")] = None,
     gateway: Annotated[bool, typer.Option("--gateway", help="Also serve the configured MCP servers' tools.")] = False,
     gateway_skill: Annotated[

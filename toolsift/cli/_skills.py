@@ -7,14 +7,18 @@ from typing import Annotated, Any
 
 import typer
 
+from .._assembly import skills_loader
+from .._folders import find_config
 from ..config import load_config
 from ..skills import SkillsLoader
-from ..toolbox import find_config, skills_loader
-from ._app import EXIT, app, state
+from ._app import EXIT, state
 from ._output import Output, reported_here
 
+# Registered on the root app when a command of this module runs (see _app.COMMANDS).
+commands = typer.Typer(add_completion=False, rich_markup_mode=None)
+
 skills_app = typer.Typer(help="List, show and create skills.", no_args_is_help=True)
-app.add_typer(skills_app, name="skills")
+commands.add_typer(skills_app, name="skills")
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 

@@ -6,13 +6,12 @@ import os
 import sys
 
 from .._exceptions import ConfigError
-from ..config import ProjectTrust, ToolsiftConfig, TrustCheck, TrustedLaunches, user_folder
-from ..toolbox import user_config_path
+from .._folders import user_config_path, user_folder
+from ..config import HttpServer, ProjectTrust, StdioServer, ToolsiftConfig, TrustCheck, TrustedLaunches
+from ._app import TRUST_ENV
 from ._output import Output
 
 __all__ = ["TRUST_ENV", "describe_launches", "describe_settings", "ensure_trusted", "trust_store"]
-
-TRUST_ENV = "TOOLSIFT_TRUST_PROJECT"
 
 
 def trust_store() -> ProjectTrust:
@@ -24,8 +23,11 @@ def describe_launches(config: ToolsiftConfig, names: tuple[str, ...]) -> list[st
     """One indented line per server: its name and the command (or URL) it launches."""
     lines = []
     for name in names:
-        server = config.servers[name]
-        target = server.url if server.url else " ".join([server.command or "", *server.args]).strip()
+        match server := config.servers[name]:
+            case StdioServer():
+                target = " ".join([server.command, *server.args])
+            case HttpServer():
+                target = server.url
         lines.append(f"  {name}: {target}")
     return lines
 

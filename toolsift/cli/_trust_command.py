@@ -6,18 +6,21 @@ from typing import Annotated
 
 import typer
 
+from .._folders import find_config
 from ..config import configured_settings, validate_config
-from ..toolbox import find_config
-from ._app import app, state
+from ._app import state
 from ._output import Output
 from ._trust import describe_launches, describe_settings, trust_store
 
+# Registered on the root app when a command of this module runs (see _app.COMMANDS).
+commands = typer.Typer(add_completion=False, rich_markup_mode=None)
 
-@app.command()
+
+@commands.command()
 def trust(
     revoke: Annotated[bool, typer.Option("--revoke", help="Forget the trust given to this project's config.")] = False,
 ) -> None:
-    """Trust this folder's config (its servers and settings) ahead of time, or forget that trust with --revoke."""
+    """Trust this folder's config (its servers and settings) ahead of time, or forget it with --revoke."""
     out = Output()
     path = find_config(state.config)
     store = trust_store()

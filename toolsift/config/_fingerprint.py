@@ -23,14 +23,23 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import SecretError
-from ._server import ServerConfig
+from .._secrets._expand import expand_variables, has_references
+from .._secrets._resolvers import is_secret_reference
+from ._server import HttpServer, ServerConfig, StdioServer
 from ._toolsift import ToolsiftConfig
-from .secrets import expand_variables, has_references, is_secret_reference
 
 __all__ = ["configured_settings", "launch_fingerprint", "launch_fingerprints", "settings_fingerprint"]
 
 # What decides which program runs, or where requests and their headers go.
 _LAUNCH_FIELDS = ("transport", "command", "args", "cwd", "env", "env_file", "url", "headers")
+# The launch fields a server's type lacks, as it would have them unset: a fingerprint covers all eight, so
+# the consents remembered before servers had a type per transport stay valid.
+_UNSET: dict[str, Any] = {
+    name: None if info.is_required() else info.get_default(call_default_factory=True)
+    for model in (StdioServer, HttpServer)
+    for name, info in model.model_fields.items()
+    if name in _LAUNCH_FIELDS
+}
 
 
 def _digest(value: Any) -> str:
@@ -59,7 +68,7 @@ def _absolute(value: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _runs_in(server: ServerConfig, cwd: Path) -> Path | None:
+def _runs_in(server: StdioServer, cwd: Path) -> Path | None:
     """The real folder a stdio child starts in: its ``cwd`` (against the config's folder), else ``cwd``."""
     if server.cwd is None:
         return Path(os.path.realpath(cwd))
@@ -67,14 +76,14 @@ def _runs_in(server: ServerConfig, cwd: Path) -> Path | None:
     return None if plain is None else Path(os.path.realpath(_absolute(plain, server.base_dir)))
 
 
-def _resolved_paths(server: ServerConfig, folder: Path) -> dict[str, str]:
+def _resolved_paths(server: StdioServer, folder: Path) -> dict[str, str]:
     """The real path of each relative command or argument that names something in ``folder``.
 
     A bare command (``python``) is looked up on ``PATH``, not in the folder, so
     only a command with a separator (``./run.sh``) counts.
     """
     values = [*server.args]
-    if server.command is not None and os.sep in server.command:
+    if os.sep in server.command:
         values.insert(0, server.command)
     resolved = {}
     for value in values:
@@ -87,14 +96,13 @@ def _resolved_paths(server: ServerConfig, folder: Path) -> dict[str, str]:
     return resolved
 
 
-def _env_file_digest(server: ServerConfig) -> str:
+def _env_file_digest(env_file: str, base_dir: Path) -> str:
     """A digest of the env file's bytes, or why there are none (a missing file is part of the launch too)."""
-    assert server.env_file is not None
-    plain = _plain(server.env_file)
+    plain = _plain(env_file)
     if plain is None:
         return "unresolved"
     try:
-        return hashlib.sha256(_absolute(plain, server.base_dir).read_bytes()).hexdigest()
+        return hashlib.sha256(_absolute(plain, base_dir).read_bytes()).hexdigest()
     except FileNotFoundError:
         return "missing"
     except OSError as exc:
@@ -102,10 +110,10 @@ def _env_file_digest(server: ServerConfig) -> str:
 
 
 def _launch(server: ServerConfig, cwd: Path) -> dict[str, Any]:
-    launch = server.model_dump(mode="json", include=set(_LAUNCH_FIELDS))
-    if server.env_file is not None:
-        launch["envFileDigest"] = _env_file_digest(server)
-    if server.transport_kind == "stdio":
+    launch = _UNSET | server.model_dump(mode="json", include=set(_LAUNCH_FIELDS))
+    if isinstance(server, StdioServer):
+        if server.env_file is not None:
+            launch["envFileDigest"] = _env_file_digest(server.env_file, server.base_dir)
         folder = _runs_in(server, cwd)
         launch["runsIn"] = None if folder is None else str(folder)
         launch["resolvedPaths"] = {} if folder is None else _resolved_paths(server, folder)

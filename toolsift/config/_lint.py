@@ -1,8 +1,9 @@
 """Warnings about valid but doubtful settings: server entries, and permission globs that match no tool.
 
 None of these stops a load: the transport conflicts follow a fixed rule
-(command wins), and a plaintext credential works, it just should not sit in a
-file that gets copied, committed and shared. Messages name the field, never
+(command wins; the other transport's settings are dropped), and a plaintext
+credential works, it just should not sit in a file that gets copied, committed
+and shared. Messages name the field, never
 its value. A permission glob that matches no tool is harmless to load but
 does nothing, which for a ``denylist`` or ``ask`` rule is a hole: it is
 reported by ``toolsift check`` and when a toolbox or a server starts.
@@ -11,18 +12,30 @@ reported by ``toolsift check`` and when a toolbox or a server starts.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from ..registry import SERVED_BUILTIN_NAMESPACE, ToolRegistry, compile_patterns, literal_server
+from .._globs import compile_patterns, literal_server
+from .._names import SERVED_BUILTIN_NAMESPACE
+from .._secrets._expand import has_references
+from .._secrets._resolvers import is_secret_reference
+from ..registry import ToolRegistry
 from ._json_lines import Loc
 from ._report import ConfigWarning
-from ._server import ServerConfig
+from ._server import (
+    REACHED_AT_URL,
+    SERVER_KEYS,
+    SERVER_TYPES,
+    STARTED_BY_COMMAND,
+    HttpServer,
+    ServerConfig,
+    StdioServer,
+)
 from ._toolsift import ToolsiftConfig
-from .secrets import has_references, is_secret_reference
 
-__all__ = ["looks_like_credential", "permission_glob_warnings", "server_warnings"]
+__all__ = ["looks_like_credential", "permission_glob_warnings", "server_warnings", "transport_conflicts"]
 
 # Key names that usually hold credentials (env vars, header names, query keys, CLI flags).
 _CREDENTIAL = re.compile(
@@ -56,18 +69,22 @@ def _plaintext(value: str) -> bool:
 
 def _credential_warnings(config: ServerConfig, spell: Callable[[str], str]) -> list[tuple[Loc, str]]:
     found: list[tuple[Loc, str]] = []
-    for field in ("env", "headers"):
-        for key, value in getattr(config, field).items():
-            if looks_like_credential(key) and _plaintext(value):
-                found.append(((spell(field), key), f"{key!r} looks like a credential written in plaintext; {_ADVICE}"))
-    for index, arg in enumerate(config.args):
+    match config:
+        case StdioServer():
+            field, pairs, args = "env", config.env, config.args
+        case HttpServer():
+            field, pairs, args = "headers", config.headers, ()
+    for key, value in pairs.items():
+        if looks_like_credential(key) and _plaintext(value):
+            found.append(((spell(field), key), f"{key!r} looks like a credential written in plaintext; {_ADVICE}"))
+    for index, arg in enumerate(args):
         flag, sep, value = arg.partition("=")
-        previous = config.args[index - 1] if index else ""
+        previous = args[index - 1] if index else ""
         if sep and flag.startswith("-") and looks_like_credential(flag) and _plaintext(value):
             found.append(((spell("args"), index), f"argument {flag!r} carries a plaintext credential; {_ADVICE}"))
         elif _is_credential_flag(previous) and not arg.startswith("-") and _plaintext(arg):
             found.append(((spell("args"), index), f"the value of {previous!r} is a plaintext credential; {_ADVICE}"))
-    if config.url and _plaintext(config.url):
+    if isinstance(config, HttpServer) and _plaintext(config.url):
         parts = urlsplit(config.url)
         keys = [key for key, _ in parse_qsl(parts.query) if looks_like_credential(key)]
         if parts.password or keys:
@@ -76,17 +93,46 @@ def _credential_warnings(config: ServerConfig, spell: Callable[[str], str]) -> l
     return found
 
 
-def _transport_warnings(config: ServerConfig, spell: Callable[[str], str]) -> list[tuple[Loc, str]]:
-    kind = config.transport_kind
-    declared = config.transport
-    if kind == "stdio" and config.url:
-        return [((spell("url"),), "both 'command' and 'url' are set; the server runs over stdio and 'url' is ignored")]
-    if kind == "stdio" and declared in ("http", "sse"):
-        message = f"type {declared!r} is ignored: 'command' is set, so the server runs over stdio"
-        return [((spell("transport"),), message)]
-    if kind in ("http", "sse") and declared == "stdio":
-        return [((spell("transport"),), "type 'stdio' needs a 'command'; connecting to 'url' over Streamable HTTP")]
-    return []
+def _ignored(key: str, value: Any, kind: Literal["stdio", "http"]) -> str | None:
+    """Why a key of an entry of transport ``kind`` is ignored, or None when the entry's type reads it."""
+    field = SERVER_KEYS.get(key)
+    if field == "transport":
+        if kind == "stdio" and value in ("http", "sse"):
+            return f"type {value!r} is ignored: 'command' is set, so the server runs over stdio"
+        if kind == "http" and value == "stdio":
+            return "type 'stdio' needs a 'command'; connecting to 'url' over Streamable HTTP"
+        return None
+    if field is None or field in SERVER_TYPES[kind].model_fields or field == "auth":
+        return None  # unknown keys, and auth without a url, are problems: validation reports them
+    if field == "url":
+        return "both 'command' and 'url' are set; the server runs over stdio and 'url' is ignored"
+    if kind == "stdio":
+        return f"{key!r} is ignored: it is a setting of servers {REACHED_AT_URL}, and this one is {STARTED_BY_COMMAND}"
+    return f"{key!r} is ignored: it is a setting of servers {STARTED_BY_COMMAND}, and this one is {REACHED_AT_URL}"
+
+
+def transport_conflicts(
+    entry: Mapping[str, Any], kind: Literal["stdio", "http"]
+) -> tuple[dict[str, Any], list[tuple[Loc, str]]]:
+    """The entry without the keys its transport ignores, and a warning for each of them that says something.
+
+    An entry picks its transport by ``command`` or ``url`` (see
+    ``transport_of``); the other transport's settings, and a ``type`` that
+    contradicts it, would be ignored, so they are dropped here. An empty value
+    is dropped without a word, as it asks for nothing, and so is the ``type``
+    of an ignored ``url``: the url's warning covers it. A file's loader uses
+    this; a server built directly refuses such keys.
+    """
+    kept: dict[str, Any] = {}
+    notes: list[tuple[Loc, str]] = []
+    url_ignored = kind == "stdio" and bool(entry.get("url"))
+    for key, value in entry.items():
+        reason = _ignored(key, value, kind)
+        if reason is None:
+            kept[key] = value
+        elif value and not (url_ignored and SERVER_KEYS.get(key) == "transport"):
+            notes.append(((key,), reason))
+    return kept, notes
 
 
 def server_warnings(config: ServerConfig, spell: Callable[[str], str]) -> list[tuple[Loc, str]]:
@@ -97,7 +143,25 @@ def server_warnings(config: ServerConfig, spell: Callable[[str], str]) -> list[t
         spell: Maps a field name to the key the user wrote for it (``toolPrefix``
             or ``tool_prefix``), so locations match the file.
     """
-    return _transport_warnings(config, spell) + _credential_warnings(config, spell)
+    return [*_credential_warnings(config, spell), *_lazy_global(config, spell)]
+
+
+def _lazy_global(config: ServerConfig, spell: Callable[[str], str]) -> list[tuple[Loc, str]]:
+    """A global server that is lazy: its tools are meant for every turn, but nothing a turn does starts it.
+
+    A tool search or a skill naming it (``<name>__...``) starts a lazy server; starting it for
+    every turn a global server's tools are listed in (every turn) would make ``lazy`` mean nothing.
+    """
+    if not (config.lazy and config.enabled and not config.internal_only):
+        return []
+    return [
+        (
+            (spell("lazy"),),
+            "a lazy global server (internalOnly: false) is in no turn's tool list until a tool search or a "
+            f"skill naming it ({config.namespace}__...) starts it; remove lazy to list its tools from the start, "
+            "or set internalOnly: true so that its tools are found by search and skills alone",
+        )
+    ]
 
 
 @dataclass(frozen=True)

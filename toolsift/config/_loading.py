@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 
 from .._exceptions import ConfigError, InvalidToolName, SecretError
-from ..registry import validate_server_name
+from .._names import validate_server_name
 from ._dialects import (
     Dialect,
     FileSettings,
@@ -47,11 +48,11 @@ from ._dialects import (
 )
 from ._errors import format_field, validation_problems
 from ._json_lines import MAX_DEPTH, JsonLines, Loc, too_deep
-from ._lint import server_warnings
+from ._lint import server_warnings, transport_conflicts
 from ._model import BASE_DIR, key_spellings
 from ._report import ConfigReport, ConfigWarning, located
 from ._resolve import resolve_server
-from ._server import NO_TRANSPORT, ServerConfig
+from ._server import SERVER_KEYS, SERVER_TYPES, ServerBase, ServerConfig, StdioServer, transport_of
 from ._toolsift import ToolsConfig, ToolsiftConfig
 
 __all__ = ["load_config", "parse_config", "validate_config"]
@@ -163,13 +164,18 @@ def _drop_foreign_keys(rest: dict[str, Any], check: _Checker, servers_key: str) 
 
 def _spelling(entry: Mapping[str, Any]) -> Callable[[str], str]:
     """A function from field name to the key this entry uses for it (camelCase when absent)."""
-    spellings = key_spellings(ServerConfig)
 
     def spell(field: str) -> str:
-        written = [key for key in entry if spellings.get(key) == field]
-        return written[0] if written else (ServerConfig.model_fields[field].alias or field)
+        written = [key for key in entry if SERVER_KEYS.get(key) == field]
+        return written[0] if written else to_camel(field)
 
     return spell
+
+
+def _kept_without_transport(key: str) -> bool:
+    """Whether a key of an entry without a transport is checked: unknown keys and the settings of every server."""
+    field = SERVER_KEYS.get(key)
+    return field is None or field in ServerBase.model_fields
 
 
 class _Servers:
@@ -221,22 +227,48 @@ class _Servers:
         written = self.written[name] = translation.written
         for where, message in translation.notes:
             check.warn((*loc, *where), message, server=name)
+        kind = transport_of(translation.entry)
+        if kind is None:
+            self._without_transport(name, translation.entry, context, written, before)
+            return None
+        # The type is picked by the entry's keys; what only the other transport reads is dropped, with a warning.
+        entry, ignored = transport_conflicts(translation.entry, kind)
+        model = SERVER_TYPES[kind]
         try:
-            validated: ServerConfig | None = ServerConfig.model_validate(translation.entry, context=context)
+            validated: ServerConfig | None = model.model_validate(entry, context=context)
         except ValidationError as exc:
-            if [error["type"] for error in exc.errors()] == [NO_TRANSPORT]:
-                check.warn(loc, f"server {name!r} has neither 'command' nor 'url'; skipped", server=name)
-                self.dropped[name] = "neither 'command' nor 'url' is set"
-                return None
-            check.invalid(exc, ServerConfig, loc, written)
+            check.invalid(exc, model, loc, written)
             validated = None
         if validated is None or len(check.problems) > before:
             self.skip(name, before)
             return None
         config = validated.with_name(name)
-        for where, message in server_warnings(config, _spelling(translation.entry)):
+        for where, message in [*ignored, *server_warnings(config, _spelling(entry))]:
             check.warn((*loc, *written(where)), message, server=name)
         return config
+
+    def _without_transport(
+        self, name: str, entry: Mapping[str, Any], context: dict[str, Any], written: Written, before: int
+    ) -> None:
+        """An entry with neither ``command`` nor ``url``: skipped with a warning, unless it has other problems.
+
+        Its unknown keys and the settings every server has are checked, against
+        a stdio server's keys, so that a misspelt ``command`` is still reported
+        with its close match rather than skipped.
+        """
+        loc = (*self.prefix, name)
+        rest = {key: value for key, value in entry.items() if _kept_without_transport(key)}
+        try:
+            StdioServer.model_validate(rest, context=context)
+        except ValidationError as exc:
+            for where, reason in validation_problems(exc, StdioServer):
+                if where != ("command",):
+                    self.check.problem((*loc, *written(where)), reason)
+        if len(self.check.problems) > before:
+            self.skip(name, before)
+            return
+        self.check.warn(loc, f"server {name!r} has neither 'command' nor 'url'; skipped", server=name)
+        self.dropped[name] = "neither 'command' nor 'url' is set"
 
     def check_references(self, environ: Mapping[str, str] | None) -> None:
         """Resolve every good server's references now; leave out the ones that fail."""

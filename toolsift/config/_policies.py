@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,15 +24,13 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
 from .._exceptions import PolicyDenied
-from ..registry import redact
+from .._redaction import redact
 
-__all__ = ["ArgumentRule", "UrlPolicy", "argument_values", "urls_in"]
+__all__ = ["ArgumentRule", "UrlPolicy", "argument_values"]
 
 _MODEL_CONFIG = ConfigDict(
     alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, frozen=True, extra="forbid"
 )
-# scheme://authority..., wherever it appears in a string (a URL inside a command line counts too).
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
 _SHOWN_CHARS = 80
 
 
@@ -60,18 +58,6 @@ def argument_values(value: Any) -> list[str]:
     if isinstance(value, list | tuple):
         return [item if isinstance(item, str) else json.dumps(item, default=str) for item in value]
     return [json.dumps(value, default=str)]
-
-
-def urls_in(value: Any) -> Iterator[str]:
-    """Every URL found in the strings of ``value``, nested lists and objects included."""
-    if isinstance(value, str):
-        yield from _URL.findall(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from urls_in(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from urls_in(item)
 
 
 def _non_empty(patterns: Iterable[str], what: str) -> None:

@@ -1,4 +1,4 @@
-"""Connect-time resolution: a ``ServerConfig`` with its references replaced by values.
+"""Connect-time resolution: a server's settings with their references replaced by values, per transport.
 
 Resolution happens right before a session spawns or connects, never at load
 time, so a rotated secret or a changed variable is picked up by the next
@@ -12,90 +12,119 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import final
+from typing import Literal, TypeAlias, final, overload
 
 from dotenv import dotenv_values
 from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
 from .._exceptions import SecretError
 from .._redaction import MASK
-from ._server import ServerConfig, TransportKind
-from .secrets import expand_variables, has_references, is_secret_reference, mask_url, resolve_secret
+from .._secrets._display import mask_url
+from .._secrets._expand import expand_variables, has_references
+from .._secrets._resolvers import is_secret_reference, resolve_secret
+from ._server import HttpServer, OAuthConfig, ServerConfig, StdioServer
 
-__all__ = ["ResolvedServer", "child_environment", "resolve_server"]
+__all__ = ["ResolvedHttp", "ResolvedServer", "ResolvedStdio", "child_environment", "resolve_server"]
 
 # On top of the SDK's list (HOME, LOGNAME, PATH, SHELL, TERM, USER; the Windows set):
 # locale so child programs print UTF-8, and the temp folder they should use.
 _EXTRA_INHERITED = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TMP", "TEMP")
 
 
-@final
-@dataclass(frozen=True, repr=False)
-class ResolvedServer:
-    """What a transport needs to reach one server, with every reference resolved.
+def _masked(redacted: frozenset[str], name: str, value: str | None) -> str | None:
+    return MASK if value is not None and name in redacted else value
 
-    Build it with :func:`resolve_server`. Its repr masks every env and header
-    value and every setting that came from a reference, so logging it is safe;
-    the attributes themselves hold the real values for the transport.
+
+@final
+@dataclass(frozen=True, repr=False, kw_only=True)
+class ResolvedStdio:
+    """What it takes to spawn one stdio server, with every reference resolved.
+
+    Build it with :func:`resolve_server`. Its repr masks every env value and
+    every setting that came from a reference, so logging it is safe; the
+    attributes themselves hold the real values for the transport.
 
     Attributes:
         name: The server's name.
-        transport: ``stdio``, ``http`` or ``sse``.
-        command: Program to spawn (stdio), else None.
-        args: Its arguments (stdio).
-        env: The configured extra environment (stdio); see :func:`child_environment`.
-        cwd: Absolute working directory (stdio), or None to inherit the current one.
-        url: Endpoint (http, sse), else None.
-        headers: HTTP headers (http, sse).
-        auth_secrets: ``auth.clientSecret``, ``auth.privateKey`` and a referenced ``auth.clientId``, resolved
-            (http, sse).
+        command: Program to spawn.
+        args: Its arguments.
+        env: The configured extra environment, ``envFile`` under ``env``; see :func:`child_environment`.
+        cwd: Absolute working directory, or None to inherit the current one.
+        redacted: Fields (``command``, ``args[1]``, ``env.KEY``...) whose value came from a reference.
     """
 
     name: str
-    transport: TransportKind
-    command: str | None = None
+    command: str
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: Path | None = None
-    url: str | None = None
+    redacted: frozenset[str] = field(default_factory=frozenset, compare=False)
+
+    @property
+    def transport(self) -> Literal["stdio"]:
+        """Always ``stdio``."""
+        return "stdio"
+
+    def __repr__(self) -> str:
+        args = tuple(_masked(self.redacted, f"args[{i}]", arg) for i, arg in enumerate(self.args))
+        cwd = _masked(self.redacted, "cwd", None if self.cwd is None else str(self.cwd))
+        return (
+            f"ResolvedStdio(name={self.name!r}, command={_masked(self.redacted, 'command', self.command)!r}, "
+            f"args={args!r}, env={dict.fromkeys(self.env, MASK)!r}, cwd={cwd!r})"
+        )
+
+    __str__ = __repr__
+
+
+@final
+@dataclass(frozen=True, repr=False, kw_only=True)
+class ResolvedHttp:
+    """What it takes to reach one HTTP server, with every reference resolved.
+
+    Build it with :func:`resolve_server`. Its repr masks every header value,
+    the URL's credentials and every setting that came from a reference.
+
+    Attributes:
+        name: The server's name.
+        transport: ``http`` (Streamable HTTP) or ``sse``.
+        url: The endpoint.
+        headers: HTTP headers.
+        auth_secrets: ``auth.clientSecret``, ``auth.privateKey`` and a referenced ``auth.clientId``, resolved.
+        redacted: Fields (``url``, ``headers.KEY``...) whose value came from a reference.
+    """
+
+    name: str
+    transport: Literal["http", "sse"] = "http"
+    url: str
     headers: Mapping[str, str] = field(default_factory=dict)
     auth_secrets: Mapping[str, str] = field(default_factory=dict)
-    # Fields (``command``, ``args[1]``, ``url``...) whose value came from a reference.
     redacted: frozenset[str] = field(default_factory=frozenset, compare=False)
 
     def __repr__(self) -> str:
-        def shown(name: str, value: str | None) -> str | None:
-            return MASK if value is not None and name in self.redacted else value
-
-        args = tuple(shown(f"args[{i}]", arg) for i, arg in enumerate(self.args))
-        url = shown("url", self.url)
-        parts = [
-            f"name={self.name!r}",
-            f"transport={self.transport!r}",
-            f"command={shown('command', self.command)!r}",
-            f"args={args!r}",
-            f"env={dict.fromkeys(self.env, MASK)!r}",
-            f"cwd={shown('cwd', None if self.cwd is None else str(self.cwd))!r}",
-            f"url={url if url in (None, MASK) else mask_url(url)!r}",
-            f"headers={dict.fromkeys(self.headers, MASK)!r}",
-            f"auth_secrets={dict.fromkeys(self.auth_secrets, MASK)!r}",
-        ]
-        return f"ResolvedServer({', '.join(parts)})"
+        url = MASK if "url" in self.redacted else mask_url(self.url)
+        return (
+            f"ResolvedHttp(name={self.name!r}, transport={self.transport!r}, url={url!r}, "
+            f"headers={dict.fromkeys(self.headers, MASK)!r}, auth_secrets={dict.fromkeys(self.auth_secrets, MASK)!r})"
+        )
 
     __str__ = __repr__
+
+
+ResolvedServer: TypeAlias = ResolvedStdio | ResolvedHttp
+"""A server's connection settings with its references resolved: a :class:`ResolvedStdio` or a :class:`ResolvedHttp`."""
 
 
 class _Resolver:
     """Resolves the values of one server, remembering which came from references."""
 
-    def __init__(self, config: ServerConfig, base_dir: Path, environ: Mapping[str, str]) -> None:
-        self.config = config
+    def __init__(self, name: str, base_dir: Path, environ: Mapping[str, str]) -> None:
+        self.name = name
         self.base_dir = base_dir
         self.environ = environ
         self.redacted: set[str] = set()
 
     def value(self, raw: str, field: str) -> str:
-        name = self.config.name
+        name = self.name
         if is_secret_reference(raw):
             self.redacted.add(field)
             # `${...}` inside a reference is expanded first (secret://file/${HOME}/token);
@@ -109,8 +138,7 @@ class _Resolver:
     def mapping(self, values: Mapping[str, str], field: str) -> dict[str, str]:
         return {key: self.value(raw, f"{field}.{key}") for key, raw in values.items()}
 
-    def auth_secrets(self, config: ServerConfig) -> dict[str, str]:
-        auth = config.auth
+    def auth_secrets(self, auth: OAuthConfig | None) -> dict[str, str]:
         if auth is None:
             return {}
         given = {"clientSecret": auth.client_secret, "privateKey": auth.private_key}
@@ -129,16 +157,22 @@ class _Resolver:
             text = path.read_text(encoding="utf-8-sig")
         except OSError as exc:
             reason = f"cannot read the env file: {exc.strerror or type(exc).__name__}"
-            raise SecretError(str(path), reason, server=self.config.name, field="envFile") from None
+            raise SecretError(str(path), reason, server=self.name, field="envFile") from None
         except UnicodeDecodeError:
-            raise SecretError(
-                str(path), "the env file is not UTF-8 text", server=self.config.name, field="envFile"
-            ) from None
+            raise SecretError(str(path), "the env file is not UTF-8 text", server=self.name, field="envFile") from None
         # No interpolation: as in VS Code and Cursor, a value is taken as written.
         values = dotenv_values(stream=io.StringIO(text), interpolate=False)
         return {key: value for key, value in values.items() if value is not None}
 
 
+@overload
+def resolve_server(
+    config: StdioServer, *, base_dir: Path | None = None, environ: Mapping[str, str] | None = None
+) -> ResolvedStdio: ...
+@overload
+def resolve_server(
+    config: HttpServer, *, base_dir: Path | None = None, environ: Mapping[str, str] | None = None
+) -> ResolvedHttp: ...
 def resolve_server(
     config: ServerConfig,
     *,
@@ -147,14 +181,12 @@ def resolve_server(
 ) -> ResolvedServer:
     """Resolve a server's ``${VAR}`` and ``secret://`` references, right before connecting.
 
-    Only the settings of the transport that :attr:`ServerConfig.transport_kind`
-    picks are resolved: ``command``, ``args``, ``cwd`` and ``env`` for stdio;
-    ``url`` and ``headers`` for http/sse. A stdio server's ``envFile`` is read
-    now, its variables under those of ``env``. A reference in a setting the transport
-    ignores can therefore never stop a connect. A relative ``cwd`` is made
-    absolute against ``base_dir``. This call blocks while it reads secret files
-    or runs plug-in resolvers; from async code run it in a worker thread
-    (``await anyio.to_thread.run_sync(resolve_server, config)``).
+    A :class:`StdioServer` resolves ``command``, ``args``, ``cwd`` and ``env``,
+    and reads its ``envFile`` now, its variables under those of ``env``; an
+    :class:`HttpServer` resolves ``url``, ``headers`` and its ``auth`` secrets.
+    A relative ``cwd`` is made absolute against ``base_dir``. This call blocks
+    while it reads secret files or runs plug-in resolvers; from async code run
+    it in a worker thread (``await anyio.to_thread.run_sync(resolve_server, config)``).
 
     Args:
         config: The server, as loaded.
@@ -163,43 +195,43 @@ def resolve_server(
         environ: Where ``${VAR}`` and ``secret://env/`` look; defaults to ``os.environ``.
 
     Returns:
-        The resolved settings; its repr masks secrets.
+        The resolved settings, of the server's transport; its repr masks secrets.
 
     Raises:
         SecretError: When a reference cannot be resolved; it names the
             reference, ``config.name`` and the field (``env.API_KEY``,
             ``args[2]``), never a value.
     """
-    kind = config.transport_kind
     folder = config.base_dir if base_dir is None else base_dir
-    resolver = _Resolver(config, folder, os.environ if environ is None else environ)
-    if kind != "stdio":
-        assert config.url is not None  # transport_kind said so
-        return ResolvedServer(
-            name=config.name,
-            transport=kind,
-            url=resolver.value(config.url, "url"),
-            headers=resolver.mapping(config.headers, "headers"),
-            auth_secrets=resolver.auth_secrets(config),
-            redacted=frozenset(resolver.redacted),
-        )
-    assert config.command is not None  # transport_kind said so
-    command = resolver.value(config.command, "command")
-    args = tuple(resolver.value(arg, f"args[{i}]") for i, arg in enumerate(config.args))
-    cwd = None if config.cwd is None else resolver.path(config.cwd, "cwd")
-    from_file = {} if config.env_file is None else resolver.env_file(config.env_file)
-    return ResolvedServer(
-        name=config.name,
-        transport="stdio",
-        command=command,
-        args=args,
-        env=from_file | resolver.mapping(config.env, "env"),
-        cwd=cwd,
-        redacted=frozenset(resolver.redacted),
-    )
+    resolver = _Resolver(config.name, folder, os.environ if environ is None else environ)
+    match config:
+        case HttpServer():
+            url = resolver.value(config.url, "url")
+            headers = resolver.mapping(config.headers, "headers")
+            return ResolvedHttp(
+                name=config.name,
+                transport=config.transport_kind,
+                url=url,
+                headers=headers,
+                auth_secrets=resolver.auth_secrets(config.auth),
+                redacted=frozenset(resolver.redacted),
+            )
+        case StdioServer():
+            command = resolver.value(config.command, "command")
+            args = tuple(resolver.value(arg, f"args[{i}]") for i, arg in enumerate(config.args))
+            cwd = None if config.cwd is None else resolver.path(config.cwd, "cwd")
+            from_file = {} if config.env_file is None else resolver.env_file(config.env_file)
+            return ResolvedStdio(
+                name=config.name,
+                command=command,
+                args=args,
+                env=from_file | resolver.mapping(config.env, "env"),
+                cwd=cwd,
+                redacted=frozenset(resolver.redacted),
+            )
 
 
-def child_environment(resolved: ResolvedServer, *, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def child_environment(resolved: ResolvedStdio, *, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a stdio server is spawned with: a minimal inherited one plus its ``env``.
 
     The inherited part is the MCP SDK's safe list (``get_default_environment``:

@@ -18,7 +18,6 @@ shows in reprs or messages.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,29 +26,18 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .._exceptions import ConfigError
-from ..registry import compile_patterns
+from .._globs import compile_patterns
+from .._secrets._expand import expand_variables, has_references
 from ._commands import CommandSettings
 from ._errors import format_field, validation_problems
 from ._model import BASE_DIR, ConfigModel, resolve_path
 from ._policies import ArgumentRule, UrlPolicy
-from .secrets import expand_variables, has_references
 
-__all__ = ["ServeSettings", "SharedSettings", "is_loopback", "validate_serve_settings"]
+__all__ = ["ServeSettings", "SharedSettings", "validate_serve_settings"]
 
 DEFAULT_PORT = 8765
 MiB = 1024 * 1024
 Bytes = Annotated[int, Field(gt=0)]
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
-
-
-def is_loopback(host: str) -> bool:
-    """True when ``host`` names this machine only (``127.0.0.1``, ``::1``, ``localhost``)."""
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _expanded(value: object, field: str) -> object:
@@ -131,6 +119,9 @@ class ServeSettings(ConfigModel):
         untrusted_tools: Globs of builtin tools whose results are fenced as untrusted
             (MCP servers' results are fenced by their own ``trust`` setting).
         profile: The agent profile the server runs as; default: the ``default`` agent.
+        profiles: Other agent profiles served over HTTP at ``<path>/agents/<name>``, each
+            with its own allowlist, permissions and plan mode; none by default, since a
+            profile broader than ``profile`` widens what a client may do.
         gateway: Also serve MCP tools of configured servers: ``true`` (every tool
             the profile sees), a skill name (that skill's allowed-tools), or a
             list of tool globs.
@@ -166,6 +157,7 @@ class ServeSettings(ConfigModel):
     urls: UrlPolicy = UrlPolicy()
     untrusted_tools: tuple[str, ...] = ("read_file", "exec_shell")
     profile: str | None = None
+    profiles: tuple[str, ...] = ()
     gateway: bool | str | tuple[str, ...] = False
     prefix_names: bool = True
     fence_gateway_results: bool = False

@@ -1,4 +1,4 @@
-"""``ServerConfig``: one MCP server, as an entry of ``mcpServers`` describes it.
+"""One MCP server, as an entry of ``mcpServers`` describes it: a ``StdioServer`` or an ``HttpServer``.
 
 Every field accepts camelCase and snake_case. Values of ``command``, ``args``,
 ``cwd``, ``url``, ``env``, ``envFile`` and ``headers`` may hold ``${VAR}``, ``${VAR:-default}``
@@ -10,29 +10,60 @@ Only their syntax is checked when the config loads.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Final, Literal, Self, TypeAlias, final, get_args
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    AfterValidator,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from ..registry import validate_pattern, validate_server_name
-from ._model import ConfigModel, base_dir_of
-from .secrets import has_references, is_secret_reference, mask_url, parse_secret_reference, reference_problem
+from .._globs import validate_pattern
+from .._names import validate_server_name
+from .._secrets._display import mask_url
+from .._secrets._expand import has_references, reference_problem
+from .._secrets._resolvers import is_secret_reference, parse_secret_reference
+from ._model import ConfigModel, base_dir_of, key_spellings
 
-__all__ = ["NO_TRANSPORT", "ServerConfig", "TransportKind"]
+__all__ = [
+    "NO_TRANSPORT",
+    "NO_TRANSPORT_MESSAGE",
+    "REACHED_AT_URL",
+    "SERVER_KEYS",
+    "SERVER_TYPES",
+    "STARTED_BY_COMMAND",
+    "HttpServer",
+    "ServerBase",
+    "ServerConfig",
+    "ServerEntry",
+    "StdioServer",
+    "TransportKind",
+    "transport_of",
+]
 
 TransportKind = Literal["stdio", "http", "sse"]
+TRANSPORT_KINDS: Final = get_args(TransportKind)
 
 # Far above any listing or ordinary result, far below what would strain the client's memory.
 _DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
-# The validation error type of an entry with neither ``command`` nor ``url``: a file's loader skips such
+# The validation error of an entry with neither ``command`` nor ``url``: a file's loader skips such
 # an entry with a warning rather than reporting a problem.
 NO_TRANSPORT = "no_transport"
+NO_TRANSPORT_MESSAGE = "neither 'command' nor 'url' is set; nothing to connect to"
+# What each transport's servers are, for messages that tell them apart.
+STARTED_BY_COMMAND = "started by 'command' (stdio)"
+REACHED_AT_URL = "reached at 'url' (HTTP)"
 
 
 def _check_reference(value: str) -> str:
@@ -111,27 +142,18 @@ class OAuthConfig(ConfigModel):
         return self
 
 
-class ServerConfig(ConfigModel):
-    """One MCP server (an entry of ``tools.mcpServers`` or of a bare ``mcpServers``).
+class ServerBase(ConfigModel):
+    """The settings every MCP server has, whatever its transport (an entry of ``mcpServers``).
 
-    Two loads of the same file give equal objects: equality compares every
-    field, the name and the config folder, which is how a reload tells changed
-    servers from unchanged ones. The transport is decided once, here: an
-    entry with neither ``command`` nor ``url`` is refused (a file's loader
-    skips it with a warning), so every ``ServerConfig`` has one.
+    A server is a :class:`StdioServer` (``command``) or an :class:`HttpServer`
+    (``url``); :data:`ServerConfig` names either. Which one an entry is, is
+    decided once, while it is parsed, by the key it gives: nothing that runs a
+    server asks again. Two loads of the same file give equal objects: equality
+    compares the type, every field, the name and the config folder, which is how
+    a reload tells changed servers (a transport change included) from unchanged ones.
 
     Attributes:
         name: The key under ``mcpServers``; the tool namespace unless ``tool_prefix`` is set.
-        command: Program to spawn (stdio transport).
-        args: Its arguments.
-        env: Extra environment for the child (on top of a minimal one).
-        env_file: A dotenv file read when the child is spawned (``env`` wins over it);
-            relative to the config file's folder. Its values never enter the config.
-        cwd: Working directory of the child; relative to the config file's folder.
-        url: Streamable HTTP (or SSE) endpoint.
-        headers: HTTP headers sent with every request.
-        transport: ``stdio``, ``http`` or ``sse`` (key ``type`` or ``transport``);
-            only ``sse`` changes anything: see :attr:`transport_kind`.
         internal_only: Keep the session but hide its tools unless a skill names the server.
         enabled: False keeps the entry but starts no session.
         timeout: Seconds to connect and initialize.
@@ -140,7 +162,7 @@ class ServerConfig(ConfigModel):
             replaced (None: the file's top-level ``drainSeconds``, else the application's default).
         max_result_bytes: Largest message the server may send, in bytes (10 MiB by default); a
             bigger tool result is dropped as it arrives and the call ends with an error saying its size.
-        restart_on_crash: Restart a crashed stdio server with backoff.
+        restart_on_crash: Connect again, with backoff, when the server exits or drops the connection.
         max_restarts: Restarts allowed within the restart window; past it the server waits in
             state ``error`` until the oldest restart leaves the window, then is started again.
         trust: ``untrusted`` wraps result text in boundary markers.
@@ -162,18 +184,14 @@ class ServerConfig(ConfigModel):
             ``when-required`` only those whose ``execution.taskSupport`` is
             ``required``; ``when-supported`` also those where it is ``optional``.
         resource_filter: Globs over resource URIs; empty keeps them all.
-        auth: OAuth 2.1 sign-in for an HTTP server that asks for it (see :class:`OAuthConfig`).
     """
 
+    # The ``type`` values this type takes, what a server of this type is, and what the others are (for messages).
+    _kinds: ClassVar[tuple[str, ...]] = ()
+    _means: ClassVar[str] = ""
+    _other: ClassVar[str] = ""
+
     name: str = Field(default="", exclude=True)
-    command: Expandable | None = None
-    args: tuple[Expandable, ...] = ()
-    env: dict[EnvName, Expandable] = Field(default_factory=dict)
-    env_file: Expandable | None = None
-    cwd: Expandable | None = None
-    url: Expandable | None = None
-    headers: dict[HeaderName, Expandable] = Field(default_factory=dict)
-    transport: TransportKind | None = Field(default=None, validation_alias="type")
     internal_only: bool = True
     enabled: bool = True
     timeout: Seconds = 30.0
@@ -194,9 +212,32 @@ class ServerConfig(ConfigModel):
     instructions: bool = True
     tasks: Literal["when-required", "when-supported"] = "when-required"
     resource_filter: tuple[str, ...] = ()
-    auth: OAuthConfig | None = None
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _refuse_other_transport(cls, data: Any) -> Any:
+        # A key of the other transport would be ignored: refused here; a file's loader warns and drops it.
+        if isinstance(data, Mapping):
+            own = key_spellings(cls)
+            foreign = [key for key in data if key in SERVER_KEYS and key not in own]
+            if data.get("command") and data.get("url"):
+                both = f"a server is {STARTED_BY_COMMAND} or {REACHED_AT_URL}, not both"
+                raise ValueError(f"both 'command' and 'url' are set; {both}")
+            if foreign:
+                raise ValueError(f"{foreign[0]!r} is a setting of servers {cls._other}; this server {cls._means}")
+        return data
+
+    @field_validator("transport", mode="before", check_fields=False)
+    @classmethod
+    def _check_transport(cls, value: Any) -> Any:
+        if isinstance(value, str) and value in TRANSPORT_KINDS and value not in cls._kinds:
+            raise ValueError(f"type {value!r} is for servers {cls._other}; this server {cls._means}")
+        if value is not None and value not in TRANSPORT_KINDS:
+            found = repr(value) if isinstance(value, str) else f"{type(value).__name__} {value!r}"
+            raise ValueError(f"expected 'stdio', 'http' or 'sse', found {found}")
+        return value
 
     @field_validator("tool_prefix")
     @classmethod
@@ -212,23 +253,9 @@ class ServerConfig(ConfigModel):
             validate_pattern(pattern, where=info.field_name)
         return value
 
-    @field_validator("url")
-    @classmethod
-    def _check_url(cls, value: str | None) -> str | None:
-        # A url built from references can only be checked once they are resolved.
-        if value and not has_references(value) and not is_secret_reference(value):
-            scheme = urlsplit(value).scheme
-            if scheme not in ("http", "https"):
-                raise ValueError(f"expected an http:// or https:// URL, found scheme {scheme!r}")
-        return value
-
     @model_validator(mode="after")
-    def _remember_base_dir(self, info: ValidationInfo) -> ServerConfig:
+    def _remember_base_dir(self, info: ValidationInfo) -> Self:
         self._base_dir = base_dir_of(info)
-        if not self.command and not self.url:
-            raise PydanticCustomError(NO_TRANSPORT, "neither 'command' nor 'url' is set; nothing to connect to")
-        if self.auth is not None and self.command:
-            raise ValueError("auth signs in to HTTP servers (url); a server started by command needs none")
         return self
 
     @property
@@ -241,14 +268,7 @@ class ServerConfig(ConfigModel):
         """The part before ``__`` in this server's tool names."""
         return self.tool_prefix or self.name
 
-    @property
-    def transport_kind(self) -> TransportKind:
-        """The transport the rule picks: command -> stdio; else url -> http (or sse)."""
-        if self.command:
-            return "stdio"
-        return "sse" if self.transport == "sse" else "http"
-
-    def with_name(self, name: str) -> ServerConfig:
+    def with_name(self, name: str) -> Self:
         """A copy carrying its key as ``name`` (validated).
 
         Raises:
@@ -257,12 +277,126 @@ class ServerConfig(ConfigModel):
         validate_server_name(name)
         return self.model_copy(update={"name": name})
 
+
+def _not_empty(value: str) -> str:
+    if not value:
+        raise ValueError("expected the program to run, found an empty string")
+    return value
+
+
+@final
+class StdioServer(ServerBase):
+    """A server toolsift starts as a child process and talks to over stdin/stdout (an entry with ``command``).
+
+    Attributes:
+        command: Program to spawn.
+        args: Its arguments.
+        env: Extra environment for the child (on top of a minimal one).
+        env_file: A dotenv file read when the child is spawned (``env`` wins over it);
+            relative to the config file's folder. Its values never enter the config.
+        cwd: Working directory of the child; relative to the config file's folder.
+        transport: ``stdio`` or absent (key ``type`` or ``transport``), as other clients write it.
+    """
+
+    _kinds: ClassVar[tuple[str, ...]] = ("stdio",)
+    _means: ClassVar[str] = f"is {STARTED_BY_COMMAND}"
+    _other: ClassVar[str] = REACHED_AT_URL
+
+    command: Annotated[Expandable, AfterValidator(_not_empty)]
+    args: tuple[Expandable, ...] = ()
+    env: dict[EnvName, Expandable] = Field(default_factory=dict)
+    env_file: Expandable | None = None
+    cwd: Expandable | None = None
+    transport: Literal["stdio"] | None = Field(default=None, validation_alias="type")
+
+    @property
+    def transport_kind(self) -> Literal["stdio"]:
+        """Always ``stdio``."""
+        return "stdio"
+
     def __repr__(self) -> str:
-        # env and header values may be secrets: show their keys only; mask URL credentials.
-        target = self.command or mask_url(self.url or "")
+        # env values may be secrets: show their keys only.
         return (
-            f"ServerConfig(name={self.name!r}, transport={self.transport_kind!r}, target={target!r}, "
-            f"env_keys={sorted(self.env)!r}, header_keys={sorted(self.headers)!r})"
+            f"StdioServer(name={self.name!r}, command={self.command!r}, "
+            f"args_count={len(self.args)}, env_keys={sorted(self.env)!r})"
         )
 
     __str__ = __repr__
+
+
+@final
+class HttpServer(ServerBase):
+    """A server toolsift connects to by URL: Streamable HTTP, or the legacy HTTP+SSE (an entry with ``url``).
+
+    Attributes:
+        url: The endpoint.
+        headers: HTTP headers sent with every request.
+        transport: ``http`` (Streamable HTTP, the default) or ``sse`` (key ``type`` or ``transport``).
+        auth: OAuth 2.1 sign-in for a server that asks for it (see :class:`OAuthConfig`).
+    """
+
+    _kinds: ClassVar[tuple[str, ...]] = ("http", "sse")
+    _means: ClassVar[str] = f"is {REACHED_AT_URL}"
+    _other: ClassVar[str] = STARTED_BY_COMMAND
+
+    url: Expandable
+    headers: dict[HeaderName, Expandable] = Field(default_factory=dict)
+    transport: Literal["http", "sse"] | None = Field(default=None, validation_alias="type")
+    auth: OAuthConfig | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        # A url built from references can only be checked once they are resolved.
+        if not has_references(value) and not is_secret_reference(value):
+            scheme = urlsplit(value).scheme
+            if scheme not in ("http", "https"):
+                raise ValueError(f"expected an http:// or https:// URL, found scheme {scheme!r}")
+        return value
+
+    @property
+    def transport_kind(self) -> Literal["http", "sse"]:
+        """``sse`` when ``type`` says so, else ``http`` (Streamable HTTP)."""
+        return "sse" if self.transport == "sse" else "http"
+
+    def __repr__(self) -> str:
+        # header values may be secrets: show their keys only; mask URL credentials.
+        return (
+            f"HttpServer(name={self.name!r}, transport={self.transport_kind!r}, url={mask_url(self.url)!r}, "
+            f"header_keys={sorted(self.headers)!r})"
+        )
+
+    __str__ = __repr__
+
+
+ServerConfig: TypeAlias = StdioServer | HttpServer
+"""One MCP server: a :class:`StdioServer` or an :class:`HttpServer`; match on the type to run it."""
+
+SERVER_TYPES: Final[dict[str, type[ServerConfig]]] = {"stdio": StdioServer, "http": HttpServer}
+
+# Every key a server entry may give, of either transport, to its field name.
+SERVER_KEYS: Final[dict[str, str]] = {**key_spellings(StdioServer), **key_spellings(HttpServer)}
+
+
+def transport_of(entry: Mapping[str, Any]) -> Literal["stdio", "http"] | None:
+    """Which server type an entry is: ``command`` makes it stdio, else ``url`` http; None without either.
+
+    An empty value counts as absent. ``command`` wins when both are given (a
+    file's loader then warns that ``url`` is ignored).
+    """
+    if entry.get("command"):
+        return "stdio"
+    return "http" if entry.get("url") else None
+
+
+def _tag(value: Any) -> str | None:
+    if isinstance(value, StdioServer | HttpServer):
+        return "stdio" if isinstance(value, StdioServer) else "http"
+    return transport_of(value) if isinstance(value, Mapping) else None
+
+
+# ``ServerConfig`` as a field type: the entry's keys pick the type before any field is validated.
+ServerEntry = Annotated[
+    Annotated[StdioServer, Tag("stdio")] | Annotated[HttpServer, Tag("http")],
+    Discriminator(_tag, custom_error_type=NO_TRANSPORT, custom_error_message=NO_TRANSPORT_MESSAGE),
+]

@@ -14,15 +14,18 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
 from .._exceptions import ConfigError
-from ..registry import Level, Permissions, ToolRule, compile_patterns
+from .._globs import compile_patterns
+from ..registry import Level, Permissions, ToolRule
+from ._commands import CommandSettings
 from ._model import ConfigModel, resolve_path
 from ._search import SearchConfig
 from ._serve import ServeSettings
-from ._server import DrainSeconds, ServerConfig
+from ._server import DrainSeconds, ServerConfig, ServerEntry
 
 __all__ = [
     "AgentConfig",
     "AuditConfig",
+    "BuiltinsConfig",
     "LimitsConfig",
     "PermissionsConfig",
     "SkillsConfig",
@@ -66,17 +69,36 @@ class ToolRuleConfig(ConfigModel):
         return ToolRule(self.match, self.required_level, frozenset(self.required_permissions))
 
 
+class BuiltinsConfig(ConfigModel):
+    """``tools.builtins``: the workspace tools (``read_file``, ``write_file``, ``list_directory``,
+    ``exec_shell``) for the agent loop: a ``Toolbox``, ``toolsift chat`` and the framework adapters.
+
+    Off by default, since they let a model touch files; ``toolsift serve`` serves its own
+    (``serve.builtins``, ``serve.workspace``, ``serve.commands``). Both confine them alike: the
+    config's ``workspace``, no file that configures toolsift, ``exec_shell`` in a bubblewrap sandbox.
+
+    Attributes:
+        enabled: Register the workspace tools, with their bare names (what skills' allowed-tools name).
+        commands: What ``exec_shell`` may run; by default nothing.
+    """
+
+    enabled: bool = False
+    commands: CommandSettings = CommandSettings()
+
+
 class ToolsConfig(ConfigModel):
     """The ``tools`` section.
 
     Attributes:
         mcp_servers: Servers by name (key ``mcpServers`` or ``mcp_servers``); each
-            carries its key as ``name``.
+            a ``StdioServer`` (``command``) or an ``HttpServer`` (``url``) carrying its key as ``name``.
         permissions: Rules that raise what matching tools require (layer 5).
+        builtins: The workspace tools for the agent loop (see :class:`BuiltinsConfig`).
     """
 
-    mcp_servers: dict[str, ServerConfig] = Field(default_factory=dict)
+    mcp_servers: dict[str, ServerEntry] = Field(default_factory=dict)
     permissions: tuple[ToolRuleConfig, ...] = ()
+    builtins: BuiltinsConfig = BuiltinsConfig()
 
     @field_validator("mcp_servers")
     @classmethod
@@ -144,8 +166,9 @@ class AgentConfig(ConfigModel):
         tool_discovery: ``auto`` (``search_tools`` is offered in turns without a
             skill while internal tools are hidden), ``skills`` (skills alone decide
             what is shown) or ``search`` (``search_tools`` in every turn).
-        unlock: How long tools found by ``search_tools`` stay callable: the rest
-            of the ``turn`` (one user message) or the whole ``conversation``.
+        unlock: How long tools found by ``search_tools`` stay callable: the whole
+            ``conversation`` (the default: the tool list then only grows, which
+            keeps the provider's prompt cache) or the rest of the ``turn`` (one user message).
         max_unlocked_tools: Unlocked tools kept at most; past it the least recently
             used one is dropped (None: no cap).
         max_unlocked_tokens: The same cap in estimated tokens of their declarations.
@@ -157,7 +180,7 @@ class AgentConfig(ConfigModel):
     limits: LimitsConfig = LimitsConfig()
     plan_mode: bool = False
     tool_discovery: Literal["auto", "skills", "search"] = "auto"
-    unlock: Literal["turn", "conversation"] = "turn"
+    unlock: Literal["turn", "conversation"] = "conversation"
     max_unlocked_tools: int | None = Field(default=16, ge=1)
     max_unlocked_tokens: int | None = Field(default=10_000, ge=1)
 

@@ -8,7 +8,7 @@ is the one owner of a set of sessions: it starts them in parallel, hands a
 server over to a replacement in one registry change, drains retired sessions
 and tells subscribers what happened (:class:`ManagerEvent`);
 :func:`register_mcp_tools` starts every configured server inside one and
-reports a status table (:func:`status_rows`, :func:`format_status`).
+reports a status table (``status()``).
 
 Hot reload (:mod:`toolsift.mcp_sessions.reload`): :class:`McpServerManager`
 is a session group that applies a new config as a diff by server name, and
@@ -18,9 +18,7 @@ Server settings come from :mod:`toolsift.config`.
 """
 
 from .._public import publish
-from ._bootstrap import default_session_options as default_session_options
 from ._bootstrap import register_mcp_tools as register_mcp_tools
-from ._bootstrap import searchable_lazy as searchable_lazy
 from ._callbacks import ClientCallbacks as ClientCallbacks
 from ._callbacks import ElicitationHandler as ElicitationHandler
 from ._callbacks import LogHandler as LogHandler
@@ -31,29 +29,15 @@ from ._group import McpSessionGroup as McpSessionGroup
 from ._instructions import server_instructions as server_instructions
 from ._oauth import FileTokenStorage as FileTokenStorage
 from ._oauth import token_file as token_file
-from ._options import RestartPolicy as RestartPolicy
 from ._options import SessionOptions as SessionOptions
 from ._resources import ListMcpResources as ListMcpResources
 from ._resources import ReadMcpResource as ReadMcpResource
-from ._resources import ResourceSession as ResourceSession
 from ._resources import resource_context as resource_context
 from ._session import McpSession as McpSession
-from ._state import SessionEvent as SessionEvent
 from ._state import SessionState as SessionState
-from ._state import SessionStatus as SessionStatus
-from ._status import format_status as format_status
-from ._status import status_rows as status_rows
-from ._untrusted import fence as fence
 from ._untrusted import guard_result as guard_result
-from ._untrusted import neutralise_markers as neutralise_markers
-from ._untrusted import split_fence as split_fence
-from ._wrapper import McpToolWrapper as McpToolWrapper
+from ._wrapper import VerbatimResults as VerbatimResults
 from ._wrapper import tool_spec as tool_spec
-from ._wrapper import verbatim_results as verbatim_results
-from .reload import ManagerEvent as ManagerEvent
-from .reload import ManagerEventKind as ManagerEventKind
-from .reload import McpServerManager as McpServerManager
-from .reload import ServerStatus as ServerStatus
 
 __all__ = [
     "ClientCallbacks",
@@ -61,37 +45,21 @@ __all__ = [
     "FileTokenStorage",
     "ListMcpResources",
     "LogHandler",
-    "ManagerEvent",
-    "ManagerEventKind",
-    "McpServerManager",
     "McpSession",
     "McpSessionGroup",
-    "McpToolWrapper",
     "ReadMcpResource",
-    "ResourceSession",
-    "RestartPolicy",
     "SamplingHandler",
     "ServerCatalog",
-    "ServerStatus",
-    "SessionEvent",
     "SessionOptions",
     "SessionState",
-    "SessionStatus",
     "SignInHandler",
-    "default_session_options",
-    "fence",
-    "format_status",
+    "VerbatimResults",
     "guard_result",
-    "neutralise_markers",
     "register_mcp_tools",
     "resource_context",
-    "searchable_lazy",
     "server_instructions",
-    "split_fence",
-    "status_rows",
     "token_file",
     "tool_spec",
-    "verbatim_results",
 ]
 
 publish(globals(), __name__, __all__)

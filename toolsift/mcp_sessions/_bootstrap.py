@@ -10,7 +10,7 @@ server, and connecting once at boot just to list would spend exactly the
 start-up cost ``lazy`` exists to avoid. A need is a direct call
 (``McpSession.call_tool``), a skill or gateway pattern naming the server
 (``McpSessionGroup.start_lazy``), or a tool search, which has to know every
-searchable server's tools (:func:`searchable_lazy`).
+searchable server's tools.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ._state import SessionState
 if TYPE_CHECKING:
     from ..registry import ToolRegistry
 
-__all__ = ["default_session_options", "register_mcp_tools", "searchable_lazy"]
+__all__ = ["default_session_options", "register_mcp_tools"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
@@ -43,20 +43,11 @@ def _servers(config: ServersLike) -> list[ServerConfig]:
     return list(config)
 
 
-def searchable_lazy(servers: Mapping[str, ServerConfig]) -> list[str]:
-    """Namespaces of the lazy, searchable ``servers``: a tool search is a need to know their tools."""
-    return [config.namespace for config in servers.values() if config.lazy and config.searchable]
-
-
 def default_session_options(config: ServersLike, options: SessionOptions | None = None) -> SessionOptions:
     """``options`` when given, else the options a config implies (its ``workspace`` and ``roots`` as roots)."""
     if options is not None:
         return options
-    if not isinstance(config, ToolsiftConfig):
-        return SessionOptions()
-    # Only a workspace the file sets is offered as a root; the default (the config's folder) is not a choice.
-    workspace = config.workspace if "workspace" in config.model_fields_set else None
-    return SessionOptions(workspace=workspace, roots=config.roots)
+    return SessionOptions.for_config(config) if isinstance(config, ToolsiftConfig) else SessionOptions()
 
 
 @asynccontextmanager

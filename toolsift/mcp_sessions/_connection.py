@@ -35,7 +35,7 @@ from .._exceptions import SessionError
 from ..config import ServerConfig
 from ._catalog import ServerCatalog, list_catalog
 from ._endpoint import Endpoint
-from ._oauth import oauth_provider
+from ._oauth import sign_in_flow
 from ._options import SessionOptions
 from ._stderr import StderrBuffer
 from ._transport import TransportContext, open_transport, transport_for
@@ -185,18 +185,13 @@ async def run_connection(
     # entering alone. Once ready, the deadline is lifted.
     with connect_deadline:
         async with AsyncExitStack() as stack:
-            auth = (
-                oauth_provider(config, dict(endpoint.auth_secrets), options.callbacks.sign_in)
-                if config.auth is not None and endpoint.kind != "stdio"
-                else None
-            )
             context = TransportContext(
                 server=config.name,
                 watcher=events,
                 stderr=stderr,
                 connect_timeout=config.timeout,
                 max_message_bytes=config.max_result_bytes,
-                auth=auth,
+                auth=sign_in_flow(config, endpoint, options.callbacks.sign_in),
             )
             chosen = options.transports.get(config.name) or transport_for(endpoint)
             transport = await open_transport(chosen, stack, context)

@@ -1,4 +1,4 @@
-"""Where a session connects to, with ``${VAR}`` and ``secret://`` references resolved.
+"""Where a session connects to, with ``${VAR}`` and ``secret://`` references resolved: one type per transport.
 
 Resolution happens at every connect (so a restart picks up a rotated secret)
 and the result lives only in the owner task of the connection. The values that
@@ -9,44 +9,69 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias, final
 
-from ..config import ServerConfig, TransportKind, child_environment, resolve_server
+from ..config import HttpServer, ServerConfig, StdioServer, child_environment, resolve_server
 
-__all__ = ["Endpoint", "resolve_endpoint"]
+__all__ = ["Endpoint", "HttpEndpoint", "StdioEndpoint", "resolve_endpoint"]
 
 
-@dataclass(frozen=True, repr=False)
-class Endpoint:
-    """A server's resolved connection parameters; never logged or shown.
+@final
+@dataclass(frozen=True, repr=False, kw_only=True)
+class StdioEndpoint:
+    """A child process to spawn; never logged or shown.
 
     Attributes:
-        kind: ``stdio``, ``http`` or ``sse``.
-        command: Program to spawn (stdio).
+        command: Program to spawn.
         args: Its arguments.
-        env: The child's whole environment (stdio).
-        cwd: The child's working directory.
-        url: The endpoint (http, sse).
-        headers: Headers sent with every HTTP request.
-        auth_secrets: The resolved ``auth.clientSecret`` / ``auth.privateKey``.
-        secrets: Values that came from the config's env and headers, to mask.
+        env: The child's whole environment.
+        cwd: The child's working directory (None: this process's).
+        secrets: Values that came from the config's env and references, to mask.
     """
 
-    kind: TransportKind
-    command: str | None = None
+    command: str
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
-    url: str | None = None
+    secrets: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"StdioEndpoint(env_keys={sorted(self.env)!r})"
+
+
+@final
+@dataclass(frozen=True, repr=False, kw_only=True)
+class HttpEndpoint:
+    """A URL to reach over Streamable HTTP or the legacy HTTP+SSE; never logged or shown.
+
+    Attributes:
+        kind: ``http`` (Streamable HTTP) or ``sse``.
+        url: The endpoint.
+        headers: Headers sent with every request.
+        auth_secrets: The resolved ``auth.clientId`` / ``auth.clientSecret`` / ``auth.privateKey``.
+        secrets: Values that came from the config's headers and references, to mask.
+    """
+
+    kind: Literal["http", "sse"] = "http"
+    url: str
     headers: Mapping[str, str] = field(default_factory=dict)
     auth_secrets: Mapping[str, str] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
-        return f"Endpoint(kind={self.kind!r}, env_keys={sorted(self.env)!r}, header_keys={sorted(self.headers)!r})"
+        return f"HttpEndpoint(kind={self.kind!r}, header_keys={sorted(self.headers)!r})"
+
+
+Endpoint: TypeAlias = StdioEndpoint | HttpEndpoint
+
+
+def _referenced(redacted: frozenset[str], values: Mapping[str, str | None]) -> list[str]:
+    """The values of the settings that came from references (``command``, ``args[1]``, ``url``...)."""
+    return [value for name, value in values.items() if name in redacted and value is not None]
 
 
 def resolve_endpoint(config: ServerConfig) -> Endpoint:
-    """Resolve ``config`` into the parameters of one connection.
+    """Resolve ``config`` into the parameters of one connection, of its transport.
 
     Blocking (it may read secret files or run resolver plug-ins): call it from
     a worker thread.
@@ -54,24 +79,31 @@ def resolve_endpoint(config: ServerConfig) -> Endpoint:
     Raises:
         SecretError: A reference cannot be resolved (the message names it, not a value).
     """
-    resolved = resolve_server(config)
-    secrets = [*resolved.env.values(), *resolved.headers.values(), *resolved.auth_secrets.values()]
-    for name in resolved.redacted:
-        # Settings that came from references: command, args[i], url, cwd.
-        if name.startswith("args["):
-            secrets.append(resolved.args[int(name[5:-1])])
-        elif name in ("command", "url", "cwd"):
-            value = getattr(resolved, name)
-            if value is not None:
-                secrets.append(str(value))
-    return Endpoint(
-        kind=resolved.transport,
-        command=resolved.command,
-        args=resolved.args,
-        env=child_environment(resolved) if resolved.transport == "stdio" else {},
-        cwd=str(resolved.cwd) if resolved.cwd is not None else None,
-        url=resolved.url,
-        headers=dict(resolved.headers),
-        auth_secrets=dict(resolved.auth_secrets),
-        secrets=tuple(secrets),
-    )
+    match config:
+        case StdioServer():
+            stdio = resolve_server(config)
+            cwd = None if stdio.cwd is None else str(stdio.cwd)
+            arguments = {f"args[{i}]": arg for i, arg in enumerate(stdio.args)}
+            return StdioEndpoint(
+                command=stdio.command,
+                args=stdio.args,
+                env=child_environment(stdio),
+                cwd=cwd,
+                secrets=(
+                    *stdio.env.values(),
+                    *_referenced(stdio.redacted, {"command": stdio.command, "cwd": cwd, **arguments}),
+                ),
+            )
+        case HttpServer():
+            http = resolve_server(config)
+            return HttpEndpoint(
+                kind=http.transport,
+                url=http.url,
+                headers=dict(http.headers),
+                auth_secrets=dict(http.auth_secrets),
+                secrets=(
+                    *http.headers.values(),
+                    *http.auth_secrets.values(),
+                    *_referenced(http.redacted, {"url": http.url}),
+                ),
+            )

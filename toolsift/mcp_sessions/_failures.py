@@ -19,6 +19,7 @@ from mcp import MCPError
 from mcp.client.auth.exceptions import OAuthFlowError
 
 from .._exceptions import ToolsiftError
+from ..config import HttpServer, ServerConfig, StdioServer
 from ..registry import ToolResult
 from ._http_status import HTTP_STATUS_KEY
 
@@ -141,9 +142,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def describe_exception(
-    exc: BaseException, *, command: str | None, url: str | None, redact: Callable[[str], str]
-) -> str:
+def describe_exception(exc: BaseException, *, server: ServerConfig | None, redact: Callable[[str], str]) -> str:
     """One line that says why a connection failed, with secrets masked.
 
     Exception groups (the SDK wraps everything that leaves ``async with Client``
@@ -151,8 +150,8 @@ def describe_exception(
 
     Args:
         exc: What was raised.
-        command: The configured command (unresolved), to name in "not found" errors.
-        url: The configured URL (unresolved), to name in connection errors.
+        server: The server's config, whose command (unresolved) "not found" errors name, and whose URL
+            (unresolved) connection errors name.
         redact: Masks resolved secrets.
     """
     leaves = _leaves(exc)
@@ -166,10 +165,10 @@ def describe_exception(
             text = leaf.message  # "HTTP 401 Unauthorized from ...: ..." says it all
         else:
             text = f"JSON-RPC error {leaf.code}: {leaf.message}"
-    elif isinstance(leaf, FileNotFoundError) and command is not None:
-        text = f"command {command!r} was not found"
-    elif isinstance(leaf, httpx2.HTTPError) and url is not None:
-        text = f"cannot reach {url!r}: {type(leaf).__name__}: {leaf}".rstrip(": ")
+    elif isinstance(leaf, FileNotFoundError) and isinstance(server, StdioServer):
+        text = f"command {server.command!r} was not found"
+    elif isinstance(leaf, httpx2.HTTPError) and isinstance(server, HttpServer):
+        text = f"cannot reach {server.url!r}: {type(leaf).__name__}: {leaf}".rstrip(": ")
     elif isinstance(leaf, ToolsiftError):
         text = str(leaf)
     elif isinstance(leaf, OAuthFlowError):

@@ -36,19 +36,21 @@ from mcp.client.auth.extensions.client_credentials import (
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from .._exceptions import SignInRequired
-from ..config import ServerConfig, user_folder
+from .._folders import user_folder
+from ..config import HttpServer, OAuthConfig, ServerConfig
 from ._callbacks import SignInHandler
+from ._endpoint import Endpoint, HttpEndpoint
 
-__all__ = ["FileTokenStorage", "oauth_provider", "token_file"]
+__all__ = ["FileTokenStorage", "oauth_provider", "sign_in_flow", "token_file"]
 
 CLIENT_NAME = "toolsift"
 # Only the user may list the token folder or read a token file.
 FOLDER_MODE, FILE_MODE = 0o700, 0o600
 
 
-def token_file(config: ServerConfig) -> Path:
+def token_file(config: HttpServer) -> Path:
     """Where ``config``'s tokens live: one file per server name and URL, under the user's config folder."""
-    digest = hashlib.sha256((config.url or "").encode()).hexdigest()[:12]
+    digest = hashlib.sha256(config.url.encode()).hexdigest()[:12]
     return user_folder() / "oauth" / f"{config.name}-{digest}.json"
 
 
@@ -138,16 +140,26 @@ class FileTokenStorage:
         self._write("client", client_info.model_dump(mode="json", exclude_none=True))
 
 
-def oauth_provider(config: ServerConfig, secrets: dict[str, str], sign_in: SignInHandler | None) -> httpx2.Auth:
-    """The SDK auth flow for ``config`` (which has ``auth`` and a ``url``).
+def sign_in_flow(config: ServerConfig, endpoint: Endpoint, sign_in: SignInHandler | None) -> httpx2.Auth | None:
+    """The OAuth flow that signs the requests of an HTTP server with ``auth``; None for any other server."""
+    match config, endpoint:
+        case HttpServer(auth=OAuthConfig() as auth), HttpEndpoint(url=url, auth_secrets=secrets):
+            return oauth_provider(config, auth, url, dict(secrets), sign_in)
+    return None
+
+
+def oauth_provider(
+    config: HttpServer, auth: OAuthConfig, url: str, secrets: dict[str, str], sign_in: SignInHandler | None
+) -> httpx2.Auth:
+    """The SDK auth flow for ``config``, signing in as its ``auth`` says.
 
     Args:
-        config: The server.
+        config: The server; its name and its URL as written key the token file.
+        auth: Its ``auth`` block.
+        url: Its URL, resolved: the resource the tokens are for.
         secrets: Its resolved ``clientId`` / ``clientSecret`` / ``privateKey``.
         sign_in: Who has a person sign in (authorization code grant); None fails with :class:`SignInRequired`.
     """
-    auth, url = config.auth, config.url
-    assert auth is not None and url is not None
     scope = " ".join(auth.scopes) or None
     secret, key = secrets.get("clientSecret"), secrets.get("privateKey")
     client_id = secrets.get("clientId", auth.client_id)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import ServerConfig
+from ..config import ServerConfig, ToolsiftConfig
 from ._callbacks import ClientCallbacks
 from ._draining import DEFAULT_DRAIN_SECONDS
 
@@ -77,3 +77,10 @@ class SessionOptions:
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
     launch_check: Callable[[ServerConfig], str | None] | None = None
     transports: Mapping[str, SessionTransport] = field(default_factory=dict)
+
+    @classmethod
+    def for_config(cls, config: ToolsiftConfig) -> SessionOptions:
+        """The options a config implies: the ``workspace`` it sets and its ``roots``, offered to servers as roots."""
+        # Only a workspace the file sets is offered as a root; the default (the config's folder) is not a choice.
+        workspace = config.workspace if "workspace" in config.model_fields_set else None
+        return cls(workspace=workspace, roots=config.roots)

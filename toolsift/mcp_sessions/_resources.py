@@ -32,10 +32,12 @@ from typing import Any, Protocol, final
 import anyio
 import mcp.types as types
 
+from .._fence import fence
+from .._globs import compile_patterns
 from ..config import ServerConfig
-from ..registry import Level, ToolContext, ToolResult, ToolSpec, compile_patterns
+from ..registry import Level, ToolContext, ToolResult, ToolSpec
 from ._catalog import ServerCatalog
-from ._untrusted import fence, guard_result
+from ._untrusted import guard_result
 
 __all__ = ["ListMcpResources", "ReadMcpResource", "ResourceSession", "resource_context"]
 

@@ -35,9 +35,11 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._exceptions import ServerUnavailable
+from .._input_exchange import InputExchange
+from .._names import validate_server_name
 from .._redaction import Redactor
 from ..config import ServerConfig
-from ..registry import ProgressCallback, ToolResult, validate_server_name
+from ..registry import ProgressCallback, ToolResult
 from ._catalog import ServerCatalog
 from ._connection import ConnectionEvents
 from ._draining import DRAINED, Drain
@@ -50,6 +52,7 @@ from ._failures import (
     timeout_result,
     too_large_result,
 )
+from ._input_exchange import call_passing_input, get_prompt_passing_input, read_resource_passing_input
 from ._lifecycle import Lifecycle
 from ._masking import mask_result
 from ._options import SessionOptions
@@ -382,6 +385,7 @@ class McpSession:
         *,
         timeout: float | None = _CONFIG_TIMEOUT,
         progress: ProgressCallback | None = None,
+        exchange: InputExchange | None = None,
     ) -> ToolResult:
         """Call a tool by the server's own name.
 
@@ -399,6 +403,8 @@ class McpSession:
             arguments: Its arguments.
             timeout: Seconds to wait for the answer; defaults to ``toolTimeout``; None waits forever.
             progress: Receives the server's progress notifications.
+            exchange: On a 2026-07-28 connection, the caller's answers to the server's previous
+                ``InputRequiredResult``, and where its next one goes instead of this session's callbacks.
 
         Raises:
             ServerDraining: The session is draining.
@@ -410,6 +416,10 @@ class McpSession:
             try:
                 if runs_as_task(self.catalog.task_support.get(name), self.config.tasks):
                     raw = await self._call_as_task(client, name, arguments, seconds, progress)
+                elif exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    raw = await call_passing_input(
+                        client, name, arguments, exchange, seconds=seconds, progress=progress
+                    )
                 else:
                     # The SDK calls progress callbacks positionally, as ProgressCallback promises.
                     raw = await client.call_tool(
@@ -476,25 +486,44 @@ class McpSession:
             self.name, tool, stdio=self.config.transport_kind == "stdio", plan=self._sup.plan_after_loss()
         )
 
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+    async def read_resource(self, uri: str, *, exchange: InputExchange | None = None) -> types.ReadResourceResult:
         """Read one resource (a lazy session is started first).
+
+        Args:
+            uri: The resource's URI.
+            exchange: As for :meth:`call_tool`: on a 2026-07-28 connection the server's question
+                goes to ``exchange.pending`` (the result is then empty) instead of this session's callbacks.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown resource, failure).
         """
-        return await (await self._client()).read_resource(uri)
+        client = await self._client()
+        if exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return await read_resource_passing_input(client, uri, exchange)
+        return await client.read_resource(uri)
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, exchange: InputExchange | None = None
+    ) -> types.GetPromptResult:
         """Render one prompt (a lazy session is started first).
+
+        Args:
+            name: The prompt's name on the server.
+            arguments: Its arguments.
+            exchange: As for :meth:`call_tool`: on a 2026-07-28 connection the server's question
+                goes to ``exchange.pending`` (the result is then empty) instead of this session's callbacks.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown prompt, bad arguments).
         """
-        return await (await self._client()).get_prompt(name, arguments)
+        client = await self._client()
+        if exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return await get_prompt_passing_input(client, name, arguments, exchange)
+        return await client.get_prompt(name, arguments)
 
     async def complete(
         self,

@@ -39,7 +39,7 @@ from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic_core import PydanticSerializationError
 
-from ._endpoint import Endpoint
+from ._endpoint import StdioEndpoint
 from ._framing import Frame, LineFramer
 from ._substitutes import not_sent_error
 
@@ -63,7 +63,7 @@ Streams = tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessa
 
 @asynccontextmanager
 async def stdio_transport(
-    endpoint: Endpoint, errlog: TextIO, *, server: str, max_message_bytes: int
+    endpoint: StdioEndpoint, errlog: TextIO, *, server: str, max_message_bytes: int
 ) -> AsyncIterator[Streams]:
     """Spawn the server of ``endpoint`` and yield the streams the SDK ``Client`` talks over.
 
@@ -73,7 +73,6 @@ async def stdio_transport(
     Raises:
         OSError: The command cannot be spawned (``FileNotFoundError`` when it does not exist).
     """
-    assert endpoint.command is not None
     if sys.platform == "win32":  # pragma: no cover - toolsift's tests run on POSIX
         params = StdioServerParameters(
             command=endpoint.command, args=list(endpoint.args), env=dict(endpoint.env), cwd=endpoint.cwd

@@ -161,7 +161,7 @@ class Supervisor:
                     config, endpoint, self._options, self._stderr, events, on_ready=self._on_ready, relist=self._relist
                 )
         except Exception as exc:
-            detail = describe_exception(exc, command=config.command, url=config.url, redact=self._redact)
+            detail = describe_exception(exc, server=config, redact=self._redact)
             if not events.ready:
                 # The child's last words usually say why it would not start.
                 tail = self._stderr.tail(1) if config.transport_kind == "stdio" else []

@@ -9,8 +9,8 @@ the read stream is wrapped in :class:`WatchedReadStream`, which only looks at
 what passes through; JSON-RPC itself stays the SDK's job.
 
 Which transport a connection uses is a :class:`SessionTransport`: the
-endpoint's kind picks stdio, Streamable HTTP or legacy SSE
-(:func:`transport_for`), and ``SessionOptions.transports`` may name another
+endpoint's type picks stdio, and an HTTP endpoint's kind Streamable HTTP or
+legacy SSE (:func:`transport_for`), and ``SessionOptions.transports`` may name another
 for a server, such as :class:`MemoryTransport`, a server object running in
 this process (tests run the session, group and reload logic on it without a
 child process or a socket).
@@ -38,7 +38,7 @@ from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError
 
-from ._endpoint import Endpoint
+from ._endpoint import Endpoint, HttpEndpoint, StdioEndpoint
 from ._http_limit import limit_responses
 from ._http_status import explain_http_errors
 from ._stderr import StderrBuffer
@@ -180,7 +180,7 @@ class SessionTransport(Protocol):
 class StdioTransport:
     """A child process speaking JSON-RPC lines on stdin/stdout, its stderr piped into the session's buffer."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: StdioEndpoint) -> None:
         self._endpoint = endpoint
 
     async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
@@ -208,9 +208,8 @@ class StdioTransport:
 class HttpTransport:
     """Streamable HTTP, with the endpoint's headers, answers bounded on the wire and HTTP errors explained."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
-        assert endpoint.url is not None
-        self._endpoint, self._url = endpoint, endpoint.url
+    def __init__(self, endpoint: HttpEndpoint) -> None:
+        self._endpoint = endpoint
 
     async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
         connect = context.connect_timeout
@@ -226,7 +225,7 @@ class HttpTransport:
             )
         )
         return streamable_http_client(
-            self._url, http_client=http, max_sse_event_size=context.max_message_bytes + _SSE_EVENT_SLACK
+            self._endpoint.url, http_client=http, max_sse_event_size=context.max_message_bytes + _SSE_EVENT_SLACK
         )
 
 
@@ -234,13 +233,12 @@ class HttpTransport:
 class SseTransport:
     """The legacy HTTP+SSE transport; it keeps the SDK's fixed 1 MiB bound per message."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
-        assert endpoint.url is not None
-        self._endpoint, self._url = endpoint, endpoint.url
+    def __init__(self, endpoint: HttpEndpoint) -> None:
+        self._endpoint = endpoint
 
     async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
         return sse_client(
-            self._url,
+            self._endpoint.url,
             headers=dict(self._endpoint.headers),
             timeout=context.connect_timeout,
             sse_read_timeout=_HTTP_READ_TIMEOUT,
@@ -268,16 +266,15 @@ class MemoryTransport:
         return InMemoryTransport(self._server)
 
 
-_BY_KIND: dict[str, Callable[[Endpoint], SessionTransport]] = {
-    "stdio": StdioTransport,
-    "http": HttpTransport,
-    "sse": SseTransport,
-}
-
-
 def transport_for(endpoint: Endpoint) -> SessionTransport:
-    """The transport that the endpoint's kind names."""
-    return _BY_KIND[endpoint.kind](endpoint)
+    """The transport of the endpoint's type: stdio, or Streamable HTTP or SSE as its kind says."""
+    match endpoint:
+        case StdioEndpoint():
+            return StdioTransport(endpoint)
+        case HttpEndpoint(kind="sse"):
+            return SseTransport(endpoint)
+        case HttpEndpoint():
+            return HttpTransport(endpoint)
 
 
 async def open_transport(transport: SessionTransport, stack: AsyncExitStack, context: TransportContext) -> Transport:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
 import mcp.types as types
 
 from .._exceptions import InvalidToolName
-from ..registry import Level, ToolContext, ToolResult, ToolSpec, compile_patterns, validate_tool_name
+from .._globs import compile_patterns
+from .._input_exchange import InputExchange
+from .._names import validate_tool_name
+from ..registry import Level, ToolContext, ToolResult, ToolSpec
 from ._failures import FAILURE_KEY
 from ._untrusted import guard_result
 
@@ -19,26 +21,20 @@ if TYPE_CHECKING:
     from ..config import ServerConfig
     from ._session import McpSession
 
-__all__ = ["McpToolWrapper", "build_wrappers", "tool_spec", "verbatim_results"]
+__all__ = ["McpToolWrapper", "VerbatimResults", "build_wrappers", "tool_spec"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
-_VERBATIM: ContextVar[bool] = ContextVar("toolsift_verbatim_results", default=False)
 
-
-@contextmanager
-def verbatim_results() -> Iterator[None]:
-    """Within the block, MCP tool results pass unchanged: no untrusted fence, no error header.
+@final
+@dataclass(frozen=True, slots=True)
+class VerbatimResults:
+    """In a call record's extensions: the MCP tool's result passes unchanged, no untrusted fence, no error header.
 
     Fences and headers are written for a model; a gateway hands results to an
     MCP client, which may parse the text (as JSON, say) and compare it with
     ``structuredContent``. Secrets are masked regardless.
     """
-    token = _VERBATIM.set(True)
-    try:
-        yield
-    finally:
-        _VERBATIM.reset(token)
 
 
 def tool_spec(config: ServerConfig, tool: types.Tool) -> ToolSpec:
@@ -74,8 +70,8 @@ class McpToolWrapper:
     restarts of its server. Results keep every content block and the
     structured content; for ``trust: untrusted`` servers the text is fenced
     (see ``_untrusted``). A result the server flagged ``isError`` gets a first
-    line that names the server and the tool. Inside :func:`verbatim_results`
-    neither happens.
+    line that names the server and the tool. For a call whose extensions hold
+    :class:`VerbatimResults` neither happens.
 
     Args:
         session: The session that owns the connection.
@@ -116,8 +112,9 @@ class McpToolWrapper:
             ServerUnavailable: The server is connecting, restarting, failed or closed.
         """
         server, tool = self._session.config.name, self.tool.name
-        result = await self._session.call_tool(tool, args, progress=ctx.progress)
-        if _VERBATIM.get():
+        exchange = ctx.extension(InputExchange)  # a gateway's 2026-07-28 client answers the server itself
+        result = await self._session.call_tool(tool, args, progress=ctx.progress, exchange=exchange)
+        if ctx.extension(VerbatimResults) is not None:
             return result
         ours = FAILURE_KEY in result.meta
         if self._session.config.trust == "untrusted":

@@ -18,13 +18,19 @@ stage sees the call on the way in and the result on the way out):
 1. :class:`PermissionFilter` (served calls): whose layers 3 and 5 apply;
 2. :class:`AuditTrail`: records what a stage below refused, on the way out;
 3. :class:`SecurityGuard`: argument size and argument, command and URL policies;
-4. :class:`ResultGuard`: on the way out, the size limit, then the fence of untrusted tools;
-5. ``ToolRegistry.handle``: the name routed once, the mask of layers 1-4, layer 5 and
-   approval, argument validation, the audited start, the tool (an MCP session fences
-   its server's text), one audit record of the outcome.
+4. :class:`ResultGuard`: on the way out, the fence of untrusted tools, then the size rule
+   (over the limit: cut, with a note saying what was cut);
+5. ``ToolRegistry.handle``: the name routed once, the mask of layers 1-4, layer 5,
+   argument validation, approval, the audited start, the tool (an MCP tool fences an
+   untrusted server's text), one audit record of the outcome.
+
+What the caller hands its tools travels in the record (``CallRecord.extensions``): the
+conversation's ``Discovery`` for ``search_tools``, the served request an approver asks,
+``VerbatimResults`` for a gateway's MCP tools.
 
 The agent loop's ``Conversation`` runs its calls through a pipeline too (just the
-registry by default), then cuts a result over its token cap with a note.
+registry by default) inside a :class:`ResultGuard` with its ``limits``: one size rule
+for both paths.
 
 What each stage adds to ``execute`` (which checks the five layers, validates
 arguments against the schema and audits):
@@ -34,7 +40,7 @@ arguments against the schema and audits):
 - :class:`AuditTrail`: an audit event for each refusal the registry never saw;
 - :class:`SecurityGuard`: argument size, per-argument rules, the command policy
   and the URL policy;
-- :class:`ResultGuard`: a size limit on results, and untrusted text fenced.
+- :class:`ResultGuard`: untrusted text fenced, and a result over the size limit cut with a note.
 
 Beside the stages, :func:`trace_tool_calls` turns every audited call into an
 OpenTelemetry span (the ``otel`` extra).
@@ -45,41 +51,27 @@ A pipeline always returns a ``ToolResult``; a refusal is an error result whose
 
 from .._public import publish
 from ._audit import AuditTrail as AuditTrail
-from ._call import REFUSAL_KEY as REFUSAL_KEY
 from ._call import Refusal as Refusal
-from ._call import refusal_of as refusal_of
 from ._call import refuse as refuse
 from ._permission import PermissionFilter as PermissionFilter
 from ._permission import profile_scope as profile_scope
 from ._pipeline import Middleware as Middleware
-from ._pipeline import MiddlewareFactory as MiddlewareFactory
 from ._pipeline import Pipeline as Pipeline
-from ._pipeline import RegistryHandler as RegistryHandler
-from ._results import Fence as Fence
 from ._results import ResultGuard as ResultGuard
-from ._results import result_size as result_size
 from ._security import SecurityGuard as SecurityGuard
-from ._telemetry import OTEL_EXTRA_HINT as OTEL_EXTRA_HINT
 from ._telemetry import trace_configured_calls as trace_configured_calls
 from ._telemetry import trace_tool_calls as trace_tool_calls
 
 __all__ = [
-    "OTEL_EXTRA_HINT",
-    "REFUSAL_KEY",
     "AuditTrail",
-    "Fence",
     "Middleware",
-    "MiddlewareFactory",
     "PermissionFilter",
     "Pipeline",
     "Refusal",
-    "RegistryHandler",
     "ResultGuard",
     "SecurityGuard",
     "profile_scope",
-    "refusal_of",
     "refuse",
-    "result_size",
     "trace_configured_calls",
     "trace_tool_calls",
 ]

@@ -1,10 +1,11 @@
 """``AuditTrail``: the audit record of every refusal the registry never saw.
 
 ``ToolRegistry.execute`` audits each call that reaches it (ran, failed or
-denied by a layer). A call refused before it (by ``SecurityGuard``) or whose
-result was withheld after it (by ``ResultGuard``) would leave no record, so
-this stage writes one for those, into the same ``AuditLog``. It therefore
-sits outermost, where it sees every stage's answer.
+denied by a layer). A call refused before it (by ``SecurityGuard``) would
+leave no record, so this stage writes one for those, into the same
+``AuditLog``. It therefore sits outermost, where it sees every stage's answer.
+(No stage withholds a result after the tool ran: ``ResultGuard`` cuts a big
+one with a note, and the registry's record of the call stands.)
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import time
 import uuid
 from typing import final
 
-from ..registry import AuditEvent, AuditLog, CallHandler, CallRecord, ToolResult, redact
+from .._redaction import redact
+from ..registry import AuditEvent, AuditLog, CallHandler, CallRecord, ToolResult
 from ._call import refusal_of
 
 __all__ = ["AuditTrail"]
@@ -40,13 +42,11 @@ class AuditTrail:
         result = await self._handler(call)
         refusal = refusal_of(result)
         if refusal is not None and not refusal["audited"]:
-            # Refused before the tool ran: a denial; withheld after it ran: a failure.
-            denied = refusal["stage"] != "ResultGuard"
             self._audit.emit(
                 AuditEvent(
-                    kind="tool.denied" if denied else "tool.failed",
+                    kind="tool.denied",
                     tool=call.name,
-                    outcome="denied" if denied else "error",
+                    outcome="denied",
                     call_id=uuid.uuid4().hex[:16],
                     duration_ms=round((time.perf_counter() - started) * 1000, 3),
                     skill=call.scope.skill,

@@ -121,6 +121,7 @@ class Pipeline:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
+        extensions: tuple[object, ...] = (),
     ) -> ToolResult:
         """Run one call through every stage.
 
@@ -131,6 +132,7 @@ class Pipeline:
             permissions: The caller's permissions; ``Permissions()`` by default.
             timeout: Seconds the tool may run.
             progress: Receives the tool's progress notifications.
+            extensions: State for the tool (see ``CallRecord.extensions``).
 
         Returns:
             The tool's result, or an error result saying which stage refused
@@ -145,6 +147,7 @@ class Pipeline:
             permissions if permissions is not None else Permissions(),
             timeout,
             progress,
+            extensions,
         )
         return await self.handle(call)
 

@@ -19,9 +19,11 @@ from collections.abc import Mapping
 from typing import final
 
 from .._exceptions import PolicyDenied
+from .._globs import compile_patterns
+from .._net import urls_in
 from ..builtins import CommandPolicy
-from ..config import ArgumentRule, UrlPolicy, urls_in
-from ..registry import CallHandler, CallRecord, ToolResult, compile_patterns
+from ..config import ArgumentRule, UrlPolicy
+from ..registry import CallHandler, CallRecord, ToolResult
 from ._call import refuse
 
 __all__ = ["SecurityGuard"]

@@ -57,7 +57,7 @@ def trace_tool_calls(audit: AuditLog, tracer_provider: TracerProvider | None = N
     tracer = trace.get_tracer("toolsift", version("toolsift"), tracer_provider=tracer_provider)
 
     def record(event: AuditEvent) -> None:
-        if event.kind == "tool.started":  # the call's span is made from its end record
+        if not event.kind.startswith("tool.") or event.kind == "tool.started":  # spans come from calls' end records
             return
         end = time.time_ns()
         attributes: dict[str, str | int] = {

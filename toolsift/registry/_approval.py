@@ -14,17 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._globs import compile_patterns
 from ._approval_text import SecretMask, Spill, describe_call
-from ._globs import compile_patterns
 from ._known_names import first_matching, matches_any, tool_names
+from ._tools import find_extension
 
 if TYPE_CHECKING:
     from ._permissions import Permissions
     from ._tools import ToolSpec
 
 __all__ = ["ApprovalRequest", "Approver", "approval_reason"]
+
+E = TypeVar("E")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class ApprovalRequest:
         call_id: The call's id, as its audit record will carry it.
         skill: The active skill of the turn, if any.
         agent: The agent profile of the turn, if any.
+        extensions: The call record's extensions (an approver that asks the caller finds
+            the caller there, such as the served request).
     """
 
     tool: ToolSpec
@@ -46,6 +51,11 @@ class ApprovalRequest:
     call_id: str
     skill: str | None = None
     agent: str | None = None
+    extensions: tuple[object, ...] = ()
+
+    def extension(self, kind: type[E]) -> E | None:
+        """The extension of type ``kind`` the call carries, or None."""
+        return find_extension(self.extensions, kind)
 
     def describe(self, *, mask: SecretMask | None = None, spill: Spill | None = None) -> str:
         """The whole call for the person who approves it: the tool, why it asks, every argument in full.

@@ -14,7 +14,7 @@ from typing import Any, Literal
 __all__ = ["AuditEvent", "AuditKind", "AuditLog"]
 
 logger = logging.getLogger("toolsift.audit")
-AuditKind = Literal["tool.started", "tool.executed", "tool.failed", "tool.denied"]
+AuditKind = Literal["tool.started", "tool.executed", "tool.failed", "tool.denied", "model.round"]
 AuditSubscriber = Callable[["AuditEvent"], None]
 AuditFlush = Callable[[], Awaitable[None]]
 
@@ -28,7 +28,9 @@ class AuditEvent:
             or arguments invalid), ``tool.denied`` (refused by a layer);
             ``tool.started`` (about to run: written before the tool runs when
             the log records starts, so a call whose end was never recorded,
-            its process killed, still has a record).
+            its process killed, still has a record); ``model.round`` (one request
+            of an agent loop to its model: ``tool`` holds the model's name,
+            ``tokens`` what the provider counted, so the prompt-cache hit rate shows).
         tool: The name the caller used, resolved to the canonical name when known.
         server: The tool's MCP server, if any.
         skill: The active skill of the scope.
@@ -38,8 +40,10 @@ class AuditEvent:
         duration_ms: Time spent in the registry and the tool (for a start: before the tool).
         outcome: ``ok``, ``error``, ``denied``, or ``started`` for a start.
         call_id: Unique per call.
-        arguments: The arguments with secret-looking values redacted (:func:`~toolsift.registry.redact`).
+        arguments: The arguments with secret-looking values redacted (``toolsift._redaction.redact``).
         flags: Markers raised while handling the call (``suspicious_content``).
+        tokens: For ``model.round``: ``input`` (all input tokens, cached ones included),
+            ``cache_read``, ``cache_write`` and ``output``.
         timestamp: ISO-8601 UTC time of the event.
     """
 
@@ -55,6 +59,7 @@ class AuditEvent:
     reason: str | None = None
     arguments: Mapping[str, Any] = field(default_factory=dict)
     flags: tuple[str, ...] = ()
+    tokens: Mapping[str, int] = field(default_factory=dict)
     timestamp: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
 
     def to_json(self) -> str:

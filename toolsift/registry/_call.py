@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, final
+from typing import Any, TypeVar, final
 
 from ._permissions import Permissions
 from ._scope import TurnScope
-from ._tools import ProgressCallback, ToolResult
+from ._tools import ProgressCallback, ToolResult, find_extension
 
 __all__ = ["CallHandler", "CallRecord"]
+
+E = TypeVar("E")
 
 
 @final
@@ -32,6 +34,12 @@ class CallRecord:
         permissions: The caller's permissions (layer 5).
         timeout: Seconds the tool may run, or None for no limit.
         progress: Receives the tool's progress notifications.
+        extensions: State that whoever made the call hands to the tools it runs, one object per
+            type, found with :meth:`extension`: the conversation's ``Discovery`` that
+            ``search_tools`` unlocks into, ``VerbatimResults`` for MCP tools whose results go to
+            an MCP client, the served request an approver asks. The registry reads none of them:
+            they reach the tool as ``ToolContext.extensions`` and the approver as
+            ``ApprovalRequest.extensions``, and stay with this call (never another task's).
     """
 
     name: str
@@ -40,6 +48,11 @@ class CallRecord:
     permissions: Permissions = field(default_factory=Permissions)
     timeout: float | None = None
     progress: ProgressCallback | None = None
+    extensions: tuple[object, ...] = ()
+
+    def extension(self, kind: type[E]) -> E | None:
+        """The extension of type ``kind`` this call carries, or None."""
+        return find_extension(self.extensions, kind)
 
 
 #: The one shape of everything that runs a call: ``ToolRegistry.handle``, each pipeline stage,

@@ -2,9 +2,11 @@
 
 The order, for every call whoever makes it (see ``toolsift.pipeline`` for the stages around it):
 route the name to its entry (layer 2: unknown names stop here), the mask of layers 1-4 (what the
-scope would not list), layer 5 (permissions, then approval), argument validation against the
-inputSchema, the audited start (where the log records starts), the tool itself (an MCP tool's
-session fences untrusted text), then one audit record of how it ended.
+scope would not list), layer 5's permissions, argument validation against the inputSchema, then
+approval (the ask tier: an approver is shown only valid calls), the audited start (where the log
+records starts), the tool itself (an MCP tool fences an untrusted server's text), then one audit
+record of how it ended. The record's extensions reach the tool (``ToolContext``) and the approver
+(``ApprovalRequest``) unread.
 """
 
 from __future__ import annotations
@@ -26,11 +28,10 @@ from ._approval import ApprovalRequest, approval_reason
 from ._arguments import argument_problems
 from ._audit import AuditEvent, AuditKind, AuditLog
 from ._call import CallRecord
-from ._permissions import PermissionLayer, Permissions, check_permissions
-from ._scope import TurnScope
+from ._permissions import PermissionLayer, check_permissions
 from ._tools import ToolContext, ToolResult
 from ._visibility import Entry, hidden_reason
-from .formats import drop_optional_nulls
+from .formats._strict import drop_optional_nulls
 
 __all__ = ["Executor"]
 
@@ -88,6 +89,7 @@ class Executor:
         self._frozen = True
 
     async def execute(self, call: CallRecord) -> ToolResult:
+        """Run ``call`` in the order of this module's docs (``ToolRegistry.handle`` is this method)."""
         self._frozen = True
         args = call.arguments
         run = _Running(
@@ -107,9 +109,7 @@ class Executor:
             if has_null:  # a strict-mode model sends null for every optional property it leaves out
                 run.arguments = drop_optional_nulls(entry.spec.input_schema, run.arguments)
             schema_problem = self._validate(entry, run.arguments)
-            approved = schema_problem is None and await _approve(
-                entry, run.arguments, call.permissions, call.scope, run.call_id
-            )
+            approved = schema_problem is None and await _approve(entry, run)
         except ToolNotFound as exc:
             self._audit(run, "tool.denied", layer=2, reason=str(exc))
             raise
@@ -129,6 +129,7 @@ class Executor:
                 permissions=call.permissions,
                 timeout=call.timeout,
                 progress=call.progress,
+                extensions=call.extensions,
             )
             try:
                 result = await self._run(entry, run.arguments, ctx)
@@ -242,22 +243,23 @@ class Executor:
         )
 
 
-async def _approve(
-    entry: Entry, arguments: Mapping[str, Any], permissions: Permissions, scope: TurnScope, call_id: str
-) -> bool:
+async def _approve(entry: Entry, run: _Running) -> bool:
     """Ask the caller's approver when the call asks; True when it was asked and approved.
 
     Raises:
         PermissionDenied: Layer 5, when the call asks and there is no approver,
             the approver says no, or the approver fails (its message is the reason).
     """
-    spec = entry.spec
+    spec, call = entry.spec, run.call
+    permissions = call.permissions
     reason = approval_reason(spec, permissions, entry.names)
     if reason is None:
         return False
     if permissions.approver is None:
         raise PermissionDenied(spec.name, 5, f"{reason}, so it needs approval, and no approver is set")
-    request = ApprovalRequest(spec, arguments, reason, call_id, scope.skill, scope.agent)
+    request = ApprovalRequest(
+        spec, run.arguments, reason, run.call_id, call.scope.skill, call.scope.agent, call.extensions
+    )
     try:
         approved = await permissions.approver(request)
     except Exception as exc:  # an approver that cannot ask (no terminal, no elicitation) refuses

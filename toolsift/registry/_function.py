@@ -10,8 +10,8 @@ import anyio.to_thread
 import mcp.types as mcp_types
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from .._names import validate_tool_name
 from ._levels import Level
-from ._names import validate_tool_name
 from ._tools import ToolContext, ToolResult, ToolSpec
 
 __all__ = ["FunctionTool", "tool"]

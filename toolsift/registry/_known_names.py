@@ -24,14 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ._globs import PatternSet, compile_patterns
-from ._names import SEPARATOR, namespace_of
+from .._globs import PatternSet, compile_patterns
+from .._names import SEPARATOR, SERVED_BUILTIN_NAMESPACE, namespace_of
 from ._tools import ToolSpec
 
-__all__ = ["SERVED_BUILTIN_NAMESPACE", "first_matching", "matches_any", "tool_names"]
-
-# The namespace under which ``toolsift serve`` serves bare-named tools.
-SERVED_BUILTIN_NAMESPACE = "builtin"
+__all__ = ["first_matching", "matches_any", "tool_names"]
 
 
 def tool_names(spec: ToolSpec, aliases: Iterable[str] = (), *, upstream: bool = False) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ._globs import PatternSet
+from .._globs import PatternSet
 
 __all__ = ["NameIndex"]
 

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from .._globs import compile_patterns
 from ._approval import Approver
-from ._globs import compile_patterns
 from ._known_names import matches_any, tool_names
 from ._levels import Level
 from ._tools import ToolSpec

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._exceptions import DuplicateTool, InvalidToolName, ToolNotFound
+from .._names import namespace_of, validate_server_name, validate_tool_name
 from ._audit import AuditLog
-from ._call import CallRecord
+from ._call import CallHandler, CallRecord
 from ._execute import Executor
 from ._heap import HeapSettler
 from ._known_names import tool_names
-from ._names import namespace_of, validate_server_name, validate_tool_name
 from ._permissions import PermissionLayer, Permissions, ToolRule
 from ._scope import TurnScope
 from ._selection import SelectionIndex
@@ -103,6 +103,10 @@ class ToolRegistry:
         self._absent: dict[str, str] = {}
         self._selection = SelectionIndex(self._by_namespace)
         self._executor = Executor(self._entry, self.audit)
+        #: Runs one :class:`CallRecord`: :meth:`execute` as a :data:`CallHandler`, raising as it does. The
+        #: innermost handler of every pipeline, so a served call and an agent-loop call take the same path.
+        #: It is the executor's own method: no frame of its own on the path of every call.
+        self.handle: CallHandler = self._executor.execute
         self._heap = HeapSettler() if settle_heap else None
 
     # -- reading -----------------------------------------------------------------
@@ -438,6 +442,7 @@ class ToolRegistry:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
+        extensions: tuple[object, ...] = (),
     ) -> ToolResult:
         """Run one tool call through the five layers.
 
@@ -455,6 +460,7 @@ class ToolRegistry:
             permissions: The caller's permissions; ``Permissions()`` by default.
             timeout: Seconds the tool may run.
             progress: Receives the tool's progress notifications.
+            extensions: State for the tool (see ``CallRecord.extensions``).
 
         Raises:
             ToolNotFound: Unknown name (layer 2).
@@ -470,12 +476,6 @@ class ToolRegistry:
                 permissions if permissions is not None else _DEFAULT_PERMISSIONS,
                 timeout,
                 progress,
+                extensions,
             )
         )
-
-    async def handle(self, call: CallRecord) -> ToolResult:
-        """Run one :class:`CallRecord`: :meth:`execute` as a :data:`CallHandler`, raising as it does.
-
-        The innermost handler of every pipeline, so a served call and an agent-loop call take the same path.
-        """
-        return await self._executor.execute(call)

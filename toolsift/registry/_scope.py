@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from ._globs import PatternSet, compile_patterns
+from .._globs import PatternSet, compile_patterns
 
 __all__ = ["TurnScope"]
 

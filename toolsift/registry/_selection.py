@@ -26,9 +26,9 @@ from itertools import chain, groupby, pairwise
 from operator import attrgetter
 from typing import Any
 
-from ._globs import PatternSet
+from .._globs import PatternSet
+from .._names import namespace_of
 from ._name_index import NameIndex
-from ._names import namespace_of
 from ._scope import TurnScope
 from ._visibility import Entry, hidden_reason
 from .formats import SchemaFormat

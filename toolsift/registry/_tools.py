@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import mcp.types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +21,7 @@ __all__ = ["ContentBlock", "ProgressCallback", "Tool", "ToolContext", "ToolResul
 ContentBlock = mcp_types.ContentBlock
 ToolSource = Literal["builtin", "function", "mcp", "skill", "meta"]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+E = TypeVar("E")
 
 _EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 
@@ -153,6 +154,14 @@ class ToolResult(BaseModel):
         return "\n".join(b.text for b in self.content if isinstance(b, mcp_types.TextContent))
 
 
+def find_extension(extensions: tuple[object, ...], kind: type[E]) -> E | None:
+    """The first of ``extensions`` that is a ``kind``, or None."""
+    for extension in extensions:
+        if isinstance(extension, kind):
+            return extension
+    return None
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a running tool may know about its call.
@@ -163,6 +172,7 @@ class ToolContext:
         permissions: The caller's permissions.
         timeout: Seconds the call may take, or None for no limit.
         progress: Called with (progress, total, message) when the tool reports progress.
+        extensions: The call record's extensions (see ``CallRecord.extensions``), passed on unread.
     """
 
     call_id: str
@@ -170,6 +180,11 @@ class ToolContext:
     permissions: Permissions | None = None
     timeout: float | None = None
     progress: ProgressCallback | None = None
+    extensions: tuple[object, ...] = ()
+
+    def extension(self, kind: type[E]) -> E | None:
+        """The extension of type ``kind`` the call carries (``ctx.extension(Discovery)``), or None."""
+        return find_extension(self.extensions, kind)
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._names import SEPARATOR
+from .._names import SEPARATOR
 from ._scope import TurnScope
 from ._tools import Tool, ToolSpec
 

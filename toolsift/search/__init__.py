@@ -22,66 +22,30 @@ Wiring, for a conversation in ``tool_discovery: "auto"`` mode::
                           unsearchable=index.unsearchable)
     # per user message:   discovery.begin_turn()
     # per model round:    scope = discovery.scope_for_turn(base_scope)
-    # per tool call:      with discovery.bound(): await registry.execute(name, args, scope, permissions)
+    # per tool call:      await registry.execute(name, args, scope, permissions, extensions=(discovery,))
 """
 
 from .._public import publish
-from ._bm25 import Bm25Backend as Bm25Backend
-from ._bm25 import Ranker as Ranker
-from ._bm25 import SearchBackend as SearchBackend
 from ._discovery import Discovery as Discovery
-from ._discovery import UnlockMode as UnlockMode
-from ._documents import IndexedSkill as IndexedSkill
-from ._documents import SearchDocument as SearchDocument
-from ._hybrid import HybridBackend as HybridBackend
-from ._index import BACKENDS as BACKENDS
 from ._index import BackendName as BackendName
 from ._index import SearchHit as SearchHit
 from ._index import SearchIndex as SearchIndex
-from ._index import SkillProvider as SkillProvider
 from ._index import server_descriptions as server_descriptions
-from ._offline import ToolListing as ToolListing
 from ._offline import index_tools as index_tools
-from ._prompt_skills import McpPromptSkill as McpPromptSkill
-from ._prompt_skills import PromptSession as PromptSession
-from ._prompt_skills import prompt_skills as prompt_skills
 from ._ranking import format_ranking as format_ranking
-from ._search_tool import SEARCH_TOOL_NAME as SEARCH_TOOL_NAME
 from ._search_tool import SearchToolsTool as SearchToolsTool
-from ._semantic import Embedder as Embedder
-from ._semantic import SemanticBackend as SemanticBackend
 from ._semantic import available as semantic_available
-from ._semantic import default_cache_folder as default_cache_folder
-from ._semantic import load_local_embedder as load_local_embedder
 from ._skill_catalog import SkillCatalog as SkillCatalog
 
 __all__ = [
-    "BACKENDS",
-    "SEARCH_TOOL_NAME",
     "BackendName",
-    "Bm25Backend",
     "Discovery",
-    "Embedder",
-    "HybridBackend",
-    "IndexedSkill",
-    "McpPromptSkill",
-    "PromptSession",
-    "Ranker",
-    "SearchBackend",
-    "SearchDocument",
     "SearchHit",
     "SearchIndex",
     "SearchToolsTool",
-    "SemanticBackend",
     "SkillCatalog",
-    "SkillProvider",
-    "ToolListing",
-    "UnlockMode",
-    "default_cache_folder",
     "format_ranking",
     "index_tools",
-    "load_local_embedder",
-    "prompt_skills",
     "semantic_available",
     "server_descriptions",
 ]

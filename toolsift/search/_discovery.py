@@ -1,14 +1,12 @@
 """A conversation's discovery state: which tools it unlocked, which are pinned.
 
 ``search_tools`` is one registry tool shared by every conversation, but what it
-unlocks belongs to the conversation that called it. The conversation makes its
-:class:`Discovery` current while it runs tool calls (``with discovery.bound():``
-or a call handler wrapped by :meth:`Discovery.wrap`); the tool finds it through
-a ``ContextVar``. A context variable follows the call into the tool through
-``registry.execute`` and any middleware, also into tasks started inside the
-call, and never leaks to another conversation running in another task, which a
-per-conversation copy of the tool or a field on a shared object could not
-promise without changing the registry's calling convention.
+unlocks belongs to the conversation that called it. The conversation puts its
+:class:`Discovery` in each call record's extensions (``extensions=(discovery,)``,
+or a call handler wrapped by :meth:`Discovery.wrap`); the tool finds it there
+(``ctx.extension(Discovery)``). The record carries it through every pipeline
+stage into the tool, and it belongs to that one call: another conversation's
+calls carry their own.
 
 Nothing here widens what a turn may see beyond layer 1: unlocked names go
 into ``TurnScope.unlocked``, where layers 3 and 4 still apply; pinned names go
@@ -20,26 +18,25 @@ What the context holds stays bounded: the unlocked set is capped in tools and
 in (estimated) tokens, and unlocking past the cap evicts the least recently
 used tool, unlocked or called longest ago. With ``offer_search``,
 ``search_tools`` itself is pinned only in turns that have something to find:
-no skill is active and the catalogue holds internal tools of searchable
-servers that the agent may see.
+no skill that names its tools (``allowed-tools``) is active, and the catalogue
+holds internal tools of searchable servers that the agent may see. A skill
+without ``allowed-tools`` restricts nothing, search included.
 """
 
 from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Literal, ParamSpec, TypeVar, final
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Literal, final
 
+from .._names import SEARCH_TOOL_NAME, split_name
 from ..config import AgentConfig, ServerConfig
-from ..registry import Permissions, ToolRegistry, TurnScope, check_permissions, split_name
+from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope, check_permissions
 
-__all__ = ["SEARCH_TOOL_NAME", "Discovery", "UnlockMode", "Unlocked", "estimated_tokens"]
+__all__ = ["Discovery", "UnlockMode", "Unlocked", "estimated_tokens", "unlock_denial"]
 
-SEARCH_TOOL_NAME = "search_tools"
 DEFAULT_MAX_TOOLS = 16
 DEFAULT_MAX_TOKENS = 10_000
 BYTES_PER_TOKEN = 4
@@ -47,17 +44,27 @@ BYTES_PER_TOKEN = 4
 UnlockMode = Literal["turn", "conversation"]
 MODES: tuple[UnlockMode, ...] = ("turn", "conversation")
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
-_CURRENT: ContextVar[Discovery | None] = ContextVar("toolsift_discovery", default=None)
-
 
 def estimated_tokens(registry: ToolRegistry, name: str) -> int:
     """About how many tokens the tool's declaration costs a turn (its JSON, 4 bytes a token)."""
     spec = registry.spec(name)
     declaration = {"name": spec.name, "description": spec.description, "parameters": spec.input_schema}
     return max(1, len(json.dumps(declaration, ensure_ascii=False).encode()) // BYTES_PER_TOKEN)
+
+
+def unlock_denial(
+    registry: ToolRegistry, name: str, scope: TurnScope, permissions: Permissions
+) -> tuple[int, str] | None:
+    """Why ``name`` could not be called once unlocked in ``scope`` (layers 3-5), as (layer, reason), or None.
+
+    The one rule for what ``search_tools`` may unlock and what a model with
+    native tool search may be given deferred (:meth:`Discovery.findable`).
+    """
+    denial = registry.hidden_reason(name, scope.with_unlocked((name,)))
+    if denial is None:
+        refusal = check_permissions(registry.spec(name), {}, permissions, names=registry.names(name))
+        denial = (5, refusal) if refusal is not None else None
+    return denial
 
 
 @dataclass(frozen=True)
@@ -83,8 +90,8 @@ class Discovery:
     2. builds every round's scope with :meth:`scope_for_turn` (its schema set
        then holds the global tools, ``search_tools``, the pinned tools and what
        was unlocked so far);
-    3. runs tool calls inside :meth:`bound` (or through :meth:`wrap`), so that
-       ``search_tools`` unlocks into this conversation.
+    3. runs tool calls with itself in the call record's extensions (or through
+       :meth:`wrap`), so that ``search_tools`` unlocks into this conversation.
 
     Args:
         registry: The registry whose tools are unlocked.
@@ -142,6 +149,7 @@ class Discovery:
         self._unlocked: OrderedDict[str, int] = OrderedDict()
         self._pinned_cache: tuple[int, frozenset[str]] | None = None
         self._findable: dict[tuple[int, TurnScope, frozenset[str]], bool] = {}
+        self._deferrable: tuple[tuple[int, TurnScope, frozenset[str]], tuple[str, ...]] | None = None
 
     @property
     def pinned_servers(self) -> frozenset[str]:
@@ -234,10 +242,36 @@ class Discovery:
         if (
             self.offer_search
             and SEARCH_TOOL_NAME not in self.pinned_tools
-            and not (base.skill is None and self._has_hidden_tools(base))
+            and not (not base.skill_allowed and self._has_hidden_tools(base))
         ):
             pinned = pinned - {SEARCH_TOOL_NAME}
         return base.with_unlocked(self._unlocked.keys()).with_pinned(pinned)
+
+    def findable(self, scope: TurnScope) -> list[str]:
+        """The tools ``search_tools`` could unlock in ``scope``, in registration order.
+
+        Those of searchable servers that ``scope`` does not show and that layers
+        3-5 allow once unlocked (:func:`unlock_denial`): what a model with native
+        tool search is given deferred. Only internal tools qualify (a global tool
+        ``scope`` hides stays hidden by layer 3 or 4 when unlocked), so only they
+        are looked at.
+        """
+        hidden = frozenset(self._unsearchable())
+        key = (self.registry.generation, scope, hidden)
+        if self._deferrable is not None and self._deferrable[0] == key:
+            return list(self._deferrable[1])
+        registry = self.registry
+        names = [
+            name
+            for tool in registry.tools(internal=True)
+            if (name := tool.spec.name) != SEARCH_TOOL_NAME
+            and split_name(name)[0] not in hidden
+            and tool.spec.server not in hidden
+            and registry.hidden_reason(name, scope) is not None
+            and unlock_denial(registry, name, scope, self.permissions) is None
+        ]
+        self._deferrable = (key, tuple(names))  # one scope at a time: a conversation asks once per round
+        return names
 
     def _has_hidden_tools(self, base: TurnScope) -> bool:
         """Whether the catalogue holds internal tools of searchable servers that layer 3 lets ``base`` see."""
@@ -283,33 +317,16 @@ class Discovery:
             unsearchable=unsearchable,
         )
 
-    # -- making it current -----------------------------------------------------------------
+    # -- handing it to search_tools -------------------------------------------------------
 
-    @staticmethod
-    def current() -> Discovery | None:
-        """The discovery state of the conversation whose tool call is running, if any."""
-        return _CURRENT.get()
+    def wrap(self, handler: CallHandler) -> CallHandler:
+        """``handler`` with this state in every call's extensions; a call of an unlocked tool counts as use."""
 
-    @contextmanager
-    def bound(self) -> Iterator[Discovery]:
-        """Make this the current discovery state inside the ``with`` block."""
-        token = _CURRENT.set(self)
-        try:
-            yield self
-        finally:
-            _CURRENT.reset(token)
+        async def with_discovery(call: CallRecord) -> ToolResult:
+            self.touch(call.name)
+            return await handler(replace(call, extensions=(*call.extensions, self)))
 
-    def wrap(self, handler: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-        """A call handler (``registry.execute`` or a pipeline) that runs with this state bound."""
-
-        async def bound_handler(*args: P.args, **kwargs: P.kwargs) -> R:
-            # Call handlers take the tool name first (``registry.execute(name, ...)``).
-            if args and isinstance(args[0], str):
-                self.touch(args[0])
-            with self.bound():
-                return await handler(*args, **kwargs)
-
-        return bound_handler
+        return with_discovery
 
     def __repr__(self) -> str:
         return (

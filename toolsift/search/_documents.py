@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, Protocol
 
-from ..registry import ToolSpec, split_name
+from .._names import split_name
+from ..registry import ToolSpec
 from ._tokens import identifiers, name_key, terms_of
 
 __all__ = [

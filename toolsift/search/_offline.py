@@ -15,7 +15,7 @@ from typing import Any, final
 import mcp.types as types
 from pydantic import ValidationError
 
-from ..config import ServerConfig
+from ..config import StdioServer
 from ..mcp_sessions import tool_spec
 from ..registry import ToolContext, ToolRegistry, ToolResult, ToolSpec
 from ._bm25 import SearchBackend
@@ -49,7 +49,7 @@ def _spec(server: str, position: int, tool: ToolListing) -> ToolSpec:
         except ValidationError as exc:
             name = listing.get("name", f"#{position}")
             raise ValueError(f"tool {name!r} of server {server!r} is not an MCP tool: {exc}") from exc
-    return tool_spec(ServerConfig(command="offline").with_name(server), tool)
+    return tool_spec(StdioServer(command="offline").with_name(server), tool)
 
 
 def index_tools(

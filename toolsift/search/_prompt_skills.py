@@ -24,8 +24,9 @@ from typing import Protocol, final
 import mcp.types as types
 
 from .._exceptions import SkillRenderError
+from .._fence import neutralise_markers
 from ..config import ServerConfig
-from ..mcp_sessions import ServerCatalog, neutralise_markers
+from ..mcp_sessions import ServerCatalog
 from ..skills import SkillVariable
 
 __all__ = ["McpPromptSkill", "PromptSession", "prompt_skills"]

@@ -37,8 +37,9 @@ from typing import Any, final
 import mcp.types as types
 
 from .._exceptions import InvalidArguments
-from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope, check_permissions
-from ._discovery import SEARCH_TOOL_NAME, Discovery
+from .._names import SEARCH_TOOL_NAME
+from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope
+from ._discovery import Discovery, unlock_denial
 from ._documents import SearchDocument, cut, quoted
 from ._index import SearchHit, SearchIndex
 
@@ -194,7 +195,7 @@ class SearchToolsTool:
                 refused.append({"name": name, "reason": reason})
             elif self.index.registry.hidden_reason(canonical, scope) is not None:
                 wanted.append(canonical)
-        discovery = Discovery.current()
+        discovery = ctx.extension(Discovery)
         if discovery is not None and wanted:
             changed = discovery.unlock(wanted)
             now = [name for name in dict.fromkeys(wanted) if name in discovery.unlocked]
@@ -264,12 +265,7 @@ class SearchToolsTool:
 
     def _denial(self, name: str, surfaced: TurnScope, permissions: Permissions) -> tuple[int, str] | None:
         """Why the caller may not call ``name`` once unlocked (layers 3-5), or None."""
-        registry = self.index.registry
-        denial = registry.hidden_reason(name, surfaced)
-        if denial is None:
-            refusal = check_permissions(registry.spec(name), {}, permissions, names=registry.names(name))
-            denial = (5, refusal) if refusal is not None else None
-        return denial
+        return unlock_denial(self.index.registry, name, surfaced, permissions)
 
     async def _unlockable(self, name: str, surfaced: TurnScope, permissions: Permissions) -> tuple[str | None, str]:
         """The canonical name to unlock, or None and why not."""

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from ..registry import Tool, split_name
+from .._names import split_name
+from ..registry import Tool
 from ._bm25 import Ranker, SearchBackend
 from ._documents import IndexedSkill, SearchDocument, local_name, mentions, skill_document, tool_document
 from ._pace import paced

@@ -7,7 +7,6 @@ The Python API the CLI calls::
     await serve_stdio(server)                                # one client on stdin/stdout
     url = await task_group.start(serve_http, server)         # in-process uvicorn
     app = create_http_app(server)                            # ASGI app for any server
-    run_http_workers("toolsift.json", settings)              # N uvicorn workers (blocking)
 
 And a runnable module (used by tests and benchmarks)::
 
@@ -25,21 +24,17 @@ from .._public import publish
 from ._api import build_server as build_server
 from ._api import main as main
 from ._api import serve_stdio as serve_stdio
-from ._http import app_from_environment as app_from_environment
 from ._http import create_http_app as create_http_app
-from ._http import run_http_workers as run_http_workers
 from ._http import serve_http as serve_http
 from ._load import load_serve_config as load_serve_config
 from ._server import ToolsiftServer as ToolsiftServer
 
 __all__ = [
     "ToolsiftServer",
-    "app_from_environment",
     "build_server",
     "create_http_app",
     "load_serve_config",
     "main",
-    "run_http_workers",
     "serve_http",
     "serve_stdio",
 ]

@@ -33,9 +33,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn
 
@@ -47,7 +45,7 @@ from mcp_types.version import is_version_at_least
 from .._exceptions import ConfigError
 from ..registry import ApprovalRequest
 
-__all__ = ["APPROVAL_INPUT", "ENV_STATE_KEY", "ClientApprover", "request_state_security"]
+__all__ = ["APPROVAL_INPUT", "ENV_STATE_KEY", "Asking", "ClientApprover", "request_state_security"]
 
 logger = logging.getLogger("toolsift.serve")
 
@@ -111,9 +109,12 @@ def _accepted(answer: types.ElicitResult) -> bool:
     return answer.action == "accept" and (answer.content or {}).get("approve") is True
 
 
-@dataclass
-class _Asking:
-    """The request being served, and the question left for the client to answer on its retry."""
+@dataclass(eq=False)
+class Asking:
+    """The request being served, and the question left for the client to answer on its retry.
+
+    The server puts it in the call record's extensions; the approver finds it on the approval request.
+    """
 
     ctx: ServerRequestContext[Any]
     params: types.CallToolRequestParams
@@ -128,22 +129,11 @@ class ClientApprover:
     """
 
     def __init__(self, mask: Callable[[str], str] | None = None) -> None:
-        self._current: ContextVar[_Asking | None] = ContextVar("toolsift_serve_asking", default=None)
         self._mask = mask
         self._used: dict[str, float] = {}  # nonces of answered questions -> when their state expires
 
-    @contextmanager
-    def asking(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Iterator[_Asking]:
-        """Make the client of this request the one asked while the call runs; read ``.pending`` after."""
-        asking = _Asking(ctx, params)
-        token = self._current.set(asking)
-        try:
-            yield asking
-        finally:
-            self._current.reset(token)
-
     async def __call__(self, request: ApprovalRequest) -> bool:
-        asking = self._current.get()
+        asking = request.extension(Asking)
         if asking is None:
             raise RuntimeError("the call did not come from an MCP client, so there is no one to ask")
         ctx = asking.ctx
@@ -177,7 +167,7 @@ class ClientApprover:
         return True
 
     @staticmethod
-    def _ask(asking: _Asking, pages: list[str], page: int, question: str) -> NoReturn:
+    def _ask(asking: Asking, pages: list[str], page: int, question: str) -> NoReturn:
         """Leave page ``page`` of the question for the client, with the state its answer must come back with."""
         state = json.dumps(
             {"ask": APPROVAL_INPUT, "question": question, "page": page, "nonce": secrets.token_urlsafe(16)}

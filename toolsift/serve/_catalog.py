@@ -9,8 +9,9 @@ Three sources, each a registry seen through one scope and one pipeline:
   apply to the tools a skill names, when those are called);
 - ``<server>__<tool>`` in gateway mode: the MCP tools the profile sees,
   narrowed by the gateway's skill or patterns, plus ``search_tools`` when the
-  profile offers tool search. Each client may have a scope of its own (the
-  tools its searches unlocked), passed as ``gateway=`` to the methods below.
+  profile offers tool search. A scope other than the gateway source's own
+  (a handshake-era client's unlocks, a skill's turn, a tool ``call_tool``
+  reaches) is passed as ``gateway=`` to the methods below.
 
 With ``prefix=False`` a gateway tool is served under its server's own name
 when no other served tool has that name (the rest keep ``<server>__``). A
@@ -32,20 +33,10 @@ from typing import Any, final
 import mcp.types as types
 
 from .._exceptions import ToolNotFound
+from .._globs import compile_patterns
+from .._names import SEARCH_TOOL_NAME, SERVED_BUILTIN_NAMESPACE, split_name
 from ..pipeline import Pipeline, refuse
-from ..registry import (
-    SERVED_BUILTIN_NAMESPACE,
-    CallRecord,
-    Permissions,
-    ProgressCallback,
-    ToolRegistry,
-    ToolResult,
-    TurnScope,
-    check_permissions,
-    compile_patterns,
-    split_name,
-)
-from ..search import SEARCH_TOOL_NAME
+from ..registry import CallRecord, Permissions, ProgressCallback, ToolRegistry, ToolResult, TurnScope, check_permissions
 from ..skills import Skill
 from ._skills import SKILL_NAMESPACE
 
@@ -147,6 +138,11 @@ class ServedTools:
         self._sources[kind] = replace(self._sources[kind], scope=scope)
         self._listings.clear()
 
+    @property
+    def generation(self) -> tuple[int, ...]:
+        """A value that changes whenever a source's registry does (what listings are cached by)."""
+        return tuple(source.registry.generation for source in self._sources.values())
+
     def scope_of(self, kind: str) -> TurnScope | None:
         """The scope a source lists with, or None when there is no such source."""
         source = self._sources.get(kind)
@@ -158,7 +154,7 @@ class ServedTools:
         return {**self._sources, "gateway": replace(self._sources["gateway"], scope=gateway)}
 
     def _listed(self, gateway: TurnScope | None = None) -> _Listing:
-        generations = tuple(source.registry.generation for source in self._sources.values())
+        generations = self.generation
         cached = self._listings.get((generations, gateway))
         if cached is not None:
             return cached
@@ -218,19 +214,27 @@ class ServedTools:
         """A value that changes exactly when the served list does (names and definitions)."""
         return tuple(tool.model_dump_json() for tool in self._listed().tools)
 
-    def tools_for(self, skill: Skill) -> list[str]:
-        """The served tools (skills aside) that ``skill``'s allowed-tools match, minus its disallowed-tools."""
+    def tools_for(self, skill: Skill, gateway: TurnScope | None = None) -> list[str]:
+        """The served tools (skills aside) that ``skill``'s allowed-tools match, minus its disallowed-tools.
+
+        ``gateway`` is the gateway scope to list with: the skill's own turn scope
+        also reaches the internal servers the skill names.
+        """
         if not skill.allowed_tools:
             return []
         allowed = compile_patterns(skill.allowed_tools)
         disallowed = compile_patterns(skill.disallowed_tools) if skill.disallowed_tools else None
         return [
             served
-            for served, (canonical, source) in self._listed().names.items()
+            for served, (canonical, source) in self._listed(gateway).names.items()
             if source.kind != SKILL_NAMESPACE
             and allowed.matches(canonical)
             and not (disallowed is not None and disallowed.matches(canonical))
         ]
+
+    def served_names(self, gateway: TurnScope | None = None) -> dict[str, str]:
+        """Canonical name -> served name of every tool listed with gateway scope ``gateway``."""
+        return {canonical: served for served, (canonical, _) in self._listed(gateway).names.items()}
 
     def route(self, name: str, gateway: TurnScope | None = None) -> tuple[ToolSource, str] | None:
         """The source and canonical name a served name goes to, or None when nothing serves it."""
@@ -254,12 +258,13 @@ class ServedTools:
         *,
         progress: ProgressCallback | None = None,
         routed: tuple[ToolSource, str] | None,
+        extensions: tuple[object, ...] = (),
     ) -> ToolResult:
         """Run one call of served tool ``name`` through its source's pipeline, as :meth:`route` routed it.
 
         The caller routes once (and may act on the route: start a lazy server, relay its requests); an
-        unknown name (``routed`` None) gives an error result. Never raises but for cancellation, which
-        reaches the tool.
+        unknown name (``routed`` None) gives an error result. ``extensions`` travel with the call record
+        to the tool (see ``CallRecord.extensions``). Never raises but for cancellation, which reaches the tool.
         """
         if routed is None:
             return refuse(
@@ -275,5 +280,6 @@ class ServedTools:
                 source.scope,
                 timeout=self._timeout,
                 progress=progress,
+                extensions=extensions,
             )
         )

@@ -34,7 +34,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..config import is_loopback
+from .._net import is_loopback
 
 __all__ = ["HttpGuard"]
 

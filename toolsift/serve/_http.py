@@ -31,8 +31,10 @@ from starlette.types import ASGIApp
 from uvicorn.supervisors import Multiprocess
 
 from .._exceptions import ConfigError
-from ..config import ProjectTrust, ServeSettings, TrustedLaunches, is_loopback
+from .._net import is_loopback
+from ..config import ProjectTrust, ServeSettings, TrustedLaunches
 from ._approval import ENV_STATE_KEY
+from ._endpoints import SEGMENTS, EndpointKey, ScopedEndpoint
 from ._guard import HttpGuard
 from ._health import HEALTH_PATH, READY_PATH, health_routes
 from ._load import load_serve_config
@@ -67,6 +69,9 @@ def check_binding(settings: ServeSettings) -> None:
 
 def create_http_app(server: ToolsiftServer) -> Starlette:
     """The server as an ASGI app (Starlette): the MCP endpoint at ``settings.path``, ``/healthz`` and ``/readyz``.
+
+    Under the MCP endpoint, ``<path>/skills/<name>`` and ``<path>/agents/<name>``
+    serve one skill's or one agent profile's scope (a 404 names the ones served).
 
     With ``settings.shared``, sessions live in Redis and any replica serves
     them (:class:`toolsift.serve.SharedSessionManager`); otherwise in this process.
@@ -124,9 +129,14 @@ def create_http_app(server: ToolsiftServer) -> Starlette:
         check_host=is_loopback(settings.host),
         open_paths=(HEALTH_PATH, READY_PATH),
     )
-    return Starlette(
-        routes=[Route(settings.path, endpoint=endpoint), *health_routes(server)], middleware=[guard], lifespan=lifespan
-    )
+    # Skill and agent endpoints: one scope each, for clients whose tool list may not vary by connection.
+    scoped = ScopedEndpoint(endpoint, server.endpoints)
+    routes = [
+        Route(settings.path, endpoint=endpoint),
+        *(Route(EndpointKey(kind, f"{{{kind}}}").path(settings.path), endpoint=scoped) for kind in SEGMENTS),
+        *health_routes(server),
+    ]
+    return Starlette(routes=routes, middleware=[guard], lifespan=lifespan)
 
 
 def _url(settings: ServeSettings, sock: socket.socket) -> str:
@@ -220,7 +230,7 @@ async def serve_http(server: ToolsiftServer, *, task_status: TaskStatus[str] = a
 def app_from_environment() -> Starlette:
     """The app of one uvicorn worker, built from ``$TOOLSIFT_SERVE_CONFIG`` and ``$TOOLSIFT_SERVE_SETTINGS``.
 
-    ``uvicorn --factory toolsift.serve:app_from_environment`` runs it.
+    ``uvicorn --factory toolsift.serve._http:app_from_environment`` runs it.
 
     Raises:
         ConfigError: When ``$TOOLSIFT_SERVE_CONFIG`` is unset or the config is invalid.
@@ -288,7 +298,7 @@ def run_http_workers(
     else:
         os.environ.pop(ENV_TRUST, None)
     config = uvicorn.Config(
-        "toolsift.serve:app_from_environment",
+        "toolsift.serve._http:app_from_environment",
         factory=True,
         host=settings.host.strip("[]"),
         port=settings.port,

@@ -26,6 +26,7 @@ from mcp.server.context import ServerRequestContext
 
 from .._exceptions import ServerDraining, ServerUnavailable
 from ..mcp_sessions import McpSession
+from ._passthrough import input_exchange
 from ._relay import ClientRelay
 
 __all__ = ["GatewayProxy"]
@@ -110,12 +111,14 @@ class GatewayProxy:
         self,
         ctx: ServerRequestContext[Any],
         params: types.GetPromptRequestParams,
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         session, prompt = self._prompt(params.name)
+        exchange = input_exchange(ctx, params)
         try:
-            return await session.get_prompt(prompt.name, params.arguments)
+            result = await session.get_prompt(prompt.name, params.arguments, exchange=exchange)
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
+        return exchange.pending if exchange is not None and exchange.pending is not None else result
 
     # -- resources ---------------------------------------------------------------------------
 
@@ -165,11 +168,13 @@ class GatewayProxy:
         self,
         ctx: ServerRequestContext[Any],
         params: types.ReadResourceRequestParams,
-    ) -> types.ReadResourceResult:
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
+        exchange = input_exchange(ctx, params)
         try:
-            return await self.owner(str(params.uri)).read_resource(str(params.uri))
+            result = await self.owner(str(params.uri)).read_resource(str(params.uri), exchange=exchange)
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
+        return exchange.pending if exchange is not None and exchange.pending is not None else result
 
     async def subscribe(
         self,

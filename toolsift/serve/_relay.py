@@ -12,6 +12,15 @@ too, or, outside calls, to clients that set a log level.
 Requests reach downstream clients of the handshake era mid-call; a
 2026-07-28 client cannot be sent requests mid-call, so they are refused with
 that reason.
+
+Which call a request belongs to is known exactly in one case: a 2026-07-28
+upstream server asks by ``InputRequiredResult``, and the SDK's ``Client``
+answers it through the client's callbacks inside the task that made the call,
+with nothing in the callback's arguments that names the call. The task is the
+only thing that tells, so the relay keeps the call it serves in a context
+variable, the one piece of per-call state that does not travel in the call
+record (``CallRecord.extensions``): the record reaches the tool, but the SDK
+sits between the tool and this callback.
 """
 
 from __future__ import annotations

@@ -13,29 +13,34 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import AsyncExitStack, contextmanager, nullcontext
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack, nullcontext
 from dataclasses import replace
 from functools import partial
 from types import TracebackType
-from typing import Any, Self, final
+from typing import Any, Literal, Self, final
 from weakref import WeakKeyDictionary
 
 import anyio
 import mcp.types as types
+from mcp import MCPError
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.server.request_state import RequestStateBoundary
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from .._assembly import Assembly
 from .._exceptions import ConfigError
-from ..builtins import CommandPolicy, Workspace, builtin_tools
+from .._globs import literal_server
+from .._names import SEARCH_TOOL_NAME, split_name
+from ..builtins import CommandPolicy
 from ..config import AgentConfig, ServeSettings, ToolsiftConfig, TrustedLaunches
-from ..mcp_sessions import McpServerManager, guard_result, server_instructions, verbatim_results
+from ..mcp_sessions import VerbatimResults, guard_result, server_instructions
+from ..mcp_sessions.reload import McpServerManager
 from ..pipeline import (
     AuditTrail,
     Middleware,
@@ -45,13 +50,23 @@ from ..pipeline import (
     SecurityGuard,
     profile_scope,
 )
-from ..registry import ToolRegistry, ToolResult, TurnScope, literal_server, split_name
+from ..registry import Permissions, ToolRegistry, ToolResult, TurnScope
 from ..search import Discovery, SearchIndex
-from ..skills import SkillsReloaded, user_folders
-from ._approval import ENV_STATE_KEY, ClientApprover, request_state_security
+from ..skills import Skill, SkillsReloaded
+from ._approval import ENV_STATE_KEY, Asking, ClientApprover, request_state_security
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
+from ._endpoints import Endpoint, EndpointKey, EndpointNotFound, Endpoints, LegacyClient
+from ._meta import (
+    META_TOOL,
+    META_TOOL_NAME,
+    SEARCH_DESCRIPTION,
+    MetaCall,
+    found_for_meta,
+    parse_meta_call,
+    with_reach,
+)
 from ._notify import ToolListAnnouncer
-from ._protection import FollowedProtection
+from ._passthrough import input_exchange
 from ._proxy import GatewayProxy
 from ._relay import ClientRelay, client_of
 from ._replicas import SharedState
@@ -106,6 +121,16 @@ def _fence(result: ToolResult, tool: str) -> ToolResult:
     return guard_result(result, server="builtin", tool=tool)
 
 
+def _turn(skill: Skill) -> TurnScope:
+    """The turn scope of ``skill`` active (layer 4), before the profile's layers."""
+    return TurnScope(skill_allowed=skill.allowed_tools, skill_disallowed=skill.disallowed_tools, skill=skill.name)
+
+
+def _stateless(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the request is of MCP 2026-07-28 or later: what it sees may not depend on earlier requests."""
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
 @final
 class ToolsiftServer:
     """A config's builtin tools, skills and (as a gateway) MCP tools, served over MCP.
@@ -117,6 +142,12 @@ class ToolsiftServer:
     servers apply while serving, and clients hear ``tools/list_changed``.
     :func:`serve_stdio`, :func:`serve_http` and the app of
     :func:`create_http_app` do that for you. A server is entered once.
+
+    What a client lists depends on its endpoint (the main one, a skill's, an
+    agent profile's: see ``_endpoints``) and on its MCP era: a 2026-07-28
+    client's list never changes through its own calls, and what a search or a
+    skill finds runs through ``call_tool`` (see ``_meta``); a handshake-era
+    client's list grows with what its searches unlock and the skills it calls.
 
     Args:
         config: The loaded config (servers, agents, skills, tool rules, audit).
@@ -136,7 +167,7 @@ class ToolsiftServer:
             ``sessions`` and ``index`` are its parts.
 
     Raises:
-        ConfigError: When the profile is not a configured agent, the workspace
+        ConfigError: When the profile, or one of ``profiles``, is not a configured agent, the workspace
             is not a directory, gateway mode meets a server named ``builtin``
             or ``skill``, a command rule names an unknown built-in policy, or
             ``$TOOLSIFT_REQUEST_STATE_KEY`` is set but shorter than 32 bytes.
@@ -155,6 +186,14 @@ class ToolsiftServer:
         self.config = config
         self.settings = settings = settings if settings is not None else ServeSettings()
         self.profile: AgentConfig = config.agent(settings.profile)
+        unknown = sorted(set(settings.profiles) - set(config.agents))
+        if unknown:
+            raise ConfigError(
+                f"serve.profiles names no configured agent: {', '.join(map(repr, unknown))}; "
+                f"the agents are {', '.join(map(repr, sorted(config.agents))) or 'none'}",
+                path=config.path,
+                field="serve.profiles",
+            )
         gateway = settings.gateway is not False
         if gateway:
             clash = sorted(RESERVED_NAMESPACES & {server.namespace for server in config.servers.values()})
@@ -189,23 +228,22 @@ class ToolsiftServer:
         self.index: SearchIndex | None = self.parts.index
         self.commands = CommandPolicy.from_settings(settings.commands)
         # What configures toolsift is out of the builtins' reach, following the servers a reload puts in force.
-        protection = FollowedProtection(
-            self._config_in_force, user_skill_folders=user_folders(config.skills.user_skills, user_skills_dir)
-        )
-        self.registry.register_many(
-            builtin_tools(
-                Workspace(settings.workspace or config.workspace, protected=protection), commands=self.commands
-            )
-        )
+        self.parts.register_workspace_tools(settings.workspace or config.workspace, self.commands)
         self.skill_registry = ToolRegistry(audit=self.registry.audit)
         self.approver = ClientApprover(mask=self._mask_secrets)
-        self._discoveries: WeakKeyDictionary[Any, Discovery] = WeakKeyDictionary()
-        self.tools = ServedTools(
-            self._sources(), timeout=self.profile.limits.call_timeout, prefix=settings.prefix_names
+        # Handshake-era clients' own state (what they unlocked, skills they called), per endpoint they use.
+        self._clients: WeakKeyDictionary[Any, dict[EndpointKey, LegacyClient]] = WeakKeyDictionary()
+        self.endpoints = Endpoints(
+            self._build_endpoint,
+            base=settings.path,
+            skills=self._skill_endpoints,
+            agents=lambda: list(settings.profiles),
         )
+        main = self.endpoints.get(EndpointKey())
+        self.tools, self._permissions = main.tools, main.permissions
         bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(bus)
-        self.announcer = ToolListAnnouncer(bus, self.tools.signature)
+        self.announcer = ToolListAnnouncer(bus, self._signature)
         # Several replicas serving one set of sessions keep what they share in Redis.
         self.shared = SharedState(settings.shared, self.registry.audit) if settings.shared is not None else None
         self.sdk = self._sdk_server()
@@ -226,11 +264,6 @@ class ToolsiftServer:
         return f"ToolsiftServer(profile={self.profile.name!r}, settings={self.settings!r})"
 
     # -- what is served ------------------------------------------------------------------------
-
-    def _config_in_force(self) -> ToolsiftConfig:
-        """The loaded config, or the one the last reload applied (gateway mode)."""
-        applied = self.sessions.config if self.sessions is not None else None
-        return applied if applied is not None else self.config
 
     def _sdk_server(self) -> _SdkServer:
         handlers: dict[str, Any] = {}
@@ -263,27 +296,40 @@ class ToolsiftServer:
         """``text`` with the secrets the gateway's sessions resolved masked (what an approver must not see)."""
         return self.sessions.mask_secrets(text) if self.sessions is not None else text
 
-    def _discovery(self, ctx: ServerRequestContext[Any]) -> Discovery | None:
-        """The tool-search state of the client of this request (None: the gateway offers no search)."""
-        if self.index is None:
-            return None
-        client = client_of(ctx.session)
-        discovery = self._discoveries.get(client)
-        if discovery is None:
-            discovery = self._discoveries[client] = self.parts.discovery(self.profile, self._permissions)
-        return discovery
+    def _build_endpoint(self, key: EndpointKey) -> Endpoint:
+        """The endpoint of a served skill or profile (or the main one): its sources, pipeline and pinned tools."""
+        profile = self.config.agent(key.name) if key.kind == "agent" else self.profile
+        skill = self.skills.get(key.name) if key.kind == "skill" and key.name is not None else None
+        # A call the profile's ask rules hold back is put to the client that made it.
+        permissions = replace(profile.permissions.to_permissions(), approver=self.approver)
+        searches = self.index is not None and skill is None and profile.tool_discovery != "skills"
+        tools = ServedTools(
+            self._sources(profile, permissions, skill),
+            timeout=profile.limits.call_timeout,
+            prefix=self.settings.prefix_names,
+        )
+        listing = self.parts.discovery(profile, permissions) if searches else None
+        return Endpoint(key, profile, permissions, tools, listing, partial(self._skill_scope, profile))
 
-    def _gateway_for(self, discovery: Discovery | None) -> TurnScope | None:
-        """The gateway scope of a client: the served one, with what its searches unlocked."""
-        base = self.tools.scope_of("gateway")
-        return discovery.scope_for_turn(base) if discovery is not None and base is not None else None
+    def _skill_endpoints(self) -> list[str]:
+        """The skills served at endpoints of their own: none when ``serve.gateway`` narrows the gateway."""
+        narrowed = isinstance(self.settings.gateway, str | tuple)
+        return [] if narrowed else [skill.name for skill in self.skills.invocable()]
+
+    def _served_skills(self) -> list[Skill]:
+        """The skills clients may call (``skill__<name>``), whose tools they may then reach."""
+        return self.skills.invocable() if self.settings.skills else []
+
+    def _signature(self) -> tuple[str, ...]:
+        """What changes whenever the list of any endpoint built so far does."""
+        return tuple(line for endpoint in self.endpoints.built() for line in endpoint.tools.signature())
 
     async def repeatable(self, name: str) -> bool:
         """Whether served tool ``name`` may run a call again without more effect (read-only or idempotent).
 
         A tool of a lazy server is known once its server runs, so asking starts it.
         """
-        routed = await self._route(name, self.tools.scope_of("gateway"))
+        routed = await self._route(name, self.tools.scope_of("gateway"), self.tools)
         return routed is not None and routed[0].registry.spec(routed[1]).repeatable
 
     def _instructions(self) -> str:
@@ -299,10 +345,9 @@ class ToolsiftServer:
         served = self.tools.gateway_servers()
         return [name for name, server in self.config.servers.items() if name in served or not server.internal_only]
 
-    def _sources(self) -> list[ToolSource]:
-        settings, profile = self.settings, self.profile
-        # A call the profile's ask rules hold back is put to the client that made it.
-        permissions = self._permissions = replace(profile.permissions.to_permissions(), approver=self.approver)
+    def _sources(self, profile: AgentConfig, permissions: Permissions, skill: Skill | None) -> list[ToolSource]:
+        """What ``profile`` is served; with ``skill``, builtin and gateway tools in that skill's turn scope."""
+        settings = self.settings
         main = Pipeline.for_registry(
             self.registry,
             [
@@ -318,13 +363,16 @@ class ToolsiftServer:
         )
         # Skills run no action, so no profile limits them; their calls are still guarded and audited.
         skills = Pipeline.for_registry(self.skill_registry, self._guards())
+        turn = self._profiled(_turn(skill), profile) if skill is not None else None
         sources = []
         if settings.builtins:
-            sources.append(ToolSource("builtin", self.registry, main, self._profiled(TurnScope()), permissions))
+            builtins = turn if turn is not None else self._profiled(TurnScope(), profile)
+            sources.append(ToolSource("builtin", self.registry, main, builtins, permissions))
         if settings.skills:
             sources.append(ToolSource(SKILL_NAMESPACE, self.skill_registry, skills, TurnScope(agent=profile.name)))
         if settings.gateway is not False:
-            sources.append(ToolSource("gateway", self.registry, main, self._gateway_scope(), permissions))
+            gateway = turn if turn is not None else self._gateway_scope(profile)
+            sources.append(ToolSource("gateway", self.registry, main, gateway, permissions))
         return sources
 
     def _guards(self) -> list[Middleware[Any]]:
@@ -344,53 +392,89 @@ class ToolsiftServer:
             ),
         ]
 
-    def _profiled(self, scope: TurnScope) -> TurnScope:
+    @staticmethod
+    def _profiled(scope: TurnScope, profile: AgentConfig) -> TurnScope:
         # The same function the pipeline's PermissionFilter applies to every call.
-        profile = self.profile
         return profile_scope(
             scope, agent=profile.name, allowed_tools=profile.allowed_tools, plan_mode=profile.plan_mode
         )
 
-    def _gateway_scope(self) -> TurnScope:
+    def _gateway_scope(self, profile: AgentConfig) -> TurnScope:
         gateway = self.settings.gateway
         if isinstance(gateway, str):
-            skill = self.skills.get(gateway)
-            return self._profiled(
-                TurnScope(skill_allowed=skill.allowed_tools, skill_disallowed=skill.disallowed_tools, skill=skill.name)
-            )
-        return self._profiled(TurnScope(skill_allowed=gateway if isinstance(gateway, tuple) else ()))
+            return self._profiled(_turn(self.skills.get(gateway)), profile)
+        return self._profiled(TurnScope(skill_allowed=gateway if isinstance(gateway, tuple) else ()), profile)
+
+    def _skill_scope(self, profile: AgentConfig, skill: Skill) -> TurnScope:
+        """The gateway scope ``skill__<name>`` puts in reach; one narrowed by ``serve.gateway`` keeps its own."""
+        if isinstance(self.settings.gateway, str | tuple):
+            return self._gateway_scope(profile)
+        return self._profiled(_turn(skill), profile)
 
     def _gateway_named(self) -> set[str]:
         """The servers the gateway's skill or patterns name literally: lazy ones among them start with it."""
-        scope = self._gateway_scope()
+        scope = self._gateway_scope(self.profile)
         return {server for pattern in scope.skill_allowed if (server := literal_server(pattern))}
 
     def _skills_reloaded(self, event: SkillsReloaded) -> None:
-        tools = skill_tools(event.skills, self.tools.tools_for) if self.settings.skills else []
+        main = self.endpoints.get(EndpointKey())
+        tools = skill_tools(event.skills, lambda skill: main.skill_reach(skill)[0]) if self.settings.skills else []
         self.skill_registry.replace_server(SKILL_NAMESPACE, tools, internal=False)
+        self.endpoints.forget("skill")
         if isinstance(self.settings.gateway, str) and self.settings.gateway in event.skills:
-            self.tools.set_scope("gateway", self._gateway_scope())
+            self.tools.set_scope("gateway", self._gateway_scope(self.profile))
+            self.endpoints.forget("agent")
         self.announcer.changed()
 
     # -- MCP handlers ----------------------------------------------------------------------------
+
+    def _endpoint(self, ctx: ServerRequestContext[Any]) -> Endpoint:
+        """The endpoint the request came to (over stdio, the main one).
+
+        Raises:
+            EndpointNotFound: When its skill or profile is no longer served (the route checked it on arrival).
+        """
+        return self.endpoints.get(EndpointKey.of(ctx.request))
+
+    def _offers_meta(self, endpoint: Endpoint) -> bool:
+        """Whether 2026-07-28 clients of ``endpoint`` get ``call_tool``: a search or a skill reaches unlisted tools."""
+        listed = endpoint.tools.served_names(endpoint.scope())
+        return META_TOOL_NAME not in listed.values() and endpoint.reaches_beyond(self._served_skills())
 
     async def _list_tools(
         self,
         ctx: ServerRequestContext[Any],
         params: types.PaginatedRequestParams | None,
     ) -> types.ListToolsResult:
-        discovery = await self._synced_discovery(ctx)
-        return types.ListToolsResult(tools=self.tools.list_tools(self._gateway_for(discovery)))
+        try:
+            endpoint = self._endpoint(ctx)
+        except EndpointNotFound as exc:
+            raise MCPError(types.INVALID_REQUEST, str(exc)) from None
+        if not _stateless(ctx):
+            client = await self._synced_client(ctx, endpoint)
+            return types.ListToolsResult(
+                tools=endpoint.tools.list_tools(endpoint.client_scope(client, self._served_skills()))
+            )
+        # The same list for every request to this endpoint, whatever the connection did before.
+        tools = [
+            tool.model_copy(update={"description": SEARCH_DESCRIPTION}) if tool.name == SEARCH_TOOL_NAME else tool
+            for tool in endpoint.tools.list_tools(endpoint.scope())
+        ]
+        if self._offers_meta(endpoint):
+            tools.append(META_TOOL)
+        # The list follows config and skill edits, announced on listen streams; a token guards it.
+        scope: Literal["public", "private"] = "private" if self.settings.token is not None else "public"
+        return types.ListToolsResult(tools=tools, ttl_ms=0, cache_scope=scope)
 
-    async def _route(self, name: str, gateway: TurnScope | None) -> tuple[ToolSource, str] | None:
+    async def _route(self, name: str, gateway: TurnScope | None, tools: ServedTools) -> tuple[ToolSource, str] | None:
         """The source and canonical name of served tool ``name``: the one routing of a served call.
 
         A tool of a lazy server is there once its server runs: needing the tool starts the server.
         """
-        routed = self.tools.route(name, gateway)
+        routed = tools.route(name, gateway)
         if routed is None and self.sessions is not None:
             await self.sessions.start_lazy([split_name(name)[0] or ""])
-            routed = self.tools.route(name, gateway)
+            routed = tools.route(name, gateway)
         return routed
 
     @staticmethod
@@ -398,30 +482,149 @@ class ToolsiftServer:
         """The MCP session of the request (None on connections without one)."""
         return getattr(client_of(ctx.session), "session_id", None)
 
-    async def _synced_discovery(self, ctx: ServerRequestContext[Any]) -> Discovery | None:
-        """The client's tool-search state; with shared sessions, as the last replica to serve it left it."""
-        discovery = self._discovery(ctx)
+    async def _synced_client(self, ctx: ServerRequestContext[Any], endpoint: Endpoint) -> LegacyClient:
+        """A handshake-era client's state; with shared sessions, its unlocks as the last replica left them."""
+        clients = self._clients.setdefault(client_of(ctx.session), {})
+        client = clients.get(endpoint.key)
+        if client is None:
+            discovery = self.parts.discovery(endpoint.profile, endpoint.permissions) if endpoint.searches else None
+            client = clients[endpoint.key] = LegacyClient(discovery)
         session_id = self._session_id(ctx)
-        if discovery is not None and self.shared is not None and session_id is not None:
-            discovery.restore(await self.shared.unlocked(session_id))
-        return discovery
+        if client.discovery is not None and self.shared is not None and session_id is not None:
+            client.discovery.restore(await self.shared.unlocked(session_id))
+        return client
 
     async def _call_tool(
         self,
         ctx: ServerRequestContext[Any],
         params: types.CallToolRequestParams,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        discovery = await self._synced_discovery(ctx)
-        routed = await self._route(params.name, self._gateway_for(discovery))
+        try:
+            endpoint = self._endpoint(ctx)
+        except EndpointNotFound as exc:
+            return ToolResult.error(str(exc)).to_mcp()
+        if _stateless(ctx):
+            return await self._call_stateless(ctx, params, endpoint)
+        client = await self._synced_client(ctx, endpoint)
+        discovery = client.discovery
+        scope = endpoint.client_scope(client, self._served_skills())
+        routed = await self._route(params.name, scope, endpoint.tools)
         unlocked = discovery.unlocked if discovery is not None else frozenset()
-        with (
-            self.approver.asking(ctx, params) as asking,
-            self._relaying(routed, ctx),
-            discovery.bound() if discovery is not None else nullcontext(),
-        ):
+        result = await self._run(ctx, params, routed, endpoint.tools, discovery)
+        if not isinstance(result, ToolResult):
+            return result
+        changed = discovery is not None and discovery.unlocked != unlocked
+        if changed and discovery is not None:
+            session_id = self._session_id(ctx)
+            if self.shared is not None and session_id is not None:
+                await self.shared.save_unlocked(session_id, discovery.recent)
+        skill = self._skill_answered(routed, result)
+        if skill is not None:
+            # The skill's tools join this client's list (within the endpoint's scope), as a search's finds do.
+            before = endpoint.tools.served_names(endpoint.client_scope(client, self._served_skills()))
+            client.skills.add(skill.name)
+            after = endpoint.tools.served_names(endpoint.client_scope(client, self._served_skills()))
+            added = after.keys() != before.keys()
+            changed = changed or added
+            result = with_reach(result, run_with=None, endpoint=self._skill_path(ctx, skill), listed_from_now=added)
+        if changed:
+            # What this client may see changed; other clients' lists are as they were.
+            await ctx.session.send_tool_list_changed()
+        return result.to_mcp()
+
+    async def _call_stateless(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, endpoint: Endpoint
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A 2026-07-28 call: nothing it does changes what the client lists; found tools run through ``call_tool``."""
+        scope = endpoint.scope()
+        if params.name == META_TOOL_NAME and self._offers_meta(endpoint):
+            call = parse_meta_call(params.arguments)
+            if isinstance(call, str):
+                return ToolResult.error(call).to_mcp()
+            widened = await self._meta_scope(endpoint, call)
+            if isinstance(widened, str):
+                return ToolResult.error(widened).to_mcp()
+            scope = widened
+            # Approval, audit and relaying see the call of the tool itself.
+            params = params.model_copy(update={"name": call.name, "arguments": call.arguments})
+        routed = await self._route(params.name, scope, endpoint.tools)
+        result = await self._run(ctx, params, routed, endpoint.tools, None)
+        if not isinstance(result, ToolResult):
+            return result
+        if routed is not None and routed[0].kind == "gateway" and routed[1] == SEARCH_TOOL_NAME:
+            result = found_for_meta(
+                result, listed=endpoint.tools.served_names(endpoint.scope()), schema_of=self._input_schema
+            )
+        elif (skill := self._skill_answered(routed, result)) is not None:
+            listed = endpoint.tools.served_names(endpoint.scope())
+            beyond = any(name not in listed for name in endpoint.skill_reach(skill)[1])
+            run_with = skill.name if beyond and self._offers_meta(endpoint) else None
+            result = with_reach(result, run_with=run_with, endpoint=self._skill_path(ctx, skill), listed_from_now=False)
+        return result.to_mcp()
+
+    async def _meta_scope(self, endpoint: Endpoint, call: MetaCall) -> TurnScope | str | None:
+        """The gateway scope a ``call_tool`` runs in, or why the call cannot be made.
+
+        The endpoint's scope, widened only by the named skill's scope or by the one
+        tool named when this endpoint's search finds it; the pipeline checks the rest.
+        """
+        if call.skill is not None:
+            skills = self._served_skills()
+            skill = next((skill for skill in skills if skill.name == call.skill), None)
+            if skill is None:
+                names = ", ".join(sorted(repr(skill.name) for skill in skills)) or "none"
+                return f"No skill {call.skill!r} to run {call.name!r} with; the skills here: {names}"
+            return endpoint.skill_scope(skill)
+        scope = endpoint.scope()
+        if scope is None or self.index is None or not endpoint.searches:
+            return scope
+        await self._route(call.name, scope, endpoint.tools)  # a lazy server's tools are indexed once it runs
+        found = await self.index.indexed(call.name)
+        return scope.with_unlocked([found]) if found is not None and found != SEARCH_TOOL_NAME else scope
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The input schema of registry tool ``name``, or None when it is gone."""
+        return self.registry.spec(name).input_schema if name in self.registry else None
+
+    def _skill_answered(self, routed: tuple[ToolSource, str] | None, result: ToolResult) -> Skill | None:
+        """The skill a successful ``skill__<name>`` call answered with, or None for any other call."""
+        if routed is None or routed[0].kind != SKILL_NAMESPACE or result.is_error:
+            return None
+        name = split_name(routed[1])[1]
+        return next((skill for skill in self._served_skills() if skill.name == name), None)
+
+    def _skill_path(self, ctx: ServerRequestContext[Any], skill: Skill) -> str | None:
+        """The path of ``skill``'s endpoint, for a client that came over HTTP and where skills have endpoints."""
+        key = EndpointKey("skill", skill.name)
+        return key.path(self.settings.path) if ctx.request is not None and not self.endpoints.missing(key) else None
+
+    async def _run(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.CallToolRequestParams,
+        routed: tuple[ToolSource, str] | None,
+        tools: ServedTools,
+        discovery: Discovery | None,
+    ) -> ToolResult | types.InputRequiredResult:
+        """One served call as routed, or the question (the approval's, the upstream server's) to put to the client."""
+        server = self._gateway_server(routed)
+        # What the call's tools need of this request: who approves, whose search it is, who reads the result.
+        asking = Asking(ctx, params)
+        exchange = input_exchange(ctx, params) if server is not None else None
+        extensions: tuple[object, ...] = (
+            asking,
+            *((discovery,) if discovery is not None else ()),
+            *((VerbatimResults(),) if server is not None and not self.settings.fence_gateway_results else ()),
+            *((exchange,) if exchange is not None else ()),
+        )
+        with self.relay.calling(server, ctx) if server is not None else nullcontext():
             try:
-                result = await self.tools.call(
-                    params.name, params.arguments, progress=ctx.session.report_progress, routed=routed
+                result = await tools.call(
+                    params.name,
+                    params.arguments,
+                    progress=ctx.session.report_progress,
+                    routed=routed,
+                    extensions=extensions,
                 )
             except Exception:
                 # The pipeline answers every failure with a result; this is the last line, not the plan.
@@ -429,30 +632,14 @@ class ToolsiftServer:
                 result = ToolResult.error(f"Tool {params.name!r} failed with an internal error; see the server log")
         if asking.pending is not None:  # an approval to ask for: the client calls again with the answer
             return asking.pending
-        if discovery is not None and discovery.unlocked != unlocked:
-            # Its search changed what this client may see; other clients' lists are as they were.
-            session_id = self._session_id(ctx)
-            if self.shared is not None and session_id is not None:
-                await self.shared.save_unlocked(session_id, discovery.recent)
-            await ctx.session.send_tool_list_changed()
-        return result.to_mcp()
+        if exchange is not None and exchange.pending is not None:  # the upstream server asks the client
+            return exchange.pending
+        return result
 
-    @contextmanager
-    def _relaying(self, routed: tuple[ToolSource, str] | None, ctx: ServerRequestContext[Any]) -> Iterator[None]:
-        """While a gateway call runs, its server's requests go to this client; its result passes verbatim."""
-        server = (
-            routed[0].registry.spec(routed[1]).server if routed is not None and routed[0].kind == "gateway" else None
-        )
-        if server is None:
-            yield
-            return
-        with (
-            self.relay.calling(server, ctx),
-            nullcontext() if self.settings.fence_gateway_results else verbatim_results(),
-        ):
-            yield
-
-    # -- lifecycle -------------------------------------------------------------------------------
+    @staticmethod
+    def _gateway_server(routed: tuple[ToolSource, str] | None) -> str | None:
+        """The upstream server of a gateway tool (its requests go to the calling client), else None."""
+        return routed[0].registry.spec(routed[1]).server if routed is not None and routed[0].kind == "gateway" else None
 
     async def __aenter__(self) -> Self:
         """Start the skill watcher, the announcer and (gateway mode) the MCP sessions and their config watch.

@@ -33,15 +33,12 @@ what toolsift cannot use (``Bash(git add:*)``, a display name, a description
 over the Agent Skills limit) is kept and reported in ``Skill.warnings``.
 """
 
+from .._folders import default_user_dirs as default_user_dirs
 from .._public import publish
 from ._arguments import bind_arguments as bind_arguments
 from ._loader import SkillsLoader as SkillsLoader
-from ._loader import default_user_dir as default_user_dir
-from ._loader import default_user_dirs as default_user_dirs
-from ._loader import user_folders as user_folders
 from ._model import Skill as Skill
 from ._model import SkillVariable as SkillVariable
-from ._model import split_tool_list as split_tool_list
 from ._parse import parse_skill as parse_skill
 from ._parse import parse_skill_text as parse_skill_text
 from ._render import render_skill as render_skill
@@ -50,26 +47,21 @@ from ._sandbox import shared_sandbox as shared_sandbox
 from ._skillset import SkillProblem as SkillProblem
 from ._skillset import SkillSet as SkillSet
 from ._skillset import SkillsReloaded as SkillsReloaded
-from ._warning import SkillWarning as SkillWarning
 
 __all__ = [
     "Skill",
     "SkillProblem",
     "SkillSet",
     "SkillVariable",
-    "SkillWarning",
     "SkillsLoader",
     "SkillsReloaded",
     "TemplateSandbox",
     "bind_arguments",
-    "default_user_dir",
     "default_user_dirs",
     "parse_skill",
     "parse_skill_text",
     "render_skill",
     "shared_sandbox",
-    "split_tool_list",
-    "user_folders",
 ]
 
 publish(globals(), __name__, __all__)

@@ -35,38 +35,13 @@ from ._parse import parse_skill_text, read_skill_file
 from ._sandbox import TemplateSandbox
 from ._skillset import SkillProblem, SkillSet, SkillsReloaded
 
-__all__ = ["SkillsLoader", "default_user_dir", "default_user_dirs", "user_folders"]
+__all__ = ["SkillsLoader"]
 
 logger = logging.getLogger("toolsift.skills")
 
 Subscriber = Callable[[SkillsReloaded], object]
 _SKILL_FILE = "SKILL.md"
 _Scan = tuple[dict[str, Skill], dict[str, tuple[Path, str]], list[SkillProblem], dict[Path, tuple[str, Skill]]]
-
-
-def default_user_dir() -> Path:
-    """The user's skill folder, ``~/.toolsift/skills``."""
-    return Path.home() / ".toolsift" / "skills"
-
-
-def default_user_dirs() -> tuple[Path, ...]:
-    """The user's skill folders: toolsift's own, then Claude Code's (``~/.claude/skills``).
-
-    A user's existing Claude Code skills load as they are, after toolsift's own.
-    """
-    return default_user_dir(), Path.home() / ".claude" / "skills"
-
-
-def user_folders(enabled: bool, override: str | os.PathLike[str] | None = None) -> tuple[Path, ...]:
-    """The user skill folders a config asks for (``skills.userSkills``): ``override`` alone, else the defaults.
-
-    Args:
-        enabled: Whether user skills are wanted at all.
-        override: One folder to read instead of :func:`default_user_dirs` (tests, embedding).
-    """
-    if not enabled:
-        return ()
-    return (Path(override),) if override is not None else default_user_dirs()
 
 
 @final

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, final
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from ..registry import compile_patterns
+from .._globs import compile_patterns
 from ._claude_tools import foreign_reason, from_claude_code
 from ._render import RESERVED_VARIABLE, render_skill
 from ._warning import SkillWarning

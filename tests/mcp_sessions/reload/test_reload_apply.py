@@ -19,7 +19,9 @@ from reload_helpers import Gate, Recorder
 
 from toolsift import ServerDraining, ToolNotFound
 from toolsift.config import ServerConfig
-from toolsift.mcp_sessions import McpServerManager, McpToolWrapper, SessionOptions, SessionState
+from toolsift.mcp_sessions import SessionOptions, SessionState
+from toolsift.mcp_sessions._wrapper import McpToolWrapper
+from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.registry import RegistryChange, ToolRegistry, ToolResult
 
 

@@ -13,7 +13,8 @@ from reload_helpers import Gate, Recorder, example, write_config
 import toolsift.mcp_sessions.reload._manager as manager_module
 from toolsift import ConfigError
 from toolsift.config import ConfigReport, load_config, parse_config
-from toolsift.mcp_sessions import McpServerManager, SessionOptions, SessionState
+from toolsift.mcp_sessions import SessionOptions, SessionState
+from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.registry import ToolRegistry, ToolResult
 
 

@@ -12,18 +12,20 @@ from mcp_helpers import stdio_server
 from reload_helpers import Recorder, child_processes
 
 from toolsift import ConfigError, ToolNotFound
-from toolsift.config import ConfigDiff, ServerConfig
-from toolsift.config._diff import diff_servers
-from toolsift.mcp_sessions import ManagerEvent, McpServerManager, ServerStatus, SessionState
+from toolsift.config import HttpServer, StdioServer
+from toolsift.mcp_sessions import SessionState
 from toolsift.mcp_sessions._draining import Drain
 from toolsift.mcp_sessions._events import EventBus
+from toolsift.mcp_sessions._status import ServerStatus
 from toolsift.mcp_sessions._tracker import CallCounts
+from toolsift.mcp_sessions.reload import ManagerEvent, McpServerManager
+from toolsift.mcp_sessions.reload._diff import ConfigDiff, diff_servers
 from toolsift.mcp_sessions.reload._watch import watch_file
 from toolsift.registry import ToolRegistry
 
 
-def server(name: str, **fields: object) -> ServerConfig:
-    return ServerConfig.model_validate({"command": "x", **fields}).with_name(name)
+def server(name: str, **fields: object) -> StdioServer:
+    return StdioServer.model_validate({"command": "x", **fields}).with_name(name)
 
 
 def test_diff_servers_sorts_names_by_what_happened_to_them() -> None:
@@ -33,6 +35,13 @@ def test_diff_servers_sorts_names_by_what_happened_to_them() -> None:
     assert diff == ConfigDiff(added=("d",), removed=("a",), changed=("c",), unchanged=("b",))
     assert diff and str(diff) == "added d; removed a; changed c"
     assert not diff_servers(old, dict(old)) and str(ConfigDiff()) == "no server changed"
+
+
+def test_diff_servers_counts_a_change_of_transport_as_a_change() -> None:
+    stdio = server("a", timeout=5)
+    http = HttpServer(url="https://h/mcp", timeout=5).with_name("a")
+    assert diff_servers({"a": stdio}, {"a": http}) == ConfigDiff(changed=("a",))
+    assert diff_servers({"a": http}, {"a": http.model_copy()}) == ConfigDiff(unchanged=("a",))
 
 
 def test_manager_event_reads_as_one_line() -> None:

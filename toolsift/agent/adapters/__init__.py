@@ -11,10 +11,5 @@ framework's model at its next step) and send every call through the five
 layers and the audit log, a refusal coming back as a tool error.
 """
 
-from ..._public import publish
-from ._live import ExportedTool as ExportedTool
-from ._live import LiveTools as LiveTools
-
-__all__ = ["ExportedTool", "LiveTools"]
-
-publish(globals(), __name__, __all__)
+# Nothing here is public: users import the adapter they need from its own module.
+__all__: list[str] = []

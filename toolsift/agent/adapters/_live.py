@@ -1,4 +1,5 @@
-"""What every framework adapter needs from a conversation: the turn's tools now, and calls through the five layers."""
+"""What every framework adapter needs from a conversation: the turn's tools and instructions now, and calls
+through the five layers."""
 
 from __future__ import annotations
 
@@ -29,11 +30,12 @@ class ExportedTool:
 
 
 class LiveTools:
-    """A conversation's tools as they are at each step of a framework's own loop.
+    """A conversation's tools and instructions as they are at each step of a framework's own loop.
 
-    Frameworks ask for their tools before every model request; asking here
-    each time is what makes ``/use`` (and a reload, a search unlock) reach
-    the framework's model at its next step. Calls go through
+    Frameworks ask for their tools (and, given a hook, their instructions)
+    before every model request; asking here each time is what makes ``/use``
+    (and a reload, a search unlock) reach the framework's model at its next
+    step: the skill's tools and its body. Calls go through
     :meth:`Conversation.call_tool`: the five layers, the audit log, and a
     denial or failure as an error result, never an exception.
 
@@ -53,6 +55,17 @@ class LiveTools:
         """The tools of the turn as the active skill's SKILL.md reads now."""
         await self.conversation.refresh_skill()
         return [_exported(entry) for entry in self.conversation.turn(self.format).tools]
+
+    async def instructions(self) -> str:
+        """Everything the model should know this turn as one text: the agent's instructions, the
+        active skill's body, the instructions of the servers whose tools it sees, resources.
+
+        The text changes only when its meaning does (a ``/use``, a server's tools appearing), so
+        a framework that sends it as its system prompt keeps the provider's cached prefix between
+        those changes.
+        """
+        await self.conversation.refresh_skill()
+        return self.conversation.instructions_now(format=self.format)
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
         """Run one call the framework's model made; refusals and failures come back as error results."""

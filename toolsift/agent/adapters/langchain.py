@@ -1,14 +1,17 @@
-"""toolsift's tools as LangChain tools for the conversation's current turn.
+"""toolsift's tools and instructions as LangChain objects for the conversation's current turn.
 
-    tools = await LangChainTools(box.conversation()).current()
-    model = chat_model.bind_tools(tools)
+    adapter = LangChainTools(box.conversation())
+    model = chat_model.bind_tools(await adapter.current())
+    messages = [await adapter.system_message(), *history]
 
 LangChain binds tools to a model once, so ask again after a ``/use`` (or at
 every step of a hand-written loop, as cheap as a dict lookup when nothing
-changed): the list is the turn's, as the active skill reads now. A call
-passes the five layers and the audit log; a refusal or a failure comes back
-as the tool message's error content (``status="error"``), not as an
-exception that ends the run.
+changed): the tools are the turn's, and the system message its instructions
+(the active skill's body included), as the skill reads now. The message's
+text changes only when its meaning does, so the provider's cached prefix
+holds between changes. A call passes the five layers and the audit log; a
+refusal or a failure comes back as the tool message's error content
+(``status="error"``), not as an exception that ends the run.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 try:
+    from langchain_core.messages import SystemMessage
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
     raise ImportError("the LangChain adapter needs langchain-core: pip install 'toolsift[langchain]'") from exc
@@ -41,6 +45,10 @@ class LangChainTools:
     async def current(self) -> list[BaseTool]:
         """The turn's tools now, as ``StructuredTool`` objects that call through toolsift."""
         return [self._tool(tool) for tool in await self._live.current()]
+
+    async def system_message(self) -> SystemMessage:
+        """The turn's instructions now (the active skill's body included), as the conversation's system message."""
+        return SystemMessage(content=await self._live.instructions())
 
     def _tool(self, tool: ExportedTool) -> BaseTool:
         live = self._live

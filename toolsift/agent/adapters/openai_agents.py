@@ -1,13 +1,17 @@
-"""toolsift's tools for the OpenAI Agents SDK, as an MCP server the SDK lists before every turn.
+"""toolsift's tools for the OpenAI Agents SDK, as an MCP server the SDK lists before every turn,
+and the turn's instructions as the agent's dynamic ``instructions``.
 
-    agent = Agent(name="assistant", mcp_servers=[ToolsiftAgentsServer(box.conversation())])
+    server = ToolsiftAgentsServer(box.conversation())
+    agent = Agent(name="assistant", instructions=server.instructions, mcp_servers=[server])
 
-The Agents SDK asks its MCP servers for their tools at every turn, so a
-``/use`` on the conversation changes what the model sees at its next step.
-Nothing is spawned: the toolbox already holds the sessions, and calls go
-through the conversation (the five layers, the audit log); a refusal or a
-failure is an ``isError`` result the model reads, never an exception that
-ends the run.
+The Agents SDK asks its MCP servers for their tools, and a callable
+``instructions`` for the system prompt, at every turn, so a ``/use`` on the
+conversation changes what the model sees at its next step: the skill's tools
+and its body. The text stays the same until its meaning changes, so the
+provider's cached prefix holds between changes. Nothing is spawned: the
+toolbox already holds the sessions, and calls go through the conversation
+(the five layers, the audit log); a refusal or a failure is an ``isError``
+result the model reads, never an exception that ends the run.
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ class ToolsiftAgentsServer(MCPServer):
 
     async def cleanup(self) -> None:
         """Nothing to close: the toolbox closes its sessions when it exits."""
+
+    async def instructions(self, run_context: Any, agent: Any) -> str:
+        """The turn's instructions (the active skill's body included), for ``Agent(instructions=...)``."""
+        return await self._live.instructions()
 
     async def list_tools(self, run_context: Any = None, agent: Any = None) -> list[types.Tool]:
         return [

@@ -1,13 +1,16 @@
-"""toolsift's tools as a pydantic-ai toolset that follows the conversation turn by turn.
+"""toolsift's tools as a pydantic-ai toolset that follows the conversation turn by turn, instructions included.
 
     agent = Agent(model, toolsets=[ToolsiftToolset(box.conversation())])
 
-pydantic-ai asks a toolset for its tools before every model request, so a
-``/use`` (``await conversation.handle_command("/use code-assist ...")``)
-changes what the model sees at its next step. Every call passes the five
-layers and the audit log; a refusal or a failure is returned to the model as
-the tool's answer (an error text it can act on), never raised, so the run
-goes on.
+pydantic-ai asks a toolset for its tools and its instructions before every
+model request, so a ``/use`` (``await conversation.handle_command("/use
+code-assist ...")``) changes what the model sees at its next step: the
+skill's tools and its body. The instructions are one block that pydantic-ai
+appends to the history when it changes (``on_change="append"``) instead of
+rewriting the prompt's start, so the provider's cached prefix holds. Every
+call passes the five layers and the audit log; a refusal or a failure is
+returned to the model as the tool's answer (an error text it can act on),
+never raised, so the run goes on.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 try:
     import pydantic_core
     from pydantic_ai import RunContext
+    from pydantic_ai.messages import InstructionPart
     from pydantic_ai.tools import ToolDefinition
     from pydantic_ai.toolsets import AbstractToolset
     from pydantic_ai.toolsets.abstract import ToolsetTool
@@ -57,6 +61,11 @@ class ToolsiftToolset(AbstractToolset[Any]):
     @property
     def id(self) -> str:
         return self._id
+
+    async def get_instructions(self, ctx: RunContext[Any]) -> InstructionPart | None:
+        """The turn's instructions (the active skill's body included), appended to the history when they change."""
+        text = await self._live.instructions()
+        return InstructionPart(text, dynamic=True, on_change="append", name="turn") if text else None
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools = await self._live.current()

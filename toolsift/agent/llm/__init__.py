@@ -10,19 +10,21 @@ import os
 from typing import Any
 
 from ..._exceptions import AgentError
-from .._conversation import ChatModel
+from .._turn import ChatModel
 
-__all__ = ["PROVIDERS", "load_model"]
+__all__ = ["load_model"]
 
 # provider -> (module, class, environment variable with the key, pip extra)
 PROVIDERS: dict[str, tuple[str, str, str, str]] = {
     "openai": ("toolsift.agent.llm.openai", "OpenAIChatModel", "OPENAI_API_KEY", "openai"),
+    "openai-responses": ("toolsift.agent.llm.openai_responses", "OpenAIResponsesModel", "OPENAI_API_KEY", "openai"),
     "anthropic": ("toolsift.agent.llm.anthropic", "AnthropicChatModel", "ANTHROPIC_API_KEY", "anthropic"),
 }
 
 
 def load_model(spec: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> ChatModel:
-    """Build a chat model from ``provider:model`` (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-5-5``).
+    """Build a chat model from ``provider:model`` (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-5-5``,
+    ``openai-responses:gpt-5.4`` for OpenAI's Responses API).
 
     The API key comes from ``api_key`` or the provider's environment variable;
     ``base_url`` (or ``OPENAI_BASE_URL``) reaches OpenAI-compatible local servers.
@@ -41,7 +43,7 @@ def load_model(spec: str, *, base_url: str | None = None, api_key: str | None = 
     except ImportError as exc:
         raise AgentError(f"The {provider} SDK is not installed: pip install 'toolsift[{extra}]'") from exc
     key = api_key or os.environ.get(key_variable)
-    if not key and not (provider == "openai" and (base_url or os.environ.get("OPENAI_BASE_URL"))):
+    if not key and not (key_variable == "OPENAI_API_KEY" and (base_url or os.environ.get("OPENAI_BASE_URL"))):
         raise AgentError(f"No API key for {provider}: set {key_variable}")
     model_class: Any = getattr(module, class_name)
     built: ChatModel = model_class(model, api_key=key or "unused", base_url=base_url, **options)

@@ -1,20 +1,48 @@
-"""Anthropic Messages API."""
+"""Anthropic Messages API, with prompt-cache breakpoints and native tool search.
+
+Anthropic caches the request prefix (tools, then system, then messages) only up to the blocks marked
+with ``cache_control`` (at most four), and a breakpoint finds an earlier entry only at its own block or
+one of the 19 blocks before it (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
+Each request here marks:
+
+1. the last tool that is loaded up front (tool definitions change least),
+2. the system prompt,
+3. the last block of the last message (what the next request will read back), and
+4. the last block of the user turn before the latest answer: where the previous request put its
+   breakpoint 3, so the next request reads the whole previous prompt even when the answer in
+   between (many parallel tool calls and results) is longer than the 20-block lookback.
+
+Tool search (https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool): tools sent
+with ``defer_loading: true`` stay out of the prompt until a ``tool_reference`` loads them, in the
+conversation where it occurs, so finding a tool appends to the prompt instead of rewriting its start.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 
 from ..._exceptions import AgentError
-from .._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from .._results import describe_result
+from ._context import context_text
 
 __all__ = ["AnthropicChatModel", "to_anthropic_messages"]
 
+ToolSearch = Literal["client", "bm25", "regex"]
+# The server-side search tools of the installed SDK (ToolSearchToolBm25_20251119Param, ...Regex...).
+_SEARCH_TOOLS: dict[str, dict[str, str]] = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
+# Blocks only the provider can produce: an answer carrying them is sent back exactly as it came.
+_SERVER_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result"})
+_BREAKPOINT = {"type": "ephemeral"}
 
-def _tool_result(message: ToolMessage) -> dict[str, Any]:
+
+def _tool_result(message: ToolMessage, references: Sequence[str]) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for part in describe_result(message.result, images=True):
         if part.kind == "image":
@@ -23,6 +51,7 @@ def _tool_result(message: ToolMessage) -> dict[str, Any]:
             )
         else:
             content.append({"type": "text", "text": part.text})
+    content += [{"type": "tool_reference", "tool_name": name} for name in references]
     return {
         "type": "tool_result",
         "tool_use_id": message.call.id,
@@ -31,32 +60,78 @@ def _tool_result(message: ToolMessage) -> dict[str, Any]:
     }
 
 
-def to_anthropic_messages(history: Sequence[Message]) -> list[dict[str, Any]]:
-    """The conversation as Messages API turns; consecutive tool results share one user turn."""
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    if any(block.get("type") in _SERVER_BLOCKS for block in message.provider_blocks):
+        return [dict(block) for block in message.provider_blocks]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+    blocks += [
+        {
+            "type": "tool_use",
+            "id": c.id,
+            "name": c.name,
+            "input": c.arguments if isinstance(c.arguments, dict) else {"_raw": c.arguments},
+        }
+        for c in message.tool_calls
+    ]
+    return blocks
+
+
+def to_anthropic_messages(
+    history: Sequence[Message], *, references: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """The conversation as Messages API turns, every content a list of blocks (a breakpoint needs a block).
+
+    Roles alternate as Anthropic requires: user text, context and tool results that follow one another
+    share one user turn, tool results first; answers that follow one another (an answer, then the
+    conversation's own ``search_tools`` call loading a skill's tools) share one assistant turn. A tool
+    result carries a ``tool_reference`` for each of its message's ``references`` that is in
+    ``references`` (the deferred tools the request defines).
+    """
     messages: list[dict[str, Any]] = []
+
+    def user_turn() -> list[dict[str, Any]]:
+        if not messages or messages[-1]["role"] != "user":
+            messages.append({"role": "user", "content": []})
+        content: list[dict[str, Any]] = messages[-1]["content"]
+        return content
+
     for message in history:
         if isinstance(message, UserMessage):
-            messages.append({"role": "user", "content": message.text})
+            user_turn().append({"type": "text", "text": message.text})
+        elif isinstance(message, ContextMessage):
+            user_turn().append({"type": "text", "text": context_text(message)})
         elif isinstance(message, AssistantMessage):
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
-            blocks += [
-                {
-                    "type": "tool_use",
-                    "id": c.id,
-                    "name": c.name,
-                    "input": c.arguments if isinstance(c.arguments, dict) else {"_raw": c.arguments},
-                }
-                for c in message.tool_calls
-            ]
-            messages.append({"role": "assistant", "content": blocks})
-        elif isinstance(message, ToolMessage):
-            block = _tool_result(message)
-            previous = messages[-1] if messages else None
-            if previous and previous["role"] == "user" and isinstance(previous["content"], list):
-                previous["content"].append(block)
+            if messages and messages[-1]["role"] == "assistant":  # one turn, as the API would combine them
+                messages[-1]["content"].extend(_assistant_blocks(message))
             else:
-                messages.append({"role": "user", "content": [block]})
+                messages.append({"role": "assistant", "content": _assistant_blocks(message)})
+        elif isinstance(message, ToolMessage):
+            content = user_turn()
+            at = next((i for i, block in enumerate(content) if block["type"] != "tool_result"), len(content))
+            content.insert(at, _tool_result(message, [n for n in message.references if n in references]))
     return messages
+
+
+def _mark_last(blocks: list[dict[str, Any]]) -> None:
+    """Put a breakpoint on the last block (a copy: the blocks may be shared with the caller)."""
+    if blocks:
+        blocks[-1] = {**blocks[-1], "cache_control": dict(_BREAKPOINT)}
+
+
+def _mark_messages(messages: list[dict[str, Any]]) -> None:
+    """Breakpoints 3 and 4: the last message, and the user turn before the latest answer."""
+    if not messages:
+        return
+    _mark_last(messages[-1]["content"])
+    answers = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    if answers and answers[-1] > 0 and messages[answers[-1] - 1]["role"] == "user":
+        _mark_last(messages[answers[-1] - 1]["content"])
+
+
+def _usage(usage: anthropic.types.Usage) -> Usage:
+    read = usage.cache_read_input_tokens or 0
+    written = usage.cache_creation_input_tokens or 0
+    return Usage(usage.input_tokens + read + written, read, written, usage.output_tokens)
 
 
 class AnthropicChatModel:
@@ -68,6 +143,14 @@ class AnthropicChatModel:
         base_url: Another endpoint.
         client: A ready ``anthropic.AsyncAnthropic`` to use instead.
         max_tokens: Upper bound of each answer.
+        cache: Mark prompt-cache breakpoints (tools, system, the last turns).
+        tool_search: How the tools the scope allows but the turn does not show are offered.
+            ``"client"`` (the default): sent with ``defer_loading: true``, and toolsift's own
+            ``search_tools`` loads what it finds with ``tool_reference`` blocks in its result, so a
+            search ranks and checks the scope as everywhere else, is audited, and appends to the
+            prompt instead of changing the tool list. ``"bm25"`` / ``"regex"``: Anthropic's
+            server-side search tool also searches the deferred tools. ``None``: nothing is
+            deferred, for models without tool search (before the Claude 4.5 family).
     """
 
     format = "anthropic"
@@ -80,28 +163,63 @@ class AnthropicChatModel:
         base_url: str | None = None,
         client: anthropic.AsyncAnthropic | None = None,
         max_tokens: int = 4096,
+        cache: bool = True,
+        tool_search: ToolSearch | None = "client",
     ) -> None:
+        if tool_search is not None and tool_search not in ("client", *_SEARCH_TOOLS):
+            raise AgentError(f"tool_search must be 'client', 'bm25', 'regex' or None, not {tool_search!r}")
         self.model = model
         self.max_tokens = max_tokens
+        self.cache = cache
+        self.tool_search = tool_search
         self._client = client or anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
 
+    @property
+    def defers_tools(self) -> bool:
+        """Whether the conversation should pass the tools it does not show as ``deferred``."""
+        return self.tool_search is not None
+
+    def request(
+        self,
+        instructions: str,
+        history: Sequence[Message],
+        tools: list[dict[str, Any]],
+        deferred: Sequence[dict[str, Any]] = (),
+    ) -> dict[str, Any]:
+        """The Messages API request :meth:`complete` sends (a ``MessageCreateParams``)."""
+        shown = [dict(tool) for tool in tools]
+        if self.tool_search in _SEARCH_TOOLS:
+            shown.append(dict(_SEARCH_TOOLS[self.tool_search]))
+        names = {tool["name"] for tool in shown}
+        hidden = [{**tool, "defer_loading": True} for tool in deferred if tool["name"] not in names]
+        request: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": to_anthropic_messages(history, references=frozenset(t["name"] for t in hidden)),
+        }
+        if instructions:
+            request["system"] = [{"type": "text", "text": instructions}]
+        if self.cache:
+            _mark_last(shown)
+            _mark_last(request.get("system", []))
+            _mark_messages(request["messages"])
+        if shown or hidden:
+            request["tools"] = shown + hidden
+        return request
+
     async def complete(
-        self, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
+        self,
+        instructions: str,
+        history: Sequence[Message],
+        tools: list[dict[str, Any]],
+        deferred: Sequence[dict[str, Any]] = (),
     ) -> AssistantMessage:
-        """One Messages API request.
+        """One Messages API request; ``deferred`` tools go with ``defer_loading`` (see ``tool_search``).
 
         Raises:
             AgentError: When the provider answers with an error or cannot be reached.
         """
-        request: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": to_anthropic_messages(history),
-        }
-        if instructions:
-            request["system"] = instructions
-        if tools:
-            request["tools"] = tools
+        request = self.request(instructions, history, tools, deferred if self.defers_tools else ())
         try:
             response = await self._client.messages.create(**request)
         except anthropic.AnthropicError as exc:
@@ -110,4 +228,7 @@ class AnthropicChatModel:
         calls = tuple(
             ToolCall(id=b.id, name=b.name, arguments=dict(b.input)) for b in response.content if b.type == "tool_use"
         )
-        return AssistantMessage(text=text, tool_calls=calls)
+        blocks: tuple[dict[str, Any], ...] = ()
+        if any(b.type in _SERVER_BLOCKS for b in response.content):
+            blocks = tuple(b.model_dump(mode="json", exclude_none=True) for b in response.content)
+        return AssistantMessage(text=text, tool_calls=calls, usage=_usage(response.usage), provider_blocks=blocks)

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, final
 from urllib.parse import urlsplit
 
+from ..._secrets._resolvers import is_secret_reference
 from .._json_lines import Loc
-from .._model import key_spellings
-from .._server import ServerConfig
-from ..secrets import is_secret_reference
+from .._server import SERVER_KEYS
 from ._dialect import Dialect
 from ._oauth import read_oauth_block
 from ._variables import Places, rewrite_variables
@@ -30,7 +29,7 @@ __all__ = ["Translation", "translate_entry"]
 
 _STREAMABLE = frozenset({"streamable-http", "streamableHttp", "streamable_http"})
 _SSE_PATH = re.compile(r"/sse(/|$)")
-# Fields whose strings may hold variables (as ServerConfig's Expandable fields).
+# Fields whose strings may hold variables (the Expandable fields of StdioServer and HttpServer).
 _EXPANDABLE = frozenset({"command", "args", "env", "cwd", "url", "headers", "env_file", "auth"})
 _OAUTH = (
     "this client's OAuth settings are not read: the server is kept and connects without them. Write "
@@ -62,7 +61,7 @@ class Translation:
     """An entry in toolsift's keys, the warnings about it, and where each translated key came from.
 
     Attributes:
-        entry: The entry to validate as a ``ServerConfig``.
+        entry: The entry to validate as a ``StdioServer`` or an ``HttpServer``.
         notes: Warnings, as (location as written, message).
         origins: Location in ``entry`` -> location in the file, for translated keys.
     """
@@ -85,7 +84,7 @@ class _Translator:
 
     def __init__(self, source: Mapping[str, Any], dialect: Dialect) -> None:
         self.dialect = dialect
-        self.spellings = key_spellings(ServerConfig)
+        self.spellings = SERVER_KEYS
         self.out = Translation({})
         # Field -> the key that gives it: as written, or as derived from another key.
         self.holders = {self.spellings[key]: key for key in source if key in self.spellings}

@@ -3,7 +3,7 @@
 Each form becomes either literal text that is no secret (a folder, the path
 separator) or a ``${VAR}`` reference, so the values of environment variables
 are still looked up at connect time by the one expander
-(``secrets.expand_variables``) and never sit in the loaded config:
+(``toolsift/_secrets``: ``expand_variables``) and never sit in the loaded config:
 
 - ``${env:NAME}`` (VS Code, Cursor, Windsurf) -> ``${NAME}``.
 - ``${workspaceFolder}``, ``${workspaceFolderBasename}``, ``${userHome}``,
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import final
 
-from ..secrets import rewrite_references
+from ..._secrets._expand import rewrite_references
 from ._dialect import VariableForm
 
 __all__ = ["Places", "input_variable", "rewrite_variables"]

@@ -11,9 +11,8 @@ watchfiles.
 from ..._public import publish
 from .._events import ManagerEvent as ManagerEvent
 from .._events import ManagerEventKind as ManagerEventKind
-from .._status import ServerStatus as ServerStatus
 from ._manager import McpServerManager as McpServerManager
 
-__all__ = ["ManagerEvent", "ManagerEventKind", "McpServerManager", "ServerStatus"]
+__all__ = ["ManagerEvent", "ManagerEventKind", "McpServerManager"]
 
 publish(globals(), __name__, __all__)

@@ -70,13 +70,14 @@ import anyio.to_thread
 from anyio.abc import TaskGroup, TaskStatus
 
 from ..._exceptions import ConfigError
-from ...config import ConfigDiff, ConfigReport, ServerConfig, ToolsiftConfig, TrustedLaunches, diff_servers
+from ...config import ConfigReport, ServerConfig, ToolsiftConfig, TrustedLaunches
 from .._bootstrap import ServersLike, default_session_options
 from .._bootstrap import _servers as server_list
 from .._events import ManagerEvent, ManagerEventKind
 from .._group import McpSessionGroup, settled
 from .._options import SessionOptions
 from .._session import McpSession
+from ._diff import ConfigDiff, diff_servers
 from ._watch import DEFAULT_DEBOUNCE_MS, read_config, watch_file
 
 if TYPE_CHECKING:

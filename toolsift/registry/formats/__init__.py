@@ -4,28 +4,16 @@ from __future__ import annotations
 
 from ..._exceptions import UnknownFormat
 from ..._public import publish
-from ._base import NameRule as NameRule
 from ._base import SchemaFormat as SchemaFormat
-from ._strict import drop_optional_nulls as drop_optional_nulls
-from ._strict import strict_schema as strict_schema
-from .anthropic import AnthropicFormat as AnthropicFormat
-from .gemini import GeminiFormat as GeminiFormat
-from .mcp import MCPFormat as MCPFormat
-from .openai import OpenAIFormat as OpenAIFormat
-from .openai import OpenAIResponsesFormat as OpenAIResponsesFormat
+from .anthropic import AnthropicFormat
+from .gemini import GeminiFormat
+from .mcp import MCPFormat
+from .openai import OpenAIFormat, OpenAIResponsesFormat
 
 __all__ = [
     "FORMATS",
-    "AnthropicFormat",
-    "GeminiFormat",
-    "MCPFormat",
-    "NameRule",
-    "OpenAIFormat",
-    "OpenAIResponsesFormat",
     "SchemaFormat",
-    "drop_optional_nulls",
     "get_format",
-    "strict_schema",
 ]
 
 FORMATS: dict[str, SchemaFormat] = {

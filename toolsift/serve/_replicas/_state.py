@@ -20,8 +20,8 @@ from typing import Self
 import anyio
 
 from ..._exceptions import ConfigError
+from ..._secrets._display import mask_url
 from ...config import SharedSettings
-from ...config.secrets import mask_url
 from ...registry import AuditLog
 from ._audit import AuditStream
 from ._events import events_key

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, final, runtime_checkable
 
-from ..._exceptions import SecretError
+from .._exceptions import SecretError
 
 __all__ = [
     "SECRET_PREFIX",

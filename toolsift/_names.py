@@ -1,14 +1,30 @@
-"""Naming rules for servers and tools, and the ``server__tool`` convention."""
+"""Naming rules for servers and tools, and the ``server__tool`` convention.
+
+Shared by the registry, config, sessions, search and serving (a root module: every
+package may import it; none of it is public).
+"""
 
 from __future__ import annotations
 
 import re
 
-from .._exceptions import InvalidToolName
+from ._exceptions import InvalidToolName
 
-__all__ = ["SEPARATOR", "namespace_of", "split_name", "validate_server_name", "validate_tool_name"]
+__all__ = [
+    "SEARCH_TOOL_NAME",
+    "SEPARATOR",
+    "SERVED_BUILTIN_NAMESPACE",
+    "namespace_of",
+    "split_name",
+    "validate_server_name",
+    "validate_tool_name",
+]
 
 SEPARATOR = "__"
+# The namespace under which ``toolsift serve`` serves bare-named tools.
+SERVED_BUILTIN_NAMESPACE = "builtin"
+# The tool that searches the registry (the agent loop and serving offer it under this name).
+SEARCH_TOOL_NAME = "search_tools"
 SERVER_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 # MCP (2025-11-25) recommends 1-128 characters from letters, digits, '_', '-' and '.';
 # '/' is accepted too because deployed servers use it. Provider exports alias the rest.

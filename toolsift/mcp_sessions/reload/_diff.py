@@ -2,8 +2,9 @@
 
 A server is matched by its key under ``mcpServers`` and nothing else, so a
 renamed server is one removal plus one addition. "Changed" means any setting
-differs (``ServerConfig`` equality compares every field, the name and the
-config folder); there is no notion of a change small enough to apply to a
+differs (equality of a ``StdioServer`` or ``HttpServer`` compares the type, every
+field, the name and the config folder, so a server that moves from ``command``
+to ``url`` is changed); there is no notion of a change small enough to apply to a
 live session, because sessions are never modified, only replaced.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import final
 
-from ._server import ServerConfig
+from ...config import ServerConfig
 
 __all__ = ["ConfigDiff", "diff_servers"]
 

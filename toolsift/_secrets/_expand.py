@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from ..._exceptions import SecretError
+from .._exceptions import SecretError
 
 __all__ = ["expand_variables", "has_references", "reference_problem", "rewrite_references"]
 

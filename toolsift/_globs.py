@@ -9,6 +9,9 @@ A parenthesised group may hold spaces and brackets (``Bash(git add:*)``, Claude
 Code's permission-rule form). Tool names never contain parentheses, so such a
 pattern is valid and matches no tool: a skill written for Claude Code keeps the
 entry as written instead of being refused, and its scope is not widened.
+
+Shared by the registry, config, skills, sessions, the pipeline and serving (a root
+module: every package may import it; none of it is public).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-from .._exceptions import InvalidPattern
+from ._exceptions import InvalidPattern
 
 __all__ = ["PatternSet", "compile_patterns", "literal_server", "validate_pattern"]
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..._redaction import MASK, looks_like_secret
+from .._redaction import MASK, looks_like_secret
 from ._expand import has_references
 from ._resolvers import is_secret_reference
 
