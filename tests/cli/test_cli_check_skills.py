@@ -31,6 +31,12 @@ def check(capsys: pytest.CaptureFixture[str], config: Path) -> tuple[int, dict[s
 GENERAL = {"general": {"command": "general-server", "internalOnly": False}, "off": {"command": "x", "enabled": False}}
 
 
+WORKSPACE_TOOL = (
+    "skill 'ops': allowed-tools entry 'read_file' is a workspace tool and only toolsift serve provides it; "
+    'toolsift chat, a Toolbox and the adapters get it with "tools": {"builtins": {"enabled": true}}'
+)
+
+
 def test_check_warns_about_patterns_that_match_no_tool(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     config = project(tmp_path, "read_file, read_fle, mcp__nothere__x, off__y, general__*", GENERAL)
     code, report = check(capsys, config)
@@ -53,6 +59,7 @@ def test_check_warns_about_patterns_that_match_no_tool(capsys: pytest.CaptureFix
             "allowed-tools",
             "skill 'ops': pattern 'off__y' names server 'off', which is not an enabled server of the config (general)",
         ),
+        (skill, "allowed-tools", WORKSPACE_TOOL),  # the agent loop has no file tools unless tools.builtins is on
     ]
     assert report["hints"][-1].startswith(
         "skill patterns that may name tools of general were not checked: check does not connect to servers"
@@ -70,8 +77,9 @@ def test_check_lists_skill_warnings_but_not_kept_entries_as_unmatched(
         "'Bash(git add:*)' is a Claude Code permission rule for its 'Bash' tool, which toolsift "
         "does not have; kept, it matches no tool",
         "'Read' is a Claude Code built-in tool, which toolsift does not have; kept, it matches no tool",
+        WORKSPACE_TOOL,
     ]
-    assert {(w["field"], w["line"]) for w in report["warnings"]} == {("allowed-tools", 4)}
+    assert {(w["field"], w["line"]) for w in report["warnings"][:2]} == {("allowed-tools", 4)}  # the loader's, located
     assert report["hints"] == []
 
 
