@@ -52,6 +52,7 @@ SHARED = {
     "_fence",  # the untrusted fence: writing it, reading it back, neutralising look-alikes
     "_secrets",  # ${VAR} and secret:// in config values: expansion, resolvers, masking for display
     "_input_exchange",  # an upstream server's InputRequiredResult carried through a gateway call
+    "_install",  # how to install what an optional feature needs, the same in every message
 }
 
 

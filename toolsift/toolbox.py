@@ -225,6 +225,7 @@ class Toolbox:
         that began before it. ``approver`` answers the calls the profile's
         ``ask`` / ``askDestructive`` rules hold back; without one they are refused.
         ``/use`` of a skill whose allowed-tools name a lazy server starts it.
+        ``instructions`` (the base system prompt) default to the profile's ``instructions``.
 
         Raises:
             ConfigError: When the config has no such agent.
@@ -242,7 +243,7 @@ class Toolbox:
             self.registry,
             self.catalog,
             profile,
-            instructions=instructions,
+            instructions=instructions or profile.instructions,
             call_handler=call_handler,
             discovery=discovery,
             context=resources,

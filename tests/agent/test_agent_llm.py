@@ -133,7 +133,10 @@ def test_load_model_names_the_missing_extra(monkeypatch: pytest.MonkeyPatch) -> 
     import sys
 
     monkeypatch.setitem(sys.modules, "toolsift.agent.llm.anthropic", None)
-    with pytest.raises(AgentError, match=r"pip install 'toolsift\[anthropic\]'"):
+    with pytest.raises(
+        AgentError,
+        match=r"pip install 'anthropic>=2.14' \(from a clone of toolsift: pip install -e '\.\[anthropic\]'\)",
+    ):
         load_model("anthropic:claude", api_key="k")
 
 

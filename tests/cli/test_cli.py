@@ -123,9 +123,12 @@ def test_servers_exit_1_when_one_server_fails(capsys: pytest.CaptureFixture[str]
     }
     del data["tools"]["mcpServers"]["claude-flow"]
     path.write_text(json.dumps(data))
-    code, out, _ = run(capsys, "-c", str(path), "servers")
+    code, out, err = run(capsys, "-c", str(path), "servers")
     assert code == 1
     assert "broken" in out and "error" in out and "general" in out
+    assert (out + err).count("exiting before initialize") == 1  # in the table, not once more as a note
+    code, _, err = run(capsys, "-c", str(path), "tools")
+    assert "server 'broken' is down: could not start" in err
 
 
 def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str], config: Path) -> None:
@@ -141,9 +144,19 @@ def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str]
     code, out, err = run(capsys, "-c", str(config), "tools", "claude-flow__memory_*")
     assert code == 0 and "0 tool(s) in scope" in out
     assert (
-        "more tool(s) match but are not in a turn with no skill: server(s) claude-flow are internal "
-        "(internalOnly), so only a skill whose allowed-tools names the server ('claude-flow__*')"
+        "tool(s) of internal server(s) claude-flow are hidden from a turn with no skill: a skill whose "
+        "allowed-tools names the server ('claude-flow__*') or a search reaches them; "
+        "see them with 'toolsift tools --search QUERY'"
     ) in err
+
+
+def test_tools_without_a_pattern_says_what_is_hidden(capsys: pytest.CaptureFixture[str], config: Path) -> None:
+    code, out, err = run(capsys, "-c", str(config), "tools")
+    assert code == 0 and "general__echo" in out
+    count = int(err.split(" tool(s) of internal server(s) claude-flow are hidden")[0].split()[-1])
+    assert count >= 200 and "toolsift tools --search QUERY" in err
+    code, _, err = run(capsys, "-c", str(config), "tools", "--agent", "reader")
+    assert "tool(s) are left out of a turn with no skill by the agent's or the skill's allowed-tools" in err
 
 
 def test_tools_search_ranks_internal_tools_too(capsys: pytest.CaptureFixture[str], config: Path) -> None:

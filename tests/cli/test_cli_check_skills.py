@@ -145,6 +145,20 @@ def test_check_prints_each_skill_warning_once(
     assert text.count("'Bash(gh pr view:*)' is a Claude Code permission rule") == 1
 
 
+def test_check_names_a_broken_skills_place_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    config = project(tmp_path, "general__*")
+    broken = tmp_path / "skills" / "broken" / "SKILL.md"
+    broken.parent.mkdir()
+    broken.write_text("---\nname: broken\ndescription: [unclosed\n---\nBody.\n")
+    with pytest.raises(SystemExit):
+        main(["-c", str(config), "check"])
+    out = capsys.readouterr().out
+    assert f"problem  {broken}:4: invalid YAML in the front matter" in out and out.count(str(broken)) == 1
+
+
 def test_check_resolve_reports_references_that_do_not_resolve(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -445,3 +445,45 @@ def test_get_and_list_mask_secrets_in_arguments_urls_headers_and_auth(
     assert "https://user:***@api.example/mcp?token=***&key=***" in listed
     assert "db-server --api-key *** --token=*** --user alice" in listed
     assert json.loads(fast.split("\n", 1)[1])["auth"] == "***"
+
+
+def test_an_added_server_is_trusted_and_global_shows_its_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, _ = run(capsys, "mcp", "add", "--global", "general", "--", sys.executable, GENERAL)
+    assert code == 0
+    code, out, err = run(capsys, "tools")
+    assert code == 0 and "general__echo" in out and "came with this project" not in err
+
+
+def test_an_internal_server_added_says_how_its_tools_are_reached(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "mcp", "add", "general", "--", sys.executable, GENERAL)
+    assert code == 0 and "'general' is internal" in err and "'general__*'" in err and "--global" in err
+    code, out, err = run(capsys, "tools")
+    assert code == 0 and "general__echo" not in out
+    assert "tool(s) of internal server(s) general are hidden from a turn with no skill" in err
+
+
+def test_mcp_add_trusts_only_what_it_wrote(capsys: pytest.CaptureFixture[str], project: Path) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "other-program"}}}))
+    code, _, _ = run(capsys, "mcp", "add", "--global", "general", "--", sys.executable, GENERAL)
+    assert code == 0 and load_config(project / ".mcp.json").servers["general"].internal_only is False
+    code, _, err = run(capsys, "tools")
+    assert code == 4 and "came with this project" in err
+    assert "  other: other-program" in err and "general:" not in err
+
+
+def test_a_server_edited_after_mcp_add_is_asked_about(capsys: pytest.CaptureFixture[str], project: Path) -> None:
+    assert run(capsys, "mcp", "add", "general", "--", sys.executable, GENERAL)[0] == 0
+    data = json.loads((project / "toolsift.json").read_text())
+    data["tools"]["mcpServers"]["general"]["args"].append("--changed")
+    (project / "toolsift.json").write_text(json.dumps(data))
+    code, _, err = run(capsys, "tools")
+    assert code == 4 and "launch (command, arguments" in err and "general:" in err
+
+
+def test_mcp_add_to_a_file_that_does_not_load_says_it_is_not_trusted(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    (project / "toolsift.json").write_text(json.dumps({"tools": {"mcpServers": {}}, "search": {"backend": 3}}))
+    code, out, err = run(capsys, "mcp", "add", "general", "--", sys.executable, GENERAL)
+    assert code == 0 and "Added stdio server 'general'" in out
+    assert "'general' is not trusted yet" in err and "search.backend" in err

@@ -58,11 +58,11 @@ def test_an_untrusted_project_config_starts_nothing_and_says_how_to_trust_it(
     code, _, err = run(capsys, "tools")
     assert code == 4
     assert (
-        f"{project / '.mcp.json'} came with this project, and you have not trusted here what it does:\n"
+        f"{project / '.mcp.json'}: this file came with this project, and you have not trusted here what it does:\n"
         f"MCP servers it starts:\n  marker: {sys.executable} -c"
     ) in err
     assert "Run 'toolsift trust' in this folder" in err and "--trust-project" in err
-    assert "TOOLSIFT_TRUST_PROJECT=1" in err
+    assert "TOOLSIFT_TRUST_PROJECT=1" in err and err.count(str(project / ".mcp.json")) == 1
     assert not marker.exists()
 
 
@@ -188,7 +188,7 @@ def test_a_linked_config_does_not_borrow_the_trust_of_its_target(
     assert run(capsys, "servers")[0] == 0
     monkeypatch.chdir(b)  # the same file, but server.py (and the folder it runs in) are B's
     code, _, err = run(capsys, "servers")
-    assert code == 4 and f"{b / 'toolsift.json'} came with this project" in err
+    assert code == 4 and f"{b / 'toolsift.json'}: this file came with this project" in err
     assert f"MCP servers it starts:\n  local: {sys.executable} server.py" in err
     assert not marker.exists()
     assert run(capsys, "trust")[0] == 0
@@ -232,7 +232,7 @@ def test_serve_applies_no_setting_of_an_untrusted_project(project: Path) -> None
     refused = serve(project)
     assert refused.returncode == 4, refused.stderr
     assert (
-        f"{project / 'toolsift.json'} came with this project, and you have not trusted here what it does:\n"
+        f"{project / 'toolsift.json'}: this file came with this project, and you have not trusted here what it does:\n"
         "settings that decide what agents and served models may do: agents, serve\n"
         "Nothing was started. Run 'toolsift trust' in this folder"
     ) in refused.stderr

@@ -266,7 +266,18 @@ def test_resolve_stdio_server_expands_every_setting(tmp_path: Path) -> None:
         env={"API_KEY": SECRET, "PLAIN": "1"},
         cwd=tmp_path / "work",
     )
-    assert resolved.redacted == {"command", "args[1]", "args[2]", "env.API_KEY", "cwd"}
+    # ${BIN:-uvx} took the default written in the file: nothing of it is secret.
+    assert resolved.redacted == {"args[1]", "args[2]", "env.API_KEY", "cwd"}
+
+
+def test_a_reference_that_takes_its_written_default_is_not_secret() -> None:
+    config = server(url="${NOTES_URL:-http://127.0.0.1:8765/mcp}")
+    assert resolve_server(config, environ={}).redacted == set()
+    assert "127.0.0.1:8765" in repr(resolve_server(config, environ={}))
+    assert resolve_server(config, environ={"NOTES_URL": "http://h/mcp"}).redacted == {"url"}
+    assert resolve_server(config, environ={"NOTES_URL": ""}).redacted == {"url"}
+    mixed = server(url="${HOST:-http://h}/${PATH_PART}")
+    assert resolve_server(mixed, environ={"PATH_PART": "p"}).redacted == {"url"}
 
 
 def test_resolve_http_server_resolves_url_and_headers() -> None:

@@ -32,8 +32,10 @@ async def test_a_server_that_wants_a_token_says_http_401_and_how_to_authorise(tm
     assert "s3cret" not in error
 
 
-async def answer(status: int, body: bytes, content_type: str, **headers: str) -> dict[str, object] | bytes:
-    request = httpx2.Request("POST", "http://mcp.example/mcp", content=REQUEST)
+async def answer(
+    status: int, body: bytes, content_type: str, *, sent: dict[str, str] | None = None, **headers: str
+) -> dict[str, object] | bytes:
+    request = httpx2.Request("POST", "http://mcp.example/mcp", content=REQUEST, headers=sent)
     response = httpx2.Response(
         status, headers={"content-type": content_type, **headers}, stream=httpx2.ByteStream(body), request=request
     )
@@ -69,9 +71,37 @@ async def test_a_failure_in_plain_text_keeps_its_status_and_words() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "content_type"), [(404, "text/plain"), (400, "application/json"), (200, "text/plain")]
+    ("status", "content_type", "session"),
+    [
+        (404, "text/plain", True),
+        (404, "application/json", False),
+        (400, "application/json", False),
+        (200, "text/plain", False),
+    ],
 )
-async def test_answers_the_sdk_reads_itself_pass_unchanged(status: int, content_type: str) -> None:
+async def test_answers_the_sdk_reads_itself_pass_unchanged(status: int, content_type: str, session: bool) -> None:
     body = b'{"jsonrpc": "2.0", "id": 7, "error": {"code": -32602, "message": "bad"}}'
-    reply = await answer(status, body, content_type)
+    reply = await answer(status, body, content_type, sent={"mcp-session-id": "s1"} if session else None)
     assert reply == (json.loads(body) if content_type == "application/json" else body)
+
+
+async def test_a_404_before_a_session_asks_whether_the_url_is_an_mcp_endpoint() -> None:
+    reply = await answer(404, b"Not Found", "text/plain")
+    assert isinstance(reply, dict) and reply["error"] == {
+        "code": -32601,
+        "message": "the URL http://mcp.example/mcp answered 404 Not Found: is it an MCP endpoint? "
+        "(MCP servers are usually served at a path such as /mcp)",
+        "data": {"httpStatus": 404},
+    }
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_url_that_is_not_an_mcp_endpoint_says_so(tmp_path: Path, mode: str) -> None:
+    config = write_project(tmp_path)
+    async with served_http(config) as (url, _):
+        wrong = url.rstrip("/").rsplit("/", 1)[0] + "/not-mcp"
+        async with McpSession(HttpServer(url=wrong, protocol=mode).with_name("remote")) as session:
+            assert session.state is SessionState.ERROR
+            error = session.status().error or ""
+    assert f"could not start: the URL {wrong} answered 404 Not Found: is it an MCP endpoint?" in error
+    assert "-32601" not in error

@@ -9,6 +9,7 @@ import pytest
 from mcp_helpers import FAST, faulty, in_memory, local_server, stdio_server, wait_for_state
 
 from toolsift import ServerUnavailable
+from toolsift.config import StdioServer
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
 from toolsift.registry import ToolRegistry, ToolResult
 
@@ -181,4 +182,25 @@ async def test_session_pinned_to_2026_against_a_handshake_server_says_why() -> N
             "could not start: the config pins protocol 2026-07-28, which the server does not "
             "speak (server/discover: Method not found: server/discover); use protocol: auto "
             "to fall back to the handshake"
+        )
+
+
+async def test_a_server_that_could_not_start_says_when_it_starts_again(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="toolsift.mcp_sessions")
+    async with McpSession(stdio_server("broken", "faulty.py", "--crash-at-start")) as session:
+        assert session.state is SessionState.ERROR
+    assert "for good" not in caplog.text
+    assert (
+        "MCP server 'broken' is down and is not restarted: could not start: the connection closed" in caplog.text
+        and "it starts again when toolsift starts again, or at a hot reload that changes its entry" in caplog.text
+    )
+
+
+async def test_a_program_that_is_not_an_mcp_server_is_asked_about() -> None:
+    # cat sends the handshake back; the client refuses the echoed request as "Method not found".
+    async with McpSession(StdioServer(command="cat", timeout=10).with_name("cat")) as session:
+        assert session.state is SessionState.ERROR
+        assert session.reason == (
+            "could not start: the program did not answer the MCP handshake: is it an MCP server? "
+            "(it answered: JSON-RPC error -32601: Method not found)"
         )

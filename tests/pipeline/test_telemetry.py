@@ -135,10 +135,15 @@ async def test_stopping_ends_the_spans(spans: InMemorySpanExporter) -> None:
 
 def test_without_opentelemetry_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "opentelemetry", None)
-    with pytest.raises(ImportError, match=r"pip install 'toolsift\[otel\]'"):
+    with pytest.raises(
+        ImportError,
+        match=r"pip install 'opentelemetry-api>=1.20' \(from a clone of toolsift: pip install -e '\.\[otel\]'\)",
+    ):
         trace_tool_calls(AuditLog())
     config = parse_config('{"audit": {"openTelemetry": true}}', path=Path("toolsift.json"))
-    with pytest.raises(ConfigError, match=r"audit\.openTelemetry.*toolsift\[otel\]"):
+    with pytest.raises(
+        ConfigError, match=r"audit\.openTelemetry.*pip install 'opentelemetry-api>=1.20'.*-e '\.\[otel\]'"
+    ):
         trace_configured_calls(AuditLog(), config)
     assert trace_configured_calls(AuditLog(), parse_config("{}"))() is None  # off: nothing to import
 

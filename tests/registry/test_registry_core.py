@@ -68,6 +68,28 @@ def test_unknown_tool_names_the_tool_and_the_missing_server() -> None:
         registry.get("ghost__tool")
 
 
+def test_unknown_tool_suggests_close_names() -> None:
+    registry = ToolRegistry()
+    registry.register_many(
+        [
+            RecordingTool("git__status"),
+            RecordingTool("git__stash"),
+            RecordingTool("git__add"),
+            RecordingTool("time__now"),
+        ]
+    )
+    with pytest.raises(
+        ToolNotFound, match=r"^Unknown tool 'git__stats'; did you mean 'git__status' or 'git__stash'\?$"
+    ):
+        registry.get("git__stats")
+    with pytest.raises(
+        ToolNotFound, match=r"^Unknown tool 'gti__status'; did you mean 'git__status'.*; no server 'gti'"
+    ):
+        registry.get("gti__status")
+    with pytest.raises(ToolNotFound, match=r"^Unknown tool 'weather'$"):
+        registry.get("weather")
+
+
 def test_unregister_removes_and_returns_the_tool() -> None:
     registry = ToolRegistry()
     tool = RecordingTool("a")

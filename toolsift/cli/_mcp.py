@@ -27,10 +27,11 @@ from .._folders import CONFIG_NAME, PROJECT_CONFIGS, user_config_path
 from .._names import validate_server_name
 from .._secrets._display import mask_settings
 from .._secrets._expand import rewrite_references
-from ..config import HttpServer, StdioServer
+from ..config import HttpServer, StdioServer, load_config
 from ._app import EXIT, state
 from ._config_file import edit_json, read_json
 from ._output import Output
+from ._trust import trust_store
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -212,9 +213,19 @@ def add(
     env: Annotated[list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for the server (repeatable).")] = None,
     header: Annotated[list[str] | None, typer.Option("--header", "-H", help="'Name: value' (repeatable).")] = None,
     scope: ScopeOption = None,
+    global_: Annotated[
+        bool,
+        typer.Option("--global", help="Show its tools in every turn (internalOnly: false), not only through skills."),
+    ] = False,
 ) -> None:
-    """Add a server: `toolsift mcp add NAME -- CMD ARGS`, or `toolsift mcp add -t http NAME URL`."""
+    """Add a server: `toolsift mcp add NAME -- CMD ARGS`, or `toolsift mcp add -t http NAME URL`.
+
+    The person who runs it wrote the entry, so its launch is trusted for the
+    project's file as it is written (the rest of the file stays as trusted).
+    """
     entry = _entry(name, transport, list(command_or_url or []), list(env or []), list(header or []))
+    if global_:
+        entry["internalOnly"] = False
     [(where, path)] = _files(scope or ("project" if state.config is None else None))
     with edit_json(path) as data:
         servers = _servers(data, path, create=True)
@@ -223,7 +234,30 @@ def add(
                 f"{path} already has a server {name!r}; 'toolsift mcp remove {name}' first", param_hint="'NAME'"
             )
         servers[name] = _in_format(entry, path)
-    Output().line(f"Added {transport} server {name!r} to {path} ({where})")
+    out = Output()
+    out.line(f"Added {transport} server {name!r} to {path} ({where})")
+    if where == "project":
+        _trust_added(out, path, name)
+    if not global_:
+        out.note(
+            f"{name!r} is internal: the model reaches its tools through a skill whose allowed-tools names "
+            f"'{name}__*', or a search; add it with --global to show them in every turn"
+        )
+
+
+def _trust_added(out: Output, path: Path, name: str) -> None:
+    """Remember the added server's launch as trusted for the project file, as the file now resolves it."""
+    try:
+        server = load_config(path, lenient=True).servers.get(name)
+    except ConfigError as exc:
+        server, why = None, str(exc)
+    else:
+        why = "its entry does not load"
+    if server is None:
+        # The entry is written; the next run that uses the file asks about it.
+        out.note(f"{name!r} is not trusted yet ({why}); 'toolsift check' says more")
+        return
+    trust_store().remember_launch(path, server)
 
 
 @mcp_app.command("list")

@@ -37,8 +37,8 @@ def describe_settings(sections: tuple[str, ...]) -> str:
     return f"settings that decide what agents and served models may do: {', '.join(sections)}"
 
 
-def _question(check: TrustCheck, config: ToolsiftConfig) -> str:
-    parts = [f"{check.path} came with this project, and you have not trusted here what it does:"]
+def _question(check: TrustCheck, config: ToolsiftConfig, *, subject: str) -> str:
+    parts = [f"{subject} came with this project, and you have not trusted here what it does:"]
     if check.new:
         parts += ["MCP servers it starts:", *describe_launches(config, check.new)]
     if check.changed:
@@ -101,14 +101,14 @@ def ensure_trusted(
     if assume:
         out.note(f"trusting {path} for this run (--trust-project)")
         return store.launches(config, path)
-    question = _question(check, config)
     if not (sys.stdin.isatty() if interactive is None else interactive):
+        question = _question(check, config, subject="this file")  # the error names the file before it
         raise ConfigError(
             f"{question}\nNothing was started. Run 'toolsift trust' in this folder to trust it, or "
             f"pass --trust-project (or set {TRUST_ENV}=1) for one run",
             path=path,
         )
-    out.line(question, style="yellow")
+    out.line(_question(check, config, subject=str(path)), style="yellow")
     answer = input("Trust this project's config and use it? [y/N]: ").strip().lower()
     if answer not in ("y", "yes"):
         raise ConfigError("not trusted; nothing was started", path=path)

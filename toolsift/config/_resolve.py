@@ -20,7 +20,7 @@ from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 from .._exceptions import SecretError
 from .._redaction import MASK
 from .._secrets._display import mask_url
-from .._secrets._expand import expand_variables, has_references
+from .._secrets._expand import expand_variables, has_references, written_in_full
 from .._secrets._resolvers import is_secret_reference, resolve_secret
 from ._server import HttpServer, OAuthConfig, ServerConfig, StdioServer
 
@@ -50,7 +50,8 @@ class ResolvedStdio:
         args: Its arguments.
         env: The configured extra environment, ``envFile`` under ``env``; see :func:`child_environment`.
         cwd: Absolute working directory, or None to inherit the current one.
-        redacted: Fields (``command``, ``args[1]``, ``env.KEY``...) whose value came from a reference.
+        redacted: Fields (``command``, ``args[1]``, ``env.KEY``...) whose value came from a reference,
+            unless every reference took the default written beside it (the file shows all of it).
     """
 
     name: str
@@ -90,7 +91,8 @@ class ResolvedHttp:
         url: The endpoint.
         headers: HTTP headers.
         auth_secrets: ``auth.clientSecret``, ``auth.privateKey`` and a referenced ``auth.clientId``, resolved.
-        redacted: Fields (``url``, ``headers.KEY``...) whose value came from a reference.
+        redacted: Fields (``url``, ``headers.KEY``...) whose value came from a reference,
+            unless every reference took the default written beside it (the file shows all of it).
     """
 
     name: str
@@ -131,7 +133,7 @@ class _Resolver:
             # the secret itself is never scanned for references.
             reference = expand_variables(raw, self.environ, server=name, field=field)
             return resolve_secret(reference, base_dir=self.base_dir, environ=self.environ, server=name, field=field)
-        if has_references(raw):
+        if has_references(raw) and not written_in_full(raw, self.environ):
             self.redacted.add(field)
         return expand_variables(raw, self.environ, server=name, field=field)
 

@@ -172,6 +172,8 @@ class AgentConfig(ConfigModel):
         max_unlocked_tools: Unlocked tools kept at most; past it the least recently
             used one is dropped (None: no cap).
         max_unlocked_tokens: The same cap in estimated tokens of their declarations.
+        instructions: The conversation's base instructions (the system prompt before any skill).
+        model: The ``provider:model`` ``toolsift chat`` uses when ``--model`` is not given.
     """
 
     name: str = Field(default=DEFAULT_AGENT, exclude=True)
@@ -183,6 +185,8 @@ class AgentConfig(ConfigModel):
     unlock: Literal["turn", "conversation"] = "conversation"
     max_unlocked_tools: int | None = Field(default=16, ge=1)
     max_unlocked_tokens: int | None = Field(default=10_000, ge=1)
+    instructions: str = ""
+    model: str | None = None
 
     _check = field_validator("allowed_tools")(_check_globs)
 

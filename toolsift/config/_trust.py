@@ -167,6 +167,19 @@ class ProjectTrust:
         projects[key] = _Record({**before.servers, **launch_fingerprints(config)}, settings_fingerprint(config))
         self._write(projects)
 
+    def remember_launch(self, path: Path, server: ServerConfig) -> None:
+        """Trust ``server``'s launch as it is now, for ``path``, and nothing else of the file.
+
+        For an entry the person wrote themselves (``toolsift mcp add``): it
+        needs no question, while the file's other servers and settings, which
+        they did not review, keep what was trusted for them.
+        """
+        projects = self._read()
+        key = self._key(path)
+        before = projects.get(key, _Record({}, None))
+        projects[key] = _Record({**before.servers, server.name: launch_fingerprint(server)}, before.settings)
+        self._write(projects)
+
     def revoke(self, path: Path) -> bool:
         """Forget the consent for ``path``; False when there was none."""
         projects = self._read()

@@ -142,7 +142,9 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def describe_exception(exc: BaseException, *, server: ServerConfig | None, redact: Callable[[str], str]) -> str:
+def describe_exception(
+    exc: BaseException, *, server: ServerConfig | None, redact: Callable[[str], str], handshake: bool = False
+) -> str:
     """One line that says why a connection failed, with secrets masked.
 
     Exception groups (the SDK wraps everything that leaves ``async with Client``
@@ -153,6 +155,8 @@ def describe_exception(exc: BaseException, *, server: ServerConfig | None, redac
         server: The server's config, whose command (unresolved) "not found" errors name, and whose URL
             (unresolved) connection errors name.
         redact: Masks resolved secrets.
+        handshake: It ended the connect, before the server was ready: a "method not found" then means
+            the other end is not an MCP server at all (``cat`` answers so).
     """
     leaves = _leaves(exc)
     leaf = next((e for e in leaves if not isinstance(e, MCPError)), leaves[0]) if len(leaves) > 1 else leaves[0]
@@ -163,6 +167,12 @@ def describe_exception(exc: BaseException, *, server: ServerConfig | None, redac
             text = "the server did not answer in time"
         elif isinstance(leaf.error.data, dict) and HTTP_STATUS_KEY in leaf.error.data:
             text = leaf.message  # "HTTP 401 Unauthorized from ...: ..." says it all
+        elif handshake and leaf.code == types.METHOD_NOT_FOUND:
+            other = "URL" if isinstance(server, HttpServer) else "program"
+            text = (
+                f"the {other} did not answer the MCP handshake: is it an MCP server? "
+                f"(it answered: JSON-RPC error {leaf.code}: {leaf.message})"
+            )
         else:
             text = f"JSON-RPC error {leaf.code}: {leaf.message}"
     elif isinstance(leaf, FileNotFoundError) and isinstance(server, StdioServer):

@@ -6,9 +6,12 @@ is a JSON-RPC error into that error alone, so a 401 reads like any refusal.
 toolsift's ``httpx2`` client gets a response hook that puts a JSON-RPC error
 in place of such an answer: it names the status, what the server asked for
 (``WWW-Authenticate``), what it said, and, for 401 and 403, how to authorise.
-The SDK then reports it like any error of the server. A 404 keeps its SDK
-meaning (method not found, or session gone); other statuses with a JSON body
-are left to the SDK, which reads JSON-RPC errors out of them.
+The SDK then reports it like any error of the server. A 404 in plain text
+before there is a session says the URL is not an MCP endpoint (the SDK's
+"Not Found" method error, with that message; its code is kept, so what reads
+it as "method not found" still does); after, it keeps its SDK meaning (the
+session is gone). Other statuses with a JSON body are left to the SDK, which
+reads JSON-RPC errors out of them.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ __all__ = ["HTTP_STATUS_KEY", "explain_http_errors"]
 # ErrorData.data key holding the HTTP status, so a connect failure is described by the message alone.
 HTTP_STATUS_KEY = "httpStatus"
 _AUTH = (401, 403)
+_SESSION_HEADER = "mcp-session-id"
 _BODY_LIMIT = 64 * 1024
 _SNIPPET = 200
 
@@ -84,24 +88,34 @@ def explain_http_errors() -> Callable[[httpx2.Response], Awaitable[None]]:
 
     async def hook(response: httpx2.Response) -> None:
         status = response.status_code
-        if response.request.method != "POST" or status < 400 or status == 404:
+        if response.request.method != "POST" or status < 400:
             return
+        if status == 404 and _SESSION_HEADER in response.request.headers:
+            return  # the session is gone: the SDK says so
         is_json = response.headers.get("content-type", "").lower().startswith("application/json")
         if is_json and status not in _AUTH:
             return
         request_id = request_id_of(response.request)
         if request_id is None:
             return
-        said = _said(await _body(response))
-        message = (
-            f"HTTP {status} {response.reason_phrase} from {response.request.url}: "
-            f"{_advice(status, response.headers.get('www-authenticate'))}"
-            f"{f' (the server said: {said})' if said else ''}"
-        )
+        code = types.INTERNAL_ERROR
+        if status == 404:
+            code = types.METHOD_NOT_FOUND
+            message = (
+                f"the URL {response.request.url} answered 404 Not Found: is it an MCP endpoint? "
+                "(MCP servers are usually served at a path such as /mcp)"
+            )
+        else:
+            said = _said(await _body(response))
+            message = (
+                f"HTTP {status} {response.reason_phrase} from {response.request.url}: "
+                f"{_advice(status, response.headers.get('www-authenticate'))}"
+                f"{f' (the server said: {said})' if said else ''}"
+            )
         error = types.JSONRPCError(
             jsonrpc="2.0",
             id=request_id,
-            error=types.ErrorData(code=types.INTERNAL_ERROR, message=message, data={HTTP_STATUS_KEY: status}),
+            error=types.ErrorData(code=code, message=message, data={HTTP_STATUS_KEY: status}),
         )
         response.headers["content-type"] = "application/json"
         response.stream = httpx2.ByteStream(error.model_dump_json(by_alias=True, exclude_none=True).encode())

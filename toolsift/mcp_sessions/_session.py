@@ -11,7 +11,7 @@ Lifecycle (``SessionState``; ``Lifecycle`` holds the table of transitions)::
                         │                               │ restart budget spent      ▲
                         │                               ▼                           │
                         │                             error ── window has room ─────┘
-                        └──── could not start ──────▶ error (for good)
+                        └──── could not start ──────▶ error (until replaced)
     any ──drain()──▶ draining ──▶ closing ──▶ closed          any ──close()──▶ closing ──▶ closed
 
 What a call gets is decided by the state alone (``_ready_client``).
@@ -87,7 +87,7 @@ class McpSession:
     ``McpSessionGroup`` run it. With a ``registry``, the session registers the
     server's tools as ``namespace__tool`` (internal or global per
     ``internalOnly``) once ready, swaps them atomically when the server
-    announces a change, and removes them when it fails for good, drains or
+    announces a change, and removes them when it is down with no restart coming, drains or
     closes. A crash keeps them registered while the server restarts.
 
     Any transport is reconnected after a loss (a crashed stdio child, a

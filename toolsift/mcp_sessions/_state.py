@@ -27,7 +27,7 @@ class SessionState(StrEnum):
     CONNECTING = "connecting"  # first connection: spawning or dialling, handshaking, listing
     READY = "ready"  # connected: calls go through
     RESTARTING = "restarting"  # lost after being ready: waiting out the backoff, or connecting again
-    ERROR = "error"  # could not start, or gave up restarting (for now or for good); calls fail fast
+    ERROR = "error"  # could not start, or gave up restarting (until the budget or a reload allows); calls fail fast
     DRAINING = "draining"  # removed or changed: no new calls; running ones may finish until the deadline
     CLOSING = "closing"  # running calls are being cancelled and the connection shut down
     CLOSED = "closed"  # stopped: the server process or connection is gone

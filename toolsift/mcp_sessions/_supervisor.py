@@ -44,7 +44,7 @@ class Supervisor:
         redact: Masks resolved secrets (updated at every connect).
         life: The session's state machine.
         on_tools: Called with the server's tools when they were (re)listed.
-        on_failed: Called when the server failed for good, or waits out its restart budget (tools withdrawn).
+        on_failed: Called when the server is down and not restarted, or waits out its restart budget (tools withdrawn).
     """
 
     def __init__(
@@ -87,7 +87,8 @@ class Supervisor:
         """Connect, and reconnect after every loss, until stopped or told never to restart.
 
         A server that could not start the first time, or whose config turns
-        restarts off, ends in state ``error`` for good. One that ran before is
+        restarts off, stays in state ``error`` until its session is replaced (a
+        new run, or a reload that changes its entry). One that ran before is
         restarted with backoff; past its restart budget it waits in ``error``
         (tools withdrawn) until the budget has room again.
         """
@@ -161,7 +162,7 @@ class Supervisor:
                     config, endpoint, self._options, self._stderr, events, on_ready=self._on_ready, relist=self._relist
                 )
         except Exception as exc:
-            detail = describe_exception(exc, server=config, redact=self._redact)
+            detail = describe_exception(exc, server=config, redact=self._redact, handshake=not events.ready)
             if not events.ready:
                 # The child's last words usually say why it would not start.
                 tail = self._stderr.tail(1) if config.transport_kind == "stdio" else []
@@ -232,7 +233,12 @@ class Supervisor:
 
     def _give_up(self, reason: str) -> None:
         self._life.set(SessionState.ERROR, reason)
-        self._stderr.log_with_tail(logging.ERROR, f"MCP server {self._config.name!r} failed for good: {reason}", logger)
+        self._stderr.log_with_tail(
+            logging.ERROR,
+            f"MCP server {self._config.name!r} is down and is not restarted: {reason}; it starts again when "
+            "toolsift starts again, or at a hot reload that changes its entry",
+            logger,
+        )
         self._on_failed()
 
 

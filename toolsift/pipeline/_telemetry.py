@@ -8,7 +8,7 @@ whatever span the caller has open (an agent framework's step, a request).
 Arguments never go into spans: they may hold secrets, and exporters ship
 spans off the machine.
 
-OpenTelemetry is an optional dependency (``pip install 'toolsift[otel]'``);
+OpenTelemetry is an optional dependency (the ``otel`` extra, see :data:`OTEL_EXTRA_HINT`);
 importing this module does not import it.
 """
 
@@ -20,6 +20,7 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING
 
 from .._exceptions import ConfigError
+from .._install import install_advice
 from ..config import ToolsiftConfig
 from ..registry import AuditEvent, AuditLog
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OTEL_EXTRA_HINT", "trace_configured_calls", "trace_tool_calls"]
 
-OTEL_EXTRA_HINT = "pip install 'toolsift[otel]'"
+OTEL_EXTRA_HINT = install_advice("otel")
 # error.type for calls that did not succeed (OpenTelemetry's semantic conventions ask for one on error).
 _ERROR_TYPES = {"error": "tool_error", "denied": "permission_denied"}
 

@@ -181,7 +181,9 @@ class ToolRegistry:
         if entry is None:
             canonical = self._alias_to_name.get(name)
             if canonical is None:
-                raise ToolNotFound(name, hint=self._suggestion(name))
+                # A server that is known to be away (draining) explains the absence; a close name would mislead.
+                away = namespace_of(name) in self._absent
+                raise ToolNotFound(name, hint=self._suggestion(name), known=() if away else self._entries.keys())
             entry = self._entries[canonical]
         return entry
 

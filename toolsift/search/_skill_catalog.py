@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import final
 
-from .._exceptions import SkillNotFound
 from ..skills import Skill, SkillProblem, SkillSet, SkillsLoader
 from ._prompt_skills import McpPromptSkill, PromptSession, prompt_skills
 
@@ -69,6 +68,7 @@ class SkillCatalog:
 
         Raises:
             SkillNotFound: Listing every name available.
+            SkillParseError: A skill of that name failed to parse.
         """
         skills = self._skill_set()
         if name in skills:
@@ -76,4 +76,4 @@ class SkillCatalog:
         prompts = {skill.name: skill for skill in self.prompt_skills()}
         if name in prompts:
             return prompts[name]
-        raise SkillNotFound(name, [*skills.skills, *prompts])
+        raise skills.missing(name, [*skills.skills, *prompts])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -42,6 +42,11 @@ class SkillProblem:
         """The line in ``path`` at fault, when known."""
         return self.exception.line if isinstance(self.exception, SkillParseError) else None
 
+    @property
+    def reason(self) -> str:
+        """The message without the place it starts with, for a report that shows ``path`` and ``line`` apart."""
+        return self.message.removeprefix(f"{self.path}:{self.line}: " if self.line else f"{self.path}: ")
+
 
 @final
 @dataclass(frozen=True)
@@ -65,11 +70,26 @@ class SkillSet:
 
         Raises:
             SkillNotFound: Listing the skills that are loaded.
+            SkillParseError: The SKILL.md of a folder called ``name`` failed to parse.
         """
         try:
             return self.skills[name]
         except KeyError:
-            raise SkillNotFound(name, list(self.skills)) from None
+            raise self.missing(name, list(self.skills)) from None
+
+    def missing(self, name: str, available: Sequence[str]) -> SkillError:
+        """The error for a lookup of ``name`` that found no skill.
+
+        A SKILL.md in a folder called ``name`` that failed to parse is that
+        skill: its parse error (file, line) says why it is not there, where
+        "unknown skill" would send the reader looking for a typo.
+        """
+        for problem in self.problems:
+            error = problem.exception
+            if isinstance(error, SkillParseError) and problem.path.parent.name == name:
+                reason = f"{error.reason}; skill {name!r} failed to parse, so it is not loaded until this is fixed"
+                return SkillParseError(reason, path=error.path, field=error.field, line=error.line)
+        return SkillNotFound(name, available)
 
     def invocable(self) -> list[Skill]:
         """The skills ``/use`` and ``/skills`` offer (``user-invocable`` is true)."""

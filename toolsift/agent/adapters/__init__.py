@@ -2,9 +2,9 @@
 
 Each adapter lives in its own module and needs its framework (an extra):
 
-- ``toolsift.agent.adapters.pydantic_ai.ToolsiftToolset`` (``pip install 'toolsift[pydantic-ai]'``)
-- ``toolsift.agent.adapters.openai_agents.ToolsiftAgentsServer`` (``pip install 'toolsift[openai-agents]'``)
-- ``toolsift.agent.adapters.langchain.LangChainTools`` (``pip install 'toolsift[langchain]'``)
+- ``toolsift.agent.adapters.pydantic_ai.ToolsiftToolset`` (the ``pydantic-ai`` extra)
+- ``toolsift.agent.adapters.openai_agents.ToolsiftAgentsServer`` (the ``openai-agents`` extra)
+- ``toolsift.agent.adapters.langchain.LangChainTools`` (the ``langchain`` extra)
 
 All three follow the conversation turn by turn (``/use`` reaches the
 framework's model at its next step) and send every call through the five

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._install import install_advice
+
 try:
     from langchain_core.messages import SystemMessage
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError("the LangChain adapter needs langchain-core: pip install 'toolsift[langchain]'") from exc
+    raise ImportError(f"the LangChain adapter needs langchain-core: {install_advice('langchain')}") from exc
 
 from .._conversation import Conversation
 from .._results import result_text

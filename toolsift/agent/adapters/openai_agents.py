@@ -20,12 +20,12 @@ from typing import Any
 
 import mcp.types as types
 
+from ..._install import install_advice
+
 try:
     from agents.mcp import MCPServer
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError(
-        "the OpenAI Agents SDK adapter needs openai-agents: pip install 'toolsift[openai-agents]'"
-    ) from exc
+    raise ImportError(f"the OpenAI Agents SDK adapter needs openai-agents: {install_advice('openai-agents')}") from exc
 
 from .._conversation import Conversation
 from ._live import LiveTools

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._install import install_advice
+
 try:
     import pydantic_core
     from pydantic_ai import RunContext
@@ -25,7 +27,7 @@ try:
     from pydantic_ai.toolsets import AbstractToolset
     from pydantic_ai.toolsets.abstract import ToolsetTool
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError("the pydantic-ai adapter needs pydantic-ai: pip install 'toolsift[pydantic-ai]'") from exc
+    raise ImportError(f"the pydantic-ai adapter needs pydantic-ai: {install_advice('pydantic-ai')}") from exc
 
 from .._conversation import Conversation
 from .._results import result_text

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..._exceptions import ConfigError
+from ..._install import install_advice
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -73,7 +74,7 @@ class RedisClient:
             from redis.backoff import ExponentialWithJitterBackoff
         except ImportError:
             raise ConfigError(
-                "serve.shared needs the redis package: pip install 'toolsift[redis]'", field="serve.shared"
+                f"serve.shared needs the redis package: {install_advice('redis')}", field="serve.shared"
             ) from None
         self.prefix = prefix
         retry = Retry(ExponentialWithJitterBackoff(base=_RETRY_BASE_SECONDS, cap=1.0), retries=_RETRIES)
