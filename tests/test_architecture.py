@@ -53,6 +53,7 @@ SHARED = {
     "_secrets",  # ${VAR} and secret:// in config values: expansion, resolvers, masking for display
     "_input_exchange",  # an upstream server's InputRequiredResult carried through a gateway call
     "_install",  # how to install what an optional feature needs, the same in every message
+    "_tokens",  # the one estimate of what a text costs a model (bytes per token)
 }
 
 

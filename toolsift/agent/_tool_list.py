@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, final
 
-__all__ = ["BYTES_PER_TOKEN", "KeepRule", "LoadRule", "StableToolList", "estimated_tokens"]
+from .._tokens import estimated_tokens as text_tokens
 
-#: The estimate toolsift uses everywhere for what a text costs (as ``Discovery`` does for unlock caps).
-BYTES_PER_TOKEN = 4
+__all__ = ["KeepRule", "LoadRule", "StableToolList", "estimated_tokens"]
+
 #: What a cache read and a cache write cost per input token, relative to an uncached one:
 #: Anthropic's published prices (reads 0.1x, 5-minute writes 1.25x). OpenAI reads cost 0.1x-0.5x
 #: with no write premium, so removal is cheaper there; these constants err on the side of keeping.
@@ -38,7 +38,7 @@ WRITE_COST = 1.25
 def estimated_tokens(value: Any) -> int:
     """About how many input tokens ``value`` costs as JSON (a string as its text)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return len(text.encode()) // BYTES_PER_TOKEN
+    return text_tokens(text)
 
 
 @dataclass(frozen=True)

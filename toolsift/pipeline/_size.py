@@ -41,11 +41,10 @@ from collections import Counter
 import mcp.types as mcp_types
 
 from .._fence import split_fence
+from .._tokens import BYTES_PER_TOKEN
 from ..registry import ToolResult
 
-__all__ = ["BYTES_PER_TOKEN", "cap_result", "result_size", "size_limit"]
-
-BYTES_PER_TOKEN = 4
+__all__ = ["cap_result", "result_size", "size_limit"]
 
 
 def size_limit(max_bytes: int | None, max_tokens: int | None) -> int | None:

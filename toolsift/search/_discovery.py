@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, final
 
 from .._names import SEARCH_TOOL_NAME, split_name
+from .._tokens import estimated_tokens as text_tokens
 from ..config import AgentConfig, ServerConfig
 from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope, check_permissions
 
@@ -39,7 +40,6 @@ __all__ = ["Discovery", "UnlockMode", "Unlocked", "estimated_tokens", "unlock_de
 
 DEFAULT_MAX_TOOLS = 16
 DEFAULT_MAX_TOKENS = 10_000
-BYTES_PER_TOKEN = 4
 
 UnlockMode = Literal["turn", "conversation"]
 MODES: tuple[UnlockMode, ...] = ("turn", "conversation")
@@ -49,7 +49,7 @@ def estimated_tokens(registry: ToolRegistry, name: str) -> int:
     """About how many tokens the tool's declaration costs a turn (its JSON, 4 bytes a token)."""
     spec = registry.spec(name)
     declaration = {"name": spec.name, "description": spec.description, "parameters": spec.input_schema}
-    return max(1, len(json.dumps(declaration, ensure_ascii=False).encode()) // BYTES_PER_TOKEN)
+    return max(1, text_tokens(json.dumps(declaration, ensure_ascii=False)))
 
 
 def unlock_denial(
