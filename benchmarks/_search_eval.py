@@ -13,7 +13,7 @@ first run: a second check of what the ranking does on queries it never saw.
 The ``blind`` split (66 queries over 52 more claude-flow tools, drawn at random
 among those no earlier query names, and the ``git`` and ``time`` tools) was
 written and committed before its first run and before the ranking changes
-made after ``fresh``; its first figures are kept in README beside today's.
+made after ``fresh``; its first figures are kept in benchmarks/README.md beside today's.
 The ``final`` split (44 queries over 40 more claude-flow tools, drawn the same
 way, and four server-everything tools) was written after the changes the
 ``blind`` split prompted and committed before its first run; no ranking change

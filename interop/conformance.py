@@ -19,7 +19,7 @@ Install the suite once (it runs offline afterwards)::
 Run::
 
     python interop/conformance.py            # server and client (0.1.16)
-    python interop/conformance.py server     # or: client, server-2026
+    python interop/conformance.py server     # or: client, server-2026, client-2026
 """
 
 from __future__ import annotations
@@ -155,7 +155,47 @@ def server_side_2026(tmp: Path) -> None:
     server_side(tmp, "interop/fixture_2026.py", MODULES_2026, selection, protocol="2026-07-28")
 
 
-SIDES = {"server": server_side, "client": client_side, "server-2026": server_side_2026}
+def client_side_2026(tmp: Path) -> None:
+    """The 2026-07-28 client scenarios, through toolsift.mcp_sessions and through the bare SDK, side by side.
+
+    The authorization scenarios run for toolsift only (the SDK client signs in
+    only with an OAuth provider an application wires up).
+    """
+    for title, script, selection in (
+        ("toolsift.mcp_sessions as the client", "conformance_client.py", ("--requirements", "2026-07-28")),
+        ("the bare SDK as the client", "conformance_client_sdk.py", ()),
+    ):
+        out = tmp / script.removesuffix(".py")
+        scenarios = [selection] if selection else [("--scenario", name) for name in CLIENT_2026]
+        for chosen in scenarios:
+            command = f"{sys.executable} {ROOT / 'interop' / script}"
+            subprocess.run(
+                [node(MODULES_2026), str(suite(MODULES_2026)), "client", "--command", command, *chosen, "-o", str(out)],
+                capture_output=True,
+                check=False,
+            )
+        report(title, tally(out))
+
+
+# The 2026-07-28 client scenarios without authorization (`conformance list --client --requirements 2026-07-28`).
+CLIENT_2026 = [
+    "tools_call",
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+]
+
+
+SIDES = {
+    "server": server_side,
+    "client": client_side,
+    "server-2026": server_side_2026,
+    "client-2026": client_side_2026,
+}
 
 
 def main() -> None:

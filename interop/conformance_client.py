@@ -19,12 +19,15 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Awaitable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
 import mcp.types as types
+from client_plan import Surface, run_plan
+from mcp import MCPError
 from mcp.shared.auth import AuthorizationCodeResult
 
 from toolsift.config import HttpServer
@@ -80,14 +83,6 @@ def auth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | No
     return {"clientMetadataUrl": CLIENT_METADATA_URL, **client, **secret}
 
 
-CALLS: dict[str, tuple[str, dict[str, Any]] | None] = {
-    "initialize": None,
-    "tools_call": ("add_numbers", {"a": 5, "b": 3}),
-    "sse-retry": ("test_reconnection", {}),
-    "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
-}
-
-
 async def run(scenario: str, url: str, context: dict[str, Any]) -> int:
     callbacks = ClientCallbacks(sampling=sample, elicitation=accept_defaults, sign_in=sign_in_headless)
     settings = {"url": url, "auth": auth_settings(scenario, context)}
@@ -96,15 +91,32 @@ async def run(scenario: str, url: str, context: dict[str, Any]) -> int:
         if session.state is not SessionState.READY:
             print(f"{scenario}: {session.status().error}", file=sys.stderr)
             return 1
-        call = CALLS.get(scenario)
-        if call is None and not scenario.startswith("auth/"):
-            return 0
-        name, arguments = call if call is not None else (session.catalog.tools[0].name, {})
-        result = await session.call_tool(name, arguments)
-        if result.is_error:
-            print(f"{scenario}: {result.text_content()}", file=sys.stderr)
-            return 1
-    return 0
+
+        async def call(name: str, arguments: dict[str, Any]) -> str | None:
+            result = await session.call_tool(name, arguments)
+            return result.text_content() if result.is_error else None
+
+        async def resources() -> str | None:
+            listed = session.catalog.resources
+            return None if not listed else await _failed(session.read_resource(str(listed[0].uri)))
+
+        async def prompts() -> str | None:
+            listed = session.catalog.prompts
+            return None if not listed else await _failed(session.get_prompt(listed[0].name))
+
+        surface = Surface(session.catalog.tools, call, resources, prompts)
+        errors = await run_plan(scenario, surface, context)
+    for error in errors:
+        print(f"{scenario}: {error}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+async def _failed(request: Awaitable[object]) -> str | None:
+    try:
+        await request
+    except MCPError as exc:
+        return str(exc)
+    return None
 
 
 def main() -> None:

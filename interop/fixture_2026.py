@@ -22,6 +22,7 @@ Run it::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,7 +34,11 @@ import mcp.types as types
 from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "servers"
 sys.path.insert(0, str(EXAMPLES))  # the 0.1.16 fixture and its HTTP helpers live beside the examples
@@ -281,6 +286,37 @@ async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
 
 
+class HandshakeRefusal:
+    """Refuse the handshake era's ``initialize`` as servers of MCP 2026-07-28 alone do (``--modern-only``).
+
+    The conformance suite's 2026-07-28 client scenarios do it two ways: with
+    ``refuse``, the request lacks the per-request ``MCP-Protocol-Version``
+    header (HTTP 400, ``-32020``); with ``answer``, the server answers
+    ``initialize`` with its own version, 2026-07-28, which no handshake accepts.
+    """
+
+    def __init__(self, app: ASGIApp, how: str) -> None:
+        self._app = app
+        self._how = how
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or Headers(scope=scope).get(MCP_VERSION):
+            await self._app(scope, receive, send)
+            return
+        if self._how == "refuse":
+            error = {"code": types.HEADER_MISMATCH, "message": f"Missing {MCP_VERSION} header"}
+            response = JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
+        else:
+            request = json.loads(await Request(scope, receive).body())
+            info = {"name": "modern-only", "version": "1"}
+            result = {"protocolVersion": "2026-07-28", "capabilities": {}, "serverInfo": info}
+            response = JSONResponse({"jsonrpc": "2.0", "id": request.get("id"), "result": result})
+        await response(scope, receive, send)
+
+
+MCP_VERSION = "mcp-protocol-version"
+
+
 async def serve_stdio() -> None:
     async with tasks.running():
         await mcp.run_stdio_async()
@@ -289,9 +325,14 @@ async def serve_stdio() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_http_arguments(parser)
+    parser.add_argument("--modern-only", choices=("refuse", "answer"), help="refuse the handshake era (HTTP only)")
     args = parser.parse_args()
     if args.http:
-        app = Starlette(routes=[Mount("/", app=TaskNameHeaderCheck(mcp.streamable_http_app()))], lifespan=lifespan)
+        served: ASGIApp = TaskNameHeaderCheck(mcp.streamable_http_app())
+        app = Starlette(
+            routes=[Mount("/", app=HandshakeRefusal(served, args.modern_only) if args.modern_only else served)],
+            lifespan=lifespan,
+        )
         serve_http(app, port=args.port, ready_file=args.ready_file)
     else:
         anyio.run(serve_stdio)

@@ -31,3 +31,21 @@ def _empty_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         patch.setenv("HOME", str(home))
         patch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
         yield
+
+
+@pytest.fixture
+def examples_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example servers ``flow.py`` (as ``claude-flow``) and ``general.py`` (as ``general`` and ``lazy``) run in
+    this process wherever a config names them: for Toolbox, serve and CLI tests of what is done with their tools,
+    prompts and instructions rather than of the child process."""
+    from mcp_helpers import example_server, in_memory_everywhere
+    from servers import example_module
+
+    in_memory_everywhere(
+        monkeypatch,
+        {
+            "claude-flow": example_module("flow.py").build_server(),
+            "general": example_server("general.py"),
+            "lazy": example_server("general.py"),
+        },
+    )

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from servers import example_module, stdio_params
 
-from toolsift.config import ServerConfig, StdioServer
+from toolsift.config import ServerConfig, StdioServer, ToolsiftConfig
 from toolsift.mcp_sessions import McpSession, SessionOptions, SessionState
 from toolsift.mcp_sessions._options import RestartPolicy
 from toolsift.mcp_sessions._state import SessionEvent
@@ -63,6 +64,21 @@ def in_memory(servers: dict[str, Server[Any] | MCPServer], options: SessionOptio
     group) keep a real one.
     """
     return replace(options, transports={name: MemoryTransport(server) for name, server in servers.items()})
+
+
+def in_memory_everywhere(monkeypatch: pytest.MonkeyPatch, servers: dict[str, Server[Any] | MCPServer]) -> None:
+    """Reach each named server in this process wherever options are built from a config (Toolbox, serve, CLI).
+
+    The composition root builds its session options with
+    ``SessionOptions.for_config``; this wraps it, as :func:`in_memory` does for
+    options a test builds itself. Servers not named still start as their config says.
+    """
+    for_config = SessionOptions.for_config
+
+    def options(config: ToolsiftConfig) -> SessionOptions:
+        return in_memory(servers, for_config(config))
+
+    monkeypatch.setattr(SessionOptions, "for_config", staticmethod(options))
 
 
 async def wait_for(session: McpSession, condition: Callable[[McpSession], bool]) -> None:

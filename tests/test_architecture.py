@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "toolsift"
-# What each room may import (besides the shared root modules in SHARED); README "Architecture".
+# What each room may import (besides the shared root modules in SHARED); docs/architecture.md.
 ALLOWED = {
     "registry": set(),
     "config": {"registry"},
@@ -19,8 +19,10 @@ ALLOWED = {
     "builtins": {"registry", "config"},
     "pipeline": {"registry", "config", "builtins"},
     "search": {"registry", "config", "mcp_sessions", "skills"},
+    # The servers skills and plugins own: read, owned, run as skills are used.
+    "_skill_servers": {"registry", "config", "mcp_sessions", "skills"},
     # The composition root: what a config describes, built once for the toolbox and the server.
-    "_assembly": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline"},
+    "_assembly": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_skill_servers"},
     "serve": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_assembly", "(root)"},
     "agent": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline"},
     "toolbox": {"registry", "config", "mcp_sessions", "skills", "search", "builtins", "pipeline", "_assembly", "agent"},
@@ -35,12 +37,13 @@ ALLOWED = {
         "agent",
         "serve",
         "_assembly",
+        "_skill_servers",
         "toolbox",
         "(root)",
     },
 }
 # Root modules every room may use: what several packages share. Each is a leaf with one job (it imports only other
-# shared modules); what users need of one, a package publishes (README "Architecture").
+# shared modules); what users need of one, a package publishes (docs/architecture.md).
 SHARED = {
     "_exceptions",  # the exception tree (published by the root package)
     "_public",  # publishing a package's names under its public path
@@ -54,6 +57,7 @@ SHARED = {
     "_input_exchange",  # an upstream server's InputRequiredResult carried through a gateway call
     "_install",  # how to install what an optional feature needs, the same in every message
     "_tokens",  # the one estimate of what a text costs a model (bytes per token)
+    "_skill_files",  # a skill's own files: the SkillFiles protocol, digests, the note naming them
 }
 
 

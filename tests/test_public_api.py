@@ -28,7 +28,9 @@ PUBLIC = {
         "SkillNotFound",
         "SkillParseError",
         "SkillRenderError",
+        "SkillUnavailable",
         "TemplateError",
+        "ToolHeld",
         "ToolNotFound",
         "ToolRegistry",
         "Toolbox",
@@ -77,6 +79,7 @@ PUBLIC = {
         "ServeSettings",
         "ServerConfig",
         "SharedSettings",
+        "SkillGrants",
         "StdioServer",
         "ToolsiftConfig",
         "TrustCheck",
@@ -111,6 +114,8 @@ PUBLIC = {
         "SessionOptions",
         "SessionState",
         "SignInHandler",
+        "ToolChange",
+        "ToolPins",
         "VerbatimResults",
         "guard_result",
         "register_mcp_tools",
@@ -142,9 +147,11 @@ PUBLIC = {
     "toolsift.search": [
         "BackendName",
         "Discovery",
+        "McpServedSkill",
         "SearchHit",
         "SearchIndex",
         "SearchToolsTool",
+        "ServedSkills",
         "SkillCatalog",
         "format_ranking",
         "index_tools",
@@ -166,8 +173,10 @@ PUBLIC = {
     ],
     "toolsift.builtins": [
         "CommandPolicy",
+        "FolderFiles",
         "FollowedProtection",
         "ProtectedPath",
+        "SkillFileTool",
         "Workspace",
         "builtin_tool_names",
         "builtin_tools",
@@ -203,8 +212,8 @@ PUBLIC = {
     "toolsift.toolbox": ["Toolbox"],
 }
 # Every entry above counts, a name published by two modules twice. What packages share and users do not need
-# lives in the root's private modules (README "Architecture"), so that this stays small.
-MOST_PUBLIC_NAMES = 167
+# lives in the root's private modules (docs/architecture.md), so that this stays small.
+MOST_PUBLIC_NAMES = 176
 
 
 def test_the_public_surface_stays_small() -> None:

@@ -1,11 +1,13 @@
-"""README.md runs as written: every code block is run or checked, and the demo's table is what the demo prints.
+"""README.md and the pages it links to (docs/, benchmarks/README.md) run as written.
 
-Python blocks run as they are, each in its own interpreter, in a copy of
-``examples/`` (the folder a reader starts from). JSON, YAML and SKILL.md
-blocks must parse (a JSON block that is a whole config must also validate).
-A block that cannot run here (it needs an API key, installs packages or
-starts a server that runs until stopped) carries a comment just above it,
-``<!-- readme-test: skip: why -->``, and the reason must say why.
+Every fenced block is checked. Python blocks run as they are, each in its own interpreter, in a
+copy of ``examples/`` (the folder a reader starts from). JSON, YAML and SKILL.md blocks must parse
+(a JSON block that is a whole config, or a part of one, must also validate). Bash blocks must
+parse, and run either in README's walk-through (``<!-- readme-test: walkthrough -->``, run by
+``test_readme_walkthrough.py``) or, where they cannot run here (an API key, an install, a server
+that runs until stopped), carry a comment just above them, ``<!-- readme-test: skip: why -->``,
+whose reason says why. Untagged blocks are program output and file trees, shown, not run. Links
+between the pages must reach a file and a heading that exist.
 """
 
 from __future__ import annotations
@@ -25,50 +27,73 @@ from toolsift.config import parse_config
 from toolsift.skills import parse_skill_text
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-SKIP = re.compile(r"<!-- readme-test: skip: (?P<why>.+?) -->\s*$")
-# Untagged blocks are program output and file trees, shown, not run.
+README = ROOT / "README.md"
+DOCS = (README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md")
+MARK = re.compile(
+    r"<!-- readme-test: (?:skip: (?P<why>.+?)|walkthrough(?:: (?P<kind>install|chat|transcript))?) -->\s*$"
+)
 CHECKED = ("python", "bash", "json", "yaml", "markdown")
 CONFIG_SECTIONS = {"tools", "agents", "skills", "workspace", "audit", "serve", "search", "drainSeconds"}
 
 
 @dataclass(frozen=True)
 class Block:
+    doc: Path
     language: str
     body: str
     line: int
     skip: str | None
+    walkthrough: str | None  # the kind of walk-through step: "run", "install", "chat" or "transcript"
 
     def __str__(self) -> str:
-        return f"README.md:{self.line} ({self.language})"
+        return f"{self.doc.relative_to(ROOT)}:{self.line} ({self.language or 'shown'})"
 
 
-def _blocks() -> list[Block]:
+def blocks(doc: Path) -> list[Block]:
+    """Every fenced block of a page, with the marker on the line above it."""
+    text = doc.read_text(encoding="utf-8")
     found = []
-    for match in re.finditer(r"^```(\w*)\n(.*?)^```", README, re.S | re.M):
-        before = README[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        skip = SKIP.match(before)
+    for match in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        mark = MARK.match(before)
+        walkthrough = None
+        if mark and mark.group("why") is None:
+            walkthrough = mark.group("kind") or "run"
         found.append(
             Block(
+                doc,
                 match.group(1),
                 match.group(2),
-                README[: match.start()].count("\n") + 1,
-                skip.group("why") if skip else None,
+                text[: match.start()].count("\n") + 1,
+                mark.group("why") if mark else None,
+                walkthrough,
             )
         )
     return found
 
 
-BLOCKS = [block for block in _blocks() if block.language in CHECKED]
-RUN = [block for block in BLOCKS if block.skip is None]
+ALL = [block for doc in DOCS for block in blocks(doc)]
+RUN = [block for block in ALL if block.language in CHECKED and block.skip is None and block.walkthrough is None]
 
 
-def test_every_block_is_checked_or_says_why_not() -> None:
-    assert {block.language for block in _blocks()} <= {*CHECKED, ""}
-    assert len(RUN) >= 10
-    for block in BLOCKS:
+@pytest.mark.parametrize("doc", DOCS, ids=lambda doc: str(doc.relative_to(ROOT)))
+def test_every_block_is_checked_or_says_why_not(doc: Path) -> None:
+    for block in blocks(doc):
+        assert block.language in (*CHECKED, ""), f"{block}: no check for {block.language!r} blocks"
         assert block.skip is None or len(block.skip.split()) >= 4, f"{block}: say why it is skipped"
-    assert not [str(b) for b in BLOCKS if b.language == "bash" and b.skip is None], "bash blocks are run by CI"
+        assert block.walkthrough is None or doc == README, f"{block}: only README's walk-through is run as one"
+        if block.language == "bash":
+            assert block.skip or block.walkthrough, f"{block}: a bash block runs in the walk-through or says why not"
+
+
+def test_most_blocks_run() -> None:
+    assert len(RUN) >= 20
+
+
+@pytest.mark.parametrize("block", [b for b in ALL if b.language == "bash"], ids=str)
+def test_bash_block_parses(block: Block) -> None:
+    done = subprocess.run(["bash", "-n"], input=block.body, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"{block} is not valid bash:\n{done.stderr}"
 
 
 @pytest.fixture(scope="module")
@@ -109,13 +134,54 @@ def test_data_block_parses(block: Block, monkeypatch: pytest.MonkeyPatch) -> Non
         parse_config(data)  # raises ConfigError naming the field when the example is wrong
 
 
-def test_demo_table_is_what_the_demo_prints() -> None:
-    shown = next(b.body for b in _blocks() if b.language == "" and b.body.startswith("turn "))
-    expected = [re.split(r"\s{2,}", row.strip()) for row in shown.strip().splitlines()[1:]]
-    done = subprocess.run(
-        [sys.executable, "-m", "toolsift", "demo"], capture_output=True, text=True, timeout=150, check=False, cwd=ROOT
-    )
-    assert done.returncode == 0, done.stderr
-    printed = [line.split("\t") for line in done.stdout.splitlines()]
-    for row in expected:
-        assert row in printed, f"README's demo row {row} is not what the demo prints"
+def _anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings (lower case, punctuation dropped, spaces as hyphens)."""
+    text = re.sub(r"^```.*?^```", "", doc.read_text(encoding="utf-8"), flags=re.S | re.M)
+    return {
+        re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+        for title in re.findall(r"^#+ (.+)$", text, re.M)
+    }
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda doc: str(doc.relative_to(ROOT)))
+def test_links_reach_a_page_and_a_heading(doc: Path) -> None:
+    text = re.sub(r"^```.*?^```", "", doc.read_text(encoding="utf-8"), flags=re.S | re.M)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):  # a web address
+            continue
+        path, _, anchor = target.partition("#")
+        page = (doc.parent / path).resolve() if path else doc
+        assert page.exists(), f"{doc.relative_to(ROOT)}: link to {target!r}: no such file"
+        assert not anchor or anchor in _anchors(page), f"{doc.relative_to(ROOT)}: link to {target!r}: no such heading"
+
+
+def test_readme_links_every_page_of_the_documentation() -> None:
+    linked = {
+        (ROOT / target).resolve() for target in re.findall(r"\]\(([\w/.-]+\.md)(?:#[^)]*)?\)", README.read_text())
+    }
+    assert set(DOCS[1:]) <= linked
+
+
+def test_readme_takes_a_newcomer_in_few_lines() -> None:
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 400
+
+
+def test_no_page_advises_an_extra_from_an_index() -> None:
+    """toolsift is not on a package index: ``pip install 'toolsift[x]'`` would install someone else's package."""
+    for doc in DOCS:
+        assert "pip install 'toolsift[" not in doc.read_text(encoding="utf-8"), doc
+
+
+def test_ci_runs_the_readme_commands_from_a_fresh_clone() -> None:
+    """README's first two lines are the demo and the tests; .ci/run runs exactly those in its fresh venv."""
+    first = blocks(README)[0]
+    assert first.walkthrough == "install"
+    commands = [line.split("#", 1)[0].strip() for line in first.body.splitlines()]
+    assert len(commands) == 2
+    assert commands[0].startswith("python3 -m venv .venv && "), "the first command makes its own environment"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    for command, expected in zip(commands, ("toolsift demo", "pytest --cov"), strict=True):
+        last = command.rsplit("&&", 1)[-1].strip()
+        assert last == f".venv/bin/{expected}", f"README's command {command!r} does not end in {expected!r}"
+        assert expected in ci, f".ci/run does not run {expected!r} as README gives it"
+        assert re.search(r"(^|&& )\.venv/bin/pip install -e ", command), f"{command!r} installs outside .venv"

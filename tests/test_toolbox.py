@@ -1,4 +1,4 @@
-"""The Toolbox facade and full agent turns against real example servers."""
+"""The Toolbox facade and full agent turns against the example servers (real processes, or in this process)."""
 
 from __future__ import annotations
 
@@ -85,6 +85,7 @@ async def test_use_schemas_call_and_result_through_a_real_server(tmp_path: Path)
         assert model.seen[0][0] == "" and "docs://readme" in context_of(model.seen[0][1], "resources")
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_search_mode_unlocks_internal_tools_on_demand(tmp_path: Path) -> None:
     path = config_file(tmp_path, finder={"toolDiscovery": "search"}, plain={"toolDiscovery": "skills"})
     async with Toolbox.from_config(path) as box:
@@ -111,6 +112,7 @@ async def test_search_mode_unlocks_internal_tools_on_demand(tmp_path: Path) -> N
         assert not again.tool_calls[0].result.is_error  # an unlock lasts the conversation by default
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_default_agent_is_offered_search_and_unlocks_within_the_configured_caps(tmp_path: Path) -> None:
     path = config_file(tmp_path, default={"unlock": "conversation", "maxUnlockedTools": 2})
     data = json.loads(path.read_text())
@@ -137,6 +139,7 @@ async def test_default_agent_is_offered_search_and_unlocks_within_the_configured
         assert chat.discovery is not None and chat.discovery.unlocked == set(second["unlocked"])
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_toolbox_search_backend_comes_from_the_config_or_the_caller(tmp_path: Path) -> None:
     path = config_file(tmp_path)
     data = json.loads(path.read_text())
@@ -154,6 +157,7 @@ async def test_toolbox_search_backend_comes_from_the_config_or_the_caller(tmp_pa
         assert box.search_backend == "bm25" and box.index.backend == "bm25"
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_server_prompts_are_skills(tmp_path: Path) -> None:
     async with Toolbox.from_config(config_file(tmp_path)) as box:
         chat = box.conversation()
@@ -215,6 +219,7 @@ async def test_toolbox_lifecycle_errors(tmp_path: Path) -> None:
         box.conversation("x")
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_an_async_approver_answers_the_calls_the_profile_asks_about(tmp_path: Path) -> None:
     asked: list[str] = []
 
@@ -236,6 +241,7 @@ async def test_an_async_approver_answers_the_calls_the_profile_asks_about(tmp_pa
     assert asked == ["general__add", "general__add"]
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_rules_that_match_no_listed_tool_are_logged_when_the_toolbox_starts(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -262,6 +268,7 @@ async def test_rules_that_match_no_listed_tool_are_logged_when_the_toolbox_start
     ]
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_a_lazy_server_starts_when_a_skill_names_it(tmp_path: Path) -> None:
     async with Toolbox.from_config(config_file(tmp_path, servers={"claude-flow": {"lazy": True}})) as box:
         row = next(r for r in box.sessions.status() if r.server == "claude-flow")
@@ -276,6 +283,7 @@ async def test_a_lazy_server_starts_when_a_skill_names_it(tmp_path: Path) -> Non
         assert await box.sessions.start_lazy(["general", "nobody"]) == []
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_server_instructions_join_the_turns_that_show_its_tools(tmp_path: Path) -> None:
     async with Toolbox.from_config(config_file(tmp_path, servers={"general": {"instructions": False}})) as box:
         chat = box.conversation()
@@ -345,6 +353,7 @@ async def test_the_workspace_and_the_configs_roots_are_the_servers_roots(tmp_pat
     assert f"{ws.as_uri()} ws\n{docs.as_uri()} docs\n" in listed.text_content()  # the workspace once, first
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_a_search_starts_the_lazy_servers_it_needs_to_know(tmp_path: Path) -> None:
     path = config_file(tmp_path, servers={"claude-flow": {"lazy": True}}, finder={"toolDiscovery": "search"})
     async with Toolbox.from_config(path) as box:

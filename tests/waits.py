@@ -17,11 +17,14 @@ from typing import TypeVar, cast
 
 import anyio
 
-__all__ = ["POLL_SECONDS", "poll_until"]
+__all__ = ["CHILD_SECONDS", "POLL_SECONDS", "poll_until"]
 
 T = TypeVar("T")
 # Short enough not to slow a test down, long enough not to starve the process being waited for.
 POLL_SECONDS = 0.02
+# For a blocking wait on a child process (subprocess.run, communicate, wait): just under the 600 s hang guard,
+# so that a stuck child is killed and its output shown before the guard ends the whole worker.
+CHILD_SECONDS = 570
 
 
 async def poll_until(check: Callable[[], T | Awaitable[T]], *, interval: float = POLL_SECONDS) -> T:

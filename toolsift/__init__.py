@@ -28,7 +28,9 @@ from ._exceptions import SkillError as SkillError
 from ._exceptions import SkillNotFound as SkillNotFound
 from ._exceptions import SkillParseError as SkillParseError
 from ._exceptions import SkillRenderError as SkillRenderError
+from ._exceptions import SkillUnavailable as SkillUnavailable
 from ._exceptions import TemplateError as TemplateError
+from ._exceptions import ToolHeld as ToolHeld
 from ._exceptions import ToolNotFound as ToolNotFound
 from ._exceptions import ToolsiftError as ToolsiftError
 from ._exceptions import UnknownFormat as UnknownFormat
@@ -63,7 +65,9 @@ __all__ = [
     "SkillNotFound",
     "SkillParseError",
     "SkillRenderError",
+    "SkillUnavailable",
     "TemplateError",
+    "ToolHeld",
     "ToolNotFound",
     "ToolRegistry",
     "Toolbox",

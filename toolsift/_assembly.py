@@ -22,7 +22,8 @@ from typing import Any, final
 import anyio
 from anyio.abc import TaskStatus
 
-from ._folders import user_folders
+from ._folders import user_folder, user_folders
+from ._skill_servers import Plugin, SkillServers, load_plugins, owned_servers
 from .builtins import CommandPolicy, FollowedProtection, Workspace, builtin_tool_names, builtin_tools
 from .config import (
     AgentConfig,
@@ -39,20 +40,32 @@ from .registry import AuditLog, Permissions, ToolRegistry
 from .search import BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog, server_descriptions
 from .skills import Skill, SkillsLoader, shared_sandbox
 
-__all__ = ["Assembly", "skills_loader", "unprovided_skill_tools"]
+__all__ = [
+    "Assembly",
+    "project_skill_launches",
+    "skills_loader",
+    "unprovided_skill_tools",
+    "users_own_folders",
+]
 
 # Warnings about the config go where loading it logs its own.
 config_logger = logging.getLogger("toolsift.config")
 
 
-def skills_loader(config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | None = None) -> SkillsLoader:
+def skills_loader(
+    config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | None = None, plugins: Iterable[Plugin] | None = None
+) -> SkillsLoader:
     """The loader for the config's ``skills`` section: its folders, and templates within its limits.
 
     Args:
         config: The loaded config.
         user_dir: One user skill folder to read instead of ``~/.toolsift/skills`` and
             ``~/.claude/skills``; user folders are read only when ``skills.userSkills`` is true.
+        plugins: The config's plugins, read (by default read here; one that cannot load is left out):
+            their skill folders come last.
     """
+    if plugins is None:
+        plugins = load_plugins(config.skills.plugins)[0]
     settings = config.skills
     paths = list(settings.paths)
     sandbox = shared_sandbox(
@@ -63,10 +76,39 @@ def skills_loader(config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | 
     )
     return SkillsLoader(
         project=paths[0] if paths else None,
-        extra=paths[1:],
+        extra=[*paths[1:], *(folder for plugin in plugins for folder in plugin.skill_folders)],
         sandbox=sandbox,
         user=user_folders(settings.user_skills, user_dir),
     )
+
+
+def users_own_folders(user_dir: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The folders that hold only what the person running toolsift put there: their skills, plugins and config.
+
+    A skill or plugin there is theirs; one anywhere else may have come with a project.
+    """
+    home = Path.home()
+    return [*user_folders(True, user_dir), user_folder(), home / ".toolsift", home / ".claude"]
+
+
+def project_skill_launches(
+    config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | None = None
+) -> list[tuple[Path, ServerConfig]]:
+    """The servers skills and plugins bring from outside the person's own folders, each with its file.
+
+    What ``toolsift trust`` records beside the config, so that a project's skills' servers start
+    under the same consent as its own servers (see :class:`~toolsift._skill_servers.SkillServers`).
+    """
+    plugins, _ = load_plugins(config.skills.plugins)
+    skills = skills_loader(config, user_dir=user_dir, plugins=plugins).load()
+    own = [Path(os.path.realpath(folder)) for folder in users_own_folders(user_dir)]
+    launches = []
+    for entry in owned_servers(skills, plugins).values():
+        for server in entry.servers if entry.problem is None else ():
+            source = entry.sources[server.name]
+            if not any(Path(os.path.realpath(source)).is_relative_to(folder) for folder in own):
+                launches.append((source, server))
+    return launches
 
 
 def unprovided_skill_tools(config: ToolsiftConfig, skills: Iterable[Skill]) -> list[ConfigWarning]:
@@ -144,15 +186,31 @@ class Assembly:
             upstream_names=upstream_names,
             settle_heap=settle_heap,
         )
-        self.skills = skills_loader(config, user_dir=user_skills_dir)
+        self.plugins, plugin_problems = load_plugins(config.skills.plugins)
+        for problem in plugin_problems:
+            config_logger.warning("%s; the plugin is not loaded", problem)
+        self.skills = skills_loader(config, user_dir=user_skills_dir, plugins=self.plugins)
         self._user_skill_folders = user_folders(config.skills.user_skills, user_skills_dir)
         self.manager: McpServerManager | None = None
+        self.skill_servers: SkillServers | None = None
         if servers:
             options = SessionOptions.for_config(config)
             if callbacks is not None:
                 options = replace(options, callbacks=callbacks)
             self.manager = McpServerManager(
                 self.registry, config, options=options, drain_seconds=drain_seconds, trust=trust
+            )
+            loader = self.skills
+            self.skill_servers = SkillServers(
+                self.registry,
+                lambda: loader.skills,
+                plugins=self.plugins,
+                configured=self.servers,
+                config_path=config.path,
+                options=options,
+                trust=trust,
+                user_folders=users_own_folders(user_skills_dir),
+                idle_seconds=config.skills.server_idle_seconds,
             )
         self.catalog = SkillCatalog(self.skills, self.manager)
         self.index: SearchIndex | None = None
@@ -204,8 +262,12 @@ class Assembly:
         self.registry.register_many(builtin_tools(Workspace(workspace, protected=protection), commands=commands))
 
     def unsearchable(self) -> set[str]:
-        """The namespaces ``search_tools`` never finds; read on every search, so that a reload's servers count."""
-        return {server.namespace for server in self.servers() if not server.searchable}
+        """The namespaces ``search_tools`` never finds; read on every search, so that a reload's servers count.
+
+        Skills' own servers are among them: their tools are for their skill's turns only.
+        """
+        owned = self.skill_servers.namespaces() if self.skill_servers is not None else set()
+        return owned | {server.namespace for server in self.servers() if not server.searchable}
 
     async def start_searchable_lazy(self) -> None:
         """Start the lazy servers a search may find, so that their tools are indexed."""
@@ -241,6 +303,8 @@ class Assembly:
             stack.callback(trace_configured_calls(self.registry.audit, self.config))
             if self.manager is not None:
                 await stack.enter_async_context(self.manager)
+            if self.skill_servers is not None:
+                await stack.enter_async_context(self.skill_servers.running())
             if self.index is not None:
                 # search_tools sits in the internal tier: only a conversation's discovery pins it into its turns.
                 self.registry.register(

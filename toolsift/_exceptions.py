@@ -7,6 +7,7 @@ room of the product the problem comes from::
     ├── ConfigError                  (also ValueError) bad config file or field
     ├── RegistryError
     │   ├── ToolNotFound             (also LookupError) no such tool or alias
+    │   │   └── ToolHeld             a tool changed since it was pinned, held back until accepted
     │   ├── DuplicateTool            (also ValueError) a name is already registered
     │   ├── InvalidToolName          (also ValueError) a name breaks the naming rules
     │   ├── InvalidPattern           (also ValueError) a glob uses characters it cannot
@@ -24,6 +25,7 @@ room of the product the problem comes from::
     │   ├── SkillNotFound            (also LookupError) no skill by that name
     │   ├── SkillArgumentError       (also ValueError) ``/use`` arguments do not fit
     │   ├── SkillRenderError         the body template failed to render
+    │   ├── SkillUnavailable         a skill's own MCP servers cannot start
     │   └── TemplateError            a template sandbox refused to compile or render
     └── AgentError
         └── LimitExceeded            a round, call or message limit of the agent loop
@@ -60,7 +62,9 @@ __all__ = [
     "SkillNotFound",
     "SkillParseError",
     "SkillRenderError",
+    "SkillUnavailable",
     "TemplateError",
+    "ToolHeld",
     "ToolNotFound",
     "ToolsiftError",
     "UnknownFormat",
@@ -126,6 +130,20 @@ class ToolNotFound(RegistryError, LookupError):
         self.name = name
         message = f"Unknown tool {name!r}{_did_you_mean(name, known)}"
         super().__init__(f"{message}; {hint}" if hint else message)
+
+
+class ToolHeld(ToolNotFound):
+    """Raised when calling a tool held back because its server changed its definition since it was pinned.
+
+    It is a ``ToolNotFound``: the tool is not listed, and whoever handles an
+    unknown tool handles this one; the message says how to accept the change.
+    """
+
+    def __init__(self, name: str, server: str, reason: str) -> None:
+        self.name = name
+        self.server = server
+        # ToolNotFound's own message ("Unknown tool ...") would mislead: the tool is known, and changed.
+        RegistryError.__init__(self, f"Tool {name!r} is held back: {reason}")
 
 
 class DuplicateTool(RegistryError, ValueError):
@@ -318,6 +336,21 @@ class SkillArgumentError(SkillError, ValueError):
         self.skill = skill
         self.reason = reason
         super().__init__(f"Skill {skill!r}: {reason}")
+
+
+class SkillUnavailable(SkillError):
+    """Raised when ``/use`` names a skill whose own MCP servers cannot start (a bad server file, a
+    name clash, a launch the project's trust does not cover, a server that failed to start).
+
+    Attributes:
+        skill: The skill's name.
+        reason: Why, naming the server and the file it comes from where known.
+    """
+
+    def __init__(self, skill: str, reason: str) -> None:
+        self.skill = skill
+        self.reason = reason
+        super().__init__(f"Skill {skill!r} cannot be used: {reason}")
 
 
 class SkillRenderError(SkillError):

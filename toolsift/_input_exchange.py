@@ -1,28 +1,40 @@
-"""A 2026-07-28 client's answers to an upstream server's question, carried through a gateway call.
+"""A 2026-07-28 client's part in a gateway call to an upstream server, carried there and back.
 
 Shared by ``mcp_sessions`` (which calls the server) and ``serve`` (which
-returns the question to its client); users never build one.
+answers its client); users never build one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import mcp.types as types
+from mcp import MCPError
 
 __all__ = ["InputExchange"]
 
 
 @dataclass
 class InputExchange:
-    """One call's input exchange with the upstream server (a call-record extension).
+    """One call's exchange with the upstream server on the client's behalf (a call-record extension).
 
     Attributes:
         responses: The client's answers to the server's previous question (``inputResponses``), if any.
         request_state: The server's state from that question, echoed by the client, if any.
+        capabilities: What the client declared for this request (wire form), sent to the server in
+            place of the gateway's own, so that the server decides by the client that will read the
+            answer (its questions, its extensions, such as tasks); None sends the gateway's.
         pending: Set by the call when the server asks again: the ``InputRequiredResult`` to return to the client.
+        claimed: Set by the call when the server answers with a result shape of an extension the client
+            declared (a task's ``CreateTaskResult``): the wire result, to return to the client.
+        refused: Set by the call when the server refuses it for want of a capability the client did not
+            declare (``-32021``): only the client can act on that, so it gets the error itself.
     """
 
     responses: types.InputResponses | None = None
     request_state: str | None = None
+    capabilities: dict[str, Any] | None = None
     pending: types.InputRequiredResult | None = None
+    claimed: dict[str, Any] | None = None
+    refused: MCPError | None = None

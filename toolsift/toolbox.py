@@ -8,19 +8,21 @@ from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Self, TypeVar, final
+from typing import Any, Self, TypeVar, final
 
 import anyio
 from anyio.abc import TaskStatus
 
 from ._assembly import Assembly
 from ._folders import find_config
+from ._skill_files import SkillFiles
 from .agent import Conversation
-from .config import ToolsiftConfig, TrustedLaunches, validate_config
+from .builtins import FolderFiles, SkillFileTool
+from .config import SkillGrants, ToolsiftConfig, TrustedLaunches, validate_config
 from .mcp_sessions import ClientCallbacks, ListMcpResources, ReadMcpResource, resource_context, server_instructions
 from .mcp_sessions.reload import McpServerManager
 from .registry import Approver, CallHandler
-from .search import BackendName, SearchIndex, SkillCatalog
+from .search import BackendName, McpServedSkill, SearchIndex, ServedSkills, SkillCatalog
 
 __all__ = ["Toolbox"]
 
@@ -74,6 +76,11 @@ class Toolbox:
         parts: What the config describes, built in one place (the same
             assembly a ``ToolsiftServer`` is built with): ``registry``,
             ``skills`` and ``manager`` are its parts.
+        served_skills: The skills connected servers offer through the MCP
+            Skills extension (``/use <server>/<skill>``), taken at start and again
+            when a server (re)connects or a reload replaces it; call
+            ``await box.served_skills.refresh(box.sessions)`` to take them again
+            (after ``served_skills.grants.approve(...)``, say).
     """
 
     def __init__(
@@ -101,6 +108,9 @@ class Toolbox:
         )
         self.registry = self.parts.registry
         self.skills = self.parts.skills
+        # Skills connected servers offer (MCP Skills extension), taken at start; their allowed-tools
+        # apply once the user approved them (skill-grants.json in the user folder).
+        self.served_skills = ServedSkills(SkillGrants())
         self.manager = self.parts.sessions
         self._watch = watch
         self._watching = False
@@ -169,6 +179,14 @@ class Toolbox:
             await stack.enter_async_context(self.parts.running())
             self._running = True
             self.registry.register_many([ListMcpResources(self.manager), ReadMcpResource(self.manager)])
+            # Pinned to a turn only while a skill with bundled files is active (see Conversation).
+            self.registry.register(SkillFileTool(self.parts.catalog.get, _skill_files), internal=True)
+            self.parts.catalog.served = self.served_skills
+            # Listening first: a server that reconnects while the skills are first taken is taken again.
+            followers = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(followers.cancel_scope.cancel)
+            await followers.start(self.served_skills.follow, self.manager)
+            await self.served_skills.refresh(self.manager)
             self.parts.warn_unmatched_globs(app_tools=True)
             if self._watch:
                 watchers = await stack.enter_async_context(anyio.create_task_group())
@@ -224,7 +242,8 @@ class Toolbox:
         servers follow the servers in force, so a reload reaches conversations
         that began before it. ``approver`` answers the calls the profile's
         ``ask`` / ``askDestructive`` rules hold back; without one they are refused.
-        ``/use`` of a skill whose allowed-tools name a lazy server starts it.
+        ``/use`` of a skill whose allowed-tools name a lazy server starts it, and starts the
+        servers the skill owns (its ``.mcp.json``, its plugin's), refusing with the reason when one cannot.
         ``instructions`` (the base system prompt) default to the profile's ``instructions``.
 
         Raises:
@@ -250,8 +269,15 @@ class Toolbox:
             permissions=permissions,
             start_servers=manager.start_lazy,
             server_instructions=lambda nonce: server_instructions(sessions, nonce=nonce),
+            skill_servers=self.parts.skill_servers,
+            skill_files=_skill_files,
         )
 
     def agents(self) -> Sequence[str]:
         """The agent profiles the config defines."""
         return sorted(self.config.agents)
+
+
+def _skill_files(skill: Any) -> SkillFiles | None:
+    """The files of any skill ``/use`` activates: a served skill's from its server, a local one's from disk."""
+    return skill.files if isinstance(skill, McpServedSkill) else FolderFiles.of(skill)

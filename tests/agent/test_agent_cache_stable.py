@@ -21,6 +21,7 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from scripted_model import ScriptedModel
 from sdk_shapes import problems
+from waits import CHILD_SECONDS
 
 from toolsift import SkillNotFound
 from toolsift._names import SEARCH_TOOL_NAME
@@ -483,7 +484,7 @@ def test_chat_prints_the_cache_hit_rate_after_each_answer(tmp_path: Path) -> Non
             input="how many words?\n/quit\n",
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=CHILD_SECONDS,
             check=False,
         )
     assert done.returncode == 0, done.stderr

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from llm_stub import llm_stub, recorded
+from waits import CHILD_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,7 +44,7 @@ def run_example(script: str, config: Path, env: dict[str, str], stdin: str) -> s
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=90,
+        timeout=CHILD_SECONDS,
         check=False,
         env={**os.environ, **env},
     )

@@ -6,6 +6,7 @@ Requests go through the real ``anthropic`` and ``openai`` SDK clients to the loo
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -200,6 +201,23 @@ async def test_anthropic_breakpoints_let_each_round_read_the_whole_previous_prom
     answers = [m.usage for m in conversation.history if isinstance(m, AssistantMessage)]
     assert answers[2] is not None and answers[2].cache_read_tokens == second.usage.input_tokens
     assert answers[2].input_tokens == third.usage.input_tokens and answers[2].cache_write_tokens > 0
+
+
+@pytest.mark.parametrize("instructions", ["Answer from the table.", ""])
+async def test_anthropic_reads_an_earlier_tool_list_after_it_grew_past_the_lookback(instructions: str) -> None:
+    # 30 tools, then 25 more appended at once (a skill's tools put up front): the last tool's breakpoint
+    # alone would look back 20 blocks and miss the entry the first request wrote at tool 30.
+    first_tools = [schema(f"t{i}", 60) for i in range(30)]
+    grown = first_tools + [schema(f"s{i}", 60) for i in range(25)]
+    async with ProviderEndpoint([Reply(text="a"), Reply(text="b")]) as endpoint, claude(endpoint) as model:
+        await model.complete(instructions, [UserMessage("hi")], first_tools)
+        await model.complete(instructions, [UserMessage("hi")], grown)
+        _, second = await endpoint.wait_for_requests(2)
+    marked = [i for i, t in enumerate(second.body["tools"]) if "cache_control" in t]
+    assert marked == ([29] if instructions else [29, 54])
+    assert breakpoints(fits_anthropic(second.body)) <= 4
+    tool_tokens = sum(count_tokens(json.dumps(t, separators=(",", ":"))) for t in first_tools)
+    assert second.usage.cache_read >= tool_tokens > 1024
 
 
 async def test_anthropic_without_cache_marks_nothing() -> None:

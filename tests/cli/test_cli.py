@@ -1,4 +1,5 @@
-"""The toolsift command against real example servers: output, --json and exit codes."""
+"""The toolsift command against the example servers (real processes, or in this process): output, --json and
+exit codes."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 # At collection, as the SDK's stdio client takes the sys.stderr of its first import as its default errlog
 # (under capsys, a file without a descriptor); toolsift.cli no longer imports the SDK for us.
 from mcp import Client, StdioServerParameters
+from waits import CHILD_SECONDS
 
 from toolsift.cli import main
 
@@ -131,6 +133,7 @@ def test_servers_exit_1_when_one_server_fails(capsys: pytest.CaptureFixture[str]
     assert "server 'broken' is down: could not start" in err
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, _ = run(capsys, "-c", str(config), "tools", "--json")
     names = {r["name"]: r["tier"] for r in json.loads(out)}
@@ -150,6 +153,7 @@ def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str]
     ) in err
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_tools_without_a_pattern_says_what_is_hidden(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, err = run(capsys, "-c", str(config), "tools")
     assert code == 0 and "general__echo" in out
@@ -159,6 +163,7 @@ def test_tools_without_a_pattern_says_what_is_hidden(capsys: pytest.CaptureFixtu
     assert "tool(s) are left out of a turn with no skill by the agent's or the skill's allowed-tools" in err
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_tools_search_ranks_internal_tools_too(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, _ = run(capsys, "-c", str(config), "tools", "--search", "store a value in memory", "--json")
     hits = json.loads(out)
@@ -167,6 +172,7 @@ def test_tools_search_ranks_internal_tools_too(capsys: pytest.CaptureFixture[str
     assert code == 0 and "exact" in out and "general__echo" in out
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_tools_search_takes_a_backend(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, _ = run(
         capsys, "-c", str(config), "tools", "-q", "store a value in memory", "--backend", "bm25", "--json"
@@ -177,6 +183,7 @@ def test_tools_search_takes_a_backend(capsys: pytest.CaptureFixture[str], config
     assert code == 2 and "unknown search backend 'vector'; available: bm25, semantic, hybrid" in err
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_schemas_prints_payload_size_and_tokens(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, err = run(capsys, "-c", str(config), "schemas", "--skill", "flow-memory", "--format", "anthropic")
     payload = json.loads(out)
@@ -189,6 +196,7 @@ def test_schemas_prints_payload_size_and_tokens(capsys: pytest.CaptureFixture[st
     assert code == 2 and "Unknown schema format 'yaml'" in err  # a bad command line, refused before connecting
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_tools_and_schemas_show_a_skill_scope_without_its_variables(
     capsys: pytest.CaptureFixture[str], config: Path, tmp_path: Path
 ) -> None:
@@ -211,6 +219,7 @@ def test_tools_and_schemas_show_a_skill_scope_without_its_variables(
     assert code == 3 and "Unknown skill 'hidden'; available: general__review" in err
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_call_goes_through_the_layers(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, _ = run(capsys, "-c", str(config), "call", "general__add", '{"a": 2, "b": 3}', "--json")
     assert code == 0 and json.loads(out)["structuredContent"] == {"result": 5}
@@ -256,6 +265,7 @@ def test_call_and_servers_with_a_lazy_server(capsys: pytest.CaptureFixture[str],
         (["chat", "--model", "mistral:large"], 5, "Unknown model provider 'mistral'"),
     ],
 )
+@pytest.mark.usefixtures("examples_in_process")
 def test_bad_input_is_one_clear_line(
     capsys: pytest.CaptureFixture[str], config: Path, argv: list[str], code: int, message: str
 ) -> None:
@@ -336,7 +346,7 @@ def chat(config: Path, *lines: str) -> subprocess.CompletedProcess[str]:
         input="\n".join(lines),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=CHILD_SECONDS,
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -382,7 +392,9 @@ def test_chat_ctrl_c_cancels_the_running_call_and_the_chat_goes_on(config: Path,
             if "[general__wait_for_file] 0 waiting for" in line:
                 break
         chat.send_signal(signal.SIGINT)
-        out, err = chat.communicate('call general__echo {"text": "still here"}\n/instructions\n/quit\n', timeout=120)
+        out, err = chat.communicate(
+            'call general__echo {"text": "still here"}\n/instructions\n/quit\n', timeout=CHILD_SECONDS
+        )
     finally:
         if chat.poll() is None:
             chat.kill()
@@ -394,7 +406,12 @@ def test_chat_ctrl_c_cancels_the_running_call_and_the_chat_goes_on(config: Path,
 
 def test_demo_runs_offline_and_exits_0() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "toolsift", "demo"], capture_output=True, text=True, timeout=120, check=False, cwd=ROOT
+        [sys.executable, "-m", "toolsift", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=CHILD_SECONDS,
+        check=False,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -421,6 +438,7 @@ def test_serve_reports_a_config_error(capsys: pytest.CaptureFixture[str], config
     assert code == 4 and "without a token" in err
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_call_cannot_reach_a_tool_the_skill_scope_does_not_list(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import anyio
 import pytest
+from waits import CHILD_SECONDS
 
 from toolsift._exceptions import AgentError
 from toolsift.agent.llm import load_model
@@ -24,7 +25,7 @@ from toolsift.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "examples" / "servers"
-WAIT = 60  # seconds: a safety net for a stuck chat, never a synchronisation
+WAIT = CHILD_SECONDS  # a safety net for a stuck chat, never a synchronisation
 
 SKILL = """---
 name: sums

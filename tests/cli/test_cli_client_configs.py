@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from waits import CHILD_SECONDS
 
 from toolsift._folders import find_config
 from toolsift.cli import main
@@ -154,7 +155,7 @@ def test_chat_start_line_says_how_to_reach_internal_servers(tmp_path: Path) -> N
         input="/quit\n",
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=CHILD_SECONDS,
         check=False,
     )
     assert done.returncode == 0, done.stderr

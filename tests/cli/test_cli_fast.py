@@ -80,7 +80,7 @@ def test_help_shows_no_internal_types_or_references(
 
 
 def test_serve_workers_help_agrees_with_the_config_rule(capsys: pytest.CaptureFixture[str]) -> None:
-    # serve.workers > 1 needs stateless or shared sessions (ServeSettings), as README's serve section says.
+    # serve.workers > 1 needs stateless or shared sessions (ServeSettings), as docs/serving.md says.
     _, out, _ = run(capsys, "serve", "--help")
     assert "--stateless or shared sessions (serve.shared)" in " ".join(out.split())
 

@@ -44,6 +44,7 @@ SHARED_VALUES: dict[str, Any] = {
     "resource_filter": ["file:///docs/*"],
     "instructions": False,
     "tasks": "when-supported",
+    "pin_tools": "warn",
 }
 # ... and of the fields of one transport; each type needs its own key, given as BASES has it.
 OWN_VALUES: dict[type[ServerConfig], dict[str, Any]] = {

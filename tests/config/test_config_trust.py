@@ -64,6 +64,17 @@ def test_fingerprints_stay_those_remembered_before_servers_had_a_type_per_transp
     assert launch_fingerprint(http, cwd=root) == "932e84b6cb252973d7edf77fd6a9533674485fb133d4bd1ce365bedb75d7935c"
 
 
+def test_a_project_that_lets_changed_tools_through_is_asked_about_again(project: Path, tmp_path: Path) -> None:
+    path = write(project, {"s": {**SERVER, "pinTools": "hold"}})
+    store = ProjectTrust(tmp_path / "trusted.json")
+    store.remember(load_config(path), path)
+    for setting in ("warn", "accept"):
+        write(project, {"s": {**SERVER, "pinTools": setting}})
+        assert check(store, path).changed == ("s",)
+    write(project, {"s": SERVER})  # the default is what was trusted
+    assert check(store, path).trusted
+
+
 def test_the_same_file_used_from_another_folder_launches_something_else(project: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()

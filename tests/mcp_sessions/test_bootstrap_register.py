@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
 import pytest
-from mcp_helpers import TESTS, example_server, faulty, in_memory, local_server, stdio_server, wait_for
+from mcp.client import Transport
+from mcp.server.mcpserver import MCPServer
+from mcp_helpers import FAST, TESTS, example_server, faulty, in_memory, stdio_server, wait_for
 from servers import EXAMPLES, example_module, http_server
 
 from toolsift import ConfigError, ServerUnavailable
@@ -17,6 +21,7 @@ from toolsift.config import HttpServer, load_config
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState, register_mcp_tools
 from toolsift.mcp_sessions._state import SessionEvent
 from toolsift.mcp_sessions._status import format_status, status_rows
+from toolsift.mcp_sessions._transport import MemoryTransport, TransportContext
 from toolsift.registry import ToolRegistry, TurnScope
 
 
@@ -76,24 +81,35 @@ async def test_bootstrap_registers_global_and_internal_tools_and_isolates_failur
     assert "MCP off: skipped (disabled (enabled: false))" in summary
 
 
+class Turnstile:
+    """A transport whose connections each wait until ``expected`` of them have begun: a barrier.
+
+    Started one after the other, the first connection would wait for the
+    others forever (until the hang guard); started together, all pass.
+    """
+
+    def __init__(self, server: MCPServer, expected: int) -> None:
+        self._inner = MemoryTransport(server)
+        self._expected = expected
+        self.entered: list[str] = []
+        self._all_in = anyio.Event()
+
+    async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
+        self.entered.append(context.server)
+        if len(self.entered) == self._expected:
+            self._all_in.set()
+        await self._all_in.wait()
+        return await self._inner.open(stack, context)
+
+
 async def test_bootstrap_starts_servers_in_parallel() -> None:
-    servers = [local_server(f"slow{i}", "raw_server.py", "--init-delay", "1", protocol="legacy") for i in range(4)]
-    ready_at: dict[str, float] = {}
-
-    def record(event: SessionEvent) -> None:
-        if event.state is SessionState.READY:
-            ready_at.setdefault(event.session.name, anyio.current_time())
-
-    async with McpSessionGroup(ToolRegistry()) as group:
-        for config in servers:
-            session = group.spawn(config)
-            assert session is not None
-            session.subscribe(record)
-        async with anyio.create_task_group() as waiters:
-            for session in group.values():
-                waiters.start_soon(session.wait_settled)
-    # One after the other, each handshake would end a second after the previous one.
-    assert len(ready_at) == 4 and max(ready_at.values()) - min(ready_at.values()) < 0.9
+    names = [f"slow{i}" for i in range(4)]
+    turnstile = Turnstile(example_server("general.py"), expected=len(names))
+    options = replace(FAST, transports=dict.fromkeys(names, turnstile))
+    servers = [stdio_server(name, "general.py") for name in names]
+    async with register_mcp_tools(servers, ToolRegistry(), options=options) as sessions:
+        assert all(session.state is SessionState.READY for session in sessions.values())
+    assert sorted(turnstile.entered) == names
 
 
 async def test_bootstrap_accepts_a_list_of_servers_and_offers_the_configured_workspace(tmp_path: Path) -> None:

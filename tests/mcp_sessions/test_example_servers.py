@@ -1,7 +1,10 @@
-"""The example MCP servers of examples/servers/, exercised with the SDK's Client over real stdio and HTTP.
+"""The example MCP servers of examples/servers/, exercised with the SDK's Client.
 
 These tests document what each server does, so that the session layer can be
-tested against them knowing what to expect.
+tested against them knowing what to expect. What a server answers is checked
+in this process, over memory streams; what depends on the process or the
+transport (crashes, stdio framing, the environment, delays, HTTP) over real
+stdio and HTTP.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from jsonschema import Draft202012Validator
 from mcp import Client, MCPError
 from mcp.client.session import IncomingMessage
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from servers import EXAMPLES, http_server, stdio_params, stop_process, wait_for_file
+from mcp_helpers import example_server, faulty
+from servers import EXAMPLES, example_module, http_server, stdio_params, stop_process, wait_for_file
 
 MODES = ["auto", "legacy"]
 Target = Any  # StdioServerParameters or an HTTP URL, as Client accepts them
@@ -56,7 +60,7 @@ GENERAL_TOOLS = {
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_general_lists_tools_resources_and_prompts(mode: str) -> None:
-    async with Client(stdio_params("general.py"), mode=mode) as client:
+    async with Client(example_server("general.py"), mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == GENERAL_TOOLS
         read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
@@ -74,7 +78,7 @@ async def test_general_lists_tools_resources_and_prompts(mode: str) -> None:
 
 
 async def test_general_returns_every_content_type_and_error_results() -> None:
-    async with Client(stdio_params("general.py")) as client:
+    async with Client(example_server("general.py")) as client:
         assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
         assert (await client.call_tool("add", {"a": 2, "b": 40})).structured_content == {"result": 42}
 
@@ -110,7 +114,7 @@ async def test_general_progress_reports_every_step(mode: str) -> None:
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total, message))
 
-    async with Client(stdio_params("general.py"), mode=mode) as client:
+    async with Client(example_server("general.py"), mode=mode) as client:
         result = await client.call_tool("progress", {"steps": 3}, progress_callback=on_progress)
     assert text_of(result) == "done 3 steps"
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
@@ -179,9 +183,8 @@ async def test_http_server_announces_ready_on_stderr() -> None:
     try:
         assert process.stderr is not None
         buffer = b""
-        with anyio.fail_after(30):  # other log lines may come first
-            while (found := re.search(rb"^READY (\S+)$", buffer, re.MULTILINE)) is None:
-                buffer += await process.stderr.receive()
+        while (found := re.search(rb"^READY (\S+)$", buffer, re.MULTILINE)) is None:  # other log lines may come first
+            buffer += await process.stderr.receive()
         url = found.group(1).decode()
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
         async with Client(url) as client:
@@ -227,7 +230,7 @@ FLOW_GROUPS = (
 
 @pytest.fixture(scope="module")
 async def flow_tools() -> list[types.Tool]:
-    async with Client(stdio_params("flow.py")) as client:
+    async with Client(example_module("flow.py").build_server()) as client:
         return (await client.list_tools()).tools
 
 
@@ -275,7 +278,7 @@ async def test_flow_descriptions_single_out_the_right_tool(
 
 
 async def test_flow_pages_tools_list_when_asked() -> None:
-    async with Client(stdio_params("flow.py", "--page-size", "50")) as client:
+    async with Client(example_module("flow.py").build_server(page_size=50)) as client:
         pages, names, cursor = 0, list[str](), None
         while True:
             page = await client.list_tools(cursor=cursor)
@@ -294,7 +297,7 @@ async def test_flow_memory_tools_keep_state_and_other_tools_chain_ids(mode: str)
         assert not result.is_error, text_of(result)
         return json.loads(text_of(result))
 
-    async with Client(stdio_params("flow.py"), mode=mode) as client:
+    async with Client(example_module("flow.py").build_server(), mode=mode) as client:
         stored = await call(client, "memory_store", {"key": "user:1", "value": {"name": "Ada"}, "tags": ["vip"]})
         assert stored == {"key": "user:1", "namespace": "default", "replaced": False, "stored": True}
         assert (await call(client, "memory_retrieve", {"key": "user:1"}))["value"] == {"name": "Ada"}
@@ -312,7 +315,7 @@ async def test_flow_memory_tools_keep_state_and_other_tools_chain_ids(mode: str)
 
 
 async def test_flow_rejects_bad_arguments_and_unknown_tools() -> None:
-    async with Client(stdio_params("flow.py")) as client:
+    async with Client(example_module("flow.py").build_server()) as client:
         result = await client.call_tool("swarm_init", {"topology": "cube", "extra": 1})
         assert result.is_error
         assert re.search(r"'extra' was unexpected.*topology: 'cube' is not one of", text_of(result))
@@ -410,14 +413,14 @@ async def test_faulty_inject_puts_a_payload_into_text_results() -> None:
     ("mode", "code", "message"), [("legacy", 0, "boom"), ("auto", -32603, "Internal server error")]
 )
 async def test_faulty_rpc_errors_turn_tool_failures_into_protocol_errors(mode: str, code: int, message: str) -> None:
-    async with Client(stdio_params("faulty.py", "--rpc-errors"), mode=mode) as client:
+    async with Client(faulty(rpc_errors=True), mode=mode) as client:
         with pytest.raises(MCPError, match=message) as caught:
             await client.call_tool("fail", {"message": "boom"})
     assert caught.value.code == code
 
 
 async def test_faulty_fake_capabilities_are_advertised_but_fail() -> None:
-    async with Client(stdio_params("faulty.py", "--fake-capabilities")) as client:
+    async with Client(faulty(fake_capabilities=True)) as client:
         assert (await client.call_tool("fail", {"message": "boom"})).is_error  # without --rpc-errors
         capabilities = client.server_capabilities
         assert capabilities is not None and capabilities.resources and capabilities.prompts
@@ -445,15 +448,14 @@ async def watch_tool_changes(target: Target, mode: str) -> list[str]:
             announced.set()
 
     async with Client(target, mode=mode, message_handler=on_message) as client:
-        with anyio.fail_after(10):
-            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                async with client.listen(tools_list_changed=True) as events:
-                    await client.call_tool("add_tool", {"name": "late_tool"})
-                    async for _ in events:
-                        break
-            else:
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            async with client.listen(tools_list_changed=True) as events:
                 await client.call_tool("add_tool", {"name": "late_tool"})
-                await announced.wait()
+                async for _ in events:
+                    break
+        else:
+            await client.call_tool("add_tool", {"name": "late_tool"})
+            await announced.wait()
         names = [tool.name for tool in (await client.list_tools(cache_mode="refresh")).tools]
         assert "late_tool" in text_of(await client.call_tool("late_tool", {"x": 1}))
         await client.call_tool("remove_tool", {"name": "late_tool"})

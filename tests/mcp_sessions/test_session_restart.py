@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -167,10 +168,17 @@ async def test_session_caller_cancellation_reaches_the_server(tmp_path: Path) ->
     registry = ToolRegistry()
     config = stdio_server("general", "general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)}, internal_only=False)
     async with McpSession(config, registry=registry) as session:
-        with anyio.move_on_after(0.3) as scope:
-            await registry.execute("general__slow", {"seconds": 30})
-        assert scope.cancelled_caught
-        assert await wait_for_file(marker) == CANCELLED
+        running = anyio.Event()
+
+        async def under_way(done: float, total: float | None, message: str | None) -> None:
+            running.set()
+
+        never = {"path": str(tmp_path / "never")}
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(registry.execute, "general__wait_for_file", never, progress=under_way))
+            await running.wait()  # the server is running the call: cancelling now must reach it
+            group.cancel_scope.cancel()
+        assert await wait_for_file(marker) == "CANCELLED wait_for_file\n"
         assert session.in_flight == 0
         timed = await registry.execute("general__slow", {"seconds": 30}, timeout=0.2)
         assert timed.is_error and "timed out after 0.2s" in text(timed)

@@ -88,7 +88,7 @@ def strict_form(schema: Mapping[str, Any], value: Any) -> Any:
 def meant(schema: Mapping[str, Any], value: Any) -> Any:
     """What ``value`` means to the tool: an optional property set to null is a property left out.
 
-    In strict mode the two cannot be told apart (README, "OpenAI strict mode"), so
+    In strict mode the two cannot be told apart (docs/agent-loops.md, "OpenAI strict mode"), so
     toolsift reads every null of an optional property as "left out".
     """
 

@@ -14,8 +14,9 @@ import pytest
 from local_tools import RecordingTool
 
 from toolsift import ConfigError
-from toolsift.registry import ToolRegistry
-from toolsift.search import SearchIndex, _minilm, _semantic, semantic_available
+from toolsift.registry import ToolRegistry, ToolSpec
+from toolsift.search import SearchIndex, _documents, _minilm, _semantic, semantic_available
+from toolsift.search._documents import tool_document
 from toolsift.search._hybrid import HybridBackend
 from toolsift.search._semantic import SemanticBackend, load_local_embedder
 
@@ -102,6 +103,27 @@ def test_the_numpy_model_gives_the_reference_similarities_and_loads_once() -> No
 
 
 @LOCAL_MODEL
+def test_texts_are_batched_by_word_pieces_and_each_embedded_as_if_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    embed = load_local_embedder()
+    texts = [" ".join(["value"] * (i % 40 + 1)) + f" number {i}" for i in range(150)]
+    shapes: list[tuple[int, int]] = []
+    encode = _minilm.MiniLM._encode
+
+    def recording(self: _minilm.MiniLM, ids: Any, lengths: Any) -> Any:
+        shapes.append(ids.shape)
+        return encode(self, ids, lengths)
+
+    monkeypatch.setattr(_minilm.MiniLM, "_encode", recording)
+    rows = embed(texts)
+    # Several batches, each within the budget, padding under a tenth of the word pieces computed.
+    assert len(shapes) > 1 and all(rows_ * length <= _minilm.BATCH_TOKENS for rows_, length in shapes)
+    pieces = sum(len(encoding.ids) for encoding in _semantic._model()._tokenizer.encode_batch(texts))
+    assert sum(rows_ * length for rows_, length in shapes) < 1.1 * pieces
+    for i in (0, 39, 77, 149):
+        assert np.allclose(embed([texts[i]])[0], rows[i], atol=1e-5)
+
+
+@LOCAL_MODEL
 def test_semantic_and_hybrid_find_tools_that_share_no_word_with_the_query(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -141,6 +163,49 @@ def test_embeddings_on_disk_are_reused_by_a_new_process_and_only_changed_tools_e
     other = HashingEmbedder()
     SearchIndex(registry, backend=SemanticBackend(other, cache_folder=tmp_path, model="other")).refresh()
     assert len(other.embedded) == 3
+
+
+def test_a_tool_is_embedded_by_its_name_title_first_sentence_head_and_first_parameters() -> None:
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "x"} for i in range(12)}}
+    description = (
+        "Store a value under a key in the shared memory namespace, replacing any value stored there before, "
+        "with an optional time to live. The value is kept until it expires."
+    )
+    spec = ToolSpec(name="kv__memory_store", description=description, input_schema=schema, server="kv", title="Store")
+    text = tool_document(spec).text
+    assert text == (
+        "memory store. Store. Store a value under a key in the shared memory namespace, replacing any value stored "
+        "there before,\u2026 Parameters: p0 p1 p2 p3 p4 p5 p6 p7"
+    )
+    bare = ToolSpec(name="kv__ping", description="", input_schema={"type": "object"}, server="kv")
+    assert tool_document(bare).text == "ping"
+
+
+def test_embeddings_cached_for_another_form_of_the_texts_are_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry = tools("store a value", "drop a value")
+    first = HashingEmbedder()
+    SearchIndex(registry, backend=SemanticBackend(first, cache_folder=tmp_path, model="hashing")).refresh()
+    assert len(first.embedded) == 2
+    form = _documents.TEXT_FORM
+    with np.load(tmp_path / "hashing.npz") as data:
+        assert int(data["form"]) == form and len(data["keys"]) == 2
+    # The same texts under a new form: every one is embedded again, and the old rows leave the file.
+    monkeypatch.setattr(_semantic, "TEXT_FORM", form + 1)
+    again = HashingEmbedder()
+    with caplog.at_level(logging.INFO, logger="toolsift.search"):
+        SearchIndex(registry, backend=SemanticBackend(again, cache_folder=tmp_path, model="hashing")).refresh()
+    assert len(again.embedded) == 2 and "written for another form of the texts" in caplog.text
+    with np.load(tmp_path / "hashing.npz") as data:
+        assert int(data["form"]) == form + 1 and len(data["keys"]) == 2
+    # A file from before forms were recorded is dropped the same way, without a warning.
+    np.savez(tmp_path / "hashing.npz", keys=np.array(["a"]), vectors=np.zeros((1, 64), np.float32))
+    caplog.clear()
+    third = HashingEmbedder()
+    with caplog.at_level(logging.WARNING, logger="toolsift.search"):
+        SearchIndex(registry, backend=SemanticBackend(third, cache_folder=tmp_path, model="hashing")).refresh()
+    assert len(third.embedded) == 2 and not caplog.text
 
 
 def test_an_unreadable_cache_is_rebuilt_and_an_unwritable_one_only_logged(

@@ -18,10 +18,19 @@ import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import IncomingMessage
+from mcp_helpers import example_server, in_memory_everywhere
 from serve_project import general_server, served_http, text, write_project, write_skill
 
 from toolsift import ConfigError
 from toolsift.serve import build_server
+
+
+@pytest.fixture
+def servers_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The upstream servers (``general.py`` as ``general`` and ``hidden``) run in this process, for tests of what
+    each era's client is offered. A test that follows a call's progress keeps the child process."""
+    in_memory_everywhere(monkeypatch, {"general": example_server("general.py"), "hidden": example_server("general.py")})
+
 
 BUILTINS = ["builtin__read_file", "builtin__write_file", "builtin__list_directory", "builtin__exec_shell"]
 OPS_SKILL = """\
@@ -94,6 +103,7 @@ async def test_modern_search_answers_with_schemas_and_call_tool_runs_what_it_fou
     ]
 
 
+@pytest.mark.usefixtures("servers_in_process")
 async def test_modern_tool_list_is_the_same_for_every_connection_and_after_a_search(tmp_path: Path) -> None:
     config = internal_project(tmp_path)
     async with served_http(config) as (url, _), Client(url) as one, Client(url) as other:
@@ -110,6 +120,7 @@ async def test_modern_tool_list_is_the_same_for_every_connection_and_after_a_sea
         assert again.model_dump() == first.model_dump() == elsewhere.model_dump()
 
 
+@pytest.mark.usefixtures("servers_in_process")
 async def test_modern_call_tool_refuses_what_search_cannot_find_with_the_layers_reason(tmp_path: Path) -> None:
     write_skill(tmp_path, "ops", OPS_SKILL)
     servers = {
@@ -133,6 +144,7 @@ async def test_modern_call_tool_refuses_what_search_cannot_find_with_the_layers_
         assert text(unknown) == "No skill 'nope' to run 'general__add' with; the skills here: 'ops', 'review'"
 
 
+@pytest.mark.usefixtures("servers_in_process")
 async def test_skill_and_agent_endpoints_serve_their_scope_and_404s_name_what_is_served(tmp_path: Path) -> None:
     agents = {
         "default": {"permissions": {"level": "execute"}},
@@ -166,6 +178,7 @@ async def test_skill_and_agent_endpoints_serve_their_scope_and_404s_name_what_is
     assert agent.json()["error"]["message"] == "No agent profile 'nope' here: /mcp/agents/<name> serves 'ci'"
 
 
+@pytest.mark.usefixtures("servers_in_process")
 async def test_modern_skill_call_puts_its_tools_in_reach_through_call_tool(tmp_path: Path) -> None:
     config = internal_project(tmp_path, searchable=False)
     async with served_http(config) as (url, _), Client(url) as client:
@@ -191,6 +204,7 @@ async def test_modern_skill_call_puts_its_tools_in_reach_through_call_tool(tmp_p
         assert names(await client.list_tools()) == listed
 
 
+@pytest.mark.usefixtures("servers_in_process")
 async def test_legacy_skill_call_adds_its_tools_to_that_clients_list(tmp_path: Path) -> None:
     config = internal_project(tmp_path, searchable=False)
     changed = anyio.Event()
@@ -218,6 +232,7 @@ async def test_legacy_skill_call_adds_its_tools_to_that_clients_list(tmp_path: P
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.usefixtures("servers_in_process")
 async def test_skill_endpoint_lists_the_skills_tools_in_both_eras(tmp_path: Path, mode: str) -> None:
     config = internal_project(tmp_path)
     async with served_http(config) as (url, _), Client(f"{url}/skills/ops", mode=mode) as client:
@@ -232,6 +247,7 @@ async def test_skill_endpoint_lists_the_skills_tools_in_both_eras(tmp_path: Path
     assert listed == ["builtin__read_file", "skill__ops", "skill__review", "general__add", *meta]
 
 
+@pytest.mark.usefixtures("servers_in_process")
 async def test_modern_call_tool_asks_the_approval_a_direct_call_would(tmp_path: Path) -> None:
     agents = {"default": {"permissions": {"level": "execute", "ask": ["general__add"]}}}
     server = build_server(internal_project(tmp_path, agents=agents))

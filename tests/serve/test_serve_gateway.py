@@ -49,6 +49,7 @@ async def test_serve_gateway_over_stdio_calls_a_real_mcp_server(tmp_path: Path) 
         assert review.structured_content["tools"] == ["builtin__read_file", "builtin__list_directory", "general__echo"]
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_serve_gateway_narrowed_by_a_skill(tmp_path: Path) -> None:
     config = write_project(tmp_path, serve={"gateway": "review"}, servers={"general": general_server()})
     async with served_http(config) as (url, _), Client(url) as client:
@@ -62,6 +63,7 @@ async def test_serve_gateway_narrowed_by_a_skill(tmp_path: Path) -> None:
         assert text(await client.call_tool("builtin__general__add", {"a": 1, "b": 2})).startswith("Unknown tool")
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_serve_gateway_patterns_surface_internal_servers_named_literally(tmp_path: Path) -> None:
     servers = {"general": general_server(internalOnly=True)}
     config = write_project(tmp_path, serve={"gateway": ["general__add", "read_file"]}, servers=servers)
@@ -71,6 +73,7 @@ async def test_serve_gateway_patterns_surface_internal_servers_named_literally(t
         assert (await client.call_tool("general__add", {"a": 1, "b": 1})).structured_content == {"result": 2}
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_serve_gateway_hides_internal_servers_by_default(tmp_path: Path) -> None:
     config = write_project(tmp_path, serve={"gateway": True}, servers={"general": general_server(internalOnly=True)})
     async with served_http(config) as (url, _), Client(url) as client:
@@ -81,6 +84,7 @@ async def test_serve_gateway_hides_internal_servers_by_default(tmp_path: Path) -
         assert "denied at layer 1 (internal_only)" in text(hidden)
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_serve_gateway_search_unlocks_internal_tools_for_the_client_that_searched(tmp_path: Path) -> None:
     config = write_project(tmp_path, serve={"gateway": True}, servers={"general": general_server(internalOnly=True)})
     changed = anyio.Event()
@@ -104,6 +108,7 @@ async def test_serve_gateway_search_unlocks_internal_tools_for_the_client_that_s
         assert "denied at layer 1" in text(await other.call_tool("general__add", {"a": 2, "b": 2}))
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_serve_gateway_offers_no_search_when_the_profile_says_skills(tmp_path: Path) -> None:
     agents = {"default": {"toolDiscovery": "skills", "permissions": {"level": "execute"}}}
     config = write_project(
@@ -114,6 +119,7 @@ async def test_serve_gateway_offers_no_search_when_the_profile_says_skills(tmp_p
     assert "search_tools" not in names
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_serve_gateway_follows_the_profile_and_argument_policies(tmp_path: Path) -> None:
     agents = {"ci": {"allowedTools": ["read_file", "general__echo"], "permissions": {"level": "read"}}}
     serve = {"gateway": True, "profile": "ci", "argumentPolicies": {"general__*": {"text": {"denied": ["*password*"]}}}}
@@ -142,8 +148,7 @@ async def test_serve_gateway_applies_config_edits_and_tells_the_client(tmp_path:
         edited = config.with_name(".toolsift.json.tmp")
         edited.write_text(json.dumps(data))
         os.replace(edited, config)  # as editors save
-        with anyio.fail_after(60):
-            await heard.wait()
+        await heard.wait()
         names = [tool.name for tool in (await client.list_tools()).tools]
         assert {"general__echo", "general__add"} <= set(names)
         assert "from the edit" in text(await client.call_tool("general__echo", {"text": "from the edit"}))

@@ -205,6 +205,5 @@ async def test_serve_module_over_http_writes_its_ready_file(config: Path, tmp_pa
             assert "hello notes" in text(await client.call_tool("builtin__read_file", {"path": "notes.txt"}))
     finally:
         process.terminate()
-        with anyio.fail_after(15):
-            await process.wait()
+        await process.wait()
         await process.aclose()

@@ -12,10 +12,17 @@ import mcp.types as types
 import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
+from mcp_helpers import example_server, in_memory_everywhere
 from serve_project import general_server, text, write_project
 
 from toolsift.registry import Level
 from toolsift.serve import build_server
+
+
+@pytest.fixture(autouse=True)
+def calc_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Server ``calc`` runs in this process: these tests are about names and rules, not the child process."""
+    in_memory_everywhere(monkeypatch, {"calc": example_server("general.py")})
 
 
 class Person:

@@ -13,6 +13,7 @@ import mcp.types as types
 import pytest
 from mcp import Client
 from serve_project import stdio_params, text, write_project
+from waits import CHILD_SECONDS
 
 
 @pytest.fixture
@@ -146,17 +147,15 @@ async def test_serve_stdio_answers_malformed_json_rpc_and_keeps_serving(config: 
     answers: list[dict[str, Any]] = []
     buffer = b""
     try:
-        with anyio.fail_after(60):
-            await process.stdin.send("\n".join(lines).encode() + b"\n")
-            # Seven lines in, six answers out (the notification gets none).
-            while len(answers) < 6:
-                buffer += await process.stdout.receive()
-                *complete, buffer = buffer.split(b"\n")
-                answers += [json.loads(line) for line in complete if line.strip()]
+        await process.stdin.send("\n".join(lines).encode() + b"\n")
+        # Seven lines in, six answers out (the notification gets none).
+        while len(answers) < 6:
+            buffer += await process.stdout.receive()
+            *complete, buffer = buffer.split(b"\n")
+            answers += [json.loads(line) for line in complete if line.strip()]
     finally:
         await process.stdin.aclose()
-        with anyio.fail_after(10):
-            await process.wait()
+        await process.wait()
     assert [answer["error"]["code"] for answer in answers[:2]] == [-32700, -32600]
     assert answers[0]["id"] is None
     assert answers[2]["result"]["serverInfo"]["name"] == "toolsift"
@@ -172,7 +171,7 @@ def test_serve_module_reports_config_errors(tmp_path: Path) -> None:
         [sys.executable, "-m", "toolsift.serve", "--config", str(config)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=CHILD_SECONDS,
         check=False,
     )
     assert completed.returncode == 4

@@ -20,6 +20,7 @@ ARGUMENTS = {
     "summarize": "README.md",
     "release-notes": "version=2.1.0 audience=developers",
     "quick-notes": "buy milk",
+    "add-up": "2 3",
 }
 
 BUILTINS = ["read_file", "write_file", "list_directory"]

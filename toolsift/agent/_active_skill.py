@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, final
 
@@ -57,11 +57,12 @@ class _Binding:
     instructions: str
 
 
-async def _render(skill: Any, arguments: str) -> str:
+async def _render(skill: Any, arguments: str, note: Callable[[Any], str] | None = None) -> str:
     rendered = skill.render(bind_arguments(skill, arguments))
     if inspect.isawaitable(rendered):  # prompt skills ask their server
         rendered = await rendered
-    return str(rendered)
+    prefix = note(skill) if note is not None else ""
+    return f"{prefix}\n\n{rendered}" if prefix else str(rendered)
 
 
 @final
@@ -70,10 +71,12 @@ class ActiveSkill:
 
     Args:
         source: Where skills are looked up; None means no skills.
+        note: Put before a skill's rendered body (where the skill lives and its bundled files); '' for none.
     """
 
-    def __init__(self, source: SkillSource | None) -> None:
+    def __init__(self, source: SkillSource | None, note: Callable[[Any], str] | None = None) -> None:
         self.source = source
+        self._note = note
         self._binding: _Binding | None = None
         self._notices: list[str] = []
         self.dropped_why = ""  # why the last skill was dropped ('' after /use or /unuse)
@@ -109,7 +112,7 @@ class ActiveSkill:
         if not skill.user_invocable:
             available = [s.name for s in self.source.invocable()] if self.source is not None else []
             raise SkillNotFound(name, available)
-        self._binding = _Binding(skill, arguments, await _render(skill, arguments))
+        self._binding = _Binding(skill, arguments, await _render(skill, arguments, self._note))
         self.dropped_why = ""
         return skill
 
@@ -148,7 +151,7 @@ class ActiveSkill:
         if binding is None or skill is None or skill is binding.skill:
             return
         try:
-            instructions = await _render(skill, binding.arguments)
+            instructions = await _render(skill, binding.arguments, self._note)
         except SkillError as exc:
             if self._binding is binding:
                 self._drop(skill.name, f"it changed and no longer renders with {binding.arguments!r}: {exc}")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..registry import ToolRegistry, TurnScope
+from ..search import McpServedSkill
 
 __all__ = ["HELP", "Command", "describe_skills", "describe_tools", "parse_command"]
 
@@ -61,16 +62,30 @@ class _Skills(Protocol):
     def invocable(self) -> Iterable[Any]: ...
 
 
-def describe_skills(source: _Skills | None, active: Any | None) -> str:
-    """The answer to ``/skills``: every invocable skill, the active one starred."""
+def describe_skills(
+    source: _Skills | None, active: Any | None, problem: Callable[[str], str | None] | None = None
+) -> str:
+    """The answer to ``/skills``: every invocable skill, the active one starred.
+
+    ``problem`` says why a skill cannot work (one of its own servers cannot start); such a
+    skill is marked ``!`` and offered with the reason instead of its usage. A skill from an MCP
+    server whose allowed-tools wait for the user's approval is marked ``?``, with how to approve them.
+    """
     skills = list(source.invocable()) if source else []
     if not skills:
         return "No skills are loaded."
     name = active.name if active is not None else None
     lines = []
     for skill in sorted(skills, key=lambda s: s.name):
-        marker = "*" if skill.name == name else " "
+        why = problem(skill.name) if problem is not None else None
+        if why is not None:
+            lines.append(f"! {skill.name} - cannot be used: {why}")
+            continue
+        waiting = skill.pending_grant if isinstance(skill, McpServedSkill) else None
+        marker = "*" if skill.name == name else "?" if waiting else " "
         lines.append(f"{marker} {skill.usage()} - {skill.description}")
+        if waiting:
+            lines.append(f"    {waiting}")
     return "\n".join(lines)
 
 

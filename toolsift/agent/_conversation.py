@@ -15,6 +15,7 @@ import mcp.types as mcp_types
 from .._exceptions import LimitExceeded, SkillError, ToolsiftError
 from .._globs import literal_server
 from .._names import SEARCH_TOOL_NAME
+from .._skill_files import SKILL_FILE_TOOL, SkillFiles, skill_files_note
 from ..config import AgentConfig, LimitsConfig
 from ..pipeline import Pipeline, ResultGuard
 from ..registry import (
@@ -33,6 +34,7 @@ from ._briefing import Briefing, SkillState, server_section, skill_section
 from ._commands import HELP, Command, describe_skills, describe_tools, parse_command
 from ._declared import DeclaredTools, schema_name
 from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
+from ._skill_servers import SkillServerHost, SkillServerLease
 from ._tool_list import KeepRule, LoadRule, estimated_tokens
 from ._turn import AgentReply, ChatModel, CommandReply, Turn
 
@@ -92,6 +94,13 @@ class Conversation:
         start_servers: Starts lazy servers by namespace; ``/use`` calls it with
             the servers a skill's allowed-tools name literally (``github__*``),
             so their tools are there for the skill's first turn.
+        skill_servers: The servers skills own: ``/use`` starts the skill's (and
+            refuses, saying why, when one cannot start), ``/unuse`` lets them go,
+            and no other skill's turn shows their tools.
+        skill_files: The files a skill bundles (``FolderFiles.of``, or a skill's
+            origin server's). While a skill with bundled files is active, its body
+            is told where it lives and what it holds, and ``read_skill_file`` (when
+            registered) is pinned to the turn, past the skill's allowed-tools.
     """
 
     def __init__(
@@ -110,6 +119,8 @@ class Conversation:
         context: Callable[[], Awaitable[str]] | None = None,
         start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
         server_instructions: Callable[[str], Mapping[str, str]] | None = None,
+        skill_servers: SkillServerHost | None = None,
+        skill_files: Callable[[Any], SkillFiles | None] | None = None,
     ) -> None:
         self.registry = registry
         self.agent = agent
@@ -130,10 +141,14 @@ class Conversation:
         self._context_text = ""
         self._start_servers = start_servers
         self._server_instructions = server_instructions
+        self._skill_servers = skill_servers
+        self._lease: SkillServerLease | None = None
         # One fence id per conversation: the same server text gives the same bytes in every request,
         # and the server, which never sees it, still cannot forge the closing marker.
         self._fence_id = secrets.token_hex(8)
-        self._skill = ActiveSkill(skills)
+        self._skill_files = skill_files
+        self._files_seen: tuple[Any, str] | None = None  # (skill, note): a skill's files, walked once per version
+        self._skill = ActiveSkill(skills, self._files_note if skill_files is not None else None)
         self._briefing = Briefing()
         self._declared = DeclaredTools(registry, discovery)
         self._last_scope: TurnScope | None = None
@@ -159,6 +174,8 @@ class Conversation:
         permissions: Permissions | None = None,
         start_servers: Callable[[Sequence[str]], Awaitable[object]] | None = None,
         server_instructions: Callable[[str], Mapping[str, str]] | None = None,
+        skill_servers: SkillServerHost | None = None,
+        skill_files: Callable[[Any], SkillFiles | None] | None = None,
     ) -> Conversation:
         """A conversation with an agent profile's allowlist, permissions, limits and plan mode.
 
@@ -179,6 +196,8 @@ class Conversation:
             context=context,
             start_servers=start_servers,
             server_instructions=server_instructions,
+            skill_servers=skill_servers,
+            skill_files=skill_files,
         )
 
     # -- state ---------------------------------------------------------------------------------
@@ -215,9 +234,23 @@ class Conversation:
             agent_allowed=self.allowed_tools,
             agent=self.agent,
             read_only=self.plan_mode,
-            **_skill_fields(self._skill.current()),
+            **self._skill_fields(),
         )
-        return self.discovery.scope_for_turn(base) if self.discovery is not None else base
+        scope = self.discovery.scope_for_turn(base) if self.discovery is not None else base
+        skill = self._skill.current()
+        if skill is not None and SKILL_FILE_TOOL in self.registry and self._files_note(skill):
+            scope = scope.with_pinned({SKILL_FILE_TOOL})
+        return scope
+
+    def _files_note(self, skill: Any) -> str:
+        """Where ``skill`` lives and the files it bundles ('' when none), listed once per version of it."""
+        seen = self._files_seen
+        if seen is not None and seen[0] is skill:
+            return seen[1]
+        files = self._skill_files(skill) if self._skill_files is not None else None
+        note = skill_files_note(files) if files is not None else ""
+        self._files_seen = (skill, note)
+        return note
 
     def system_prompt(self) -> str:
         """The system prompt: base instructions and the plan-mode note, the same all conversation long."""
@@ -293,6 +326,27 @@ class Conversation:
         if self.plan_mode:
             parts.append(_PLAN_NOTE)
         return "\n\n".join(parts)
+
+    def _skill_fields(self) -> dict[str, Any]:
+        """Layer 4 of a scope: the active skill's patterns (no extra limit without one).
+
+        Another skill's own servers stay out of the skill's turns; the servers of a skill no longer
+        active (dropped, or replaced) are let go here.
+        """
+        skill = self._skill.current()
+        if self._lease is not None and (skill is None or skill.name != self._lease.skill):
+            self._hold(None)
+        if skill is None:
+            return {"skill_allowed": (), "skill_disallowed": (), "skill": None}
+        hidden = self._skill_servers.hidden_from(skill.name) if self._skill_servers is not None else ()
+        disallowed = (*skill.disallowed_tools, *hidden)
+        return {"skill_allowed": skill.allowed_tools, "skill_disallowed": disallowed, "skill": skill.name}
+
+    def _hold(self, lease: SkillServerLease | None) -> None:
+        """Hold ``lease`` (the active skill's servers) and let the one held before go."""
+        previous, self._lease = self._lease, lease
+        if previous is not None and previous is not lease:
+            previous.release()
 
     # -- what the model is told ---------------------------------------------------------------------
 
@@ -408,7 +462,8 @@ class Conversation:
         if command.name == "unuse":
             return self.unuse()
         if command.name == "skills":
-            return CommandReply(describe_skills(self.skills, self.active_skill))
+            problem = self._skill_servers.problem if self._skill_servers is not None else None
+            return CommandReply(describe_skills(self.skills, self.active_skill, problem))
         if command.name == "tools":
             return CommandReply(describe_tools(self.registry, self.scope()))
         if command.name == "instructions":
@@ -426,8 +481,16 @@ class Conversation:
             SkillParseError: Its SKILL.md is broken now (even when the loader keeps a last good version).
             SkillArgumentError: The arguments do not fit its variables.
             SkillRenderError: Its template failed to render.
+            SkillUnavailable: One of the servers it owns cannot start (the reason says which and why).
         """
-        skill = await self._skill.activate(name, arguments)
+        lease = await self._skill_servers.acquire(name) if self._skill_servers is not None else None
+        try:
+            skill = await self._skill.activate(name, arguments)
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
+        self._hold(lease)
         named = sorted({server for pattern in skill.allowed_tools if (server := literal_server(pattern))})
         if named and self._start_servers is not None:
             await self._start_servers(named)
@@ -445,6 +508,7 @@ class Conversation:
     def unuse(self) -> CommandReply:
         """Deactivate the active skill."""
         name = self._skill.deactivate()
+        self._hold(None)
         if name is None:
             return CommandReply("No skill is active.", ok=False)
         return CommandReply(f"Stopped using skill {name!r}.")
@@ -469,7 +533,7 @@ class Conversation:
                 call,
                 ToolResult.error(f"Tool {call.name!r}: the arguments are not a JSON object: {call.arguments[:200]!r}"),
             )
-        live = self.scope() if scope is None else replace(scope, **_skill_fields(self._skill.current()))
+        live = self.scope() if scope is None else replace(scope, **self._skill_fields())
         # What search_tools finds during the call is this conversation's (its Discovery rides in the record).
         extensions = (self.discovery,) if self.discovery is not None else ()
         record = CallRecord(
@@ -614,13 +678,6 @@ def _message_text(message: Message) -> str:
     if isinstance(message, AssistantMessage):
         return (message.text or "") + "".join(f"{c.name}{c.arguments}" for c in message.tool_calls)
     return message.text
-
-
-def _skill_fields(skill: Any | None) -> dict[str, Any]:
-    """Layer 4 of a scope: the skill's patterns, or no extra limit without a skill."""
-    if skill is None:
-        return {"skill_allowed": (), "skill_disallowed": (), "skill": None}
-    return {"skill_allowed": skill.allowed_tools, "skill_disallowed": skill.disallowed_tools, "skill": skill.name}
 
 
 _PLAN_NOTE = "Plan mode: only read-only tools are available; propose changes instead of making them."

@@ -171,7 +171,7 @@ class _Plan:
         existing = next((folder for folder in path.parents if folder.is_dir()), self.root)
         if existing != self.root:
             self._pin(existing, "read-only")
-        # A missing file directly in the workspace cannot be kept from being created (see README).
+        # A missing file directly in the workspace cannot be kept from being created (see docs/security.md).
 
     def _pin(self, path: Path, kind: MountKind) -> None:
         if _within(path, self.root) and path != self.root:

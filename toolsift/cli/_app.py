@@ -55,7 +55,7 @@ T = TypeVar("T")
 
 TRUST_ENV = "TOOLSIFT_TRUST_PROJECT"  # what --trust-project reads from the environment
 
-# Exit codes, documented in the README's CLI reference.
+# Exit codes, documented in docs/cli.md.
 EXIT = {
     "ok": 0,  # done
     "failed": 1,  # a tool returned an error, check found problems, a server is down
@@ -101,11 +101,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("_serve", "Serve toolsift over MCP: `claude mcp add toolsift -- toolsift serve`."),
     "trust": (
         "_trust_command",
-        "Trust this folder's config (its servers and settings) ahead of time, or forget it with --revoke.",
+        "Trust this folder's config ahead of time; --revoke forgets it, --tools SERVER accepts changed tools.",
     ),
     "auth": ("_auth", "Sign in to OAuth servers, sign out, and see where you are signed in."),
     "mcp": ("_mcp", "Add, list, show and remove MCP servers in the project or user config."),
-    "skills": ("_skills", "List, show and create skills."),
+    "skills": (
+        "_skills",
+        "List, show and create skills; see and approve the tools skills from MCP servers ask for.",
+    ),
 }
 
 

@@ -23,11 +23,12 @@ import typer
 
 from .._exceptions import ConfigError, PermissionDenied
 from .._fence import split_fence
+from .._tokens import estimated_tokens
 from ..agent import result_text
 from ..registry import TurnScope
 from ..toolbox import Toolbox
 from ._app import EXIT, run_async
-from ._output import Output, estimate_tokens
+from ._output import Output
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -60,7 +61,7 @@ async def notes_server(out: Output) -> AsyncIterator[str]:
 
 def _footprint(schemas: list[dict[str, object]]) -> tuple[int, int, int]:
     text = json.dumps(schemas, ensure_ascii=False)
-    return len(schemas), len(text.encode()), estimate_tokens(text)
+    return len(schemas), len(text.encode()), estimated_tokens(text)
 
 
 @commands.command()

@@ -9,13 +9,14 @@ from typing import Annotated, Any, cast, get_args
 import typer
 
 from .._assembly import skills_loader
-from .._exceptions import SkillNotFound, UnknownFormat
+from .._exceptions import ConfigError, SkillNotFound, UnknownFormat
 from .._folders import find_config
 from .._globs import compile_patterns, literal_server
 from .._names import split_name
+from .._tokens import estimated_tokens
 from ..agent import Conversation, result_text
 from ..config import ToolsiftConfig, validate_config
-from ..mcp_sessions import ClientCallbacks
+from ..mcp_sessions import ClientCallbacks, ToolPins
 from ..registry import Approver, Tool, TurnScope
 from ..registry.formats import FORMATS, get_format
 from ..search import BackendName, SearchIndex, format_ranking, server_descriptions
@@ -25,7 +26,7 @@ from ._approve import TerminalApprover
 from ._coverage import known_tools, pattern_coverage, rule_coverage
 from ._elicit import TerminalElicitor, log_printer
 from ._hints import internal_hint
-from ._output import Output, estimate_tokens, progress_printer, reported_here
+from ._output import Output, progress_printer, reported_here
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -67,8 +68,16 @@ def check(
     ]
     hints = []
     if report.config is not None:
+        from .._skill_servers import load_plugins
+
+        # Plugins bring skills and servers: read once, for the skills and for what their servers mean.
+        plugins, plugin_problems = load_plugins(report.config.skills.plugins)
+        problems += [
+            {"file": str(p.path or report.path), "line": p.line, "field": p.field, "message": p.reason}
+            for p in plugin_problems
+        ]
         with reported_here("toolsift.skills"):
-            loaded = skills_loader(report.config).load()
+            loaded = skills_loader(report.config, plugins=plugins).load()
         for problem in loaded.problems:
             problems.append(
                 {"file": str(problem.path), "line": problem.line, "field": problem.field, "message": problem.reason}
@@ -76,17 +85,25 @@ def check(
         warnings += [
             {"file": str(w.path), "line": w.line, "field": w.field, "message": w.reason} for w in loaded.warnings
         ]
+        from .._assembly import unprovided_skill_tools
+        from .._skill_servers import check_skill_servers, with_skill_servers
+
         known = known_tools(path.parent)
-        coverage = pattern_coverage(loaded, report.config, known)
+        coverage = pattern_coverage(loaded, with_skill_servers(report.config, loaded, plugins), known)
         rules, rules_hint = rule_coverage(report.config, known)
         warnings += coverage.unmatched + rules
-        from .._assembly import unprovided_skill_tools
+        owned_problems, owned_warnings = check_skill_servers(loaded, plugins, report.config)
+        problems += [{"file": str(f), "line": None, "field": None, "message": m} for f, m in owned_problems]
+        warnings += [{"file": str(f), "line": None, "field": None, "message": m} for f, m in owned_warnings]
 
         warnings += [
             {"file": str(w.path), "line": None, "field": w.field, "message": w.message}
             for w in unprovided_skill_tools(report.config, loaded)
         ]
         hints = [hint for hint in (internal_hint(report.config.servers.values()), coverage.hint(), rules_hint) if hint]
+        held, broken = _held_tools(report.config)
+        warnings += held
+        problems += broken
     if json_mode:
         out.json(
             {
@@ -103,6 +120,8 @@ def check(
             out.line(f"problem  {_where(item)}{item['message']}")
         for item in warnings:
             out.line(f"warning  {_where(item)}{item['message']}")
+            for line in str(item.get("diff") or "").splitlines():
+                out.line(f"           {line}")
         for hint in hints:
             out.line(f"hint     {hint}")
         verdict = "OK" if not problems else f"{len(problems)} problem(s)"
@@ -111,6 +130,31 @@ def check(
             f"{report.path}{read_as}: {verdict}, {len(warnings)} warning(s)", style="green" if not problems else "red"
         )
     raise typer.Exit(EXIT["ok"] if not problems else EXIT["failed"])
+
+
+def _held_tools(config: ToolsiftConfig) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Warnings for tools changed since pinned (with their diff); a problem for an unreadable pin file."""
+    try:
+        changes = ToolPins.for_config(config).changes()
+    except ConfigError as exc:
+        return [], [{"file": str(exc.path), "line": None, "field": None, "message": exc.reason}]
+    return [
+        {
+            "file": str(config.path),
+            "line": None,
+            "field": None,
+            "message": f"tool {change.tool!r} of server {change.server!r} changed its definition since it was "
+            f"pinned ({change.pinned[:19]} -> {change.listed[:19]}); "
+            + (
+                "it is held back until accepted"
+                if change.server not in config.servers or config.servers[change.server].pin_tools == "hold"
+                else "it is kept usable (pinTools: warn)"
+            )
+            + f" with 'toolsift trust --tools {change.server}'",
+            "diff": change.diff,
+        }
+        for change in changes
+    ], []
 
 
 def _where(item: dict[str, Any]) -> str:
@@ -402,14 +446,14 @@ def schemas(
                         "format": format,
                         "count": len(payload),
                         "bytes": size,
-                        "estimated_tokens": estimate_tokens(text),
+                        "estimated_tokens": estimated_tokens(text),
                         "schemas": payload,
                     }
                 )
                 return
             out.json(payload)
             out.note(
-                f"{len(payload)} schema(s), {size:,} bytes, ~{estimate_tokens(text):,} tokens ({format})", style=None
+                f"{len(payload)} schema(s), {size:,} bytes, ~{estimated_tokens(text):,} tokens ({format})", style=None
             )
 
     run_async(body)

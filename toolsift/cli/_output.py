@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["Output", "estimate_tokens", "progress_printer", "reported_here"]
+__all__ = ["Output", "progress_printer", "reported_here"]
 
 
 @contextmanager
@@ -28,11 +28,6 @@ def reported_here(logger_name: str) -> Iterator[None]:
         yield
     finally:
         logger.removeFilter(drop)
-
-
-def estimate_tokens(text: str) -> int:
-    """A provider-neutral token estimate: about four characters per token for JSON schemas."""
-    return (len(text) + 3) // 4
 
 
 class Output:

@@ -1,13 +1,16 @@
-"""``toolsift trust``: trust a project's config ahead of time, or forget that trust."""
+"""``toolsift trust``: trust a project's config ahead of time, forget that trust, or accept changed tools."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from .._exceptions import ConfigError
 from .._folders import find_config
-from ..config import configured_settings, validate_config
+from ..config import StdioServer, ToolsiftConfig, configured_settings, validate_config
+from ..mcp_sessions import ToolChange, ToolPins
 from ._app import state
 from ._output import Output
 from ._trust import describe_launches, describe_settings, trust_store
@@ -19,8 +22,20 @@ commands = typer.Typer(add_completion=False, rich_markup_mode=None)
 @commands.command()
 def trust(
     revoke: Annotated[bool, typer.Option("--revoke", help="Forget the trust given to this project's config.")] = False,
+    tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools",
+            metavar="SERVER",
+            help="Accept the changed tool definitions of SERVER (repeatable): pin them as they are listed now.",
+        ),
+    ] = None,
 ) -> None:
-    """Trust this folder's config (its servers and settings) ahead of time, or forget it with --revoke."""
+    """Trust this folder's config ahead of time; --revoke forgets it, --tools SERVER accepts changed tools.
+
+    Trust covers the config's servers and settings. It also lists the tools held back because their
+    server changed their definition since they were pinned, with a diff of each.
+    """
     out = Output()
     path = find_config(state.config)
     store = trust_store()
@@ -29,6 +44,9 @@ def trust(
         out.line(f"{path}: trust {'forgotten' if known else 'was never given'}")
         return
     config = validate_config(path).usable()
+    if tools:
+        _accept(out, config, path, tools)
+        return
     names = tuple(name for name, server in config.servers.items() if server.enabled)
     for line in [f"{path} starts:", *describe_launches(config, names)] if names else [f"{path} starts no servers"]:
         out.line(line)
@@ -36,7 +54,50 @@ def trust(
     if settings:
         out.line(describe_settings(settings))
     store.remember(config, path)
+    from .._assembly import project_skill_launches
+
+    for source, server in project_skill_launches(config):  # the servers the project's skills and plugins bring
+        target = " ".join([server.command, *server.args]) if isinstance(server, StdioServer) else server.url
+        out.line(f"{source} starts: {server.name}: {target}")
+        store.remember_launch(source, server)
     out.line(
         "Trusted here; asked again when a server is added or what it launches changes (command, arguments, "
         "folder, environment, env file or URL), or when those settings change."
     )
+    changes = ToolPins.for_config(config).changes()
+    if changes:
+        out.line("")
+        out.line("Tools held back: their server changed their definition since it was pinned.", style="yellow")
+        _show(out, changes)
+        servers = " ".join(f"--tools {server}" for server in dict.fromkeys(c.server for c in changes))
+        out.line(f"Review the changes above; accept them with 'toolsift trust {servers}'.")
+
+
+def _show(out: Output, changes: list[ToolChange]) -> None:
+    for change in changes:
+        out.line(f"{change.server}/{change.tool}: {change.pinned} -> {change.listed}")
+        for line in change.diff.splitlines():
+            out.line(f"  {line}", style="green" if line.startswith("+") else "red" if line.startswith("-") else None)
+
+
+def _accept(out: Output, config: ToolsiftConfig, path: Path, servers: list[str]) -> None:
+    """Pin the recorded changed definitions of ``servers``' tools, showing what is accepted."""
+    unknown = [name for name in servers if name not in config.servers]
+    if unknown:
+        known = ", ".join(sorted(config.servers)) or "none"
+        raise ConfigError(f"no server {unknown[0]!r} in this config (its servers: {known})", path=path)
+    pins = ToolPins.for_config(config)
+    for server in servers:
+        changes = pins.changes([server])
+        try:
+            accepted = pins.accept(server)
+        except OSError as exc:
+            raise ConfigError(f"cannot save the pinned tool definitions: {exc}", path=pins.store) from exc
+        if not accepted:
+            out.line(f"{server}: no changed tool definitions to accept")
+            continue
+        _show(out, changes)
+        out.line(
+            f"{server}: accepted {', '.join(accepted)}; a running toolsift lists them at the server's next "
+            "listing (a reconnect, a restart, tools/list_changed)"
+        )

@@ -31,6 +31,7 @@ from ._server import HttpServer as HttpServer
 from ._server import OAuthConfig as OAuthConfig
 from ._server import ServerConfig as ServerConfig
 from ._server import StdioServer as StdioServer
+from ._skill_grants import SkillGrants as SkillGrants
 from ._toolsift import AgentConfig as AgentConfig
 from ._toolsift import LimitsConfig as LimitsConfig
 from ._toolsift import ToolsiftConfig as ToolsiftConfig
@@ -51,6 +52,7 @@ __all__ = [
     "ServeSettings",
     "ServerConfig",
     "SharedSettings",
+    "SkillGrants",
     "StdioServer",
     "ToolsiftConfig",
     "TrustCheck",

@@ -1,7 +1,8 @@
 """Fingerprints of what a config makes happen, for remembering consent without keeping values.
 
 A server's launch fingerprint covers its settings as written (command,
-arguments, folder, environment, env file, URL, headers) and what they resolve
+arguments, folder, environment, env file, URL, headers, and ``pinTools`` when
+it lets changed tool definitions through) and what they resolve
 to where it runs: the real folder the child starts in, the real path of each
 relative command or argument that names a file there, and the bytes of its
 env file. So the same file used from another folder (a symlinked
@@ -111,6 +112,8 @@ def _env_file_digest(env_file: str, base_dir: Path) -> str:
 
 def _launch(server: ServerConfig, cwd: Path) -> dict[str, Any]:
     launch = _UNSET | server.model_dump(mode="json", include=set(_LAUNCH_FIELDS))
+    if server.pin_tools != "hold":  # a project that stops holding changed tools back is asked about again
+        launch["pinTools"] = server.pin_tools
     if isinstance(server, StdioServer):
         if server.env_file is not None:
             launch["envFileDigest"] = _env_file_digest(server.env_file, server.base_dir)

@@ -184,6 +184,9 @@ class ServerBase(ConfigModel):
             ``when-required`` only those whose ``execution.taskSupport`` is
             ``required``; ``when-supported`` also those where it is ``optional``.
         resource_filter: Globs over resource URIs; empty keeps them all.
+        pin_tools: What a tool whose definition changed since it was pinned gets: ``hold``
+            (not listed, not callable, until accepted), ``warn`` (usable, the change logged
+            and reported) or ``accept`` (pinned again, silently).
     """
 
     # The ``type`` values this type takes, what a server of this type is, and what the others are (for messages).
@@ -212,6 +215,7 @@ class ServerBase(ConfigModel):
     instructions: bool = True
     tasks: Literal["when-required", "when-supported"] = "when-required"
     resource_filter: tuple[str, ...] = ()
+    pin_tools: Literal["hold", "warn", "accept"] = "hold"
 
     _base_dir: Path = PrivateAttr(default_factory=Path.cwd)
 

@@ -203,17 +203,23 @@ class SkillsConfig(ConfigModel):
         template_max_output: Characters one render may produce.
         template_max_memory: Bytes of address space each template worker may use.
         template_workers: Template worker processes kept at most.
+        plugins: Claude Code plugin folders (each holding ``.claude-plugin/plugin.json``), or folders
+            of such plugins; their skills load after the skill folders, their servers belong to them.
+        server_idle_seconds: How long a skill's own MCP servers keep running once no conversation
+            uses the skill.
     """
 
     paths: tuple[Path, ...] = Field(default=(Path(".toolsift/skills"), Path(".claude/skills")), validate_default=True)
     user_skills: bool = True
+    plugins: tuple[Path, ...] = ()
+    server_idle_seconds: float = Field(default=300.0, gt=0, allow_inf_nan=False)
     # The defaults are TemplateSandbox's (toolsift.skills), which config may not import.
     template_timeout: float = Field(default=2.0, gt=0, allow_inf_nan=False)
     template_max_output: int = Field(default=1_000_000, ge=1)
     template_max_memory: int = Field(default=256 * 1024 * 1024, ge=1)
     template_workers: int = Field(default=2, ge=1)
 
-    @field_validator("paths")
+    @field_validator("paths", "plugins")
     @classmethod
     def _resolve(cls, value: tuple[Path, ...], info: ValidationInfo) -> tuple[Path, ...]:
         return tuple(resolve_path(path, info) for path in value)

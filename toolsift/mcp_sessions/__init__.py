@@ -8,7 +8,9 @@ is the one owner of a set of sessions: it starts them in parallel, hands a
 server over to a replacement in one registry change, drains retired sessions
 and tells subscribers what happened (:class:`ManagerEvent`);
 :func:`register_mcp_tools` starts every configured server inside one and
-reports a status table (``status()``).
+reports a status table (``status()``). :class:`ToolPins` pins each tool's
+definition the first time a server lists it; a definition that changes later
+is held back (``ToolHeld``) until accepted, as the server's ``pinTools`` says.
 
 Hot reload (:mod:`toolsift.mcp_sessions.reload`): :class:`McpServerManager`
 is a session group that applies a new config as a diff by server name, and
@@ -30,6 +32,8 @@ from ._instructions import server_instructions as server_instructions
 from ._oauth import FileTokenStorage as FileTokenStorage
 from ._oauth import token_file as token_file
 from ._options import SessionOptions as SessionOptions
+from ._pins import ToolChange as ToolChange
+from ._pins import ToolPins as ToolPins
 from ._resources import ListMcpResources as ListMcpResources
 from ._resources import ReadMcpResource as ReadMcpResource
 from ._resources import resource_context as resource_context
@@ -53,6 +57,8 @@ __all__ = [
     "SessionOptions",
     "SessionState",
     "SignInHandler",
+    "ToolChange",
+    "ToolPins",
     "VerbatimResults",
     "guard_result",
     "register_mcp_tools",

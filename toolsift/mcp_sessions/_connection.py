@@ -178,7 +178,61 @@ async def run_connection(
     Returns False when connecting did not finish within ``config.timeout``
     (True otherwise, whether or not it connected). Any other failure is
     raised, possibly wrapped in exception groups by the SDK.
+
+    Where ``auto`` prefers the handshake era (see :func:`connect_mode`) and the
+    server refuses ``initialize`` the way a server of 2026-07-28 alone does, the
+    server is connected again at the newest 2026-era version: a server that
+    speaks one era is reached in it, whatever the preference. (Not with the SDK's
+    ``auto``, whose fallback would offer the refused handshake once more.)
     """
+    preferred = connect_mode(config, options)
+    ready = False
+
+    def readied(client: Client, catalog: ServerCatalog) -> None:
+        nonlocal ready
+        ready = True
+        on_ready(client, catalog)
+
+    try:
+        return await _connect(preferred, config, endpoint, options, stderr, events, on_ready=readied, relist=relist)
+    except Exception as exc:
+        if ready or preferred == config.protocol or not _refuses_handshake(exc):
+            raise
+        logger.info("MCP server %r refused the handshake (%s); connecting in the 2026 era", config.name, exc)
+    latest = max(MODERN_PROTOCOL_VERSIONS)
+    return await _connect(latest, config, endpoint, options, stderr, events, on_ready=on_ready, relist=relist)
+
+
+def _refuses_handshake(exc: BaseException) -> bool:
+    """Whether ``exc`` (or the one error an SDK exception group holds) is a server's refusal of ``initialize``.
+
+    A server of 2026-07-28 alone answers it with a header or version error, knows
+    no such method, or answers with its own version, which the SDK's handshake
+    refuses with a ``RuntimeError`` naming it.
+    """
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, RuntimeError):
+        return any(version in str(exc) for version in MODERN_PROTOCOL_VERSIONS)
+    return isinstance(exc, MCPError) and exc.code in _HANDSHAKE_REFUSALS
+
+
+# The answers of a 2026-07-28 server to `initialize`: it asks for the per-request headers, or another version.
+_HANDSHAKE_REFUSALS = frozenset({types.HEADER_MISMATCH, types.UNSUPPORTED_PROTOCOL_VERSION, types.METHOD_NOT_FOUND})
+
+
+async def _connect(
+    mode: str,
+    config: ServerConfig,
+    endpoint: Endpoint,
+    options: SessionOptions,
+    stderr: StderrBuffer,
+    events: ConnectionEvents,
+    *,
+    on_ready: OnReady,
+    relist: Relister,
+) -> bool:
+    """One connection in SDK connect mode ``mode``, as :func:`run_connection` describes."""
     connect_deadline = anyio.CancelScope(deadline=anyio.current_time() + config.timeout)
     # The deadline scope encloses the whole life of the Client: the Client's task
     # groups are entered inside it, so it cannot be a fail_after around the
@@ -207,7 +261,7 @@ async def run_connection(
 
             client = Client(
                 transport,
-                mode=connect_mode(config, options),
+                mode=mode,
                 read_timeout_seconds=config.timeout,
                 message_handler=on_message,
                 list_roots_callback=_roots_callback(options) if options.workspace or options.roots else None,
@@ -216,7 +270,7 @@ async def run_connection(
             )
             await stack.enter_async_context(client)
             if client.mode in MODERN_PROTOCOL_VERSIONS:
-                await _discover_pinned(client, client.mode)
+                await _discover_pinned(client, client.mode, pinned=config.protocol == client.mode)
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
             catalog = await list_catalog(client, config.name)
             connect_deadline.deadline = math.inf
@@ -242,15 +296,21 @@ def connect_mode(config: ServerConfig, options: SessionOptions) -> str:
     return config.protocol
 
 
-async def _discover_pinned(client: Client, version: str) -> None:
-    """Learn a pinned-version server's capabilities: the SDK adopts a pin with none at all."""
+async def _discover_pinned(client: Client, version: str, *, pinned: bool) -> None:
+    """Learn a pinned-version server's capabilities: the SDK adopts a pin with none at all.
+
+    ``pinned`` says whether the config chose the version (else the server refused the handshake era).
+    """
     try:
         raw = await client.session.send_discover(version)
     except MCPError as exc:
-        raise SessionError(
-            f"the config pins protocol {version}, which the server does not speak (server/discover: "
-            f"{exc.message}); use protocol: auto to fall back to the handshake"
-        ) from exc
+        why = (
+            f"the config pins protocol {version}, which the server does not speak"
+            if pinned
+            else f"the server refused the handshake, and protocol {version} too"
+        )
+        fix = "; use protocol: auto to fall back to the handshake" if pinned else ""
+        raise SessionError(f"{why} (server/discover: {exc.message}){fix}") from exc
     discovered = types.DiscoverResult.model_validate(raw)
     client.session.adopt(discovered.model_copy(update={"supported_versions": [version]}))
 

@@ -387,7 +387,9 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         if self._registry is None:
             return
         session = held.session
-        held.problem = ToolPublisher(session.config, self._registry).publish(session.tools, previous=previous)
+        held.problem = ToolPublisher(session.config, self._registry).publish(
+            session.tools, previous=previous, held=session.held_back()
+        )
         if held.problem is None:
             held.published = session.tools
 

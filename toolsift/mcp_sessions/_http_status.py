@@ -40,7 +40,7 @@ def _advice(status: int, challenge: str | None) -> str:
     if status == 401 and challenge is not None and "resource_metadata" in challenge:
         return (
             f'the server wants an OAuth sign-in{asked}. Add "auth": {{}} to the server\'s config and sign '
-            "in once with 'toolsift auth login <server>' (README: Signing in to remote servers)"
+            "in once with 'toolsift auth login <server>' (docs/configuration.md: Signing in to remote servers)"
         )
     if status == 401:
         return (

@@ -16,7 +16,7 @@ import mcp.types as types
 from .._redaction import Redactor
 from ..registry import ToolResult
 
-__all__ = ["mask_result"]
+__all__ = ["mask_result", "mask_wire"]
 
 
 def mask_result(result: ToolResult, redact: Redactor) -> ToolResult:
@@ -31,6 +31,12 @@ def mask_result(result: ToolResult, redact: Redactor) -> ToolResult:
     if structured is result.structured_content and all(a is b for a, b in zip(content, result.content, strict=True)):
         return result
     return result.model_copy(update={"content": content, "structured_content": structured})
+
+
+def mask_wire(result: dict[str, Any], redact: Redactor) -> dict[str, Any]:
+    """A result as the server sent it (an extension's, read by the client and not by toolsift), every string masked."""
+    masked: dict[str, Any] = _value(result, redact) if redact else result
+    return masked
 
 
 def _block(block: types.ContentBlock, redact: Redactor) -> types.ContentBlock:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..config import ServerConfig, ToolsiftConfig
 from ._callbacks import ClientCallbacks
 from ._draining import DEFAULT_DRAIN_SECONDS
+from ._pins import ToolPins
 
 if TYPE_CHECKING:
     from ._transport import SessionTransport
@@ -67,6 +68,9 @@ class SessionOptions:
             ``command`` or ``url`` says, such as a server object in this
             process (``MemoryTransport``); the config is still resolved and
             checked as for its own transport.
+        pins: The pinned tool definitions each listing is checked against (see
+            :class:`ToolPins`); None checks nothing. :meth:`for_config` pins in
+            ``pinned-tools.json`` beside the trusted projects.
     """
 
     workspace: Path | None = None
@@ -77,10 +81,11 @@ class SessionOptions:
     drain_seconds: float = DEFAULT_DRAIN_SECONDS
     launch_check: Callable[[ServerConfig], str | None] | None = None
     transports: Mapping[str, SessionTransport] = field(default_factory=dict)
+    pins: ToolPins | None = None
 
     @classmethod
     def for_config(cls, config: ToolsiftConfig) -> SessionOptions:
-        """The options a config implies: the ``workspace`` it sets and its ``roots``, offered to servers as roots."""
+        """The options a config implies: its ``workspace`` and ``roots`` as roots, and its servers' pinned tools."""
         # Only a workspace the file sets is offered as a root; the default (the config's folder) is not a choice.
         workspace = config.workspace if "workspace" in config.model_fields_set else None
-        return cls(workspace=workspace, roots=config.roots)
+        return cls(workspace=workspace, roots=config.roots, pins=ToolPins.for_config(config))

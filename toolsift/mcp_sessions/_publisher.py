@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .._exceptions import ToolsiftError
@@ -39,8 +39,13 @@ class ToolPublisher:
         ids = {id(tool) for tool in mine}
         return all(id(tool) in ids for tool in registered), registered
 
-    def publish(self, tools: Sequence[Tool], *, previous: Sequence[Tool]) -> str | None:
-        """Swap ``previous`` (this session's tools now registered) for ``tools``; return a problem, if any."""
+    def publish(
+        self, tools: Sequence[Tool], *, previous: Sequence[Tool], held: Mapping[str, tuple[str, str]]
+    ) -> str | None:
+        """Swap ``previous`` (this session's tools now registered) for ``tools``; return a problem, if any.
+
+        ``held`` (see :meth:`ToolRegistry.hold_back`) explains the tools held back, in the same step.
+        """
         namespace = self._config.namespace
         ours, registered = self._ours_only(previous)
         if not ours:
@@ -53,6 +58,7 @@ class ToolPublisher:
         else:
             try:
                 self._registry.replace_server(namespace, tools, internal=self._config.internal_only)
+                self._registry.hold_back(namespace, held)
                 return None
             except ToolsiftError as exc:
                 problem = f"its tools could not be registered: {exc}"
@@ -64,3 +70,4 @@ class ToolPublisher:
         ours, registered = self._ours_only(tools)
         if registered and ours:
             self._registry.remove_server(self._config.namespace)
+            self._registry.hold_back(self._config.namespace, {})

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast, final
@@ -33,8 +33,9 @@ from mcp import Client, MCPError
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, ConfigDict
 
-from .._exceptions import ServerUnavailable
+from .._exceptions import ServerUnavailable, ToolHeld
 from .._input_exchange import InputExchange
 from .._names import validate_server_name
 from .._redaction import Redactor
@@ -52,10 +53,16 @@ from ._failures import (
     timeout_result,
     too_large_result,
 )
-from ._input_exchange import call_passing_input, get_prompt_passing_input, read_resource_passing_input
+from ._input_exchange import (
+    call_passing_input,
+    get_prompt_passing_input,
+    read_resource_passing_input,
+    send_as_client,
+)
 from ._lifecycle import Lifecycle
-from ._masking import mask_result
+from ._masking import mask_result, mask_wire
 from ._options import SessionOptions
+from ._pins import ToolChange
 from ._publisher import ToolPublisher
 from ._resource import TaskGroupResource
 from ._state import SessionEvent, SessionState, SessionStatus
@@ -70,6 +77,13 @@ if TYPE_CHECKING:
     from ..registry import ToolRegistry
 
 __all__ = ["McpSession"]
+
+
+class _RawResult(BaseModel):
+    """An extension's result, kept whole: the SDK knows no model for it."""
+
+    model_config = ConfigDict(extra="allow")
+
 
 _CONFIG_TIMEOUT: Any = object()
 # After close() cancels running calls, time for their notifications/cancelled to reach the server.
@@ -121,6 +135,8 @@ class McpSession:
         self._warning: str | None = None
         self._wrappers: tuple[McpToolWrapper, ...] = ()
         self._listed: tuple[types.Tool, ...] | None = None  # what the wrappers were built from, while registered
+        self._held: dict[str, str] = {}  # tool (the server's name) -> why it is held back (see ``_pins``)
+        self._changes: tuple[ToolChange, ...] = ()  # changed since pinned: held back, or kept with a warning
         self._sup = Supervisor(
             config,
             self._options,
@@ -178,6 +194,38 @@ class McpSession:
         return self._wrappers
 
     @property
+    def held(self) -> Mapping[str, str]:
+        """Tools held back (by the server's own names), each with why and how to accept it."""
+        return dict(self._held)
+
+    @property
+    def tool_changes(self) -> tuple[ToolChange, ...]:
+        """The server's tools whose definition changed since it was pinned: held back, or kept by ``pinTools: warn``."""
+        return self._changes
+
+    def held_back(self) -> dict[str, tuple[str, str]]:
+        """The held tools as the registry explains them: canonical name -> (server, why)."""
+        namespace = self.config.namespace
+        return {f"{namespace}__{tool}": (self.name, why) for tool, why in self._held.items()}
+
+    def accept_tool_changes(self, tools: Iterable[str] | None = None) -> tuple[str, ...]:
+        """Pin the changed definitions of this server's tools (all, or ``tools``) and make them usable now.
+
+        Returns:
+            The tools whose new definition was pinned.
+
+        Raises:
+            ConfigError: The pin file cannot be read.
+            OSError: It cannot be written.
+        """
+        pins = self._options.pins
+        accepted = pins.accept(self.name, tools) if pins is not None else ()
+        if accepted and self._sup.catalog.tools:
+            self._listed = None  # the same listing, reviewed again against the new pins
+            self._apply_tools(self._sup.catalog.tools)
+        return accepted
+
+    @property
     def in_flight(self) -> int:
         """Calls currently running through this session."""
         return self._calls.running
@@ -191,6 +239,14 @@ class McpSession:
     def protocol_version(self) -> str | None:
         """The protocol version negotiated on the last connection."""
         return self._sup.protocol
+
+    @property
+    def extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions the server advertised on the current connection (identifier -> settings); empty when down."""
+        client = self._sup.client
+        if client is None or self._life.state is not SessionState.READY:
+            return {}
+        return dict(client.server_capabilities.extensions or {})
 
     def stderr_tail(self, lines: int = 20) -> list[str]:
         """The last lines the server wrote on stderr (stdio only), secrets masked."""
@@ -213,9 +269,23 @@ class McpSession:
             if state is SessionState.IDLE and self.config.lazy
             else self._life.reason
             if state is not SessionState.READY
-            else self._warning,
+            else self._warning or self._held_note(),
             restarts=self._sup.restarts,
             protocol=self._sup.protocol,
+            held=tuple(self._held),
+        )
+
+    def _held_note(self) -> str | None:
+        if self._held and not self._changes:  # the pins could not be read: everything is held
+            return f"its tools are held back: {next(iter(self._held.values()))}"
+        if not self._changes:
+            return None
+        names = ", ".join(change.tool for change in self._changes)
+        if not self._held:
+            return f"tools changed since pinned, kept usable (pinTools: warn): {names}"
+        return (
+            f"tools held back, changed since pinned: {names}; see the change with 'toolsift check', "
+            f"accept it with 'toolsift trust --tools {self.name}'"
         )
 
     def __repr__(self) -> str:
@@ -361,15 +431,33 @@ class McpSession:
 
     def _apply_tools(self, tools: Sequence[types.Tool]) -> None:
         listed = tuple(tools)
-        if listed == self._listed:
+        if listed == self._listed and not self._held:
             # Unchanged (a reconnect, a list_changed that changed nothing): swapping equal tools in would
-            # only cost the registry its schema caches.
+            # only cost the registry its schema caches. With tools held back it is reviewed again, as
+            # 'toolsift trust --tools' may have accepted them meanwhile.
             return
-        previous, self._wrappers = self._wrappers, tuple(build_wrappers(self, listed))
+        held_before = self._held
+        kept = self._review(listed)
+        if listed == self._listed and self._held == held_before:
+            return  # still held as it was
+        previous, self._wrappers = self._wrappers, tuple(build_wrappers(self, kept))
         self._listed = listed
         if self._publisher is not None and self._life.state is SessionState.READY:
-            self._warning = self._publisher.publish(self._wrappers, previous=previous)
+            self._warning = self._publisher.publish(self._wrappers, previous=previous, held=self.held_back())
         self._life.emit("tools")
+
+    def _review(self, listed: tuple[types.Tool, ...]) -> tuple[types.Tool, ...]:
+        """The listed tools that match their pins (or are new); the changed ones are held back or warned of."""
+        pins = self._options.pins
+        if pins is None:
+            return listed
+        review = pins.review(self.config, listed)
+        if review.problem is not None:
+            self._held = {tool.name: review.problem for tool in listed}
+        else:
+            self._held = {change.tool: change.refusal() for change in review.held}
+        self._changes = review.held + review.warned
+        return review.kept
 
     def _withdraw(self) -> None:
         self._listed = None  # so that the same list, listed again, is registered again
@@ -407,9 +495,13 @@ class McpSession:
                 ``InputRequiredResult``, and where its next one goes instead of this session's callbacks.
 
         Raises:
+            ToolHeld: The tool changed since it was pinned and is held back.
             ServerDraining: The session is draining.
             ServerUnavailable: The session is connecting, restarting, failed or closed.
         """
+        if name in self._held:
+            # What the registry does not list, a direct call must not reach either.
+            raise ToolHeld(f"{self.config.namespace}__{name}", self.name, self._held[name])
         client, events = await self._client(), self._sup.events
         seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
         with self._calls.track():
@@ -420,6 +512,8 @@ class McpSession:
                     raw = await call_passing_input(
                         client, name, arguments, exchange, seconds=seconds, progress=progress
                     )
+                    if exchange.claimed is not None:
+                        exchange.claimed = mask_wire(exchange.claimed, self._redact)
                 else:
                     # The SDK calls progress callbacks positionally, as ProgressCallback promises.
                     raw = await client.call_tool(
@@ -504,6 +598,43 @@ class McpSession:
             return await read_resource_passing_input(client, uri, exchange)
         return await client.read_resource(uri)
 
+    async def extension_request(self, extension: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Send a request of an extension the server declared (the SDK has no method for it); the raw result.
+
+        Args:
+            extension: The extension's identifier (``io.modelcontextprotocol/skills``).
+            method: The request's method (``skills/list``).
+            params: Its params.
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
+            LookupError: On a 2026-07-28 connection, the server does not declare ``extension`` (it must
+                not be asked). A 2025-11-25 handshake carries no extensions, so there it is asked, and a
+                server without the extension answers ``-32601`` (method not found).
+            MCPError: The server refused.
+        """
+        client = await self._client()
+        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        if modern and extension not in (client.server_capabilities.extensions or {}):
+            raise LookupError(f"MCP server {self.name!r} does not declare the extension {extension!r}")
+        request = types.Request[dict[str, Any], str](method=method, params=dict(params))
+        result = await client.session.send_request(request, _RawResult)
+        return dict(result.model_extra or {})
+
+    def declares(self, extension: str) -> bool | None:
+        """Whether the connected server declares ``extension``: False when not connected, None when it cannot say.
+
+        Extensions are a 2026-07-28 capability: a 2025-11-25 handshake leaves them out, so on such a
+        connection only asking the extension's method tells (see :meth:`extension_request`).
+        """
+        client = self._sup.client
+        if client is None:
+            return False
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None
+        return extension in (client.server_capabilities.extensions or {})
+
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, exchange: InputExchange | None = None
     ) -> types.GetPromptResult:
@@ -581,6 +712,30 @@ class McpSession:
             return
         with _legacy_method(client, "logging/setLevel"):
             await client.set_logging_level(level)
+
+    async def send_as_client(
+        self, method: str, params: dict[str, Any], capabilities: dict[str, Any] | None, *, name: str | None = None
+    ) -> dict[str, Any]:
+        """Send a request of an extension's method for a gateway's client, and return the result as it came.
+
+        The secrets this session resolved are masked in it, as in a tool's result.
+
+        Args:
+            method: The method (``tasks/get``, ...), sent as it is.
+            params: Its params, sent as they are.
+            capabilities: What the client declared (wire form), sent instead of this session's own.
+            name: The ``Mcp-Name`` header the method needs, if any.
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
+            MCPError: The server refused.
+        """
+        client = await self._client()
+        with self._calls.track():
+            return mask_wire(await send_as_client(client, method, params, capabilities, name=name), self._redact)
+        # Reached only when close() or the end of a drain cancelled the request.
+        raise ServerUnavailable(self.name, SessionState.CLOSED.value, self._closed_text())
 
     async def _client(self) -> Client:
         """The ready connection, after starting a lazy session that has not started yet."""

@@ -66,6 +66,8 @@ class SessionStatus:
         error: Why the session is not ready, if it is not.
         restarts: Crash restarts so far.
         protocol: The negotiated MCP protocol version, once connected.
+        held: The server's own names of tools held back because their definition changed
+            since it was pinned (``error`` says how to accept them).
     """
 
     server: str
@@ -76,6 +78,7 @@ class SessionStatus:
     error: str | None = None
     restarts: int = 0
     protocol: str | None = None
+    held: tuple[str, ...] = ()
 
     def line(self) -> str:
         """The row as one log line."""

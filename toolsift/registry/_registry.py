@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._exceptions import DuplicateTool, InvalidToolName, ToolNotFound
+from .._exceptions import DuplicateTool, InvalidToolName, ToolHeld, ToolNotFound
 from .._names import namespace_of, validate_server_name, validate_tool_name
 from ._audit import AuditLog
 from ._call import CallHandler, CallRecord
@@ -101,6 +101,7 @@ class ToolRegistry:
         self._scope_cache: OrderedDict[tuple[TurnScope, str, bool], list[dict[str, Any]]] = OrderedDict()
         self._subscribers: list[Callable[[RegistryChange], None]] = []
         self._absent: dict[str, str] = {}
+        self._held: dict[str, dict[str, tuple[str, str]]] = {}  # namespace -> {tool: (server, why held)}
         self._selection = SelectionIndex(self._by_namespace)
         self._executor = Executor(self._entry, self.audit)
         #: Runs one :class:`CallRecord`: :meth:`execute` as a :data:`CallHandler`, raising as it does. The
@@ -181,6 +182,9 @@ class ToolRegistry:
         if entry is None:
             canonical = self._alias_to_name.get(name)
             if canonical is None:
+                held = self._held.get(namespace_of(name) or "", {}).get(name)
+                if held is not None:
+                    raise ToolHeld(name, *held)
                 # A server that is known to be away (draining) explains the absence; a close name would mislead.
                 away = namespace_of(name) in self._absent
                 raise ToolNotFound(name, hint=self._suggestion(name), known=() if away else self._entries.keys())
@@ -206,6 +210,18 @@ class ToolRegistry:
             self._absent.pop(server, None)
         else:
             self._absent[server] = reason
+
+    def hold_back(self, server: str, held: Mapping[str, tuple[str, str]]) -> None:
+        """Say which tools of namespace ``server`` are held back, and why (replacing what was said before).
+
+        A held tool is not registered; a call by its name raises ``ToolHeld``
+        with the reason instead of ``ToolNotFound``. ``held`` maps canonical
+        tool names to (the server's name, why); empty forgets them.
+        """
+        if held:
+            self._held[server] = dict(held)
+        else:
+            self._held.pop(server, None)
 
     # -- changing ------------------------------------------------------------------
 

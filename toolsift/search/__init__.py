@@ -9,7 +9,8 @@ the tools the model picks from what it finds are unlocked into the
 conversation's :class:`Discovery`, whose :meth:`Discovery.scope_for_turn`
 surfaces them in the next round and keeps them within a cap. Servers' prompts
 become skills (:class:`McpPromptSkill`) that ``/use`` activates, gathered with
-SKILL.md skills in a :class:`SkillCatalog`. :func:`index_tools` indexes a tool
+SKILL.md skills in a :class:`SkillCatalog`, and so do the skills servers offer through the MCP Skills
+extension (:class:`McpServedSkill`, taken by :class:`ServedSkills`). :func:`index_tools` indexes a tool
 list offline (no server runs), to measure search on one's own catalogue.
 
 Wiring, for a conversation in ``tool_discovery: "auto"`` mode::
@@ -31,6 +32,8 @@ from ._index import BackendName as BackendName
 from ._index import SearchHit as SearchHit
 from ._index import SearchIndex as SearchIndex
 from ._index import server_descriptions as server_descriptions
+from ._mcp_skills import McpServedSkill as McpServedSkill
+from ._mcp_skills import ServedSkills as ServedSkills
 from ._offline import index_tools as index_tools
 from ._ranking import format_ranking as format_ranking
 from ._search_tool import SearchToolsTool as SearchToolsTool
@@ -40,9 +43,11 @@ from ._skill_catalog import SkillCatalog as SkillCatalog
 __all__ = [
     "BackendName",
     "Discovery",
+    "McpServedSkill",
     "SearchHit",
     "SearchIndex",
     "SearchToolsTool",
+    "ServedSkills",
     "SkillCatalog",
     "format_ranking",
     "index_tools",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import marshal
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, Protocol
@@ -18,6 +18,7 @@ __all__ = [
     "IndexedSkill",
     "SearchDocument",
     "cut",
+    "embedding_text",
     "local_name",
     "mentions",
     "one_line",
@@ -32,6 +33,10 @@ FIELDS = ("name", "summary", "description", "parameters", "server")
 
 SUMMARY_LIMIT = 160
 ECHO_LIMIT = 80
+#: The version of :func:`embedding_text`'s form: embeddings cached under another are dropped, never mixed.
+TEXT_FORM = 2
+EMBED_SUMMARY = 100
+EMBED_PARAMETERS = 8
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -63,7 +68,7 @@ class SearchDocument:
             tools and SKILL.md skills).
         summary: The first sentence of the description, at most 160 characters.
         fields: Index terms by field (see :data:`FIELDS`).
-        text: Plain text for embedding backends (name, description, parameters).
+        text: Plain text for embedding backends (see :func:`embedding_text`).
         identity: Equal for the same tool offered by several servers (same name on
             its server, same input schema); search shows such tools as one hit.
         local_name: The tool's name on its server (``memory_store`` for
@@ -155,6 +160,19 @@ def tool_identity(bare: str, schema: Mapping[str, Any]) -> str:
     return f"tool:{bare}:{hash(data):x}"
 
 
+def embedding_text(name: str, title: str, description: str, parameters: Sequence[str]) -> str:
+    """What a tool is embedded by: its name, title, the head of its first sentence and its first parameters.
+
+    An embedding costs in proportion to the text's word pieces: claude-flow's tools
+    average 35 in this form, 104 with their whole descriptions. The rest of a
+    description is BM25's to find.
+    """
+    head = name.replace("_", " ") + (f". {title}" if title else "")
+    summary = one_line(description, EMBED_SUMMARY)
+    listed = " ".join(parameters[:EMBED_PARAMETERS])
+    return f"{head}. {summary}".rstrip(". ") + (f" Parameters: {listed}" if listed else "")
+
+
 @lru_cache(maxsize=16_384)
 def _tool_fields(name: str, title: str, description: str, parameters: str) -> dict[str, tuple[str, ...]]:
     # The same tool on thirty servers is read once (callers copy the dict).
@@ -186,7 +204,7 @@ def tool_document(spec: ToolSpec, *, siblings: Collection[str] = (), about: str 
         **_tool_fields(remote, spec.title or "", description, " ".join((parameters, *described))),
         "server": terms_of(f"{server or ''} {about}"),
     }
-    text = f"{remote.replace('_', ' ')}. {spec.title or ''}. {spec.description} Parameters: {parameters}"
+    text = embedding_text(remote, spec.title or "", spec.description, names)
     return SearchDocument(
         "tool", spec.name, server, summary, fields, text, tool_identity(remote, spec.input_schema), remote
     )

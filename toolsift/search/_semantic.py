@@ -33,7 +33,7 @@ import numpy.typing as npt
 from .._exceptions import ConfigError
 from .._install import install_advice
 from ._bm25 import Ranker, Scores
-from ._documents import SearchDocument
+from ._documents import TEXT_FORM, SearchDocument
 from ._minilm import MODEL_PACKAGE, MiniLM, missing, model_folder
 
 __all__ = ["Embedder", "SemanticBackend", "available", "default_cache_folder", "load_local_embedder"]
@@ -112,7 +112,11 @@ class _CosineRanker:
 
 
 class _DiskCache:
-    """Embeddings by text digest in one ``.npz`` file, replaced whole (write to a temporary file, then rename)."""
+    """Embeddings by text digest in one ``.npz`` file, replaced whole (write to a temporary file, then rename).
+
+    The file records the form of the texts (:data:`TEXT_FORM`): one written for
+    another form is dropped whole, its rows never matched again.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -120,6 +124,9 @@ class _DiskCache:
     def load(self) -> dict[str, npt.NDArray[np.float32]]:
         try:
             with np.load(self.path, allow_pickle=False) as data:
+                if "form" not in data or int(data["form"]) != TEXT_FORM:
+                    logger.info("dropping the embedding cache %s: written for another form of the texts", self.path)
+                    return {}
                 return dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
         except FileNotFoundError:
             return {}
@@ -135,6 +142,7 @@ class _DiskCache:
             with temporary.open("wb") as file:
                 np.savez(
                     file,
+                    form=np.array(TEXT_FORM),
                     keys=np.array([key for key, _ in kept]),
                     vectors=np.stack([vector for _, vector in kept]) if kept else np.zeros((0, 0), np.float32),
                 )
@@ -168,7 +176,7 @@ class SemanticBackend:
         self.embedded = 0  # texts embedded by this backend (not found in a cache)
 
     def _key(self, text: str) -> str:
-        return hashlib.sha256(f"{self._model}\0{text}".encode()).hexdigest()[:32]
+        return hashlib.sha256(f"{self._model}\0{TEXT_FORM}\0{text}".encode()).hexdigest()[:32]
 
     def build(self, documents: Sequence[SearchDocument]) -> Ranker:
         """Embed the documents not embedded before (in memory or on disk), and forget those that left."""

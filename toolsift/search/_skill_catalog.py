@@ -6,16 +6,17 @@ from collections.abc import Mapping
 from typing import final
 
 from ..skills import Skill, SkillProblem, SkillSet, SkillsLoader
+from ._mcp_skills import McpServedSkill, ServedSkills
 from ._prompt_skills import McpPromptSkill, PromptSession, prompt_skills
 
 __all__ = ["AnySkill", "SkillCatalog"]
 
-AnySkill = Skill | McpPromptSkill
+AnySkill = Skill | McpPromptSkill | McpServedSkill
 
 
 @final
 class SkillCatalog:
-    """Every skill ``/use`` can activate: SKILL.md skills, then the prompts of connected servers.
+    """Every skill ``/use`` can activate: SKILL.md skills, the prompts of connected servers, then their skills.
 
     It is a ``SkillSource`` for the conversation helper and a skill provider for
     the search index. Both sources are read live: a loader's latest snapshot
@@ -27,13 +28,18 @@ class SkillCatalog:
         skills: A ``SkillsLoader`` (its current snapshot is used) or a fixed ``SkillSet``.
         sessions: Server name -> session, read on every lookup (an ``McpSessionGroup``
             is live, so sessions added by a reload appear).
+        served: The skills servers offer through the MCP Skills extension (``<server>/<skill>``).
     """
 
     def __init__(
-        self, skills: SkillsLoader | SkillSet | None = None, sessions: Mapping[str, PromptSession] | None = None
+        self,
+        skills: SkillsLoader | SkillSet | None = None,
+        sessions: Mapping[str, PromptSession] | None = None,
+        served: ServedSkills | None = None,
     ) -> None:
         self._skills = skills
         self._sessions = sessions
+        self.served = served
         self._prompts: dict[str, tuple[PromptSession, object, list[McpPromptSkill]]] = {}
 
     def _skill_set(self) -> SkillSet:
@@ -60,8 +66,11 @@ class SkillCatalog:
         return [skill for _, _, skills in fresh.values() for skill in skills]
 
     def invocable(self) -> list[AnySkill]:
-        """Skills ``/use`` and ``/skills`` offer: user-invocable SKILL.md skills, then prompts."""
-        return [*self._skill_set().invocable(), *self.prompt_skills()]
+        """Skills ``/use`` and ``/skills`` offer: user-invocable SKILL.md skills, prompts, then served skills."""
+        return [*self._skill_set().invocable(), *self.prompt_skills(), *self._served()]
+
+    def _served(self) -> tuple[McpServedSkill, ...]:
+        return self.served.skills if self.served is not None else ()
 
     def get(self, name: str) -> AnySkill:
         """The skill or prompt skill called ``name``.
@@ -73,7 +82,8 @@ class SkillCatalog:
         skills = self._skill_set()
         if name in skills:
             return skills.get(name)
-        prompts = {skill.name: skill for skill in self.prompt_skills()}
+        others: list[AnySkill] = [*self.prompt_skills(), *self._served()]
+        prompts = {skill.name: skill for skill in others}
         if name in prompts:
             return prompts[name]
         raise skills.missing(name, [*skills.skills, *prompts])

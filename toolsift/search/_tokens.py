@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from bm25s.stopwords import STOPWORDS_EN_PLUS
+from ._stopwords import STOPWORDS_EN
 
 __all__ = ["identifiers", "name_key", "split_words", "terms"]
 
@@ -63,7 +63,7 @@ _KEEP = frozenset(
         "up",
     }
 )
-_STOPWORDS = frozenset(STOPWORDS_EN_PLUS) - _KEEP | frozenset({"please", "want", "need", "let", "lets", "would"})
+_STOPWORDS = STOPWORDS_EN - _KEEP | frozenset({"please", "want", "need", "let", "lets", "would"})
 #: Abbreviations common in tool names, and the word each stands for.
 ABBREVIATIONS = {
     "init": "initialize",

@@ -32,7 +32,7 @@ from typing import Any, final
 
 import mcp.types as types
 
-from .._exceptions import ToolNotFound
+from .._exceptions import ToolHeld, ToolNotFound
 from .._globs import compile_patterns
 from .._names import SEARCH_TOOL_NAME, SERVED_BUILTIN_NAMESPACE, split_name
 from ..pipeline import Pipeline, refuse
@@ -236,6 +236,19 @@ class ServedTools:
         """Canonical name -> served name of every tool listed with gateway scope ``gateway``."""
         return {canonical: served for served, (canonical, _) in self._listed(gateway).names.items()}
 
+    def _unknown(self, name: str) -> str:
+        """Why nothing serves ``name``: a tool held back since its server changed it says so and how to accept it."""
+        gateway = self._sources.get("gateway")
+        try:
+            if gateway is not None:
+                gateway.registry.resolve(name)
+        except ToolHeld as held:
+            return str(held)
+        except ToolNotFound:
+            pass
+        serves = ", ".join(self.namespaces)
+        return f"Unknown tool {name!r}: this server serves {serves}; list the tools to see their names"
+
     def route(self, name: str, gateway: TurnScope | None = None) -> tuple[ToolSource, str] | None:
         """The source and canonical name a served name goes to, or None when nothing serves it."""
         listed = self._listed(gateway).names.get(name)
@@ -267,11 +280,7 @@ class ServedTools:
         to the tool (see ``CallRecord.extensions``). Never raises but for cancellation, which reaches the tool.
         """
         if routed is None:
-            return refuse(
-                "router",
-                f"Unknown tool {name!r}: this server serves {', '.join(self.namespaces)}; "
-                "list the tools to see their names",
-            )
+            return refuse("router", self._unknown(name))
         source, canonical = routed
         return await source.pipeline.handle(
             CallRecord(

@@ -19,6 +19,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._input_exchange import InputExchange
 from ._approval import APPROVAL_INPUT
+from ._tasks import declared_capabilities
 
 __all__ = ["input_exchange"]
 
@@ -35,10 +36,14 @@ def input_exchange(
     A retry that answers the gateway's own approval question carries the
     gateway's state, not the server's: the server has asked nothing yet, so
     it gets neither the answers nor the state.
+
+    The server is told what the client declared, not what the gateway would:
+    the client reads the answer.
     """
     if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return None
+    capabilities = declared_capabilities(ctx)
     responses = params.input_responses or {}
     if APPROVAL_INPUT in responses:
-        return InputExchange()
-    return InputExchange(responses=responses or None, request_state=params.request_state)
+        return InputExchange(capabilities=capabilities)
+    return InputExchange(responses=responses or None, request_state=params.request_state, capabilities=capabilities)

@@ -70,8 +70,10 @@ from ._passthrough import input_exchange
 from ._proxy import GatewayProxy
 from ._relay import ClientRelay, client_of
 from ._replicas import SharedState
+from ._skill_extension import SkillPublisher
 from ._skills import SKILL_NAMESPACE, skill_tools
 from ._stdio import AnsweringReadStream
+from ._tasks import TaskRoutes
 
 __all__ = ["ToolsiftServer"]
 
@@ -91,12 +93,36 @@ class _SdkServer(Server[Any]):
     ``create_initialization_options()`` without arguments, so the default has
     to change here rather than at each call site. Its instructions are read
     at each handshake from ``instructions_of``, so a gateway's reflect the
-    upstream servers connected then.
+    upstream servers connected then; so are the upstream extensions it passes
+    through (``passed_through``), advertised beside its own ``extensions``.
     """
 
-    def __init__(self, *args: Any, instructions_of: Callable[[], str], **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        instructions_of: Callable[[], str],
+        passed_through: Callable[[], dict[str, dict[str, Any]]] = dict,
+        **kwargs: Any,
+    ) -> None:
         self._instructions_of = instructions_of
+        self._passed_through = passed_through
         super().__init__(*args, **kwargs)
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        own = extensions if extensions is not None else self.extensions
+        return super().get_capabilities(
+            notification_options,
+            experimental_capabilities,
+            {**self._passed_through(), **own},
+            protocol_version=protocol_version,
+        )
 
     @property
     def instructions(self) -> str:
@@ -246,9 +272,16 @@ class ToolsiftServer:
         self.announcer = ToolListAnnouncer(bus, self._signature)
         # Several replicas serving one set of sessions keep what they share in Redis.
         self.shared = SharedState(settings.shared, self.registry.audit) if settings.shared is not None else None
+        security = request_state_security()
+        # Tasks of upstream servers: their ids are sealed with the same key, so any replica routes them.
+        self.tasks = TaskRoutes(security.codec, self.sessions) if self.sessions is not None else None
         self.sdk = self._sdk_server()
+        if self.tasks is not None:
+            self.tasks.register(self.sdk)
+        if settings.skills:  # beside skill__<name>, for clients of the MCP Skills extension
+            SkillPublisher(self._served_skills).install(self.sdk)
         # requestState is sealed and bound to its call: an approval answer counts only for the question asked.
-        self.sdk.middleware.append(RequestStateBoundary(request_state_security(), default_audience="toolsift"))
+        self.sdk.middleware.append(RequestStateBoundary(security, default_audience="toolsift"))
         asks = bool(self._permissions.ask or self._permissions.ask_destructive)
         if self.shared is not None and asks and not os.environ.get(ENV_STATE_KEY):
             logger.warning(
@@ -286,6 +319,7 @@ class ToolsiftServer:
                 "toolsift",
                 version=__version__,
                 instructions_of=self._instructions,
+                passed_through=partial(TaskRoutes.advertised, self.sessions) if self.sessions is not None else dict,
                 on_list_tools=self._list_tools,
                 on_call_tool=self._call_tool,
                 on_subscriptions_listen=self._listen,
@@ -498,7 +532,7 @@ class ToolsiftServer:
         self,
         ctx: ServerRequestContext[Any],
         params: types.CallToolRequestParams,
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         try:
             endpoint = self._endpoint(ctx)
         except EndpointNotFound as exc:
@@ -534,7 +568,7 @@ class ToolsiftServer:
 
     async def _call_stateless(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, endpoint: Endpoint
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         """A 2026-07-28 call: nothing it does changes what the client lists; found tools run through ``call_tool``."""
         scope = endpoint.scope()
         if params.name == META_TOOL_NAME and self._offers_meta(endpoint):
@@ -605,8 +639,12 @@ class ToolsiftServer:
         routed: tuple[ToolSource, str] | None,
         tools: ServedTools,
         discovery: Discovery | None,
-    ) -> ToolResult | types.InputRequiredResult:
-        """One served call as routed, or the question (the approval's, the upstream server's) to put to the client."""
+    ) -> ToolResult | types.InputRequiredResult | dict[str, Any]:
+        """One served call as routed, or the question (the approval's, the upstream server's) to put to the client.
+
+        Or, for a 2026-07-28 client, the upstream server's result of an extension's shape (a task), passed on;
+        a refusal for a capability the client did not declare is raised as the server's error.
+        """
         server = self._gateway_server(routed)
         # What the call's tools need of this request: who approves, whose search it is, who reads the result.
         asking = Asking(ctx, params)
@@ -634,6 +672,10 @@ class ToolsiftServer:
             return asking.pending
         if exchange is not None and exchange.pending is not None:  # the upstream server asks the client
             return exchange.pending
+        if exchange is not None and exchange.refused is not None:  # only the client can declare what is missing
+            raise exchange.refused
+        if exchange is not None and exchange.claimed is not None and server is not None and self.tasks is not None:
+            return self.tasks.outward(server, exchange.claimed)
         return result
 
     @staticmethod

@@ -13,6 +13,7 @@ from typing import Any, final
 import mcp.types as mcp_types
 
 from .._exceptions import SkillRenderError
+from ..builtins import FolderFiles
 from ..registry import Level, ToolContext, ToolResult, ToolSpec
 from ..skills import Skill
 
@@ -88,13 +89,25 @@ class SkillTool:
                 f"None of the tools this server offers match the skill's allowed-tools "
                 f"({', '.join(skill.allowed_tools)})."
             )
-        structured = {
+        structured: dict[str, Any] = {
             "skill": skill.name,
             "instructions": instructions,
             "allowed_tools": list(skill.allowed_tools),
             "tools": tools,
         }
+        files = _bundled(skill)
+        if files:
+            # Its references resolve against its root; the files are this server's resources.
+            footer += f"\nFiles of this skill (read them with resources/read): {', '.join(files)}"
+            structured["files"] = files
         return ToolResult.text(f"{instructions.rstrip()}\n\n---\n{footer}", structured=structured)
+
+
+def _bundled(skill: Skill) -> list[str]:
+    """The URIs of the files a skill on disk bundles beside its SKILL.md (see ``_skill_extension``)."""
+    files = FolderFiles.of(skill)
+    names = files.names() if files is not None else []
+    return [f"skill://{skill.name}/{name}" for name in names if name != "SKILL.md"]
 
 
 def skill_tools(skills: Iterable[Skill], tools_for: ToolsFor) -> list[SkillTool]:

@@ -51,7 +51,7 @@ _SCRIPT: Final = Path(__file__).with_name("_template_worker.py")
 _START_TIMEOUT: Final = 30.0
 #: What the worker inherits: enough to find its libraries, none of the caller's secrets.
 _INHERITED: Final = ("PYTHONPATH", "PYTHONHOME", "SYSTEMROOT")
-# The default limits (README "Skills"; the config's ``skills.template*`` keys default to the same).
+# The default limits (docs/skills.md; the config's ``skills.template*`` keys default to the same).
 _TIMEOUT: Final = 2.0
 _MAX_OUTPUT: Final = 1_000_000
 _MAX_MEMORY: Final = 256 * 1024 * 1024

@@ -5,7 +5,9 @@ with ``cache_control`` (at most four), and a breakpoint finds an earlier entry o
 one of the 19 blocks before it (https://platform.claude.com/docs/en/build-with-claude/prompt-caching).
 Each request here marks:
 
-1. the last tool that is loaded up front (tool definitions change least),
+1. the last tool that is loaded up front (tool definitions change least); or, when the list grew by
+   more than the lookback since an earlier request, the tool where that earlier list ended, so that
+   the grown request still reads it (the system prompt's breakpoint then covers the whole list),
 2. the system prompt,
 3. the last block of the last message (what the next request will read back), and
 4. the last block of the user turn before the latest answer: where the previous request put its
@@ -19,6 +21,8 @@ conversation where it occurs, so finding a tool appends to the prompt instead of
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -40,6 +44,10 @@ _SEARCH_TOOLS: dict[str, dict[str, str]] = {
 # Blocks only the provider can produce: an answer carrying them is sent back exactly as it came.
 _SERVER_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result"})
 _BREAKPOINT = {"type": "ephemeral"}
+# A breakpoint finds an earlier cache entry at its own block or one of the 19 before it.
+_LOOKBACK = 20
+# How many tool lists sent earlier are remembered to find where a grown list's cached part ends.
+_REMEMBERED_LISTS = 32
 
 
 def _tool_result(message: ToolMessage, references: Sequence[str]) -> dict[str, Any]:
@@ -112,6 +120,16 @@ def to_anthropic_messages(
     return messages
 
 
+def _common_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many leading items ``a`` and ``b`` share."""
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
 def _mark_last(blocks: list[dict[str, Any]]) -> None:
     """Put a breakpoint on the last block (a copy: the blocks may be shared with the caller)."""
     if blocks:
@@ -173,6 +191,7 @@ class AnthropicChatModel:
         self.cache = cache
         self.tool_search = tool_search
         self._client = client or anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
+        self._sent_tools: OrderedDict[tuple[str, ...], None] = OrderedDict()
 
     @property
     def defers_tools(self) -> bool:
@@ -200,12 +219,32 @@ class AnthropicChatModel:
         if instructions:
             request["system"] = [{"type": "text", "text": instructions}]
         if self.cache:
-            _mark_last(shown)
+            self._mark_tools(shown, has_system=bool(instructions))
             _mark_last(request.get("system", []))
             _mark_messages(request["messages"])
         if shown or hidden:
             request["tools"] = shown + hidden
         return request
+
+    def _mark_tools(self, shown: list[dict[str, Any]], *, has_system: bool) -> None:
+        """Breakpoint 1: the last tool, or where an earlier list ended when the list grew past the lookback.
+
+        Tools are appended at the end (a skill's tools put up front, say); when more than the lookback
+        are appended at once, a breakpoint on the last tool no longer reaches back to the entry the
+        earlier request wrote, and the whole prompt would be written again.
+        """
+        key = tuple(json.dumps(tool, sort_keys=True) for tool in shown)
+        shared = max((_common_length(key, earlier) for earlier in self._sent_tools), default=0)
+        self._sent_tools[key] = None
+        self._sent_tools.move_to_end(key)
+        while len(self._sent_tools) > _REMEMBERED_LISTS:
+            self._sent_tools.popitem(last=False)
+        # The system prompt's breakpoint sits one block after the last tool: it reaches 18 tools back.
+        grown = shared > 0 and len(shown) - shared > _LOOKBACK - 2
+        if grown:
+            shown[shared - 1] = {**shown[shared - 1], "cache_control": dict(_BREAKPOINT)}
+        if not grown or not has_system:
+            _mark_last(shown)
 
     async def complete(
         self,

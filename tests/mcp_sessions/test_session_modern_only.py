@@ -1,0 +1,46 @@
+"""A session that prefers the handshake era still reaches a server of MCP 2026-07-28 alone.
+
+A session whose callbacks answer servers' requests connects in the handshake
+era under ``protocol: auto`` (servers written against the classic API ask from
+inside a tool, which 2026-07-28 cannot carry). A server that speaks only
+2026-07-28 refuses ``initialize`` (an error, or its own version as the
+answer); the session then connects in 2026-07-28.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mcp.types as types
+import pytest
+from servers import http_server
+
+from toolsift.config import HttpServer
+from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SessionState
+
+FIXTURE = str(Path(__file__).resolve().parents[2] / "interop" / "fixture_2026.py")
+
+
+async def sample(server: str, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    return types.CreateMessageResult(role="assistant", content=types.TextContent(text="ok"), model="test")
+
+
+@pytest.mark.parametrize("refusal", ["refuse", "answer"])
+async def test_a_session_that_answers_requests_reaches_a_server_that_refuses_the_handshake(refusal: str) -> None:
+    options = SessionOptions(callbacks=ClientCallbacks(sampling=sample))
+    async with http_server(FIXTURE, "--modern-only", refusal) as url:
+        config = HttpServer(url=url).with_name("modern")
+        async with McpSession(config, options=options) as session:
+            assert session.state is SessionState.READY, session.status().error
+            assert session.protocol_version == "2026-07-28"
+            result = await session.call_tool("test_input_required_result_sampling", {})
+    assert not result.is_error, result.text_content()
+
+
+async def test_a_session_pinned_to_the_handshake_era_is_refused_by_such_a_server() -> None:
+    options = SessionOptions(callbacks=ClientCallbacks(sampling=sample))
+    async with http_server(FIXTURE, "--modern-only", "refuse") as url:
+        config = HttpServer(url=url, protocol="legacy").with_name("modern")
+        async with McpSession(config, options=options) as session:
+            assert session.state is SessionState.ERROR
+            assert "-32020" in (session.status().error or "")

@@ -1,0 +1,189 @@
+"""The Tasks extension (``io.modelcontextprotocol/tasks``, MCP 2026-07-28) of an upstream server, through the gateway.
+
+The upstream is ``interop/fixture_2026.py`` (built to the conformance suite's
+``tasks-*`` scenarios), connected at 2026-07-28. A client that declares the
+extension gets the server's task, under an id the gateway sealed, and follows
+it through the gateway; one that does not gets what the server gives such a
+client. The call that creates a task passes the permission layers like any
+other.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import httpx
+import mcp.types as types
+import pytest
+from mcp import Client, MCPError
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from pydantic import ConfigDict, Field
+from serve_project import served_http, text, write_project
+from servers import http_server
+
+TASKS = "io.modelcontextprotocol/tasks"
+
+FIXTURE = Path(__file__).resolve().parents[2] / "interop" / "fixture_2026.py"
+SECRET = "tok-7Qx9-task-secret"
+UPSTREAM = {
+    "command": sys.executable,
+    "args": [str(FIXTURE)],
+    "env": {"SERVICE_TOKEN": "${TOOLSIFT_TEST_TASK_TOKEN}"},  # a secret the gateway resolved for this server
+    "internalOnly": False,
+    "protocol": "2026-07-28",
+}
+
+
+@pytest.fixture(autouse=True)
+def service_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLSIFT_TEST_TASK_TOKEN", SECRET)
+
+
+class CreatedTask(types.Result):
+    """A ``CreateTaskResult`` as the extension defines it (flat: the task's fields beside ``resultType``)."""
+
+    model_config = ConfigDict(extra="allow")
+    result_type: Literal["task"] = Field(alias="resultType")
+    task_id: str = Field(alias="taskId")
+    status: str
+
+
+async def _unresolved(task: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:
+    raise AssertionError("the tests ask for the task itself (allow_claimed=True)")
+
+
+class Tasks(ClientExtension):
+    """Declares the extension and reads its ``CreateTaskResult``."""
+
+    identifier = TASKS
+
+    def claims(self) -> Sequence[ResultClaim[Any]]:
+        return [ResultClaim(result_type="task", model=CreatedTask, resolve=_unresolved)]
+
+
+class TaskParams(types.RequestParams):
+    model_config = ConfigDict(extra="allow")
+    task_id: str = Field(alias="taskId")
+
+
+class TaskRequest(types.Request[TaskParams, str]):
+    name_param = "taskId"
+
+
+class TaskAnswer(types.Result):
+    model_config = ConfigDict(extra="allow")
+
+
+def project(tmp_path: Path, upstream: dict[str, Any] = UPSTREAM, **permissions: Any) -> Path:
+    agents = {"default": {"permissions": {"level": "execute", **permissions}}}
+    return write_project(
+        tmp_path, serve={"gateway": True, "prefixNames": False}, agents=agents, servers={"conformance": upstream}
+    )
+
+
+@asynccontextmanager
+async def client_of(url: str, *, tasks: bool = True) -> AsyncIterator[Client]:
+    async with Client(url, extensions=[Tasks()] if tasks else None) as client:
+        yield client
+
+
+async def task_request(client: Client, method: str, task_id: str, **params: Any) -> dict[str, Any]:
+    request = TaskRequest(method=method, params=TaskParams(taskId=task_id, **params))
+    result: dict[str, Any] = (await client.session.send_request(request, TaskAnswer)).model_dump(by_alias=True)
+    return result
+
+
+async def until(client: Client, task_id: str, status: str) -> dict[str, Any]:
+    """``tasks/get`` at the task's own poll interval until it reports ``status``."""
+    with anyio.fail_after(20):
+        while (got := await task_request(client, "tasks/get", task_id))["status"] != status:
+            await anyio.sleep(got["pollIntervalMs"] / 1000)  # the protocol's own pacing: tasks are polled
+    return got
+
+
+async def test_gateway_passes_the_servers_task_and_routes_its_methods_back_to_it(tmp_path: Path) -> None:
+    async with served_http(project(tmp_path)) as (url, _), client_of(url) as client:
+        assert TASKS in (client.server_capabilities.extensions or {})  # advertised because the upstream does
+        created = await client.session.call_tool("confirm_delete", {"filename": "a.txt"}, allow_claimed=True)
+        assert isinstance(created, CreatedTask)
+        assert not created.task_id.startswith("task-")  # the server's own id stays behind the gateway
+        asked = await until(client, created.task_id, "input_required")
+        assert asked["taskId"] == created.task_id and set(asked["inputRequests"]) == {"confirm"}
+        answer = {"confirm": {"action": "accept", "content": {"confirm": True}}}
+        await task_request(client, "tasks/update", created.task_id, inputResponses=answer)
+        done = await until(client, created.task_id, "completed")
+        assert done["result"]["content"][0]["text"] == "Deleted a.txt"
+        running = await client.session.call_tool("slow_compute", {"seconds": 60}, allow_claimed=True)
+        assert isinstance(running, CreatedTask)
+        await task_request(client, "tasks/cancel", running.task_id)
+        assert (await until(client, running.task_id, "cancelled"))["taskId"] == running.task_id
+        echoed = await client.session.call_tool("slow_compute", {"label": SECRET}, allow_claimed=True)
+        assert isinstance(echoed, CreatedTask)
+        masked = await until(client, echoed.task_id, "completed")
+    assert masked["result"]["content"][0]["text"] == "Computed [redacted]"  # as in a tool's own result
+
+
+async def test_gateway_routes_tasks_by_their_id_alone_so_any_replica_follows_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLSIFT_REQUEST_STATE_KEY", "k" * 32)
+    async with http_server(str(FIXTURE)) as upstream_url:
+        config = project(tmp_path, {"url": upstream_url, "internalOnly": False, "protocol": "2026-07-28"})
+        async with served_http(config) as (first, _), served_http(config) as (second, _):
+            async with client_of(first) as client:
+                created = await client.session.call_tool("slow_compute", {"seconds": 0}, allow_claimed=True)
+            assert isinstance(created, CreatedTask)
+            async with client_of(second) as client:
+                done = await until(client, created.task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "Computed result"
+
+
+async def test_gateway_knows_no_task_it_did_not_hand_out_and_checks_mcp_name(tmp_path: Path) -> None:
+    async with served_http(project(tmp_path)) as (url, _), client_of(url) as client:
+        created = await client.session.call_tool("slow_compute", {"seconds": 0}, allow_claimed=True)
+        assert isinstance(created, CreatedTask)
+        for task_id in ("task-1", created.task_id[:-4] + "AAAA"):  # the server's own id; a changed one
+            with pytest.raises(MCPError, match="this gateway created no such task") as refused:
+                await task_request(client, "tasks/get", task_id)
+            assert refused.value.error.code == types.INVALID_PARAMS
+        version = client.protocol_version
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+        }
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": created.task_id, "_meta": meta}}
+        headers = {"mcp-protocol-version": str(version), "mcp-method": "tasks/get", "mcp-name": "task-1"}
+        async with httpx.AsyncClient() as http:
+            response = await http.post(
+                url, json=body, headers={**headers, "accept": "application/json, text/event-stream"}
+            )
+    assert response.status_code == 400  # Mcp-Name must name the task, as for the core methods' names
+    assert response.json()["error"]["code"] == types.HEADER_MISMATCH
+
+
+async def test_a_client_without_the_extension_gets_the_servers_answers_for_such_clients(tmp_path: Path) -> None:
+    async with served_http(project(tmp_path)) as (url, _):
+        async with client_of(url, tasks=False) as client:
+            assert text(await client.call_tool("slow_compute", {"seconds": 0})) == "Computed result"  # synchronous
+            with pytest.raises(MCPError) as refused:  # a task-only tool: the server's refusal, as the server gave it
+                await client.call_tool("failing_job", {})
+            assert refused.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+            with pytest.raises(MCPError) as unknown:
+                await task_request(client, "tasks/get", "anything")
+            assert unknown.value.error.code == types.MISSING_REQUIRED_CLIENT_CAPABILITY
+        async with Client(url, mode="legacy") as legacy:  # the extension's methods are of the 2026 era
+            with pytest.raises(MCPError, match="Tasks extension") as older:
+                await task_request(legacy, "tasks/get", "anything")
+            assert older.value.error.code == types.METHOD_NOT_FOUND
+
+
+async def test_a_task_call_passes_the_permission_layers_first(tmp_path: Path) -> None:
+    async with served_http(project(tmp_path, denylist=["slow_compute"])) as (url, _), client_of(url) as client:
+        refused = await client.session.call_tool("slow_compute", {"seconds": 0}, allow_claimed=True)
+    assert isinstance(refused, types.CallToolResult) and refused.is_error
+    assert "slow_compute" in text(refused)

@@ -1,0 +1,341 @@
+"""Pinned tool definitions: a server may not change a tool behind the user's back.
+
+The first time a server lists a tool, its definition (see ``_pin_digest``) is
+pinned: kept with its SHA-256 digest, per config file and server, in
+``pinned-tools.json`` beside the trusted projects (``trusted-projects.json``).
+Whenever the server's tools are listed again (``tools/list_changed`` in either
+protocol era, a reconnect, a restart, a hot reload's new session), each tool
+is compared with its pin. A tool whose definition changed is handled as the
+server's ``pinTools`` says:
+
+- ``hold`` (the default): held back. It is not registered, so no turn, adapter
+  or gateway lists it, and a call by name is refused with :class:`ToolHeld`
+  naming how to accept it. The change is logged as a warning with a unified
+  diff and kept in the file as ``changed`` until accepted (``toolsift trust
+  --tools SERVER``, :meth:`McpSession.accept_tool_changes`).
+- ``warn``: the same warning and record, but the tool stays usable.
+- ``accept``: the new definition is pinned silently (logged at info level).
+
+A tool never listed before is pinned when first seen, whatever the mode: a
+new tool is no change to something the user already had, and a server's
+catalogue grows by design. A tool that disappears just leaves the registry;
+its pin is kept, so that a tool that comes back changed is still held.
+
+A config that was not loaded from a file keeps its pins in memory, for the
+life of its sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, final
+
+import mcp.types as types
+
+from .._exceptions import ConfigError
+from .._folders import user_folder
+from ..config import ServerConfig, ToolsiftConfig
+from ._pin_digest import definition_diff, tool_definition, tool_digest
+
+__all__ = ["PIN_FILE", "PinReview", "ToolChange", "ToolPins"]
+
+logger = logging.getLogger("toolsift.mcp_sessions")
+
+#: The pin file's name, in :func:`~toolsift._folders.user_folder` beside ``trusted-projects.json``.
+PIN_FILE = "pinned-tools.json"
+_STORE_VERSION = 1
+
+# Server name -> {"pinned": {tool: pin}, "changed": {tool: pin}}; a pin is {"digest": ..., "definition": {...}}.
+_Servers = dict[str, dict[str, dict[str, dict[str, Any]]]]
+
+
+@final
+@dataclass(frozen=True)
+class ToolChange:
+    """A tool whose listed definition differs from its pin.
+
+    Attributes:
+        server: The server's name.
+        tool: The tool's name on the server.
+        pinned: The digest pinned.
+        listed: The digest of what the server lists now.
+        diff: A unified diff of the two definitions.
+    """
+
+    server: str
+    tool: str
+    pinned: str
+    listed: str
+    diff: str
+
+    def refusal(self) -> str:
+        """Why a call of this tool is refused, and how to accept it."""
+        return (
+            f"MCP server {self.server!r} changed its definition since it was pinned "
+            f"({self.pinned[:19]} -> {self.listed[:19]}); see the change with 'toolsift check', accept it with "
+            f'\'toolsift trust --tools {self.server}\', or set "pinTools": "accept" on the server'
+        )
+
+
+@final
+@dataclass(frozen=True)
+class PinReview:
+    """What one listing of a server's tools comes to.
+
+    Attributes:
+        kept: The tools that may be registered, in the server's order (each name once).
+        held: Changed tools held back (``pinTools: hold``).
+        warned: Changed tools kept usable (``pinTools: warn``).
+        problem: Why nothing could be checked (an unreadable pin file); every tool is then held.
+    """
+
+    kept: tuple[types.Tool, ...]
+    held: tuple[ToolChange, ...] = ()
+    warned: tuple[ToolChange, ...] = ()
+    problem: str | None = None
+
+
+def _pin(tool: types.Tool) -> dict[str, Any]:
+    definition = tool_definition(tool)
+    return {"digest": tool_digest(definition), "definition": definition}
+
+
+def _change(server: str, tool: str, pinned: dict[str, Any], listed: dict[str, Any]) -> ToolChange:
+    diff = definition_diff(server, tool, pinned["definition"], listed["definition"])
+    return ToolChange(server, tool, pinned["digest"], listed["digest"], diff)
+
+
+@final
+class ToolPins:
+    """The pinned definitions of one config file's servers, on disk or in memory.
+
+    Each method reads the file again, so ``toolsift trust --tools`` run
+    meanwhile counts at the server's next listing. It is a small file, read and
+    written in the step that swaps a server's tools: that keeps a changed tool
+    from ever being registered unreviewed.
+
+    Args:
+        store: The pin file (see :meth:`for_config`); None keeps pins in memory.
+        project: The config file the servers come from; its absolute path keys its records.
+    """
+
+    def __init__(self, store: Path | None, project: Path | None = None) -> None:
+        self.store = store
+        self._key = os.path.abspath(project) if project is not None else ""
+        # In memory: the whole store when there is no file, or what could not be written to it.
+        self._memory: dict[str, _Servers] | None = {} if store is None else None
+        self._warned: set[tuple[str, str, str]] = set()
+
+    @classmethod
+    def for_config(cls, config: ToolsiftConfig, store: Path | None = None) -> ToolPins:
+        """The pins of ``config``'s servers: in ``store`` (``pinned-tools.json`` in the user folder by default).
+
+        A config not loaded from a file keeps them in memory.
+        """
+        if config.path is None:
+            return cls(None)
+        return cls(store if store is not None else user_folder() / PIN_FILE, config.path)
+
+    def __repr__(self) -> str:
+        return f"ToolPins(store={str(self.store) if self.store else None!r}, project={self._key!r})"
+
+    # -- the file -------------------------------------------------------------------------
+
+    def _read(self) -> dict[str, _Servers]:
+        if self._memory is not None:
+            return self._memory
+        assert self.store is not None
+        try:
+            data = json.loads(self.store.read_text(encoding="utf-8"))
+        except (FileNotFoundError, NotADirectoryError):
+            return {}  # nothing pinned yet (a folder that cannot be one is reported when saving)
+        except (OSError, ValueError) as exc:
+            raise self._broken(str(exc)) from exc
+        projects = data.get("projects") if isinstance(data, dict) else None
+        if not isinstance(projects, dict):
+            raise self._broken("expected an object with 'projects'")
+        if data.get("version") != _STORE_VERSION:
+            raise self._broken(f"version {data.get('version')!r} is not one this toolsift knows ({_STORE_VERSION})")
+        # Only this file's record is checked: a broken record of another project is that project's problem.
+        self._check(projects.get(self._key, {}))
+        return projects
+
+    def _check(self, servers: Any) -> None:
+        """Refuse a record whose shape is wrong or whose digest does not match its definition."""
+        if not isinstance(servers, dict):
+            raise self._broken("a project's record is not an object")
+        for server, record in servers.items():
+            if not isinstance(record, dict):
+                raise self._broken(f"the record of server {server!r} is not an object")
+            for kind in ("pinned", "changed"):
+                pins = record.get(kind, {})
+                if not isinstance(pins, dict):
+                    raise self._broken(f"{kind!r} of server {server!r} is not an object")
+                for tool, pin in pins.items():
+                    definition = pin.get("definition") if isinstance(pin, dict) else None
+                    if not isinstance(definition, dict) or tool_digest(definition) != pin.get("digest"):
+                        raise self._broken(
+                            f"the {kind} definition of tool {tool!r} of server {server!r} does not match its digest"
+                        )
+
+    def _broken(self, reason: str) -> ConfigError:
+        return ConfigError(
+            f"cannot read the pinned tool definitions: {reason}; fix the file, or delete it to pin every "
+            "tool afresh at its next listing",
+            path=self.store,
+        )
+
+    def _write(self, projects: dict[str, _Servers]) -> None:
+        """Save ``projects``; raise OSError when the file cannot be written."""
+        if self.store is None:
+            return  # pins in memory only: nothing to save
+        self.store.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps({"version": _STORE_VERSION, "projects": projects}, indent=2, sort_keys=True) + "\n"
+        # A crash mid-write must not lose every pin: write beside it, then swap.
+        handle, temporary = tempfile.mkstemp(dir=self.store.parent, prefix=".pinned-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            os.replace(temporary, self.store)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        self._memory = None  # written: the file is the truth again
+
+    def _servers(self, projects: dict[str, _Servers]) -> _Servers:
+        return projects.setdefault(self._key, {})
+
+    # -- reviewing a listing -----------------------------------------------------------------
+
+    def review(self, server: ServerConfig, tools: Sequence[types.Tool]) -> PinReview:
+        """Compare a listing of ``server``'s tools with their pins; pin new tools, record changed ones.
+
+        A tool listed twice counts once (the first), as registering does. A
+        pin file that cannot be read holds every tool back (nothing is
+        written, so nothing in it is lost); one that cannot be written keeps
+        this run's pins in memory, with a warning.
+        """
+        try:
+            projects = self._read()
+        except ConfigError as exc:
+            logger.error("MCP server %r: its tools are held back: %s", server.name, exc)
+            return PinReview(kept=(), problem=str(exc))
+        record = self._servers(projects).setdefault(server.name, {})
+        before = json.dumps(record, sort_keys=True)
+        pinned, changed = record.setdefault("pinned", {}), record.setdefault("changed", {})
+        kept: list[types.Tool] = []
+        held: list[ToolChange] = []
+        warned: list[ToolChange] = []
+        seen: set[str] = set()
+        for tool in tools:
+            if tool.name in seen:
+                continue
+            seen.add(tool.name)
+            now, pin = _pin(tool), pinned.get(tool.name)
+            if pin is None or pin["digest"] == now["digest"] or server.pin_tools == "accept":
+                if pin is not None and pin["digest"] != now["digest"]:
+                    logger.info(
+                        "MCP server %r changed tool %r; pinned the new definition (pinTools: accept)",
+                        server.name,
+                        tool.name,
+                    )
+                pinned[tool.name] = now
+                changed.pop(tool.name, None)
+                kept.append(tool)
+                continue
+            change = _change(server.name, tool.name, pin, now)
+            changed[tool.name] = now
+            self._warn(server, change)
+            if server.pin_tools == "warn":
+                kept.append(tool)
+                warned.append(change)
+            else:
+                held.append(change)
+        if not changed:
+            del record["changed"]
+        if json.dumps(record, sort_keys=True) != before:
+            self._save(projects)
+        return PinReview(tuple(kept), tuple(held), tuple(warned))
+
+    def _warn(self, server: ServerConfig, change: ToolChange) -> None:
+        key = (server.name, change.tool, change.listed)
+        if key in self._warned:
+            return  # once per new definition, not at every listing
+        self._warned.add(key)
+        what = "kept usable (pinTools: warn)" if server.pin_tools == "warn" else "held back"
+        logger.warning(
+            "MCP server %r changed the definition of tool %r since it was pinned; %s until accepted with "
+            "'toolsift trust --tools %s':\n%s",
+            server.name,
+            change.tool,
+            what,
+            server.name,
+            change.diff,
+        )
+
+    def _save(self, projects: dict[str, _Servers]) -> None:
+        try:
+            self._write(projects)
+        except OSError as exc:
+            if self._memory is None:
+                logger.warning(
+                    "cannot save the pinned tool definitions to %s (%s); they hold for this run only",
+                    self.store,
+                    exc,
+                )
+            self._memory = projects
+
+    # -- reading and accepting changes --------------------------------------------------------
+
+    def changes(self, servers: Iterable[str] | None = None) -> list[ToolChange]:
+        """The changed definitions recorded and not accepted yet, by server then tool.
+
+        Raises:
+            ConfigError: The pin file cannot be read.
+        """
+        records = self._servers(self._read())
+        names = sorted(records) if servers is None else list(servers)
+        return [
+            _change(name, tool, records[name]["pinned"][tool], pin)
+            for name in names
+            if name in records
+            for tool, pin in sorted(records[name].get("changed", {}).items())
+            if tool in records[name].get("pinned", {})
+        ]
+
+    def accept(self, server: str, tools: Iterable[str] | None = None) -> tuple[str, ...]:
+        """Pin the recorded changed definitions of ``server`` (all, or those of ``tools``); return the tools pinned.
+
+        Raises:
+            ConfigError: The pin file cannot be read.
+            OSError: It cannot be written.
+        """
+        projects = self._read()
+        record = self._servers(projects).get(server, {})
+        changed: dict[str, Any] = record.get("changed", {})
+        wanted = None if tools is None else set(tools)
+        chosen = [tool for tool in changed if wanted is None or tool in wanted]
+        if not chosen:
+            return ()
+        pinned = record.setdefault("pinned", {})
+        for tool in chosen:
+            pinned[tool] = changed.pop(tool)
+        if not changed:
+            del record["changed"]
+        self._write(projects)
+        return tuple(chosen)
+
+    def pinned(self, server: str) -> Mapping[str, str]:
+        """The pinned digests of ``server``'s tools, by tool name.
+
+        Raises:
+            ConfigError: The pin file cannot be read.
+        """
+        record = self._servers(self._read()).get(server, {})
+        return {tool: pin["digest"] for tool, pin in record.get("pinned", {}).items()}
