@@ -18,6 +18,17 @@ from typing import Any
 import anyio
 import mcp.types as types
 
+# The 2026-07-28 client scenarios without authorization (`conformance list --client --requirements 2026-07-28`).
+SCENARIOS_2026 = (
+    "tools_call",
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+)
 # Arguments of the tools the scenarios name; a tool not named here is called without arguments.
 ARGUMENTS: dict[str, dict[str, Any]] = {
     "add_numbers": {"a": 5, "b": 3},

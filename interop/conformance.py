@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from client_plan import SCENARIOS_2026
+
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ROOT / ".interop" / "node_modules"
 MODULES_2026 = ROOT / ".interop2" / "node_modules"  # the 0.2.0 alphas, beside 0.1.16
@@ -166,7 +168,7 @@ def client_side_2026(tmp: Path) -> None:
         ("the bare SDK as the client", "conformance_client_sdk.py", ()),
     ):
         out = tmp / script.removesuffix(".py")
-        scenarios = [selection] if selection else [("--scenario", name) for name in CLIENT_2026]
+        scenarios = [selection] if selection else [("--scenario", name) for name in SCENARIOS_2026]
         for chosen in scenarios:
             command = f"{sys.executable} {ROOT / 'interop' / script}"
             subprocess.run(
@@ -175,19 +177,6 @@ def client_side_2026(tmp: Path) -> None:
                 check=False,
             )
         report(title, tally(out))
-
-
-# The 2026-07-28 client scenarios without authorization (`conformance list --client --requirements 2026-07-28`).
-CLIENT_2026 = [
-    "tools_call",
-    "request-metadata",
-    "sep-2322-client-request-state",
-    "http-standard-headers",
-    "http-custom-headers",
-    "http-invalid-tool-headers",
-    "json-schema-ref-no-deref",
-    "json-schema-2020-12-preservation",
-]
 
 
 SIDES = {

@@ -58,6 +58,7 @@ SHARED = {
     "_install",  # how to install what an optional feature needs, the same in every message
     "_tokens",  # the one estimate of what a text costs a model (bytes per token)
     "_skill_files",  # a skill's own files: the SkillFiles protocol, digests, the note naming them
+    "_files",  # writing a store in the user folder so that a crash mid-write loses nothing
 }
 
 

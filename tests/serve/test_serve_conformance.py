@@ -26,6 +26,9 @@ import pytest
 from serve_project import served_http, write_project
 from servers import EXAMPLES, http_server
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "interop"))
+from client_plan import SCENARIOS_2026
+
 pytestmark = pytest.mark.interop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,18 +172,9 @@ async def test_the_session_layer_passes_the_client_scenario(tmp_path: Path, scen
     assert [f"{c['id']}: {c.get('errorMessage')}" for c in checks if c["status"] in ("FAILURE", "ERROR")] == []
 
 
-# The 2026-07-28 client scenarios without authorization (interop/conformance.py client-2026 runs them all, and
-# the bare SDK beside toolsift).
-CLIENT_SCENARIOS_2026 = [
-    "tools_call",
-    "request-metadata",
-    "sep-2322-client-request-state",
-    "http-standard-headers",
-    "http-custom-headers",
-    "http-invalid-tool-headers",
-    "json-schema-ref-no-deref",
-    "json-schema-2020-12-preservation",
-]
+# The 2026-07-28 client scenarios without authorization: interop/conformance.py client-2026 runs them all, and
+# the bare SDK beside toolsift.
+CLIENT_SCENARIOS_2026 = SCENARIOS_2026
 # A session that answers servers' requests tries the handshake era first (servers written against the classic
 # API ask from inside a tool, which 2026-07-28 cannot carry) and connects in 2026-07-28 when a server refuses it;
 # these checks look at every request, that first `initialize` included.

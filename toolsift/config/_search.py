@@ -16,14 +16,12 @@ class SearchConfig(ConfigModel):
 
     Attributes:
         backend: ``bm25`` (fielded BM25, the default), ``semantic`` (local sentence
-            embeddings), ``hybrid`` (both, by reciprocal rank fusion), ``static`` (the
-            same model distilled once into one embedding per word piece: much
-            cheaper to index, coarser) or ``hybrid-static`` (BM25 and ``static``
-            fused); all but ``bm25`` need the ``semantic`` extra and its model (the
-            error names the commands) and keep their files in ``$XDG_CACHE_HOME/toolsift``.
+            embeddings) or ``hybrid`` (both, by reciprocal rank fusion); the last two
+            need the ``semantic`` extra and its model (the error names the commands)
+            and keep embeddings in ``$XDG_CACHE_HOME/toolsift``.
         auto_unlock: How many of the best callable hits a search unlocks by itself;
             the model unlocks others by name (``search_tools`` with ``unlock``).
     """
 
-    backend: Literal["bm25", "semantic", "hybrid", "static", "hybrid-static"] = "bm25"
+    backend: Literal["bm25", "semantic", "hybrid"] = "bm25"
     auto_unlock: int = Field(default=1, ge=0, le=25)

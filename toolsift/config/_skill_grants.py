@@ -16,14 +16,13 @@ trust store is (a version, an atomic swap, a clear error for a file it cannot re
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, final
 
 from .._exceptions import ConfigError
+from .._files import write_atomically
 from .._folders import user_folder
 
 __all__ = ["SkillGrant", "SkillGrants"]
@@ -114,19 +113,9 @@ class SkillGrants:
         text = json.dumps({"version": _STORE_VERSION, "grants": records}, indent=2) + "\n"
         try:
             self.store.parent.mkdir(parents=True, exist_ok=True)
-            # A crash mid-write must not lose every approval: write beside it, then swap.
-            handle, temporary = tempfile.mkstemp(dir=self.store.parent, prefix=".skill-grants-", suffix=".json")
+            write_atomically(self.store, text)
         except OSError as exc:
             raise ConfigError(f"cannot save the skill grants: {exc}", path=self.store) from exc
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-            os.replace(temporary, self.store)
-        except BaseException as exc:
-            Path(temporary).unlink(missing_ok=True)
-            if isinstance(exc, OSError):
-                raise ConfigError(f"cannot save the skill grants: {exc}", path=self.store) from exc
-            raise
 
     def approved(self, server: str, uri: str, resources: Mapping[str, str], allowed_tools: Sequence[str]) -> bool:
         """Whether the user approved ``allowed_tools`` for the skill at ``uri`` of ``server`` with these files.

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, final
 
 from .._exceptions import ConfigError
+from .._files import write_atomically
 from ._fingerprint import configured_settings, launch_fingerprint, launch_fingerprints, settings_fingerprint
 from ._server import ServerConfig
 from ._toolsift import ToolsiftConfig
@@ -117,15 +117,7 @@ class ProjectTrust:
         self.store.parent.mkdir(parents=True, exist_ok=True)
         data = {key: {"servers": dict(record.servers), "settings": record.settings} for key, record in projects.items()}
         text = json.dumps({"version": _STORE_VERSION, "projects": data}, indent=2, sort_keys=True) + "\n"
-        # A crash mid-write must not lose every consent: write beside it, then swap.
-        handle, temporary = tempfile.mkstemp(dir=self.store.parent, prefix=".trusted-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-            os.replace(temporary, self.store)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(self.store, text)
 
     @staticmethod
     def _key(path: Path) -> str:

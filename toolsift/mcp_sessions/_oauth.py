@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import stat
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +34,7 @@ from mcp.client.auth.extensions.client_credentials import (
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from .._exceptions import SignInRequired
+from .._files import write_atomically
 from .._folders import user_folder
 from ..config import HttpServer, OAuthConfig, ServerConfig
 from ._callbacks import SignInHandler
@@ -94,14 +93,7 @@ class FileTokenStorage:
     def _replace(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         self._private()  # mkdir leaves an existing folder's mode as it was
-        descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-")
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:  # mkstemp made it 0600
-                json.dump(data, file)
-            os.replace(temporary, self.path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(self.path, json.dumps(data))  # a private (0600) file, as tokens want
 
     def saved_tokens(self) -> tuple[OAuthToken, datetime] | None:
         """The tokens as they were issued and when they were saved, or None."""

@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Any, final
 import mcp.types as types
 
 from .._exceptions import ConfigError
+from .._files import write_atomically
 from .._folders import user_folder
 from ..config import ServerConfig, ToolsiftConfig
 from ._pin_digest import definition_diff, tool_definition, tool_digest
@@ -197,15 +197,7 @@ class ToolPins:
             return  # pins in memory only: nothing to save
         self.store.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"version": _STORE_VERSION, "projects": projects}, indent=2, sort_keys=True) + "\n"
-        # A crash mid-write must not lose every pin: write beside it, then swap.
-        handle, temporary = tempfile.mkstemp(dir=self.store.parent, prefix=".pinned-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                file.write(text)
-            os.replace(temporary, self.store)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(self.store, text)
         self._memory = None  # written: the file is the truth again
 
     def _servers(self, projects: dict[str, _Servers]) -> _Servers:

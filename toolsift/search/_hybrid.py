@@ -51,7 +51,6 @@ class HybridBackend:
         backends: The rankings to fuse.
         k: The RRF constant.
         depth: How many of each ranking's best documents take part.
-        name: The backend's name (``hybrid-static`` fuses BM25 with the static embeddings).
 
     Raises:
         ValueError: No backend, or ``k``/``depth`` below 1.
@@ -59,13 +58,12 @@ class HybridBackend:
 
     name = "hybrid"
 
-    def __init__(self, *backends: SearchBackend, k: int = RRF_K, depth: int = DEPTH, name: str = "hybrid") -> None:
+    def __init__(self, *backends: SearchBackend, k: int = RRF_K, depth: int = DEPTH) -> None:
         if not backends or k < 1 or depth < 1:
             raise ValueError(
                 f"need at least one backend, k >= 1 and depth >= 1, got {len(backends)} backend(s), "
                 f"k={k!r}, depth={depth!r}"
             )
-        self.name = name
         self._backends = backends
         self._k = k
         self._depth = depth

@@ -37,15 +37,14 @@ from ._documents import DocumentKind, IndexedSkill, SearchDocument
 from ._hybrid import HybridBackend
 from ._semantic import SemanticBackend, default_cache_folder, load_local_embedder
 from ._snapshot import BuildInputs, Snapshot, SnapshotBuilder, unknown_server
-from ._static import StaticBackend, load_static_embedder
 from ._tokens import identifiers, name_key
 
 __all__ = ["BACKENDS", "BackendName", "SearchHit", "SearchIndex", "SkillProvider", "server_descriptions"]
 
 logger = logging.getLogger("toolsift.search")
 
-BackendName = Literal["bm25", "semantic", "hybrid", "static", "hybrid-static"]
-BACKENDS: tuple[BackendName, ...] = ("bm25", "semantic", "hybrid", "static", "hybrid-static")
+BackendName = Literal["bm25", "semantic", "hybrid"]
+BACKENDS: tuple[BackendName, ...] = ("bm25", "semantic", "hybrid")
 
 
 class SkillProvider(Protocol):
@@ -101,10 +100,9 @@ def server_descriptions(sessions: Mapping[str, McpSession]) -> dict[str, str]:
 
 
 def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
-    """The backend called ``name`` (one of :data:`BACKENDS`), or ``name`` itself.
+    """The backend called ``name`` (``bm25``, ``semantic``, ``hybrid``), or ``name`` itself.
 
-    The semantic ones keep embeddings on disk in :func:`default_cache_folder`, and
-    the static ones their word-piece table (made at their first build).
+    The semantic ones keep embeddings on disk in :func:`default_cache_folder`.
 
     Raises:
         ConfigError: Unknown name, or a semantic backend without its package and model.
@@ -117,10 +115,6 @@ def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
         return SemanticBackend(load_local_embedder(), cache_folder=default_cache_folder())
     if name == "hybrid":
         return HybridBackend(Bm25Backend(), SemanticBackend(load_local_embedder(), cache_folder=default_cache_folder()))
-    if name == "static":
-        return StaticBackend(load_static_embedder())
-    if name == "hybrid-static":
-        return HybridBackend(Bm25Backend(), StaticBackend(load_static_embedder()), name="hybrid-static")
     raise ConfigError(f"unknown search backend {name!r}; available: {', '.join(BACKENDS)}", field="backend")
 
 
@@ -133,16 +127,15 @@ class SearchIndex:
         unsearchable: Servers whose tools (and prompts) never appear, by config
             name or tool namespace; a callable is read again before every query,
             so a config reload takes effect without rebuilding the index object.
-        backend: ``bm25`` (default), ``semantic``, ``hybrid``, ``static`` or
-            ``hybrid-static`` (all but ``bm25`` need ``toolsift[semantic]`` and the
-            model package), or any :class:`SearchBackend`.
+        backend: ``bm25`` (default), ``semantic`` or ``hybrid`` (both need
+            ``toolsift[semantic]``), or any :class:`SearchBackend`.
         server_descriptions: Server (config name or namespace) -> what it says of
             itself (its description, its handshake's instructions), indexed with
             each of its tools; a callable is read again before every query, and a
             changed text rebuilds that server's documents.
 
     Raises:
-        ConfigError: Unknown backend name, or one needing the model without the packages and model.
+        ConfigError: Unknown backend name, or ``semantic``/``hybrid`` without the package and model.
     """
 
     def __init__(
