@@ -59,9 +59,28 @@ needs_suite = pytest.mark.skipif(
 async def run_suite(
     url: str, out: Path, *selection: str, node: str | None = NODE, suite: Path = SUITE
 ) -> dict[str, list[str]]:
-    """Run server scenarios against ``url``; the failed checks of each scenario that ran."""
+    """Run server scenarios against ``url``; the failed checks of each scenario that ran.
+
+    A suite runs its scenarios side by side, and its client gives each request a fixed time; on a busy
+    machine a request can outlast it. A scenario whose every failure is that timeout runs once more, alone.
+    """
     assert node is not None
     await anyio.run_process([node, str(suite), "server", "--url", url, *selection, "-o", str(out)], check=False)
+    failures = _failed_checks(out)
+    for scenario, failed in list(failures.items()):
+        if failed and all(_TIMED_OUT in failure for failure in failed):
+            again = out.parent / f"{out.name}-again-{scenario}"
+            command = [node, str(suite), "server", "--url", url, "--scenario", scenario, "-o", str(again)]
+            await anyio.run_process(command, check=False)
+            failures |= _failed_checks(again)
+    return failures
+
+
+# The suite client's own time limit on a request (MCP error -32001), not a check of the server.
+_TIMED_OUT = "MCP error -32001: Request timed out"
+
+
+def _failed_checks(out: Path) -> dict[str, list[str]]:
     failures: dict[str, list[str]] = {}
     for file in out.glob("*/checks.json"):
         scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$", "", file.parent.name.removeprefix("server-"))
