@@ -388,11 +388,15 @@ class ServedSkills:
             )
 
     async def refresh(self, sessions: Mapping[str, SkillsSession]) -> None:
-        """Take the skills of every server that declares the extension; a server that fails is logged and skipped."""
+        """Take the skills of every server that declares the extension; a server that fails is logged and skipped.
+
+        The servers are asked side by side: start-up waits for the slowest, not for their sum.
+        """
         for name in [name for name in self._taken if name not in sessions]:
             await self.refresh_server(name, None)
-        for name, session in sessions.items():
-            await self.refresh_server(name, session)
+        async with anyio.create_task_group() as group:
+            for name, session in sessions.items():
+                group.start_soon(self.refresh_server, name, session)
 
     async def refresh_server(self, name: str, session: SkillsSession | None) -> None:
         """Take server ``name``'s skills again from ``session`` (None: the server is gone, and its skills too).
