@@ -99,7 +99,9 @@ backend replicas
     option httpchk
     http-check send meth GET uri {health_path} ver HTTP/1.1 hdr Host localhost
     http-check expect status 200
-    # Checked every second: one failed check takes a replica out, one passed check puts it back.
+    # Checked every second: one failed check takes a replica out, one passed check puts it back. A replica
+    # that refuses the check is out at once; one that is only slow to answer (a loaded machine) has 10 s.
+    timeout check 10s
     default-server inter 1s fall 1 rise 1
 {errors}
 {servers}"""

@@ -27,6 +27,7 @@ from mcp import Client, MCPError
 from mcp.client.session import IncomingMessage
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_helpers import example_server, faulty
+from reload_helpers import write_text
 from servers import EXAMPLES, example_module, http_server, stdio_params, stop_process, wait_for_file
 
 MODES = ["auto", "legacy"]
@@ -138,7 +139,7 @@ async def test_general_wait_for_file_answers_once_the_file_exists(tmp_path: Path
         with pytest.raises(MCPError, match="timed out"):
             await client.call_tool("wait_for_file", {"path": str(release)}, read_timeout_seconds=0.3)
         assert await wait_for_file(marker) == "CANCELLED wait_for_file\n"
-        release.write_text("released")
+        write_text(release, "released")  # at once, by rename: the tool never reads it half written
         answer = await client.call_tool("wait_for_file", {"path": str(release)})
     assert text_of(answer) == "released"
 

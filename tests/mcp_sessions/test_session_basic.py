@@ -10,6 +10,7 @@ import anyio
 import mcp.types as types
 import pytest
 from mcp_helpers import example_server, in_memory, local_server, local_server_object, stdio_server
+from reload_helpers import Gate
 from servers import example_module, http_server
 from waits import poll_until
 
@@ -88,7 +89,7 @@ async def test_session_lists_every_page_of_tools() -> None:
 
 
 async def test_session_runs_concurrent_calls_from_many_tasks(tmp_path: Path) -> None:
-    gate, calls = tmp_path / "gate", 20
+    gate, calls = Gate(tmp_path), 20
     results: list[ToolResult] = []
     running: set[int] = set()
     all_running = anyio.Event()
@@ -103,14 +104,14 @@ async def test_session_runs_concurrent_calls_from_many_tasks(tmp_path: Path) -> 
                 if len(running) == calls:
                     all_running.set()
 
-            results.append(await session.call_tool("wait_for_file", {"path": str(gate)}, progress=started))
+            results.append(await session.call_tool("wait_for_file", gate.arguments, progress=started))
 
         async with anyio.create_task_group() as group:
             for i in range(calls):
                 group.start_soon(one, i)
             # No call can end before the gate opens: all of them run on the server at once.
             await all_running.wait()
-            gate.write_text("open")
+            gate.open("open")  # at once, by rename: a call never reads the gate half written
         assert session.in_flight == 0
     assert peak == calls
     assert len(results) == calls and all(r.text_content() == "open" for r in results)
