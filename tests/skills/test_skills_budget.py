@@ -24,7 +24,8 @@ from local_tools import RecordingTool
 
 from toolsift import SkillParseError, SkillRenderError, TemplateError
 from toolsift.registry import ToolRegistry, TurnScope
-from toolsift.skills import Skill, SkillsLoader, TemplateSandbox, parse_skill_text
+from toolsift.skills import Skill, SkillsLoader, TemplateSandbox
+from toolsift.skills._internal import parse_skill_text
 from toolsift.skills._worker import TemplateWorker
 
 TIMEOUT = 1.0
@@ -67,7 +68,8 @@ def templated(body: str) -> Skill:
         ("{{ 'x' | center(10**9) }}", MEMORY),
         ("{{ ('x' * 999999) | wordwrap(1) }}", f"{TIME}|{OUTPUT}"),
         (NESTED_LOOPS, TIME),
-        ("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}", OUTPUT),
+        # The cap ends it in some 0.2 s on a quiet machine; on a loaded one the time budget may come first.
+        ("{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}", f"{TIME}|{OUTPUT}"),
     ],
 )
 async def test_runaway_template_ends_in_a_clear_error_and_the_other_skill_loads(
