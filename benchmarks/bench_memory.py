@@ -25,7 +25,8 @@ from _report import save
 from bench_registry import SKILLS, TOOLS_PER_SERVER, BenchTool, build, tool_names
 
 from toolsift.config import StdioServer
-from toolsift.mcp_sessions import SessionState, register_mcp_tools
+from toolsift.mcp_sessions import register_mcp_tools
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import ToolRegistry, TurnScope
 
 TOOLS = 100_000

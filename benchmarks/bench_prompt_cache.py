@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _provider import TOKEN_ESTIMATE, Call, ProviderEndpoint, Reply, Request
+from _provider import TOKEN_ESTIMATE, Call, ProviderEndpoint, Reply, Request, count_tokens
 from _report import save
 from _search_eval import load_catalog, server_tools
 
@@ -54,6 +54,7 @@ from toolsift.agent import (
     ToolMessage,
     UserMessage,
 )
+from toolsift.agent._compact import compact_declaration  # what the agent loop sends the model
 from toolsift.registry import ToolContext, ToolResult, ToolSpec, TurnScope
 from toolsift.skills import bind_arguments
 
@@ -394,6 +395,25 @@ def print_row(row: str, ours: Figures, naive: Figures) -> dict[str, Any]:
     }
 
 
+def print_compaction(box: Toolbox) -> dict[str, Any]:
+    """Each server's tool definitions as exported and as the model is sent them (compact), in tokens."""
+    print("tool definitions per server, exported -> sent compact (Anthropic format):")
+    figures: dict[str, Any] = {}
+    for server in sorted({tool.spec.server or "" for tool in box.registry} - {""}):
+        names = {tool.spec.name for tool in box.registry.tools(server=server)}
+        visible = [tool.spec.name for tool in box.registry.visible_tools(NAIVE_SCOPE)]
+        exported = box.registry.schemas_for_tools(NAIVE_SCOPE, "anthropic")
+        pairs = [(name, schema) for name, schema in zip(visible, exported, strict=True) if name in names]
+        before = sum(count_tokens(json.dumps(schema, separators=(",", ":"))) for _, schema in pairs)
+        after = sum(
+            count_tokens(json.dumps(compact_declaration(schema, name.partition("__")[2]), separators=(",", ":")))
+            for name, schema in pairs
+        )
+        print(f"  {server:14}{len(pairs):>5} tools {before:>9,} -> {after:>9,} ({1 - after / before:.1%} fewer)")
+        figures[f"compaction_{server}_saved_share"] = 1 - after / before
+    return figures
+
+
 async def main(quick: bool, verbose: bool = False) -> dict[str, Any]:
     session = first_messages(SESSION, QUICK_MESSAGES) if quick else SESSION
     messages = sum(not step.command for step in session)
@@ -407,6 +427,7 @@ async def main(quick: bool, verbose: bool = False) -> dict[str, Any]:
             print(f"{messages} user messages; global servers {', '.join(globals_)}; {catalogue} internal {FLOW} tools")
             print(f"({'the real server' if CLAUDE_FLOW.exists() else 'recorded catalogue'}); tokens: {TOKEN_ESTIMATE}")
             figures: dict[str, Any] = {"messages": messages, "internal_tools": catalogue, "tokens": TOKEN_ESTIMATE}
+            figures.update(print_compaction(box))
             for row, ours, theirs in providers(quick):
                 mine = await measure(box, ours, run_toolsift, session, naive=False, verbose=verbose)
                 naive = await measure(box, theirs, run_naive, session, naive=True, verbose=verbose)

@@ -36,7 +36,8 @@ import anyio
 from _report import save
 
 from toolsift.config import StdioServer, load_config
-from toolsift.mcp_sessions.reload import ManagerEvent, McpServerManager
+from toolsift.mcp_sessions._internal import ManagerEvent
+from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.registry import ToolRegistry
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "servers"

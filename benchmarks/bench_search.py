@@ -3,6 +3,7 @@
 Run: python benchmarks/bench_search.py            (semantic backends too when toolsift[semantic] is installed)
      python benchmarks/bench_search.py --public tune   (only part 0, on one split; ``all`` for both)
      python benchmarks/bench_search.py --ranking       (only part 1, the project's own query sets)
+     python benchmarks/bench_search.py --scale         (only parts 2-4, not saved)
      python benchmarks/bench_search.py --embed         (only part 5, not saved)
 
 0. Ranking on catalogues this project never tuned on (``_public_eval``: four
@@ -46,15 +47,20 @@ Run: python benchmarks/bench_search.py            (semantic backends too when to
 5. Embedding cost (``--embed``): a cold semantic index (empty disk cache) of
    10,237 tools that all differ (claude-flow's 353 on 29 servers, each copy's
    first sentence and input schema its own, so nothing is shared or grouped):
-   wall and CPU seconds, word pieces per text, the same index after a restart
-   (from disk), and bm25 and hybrid query medians at 10,237 ranked tools.
-   Anchors from the same run: the BM25 build of the same tools, and the text
-   form embedded before (name, title, whole description, parameters, up to
-   256 word pieces) on a sample of 300 of them, extrapolated.
+   wall and CPU seconds with the encoder ``load_local_embedder`` picks (the
+   int8 onnxruntime one when installed), word pieces per text, the time to
+   build its graph once, the same index after a restart (from disk), and bm25
+   and hybrid query medians at 10,237 ranked tools. Anchors from the same run:
+   the numpy float32 encoder on a sample of 1,000 of the same texts,
+   extrapolated, and the cosine of its vectors to the chosen encoder's; the
+   BM25 build of the same tools; the text form embedded before (name, title,
+   whole description, parameters, up to 256 word pieces) on a sample of 300 of
+   them, extrapolated.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -89,8 +95,9 @@ from test_search_ranking import QUERIES, corpus_registry  # noqa: E402
 
 from toolsift import ConfigError  # noqa: E402
 from toolsift._names import split_name  # noqa: E402
-from toolsift.mcp_sessions import ListMcpResources, ReadMcpResource  # noqa: E402
-from toolsift.registry import FunctionTool, ToolRegistry, TurnScope  # noqa: E402
+from toolsift.mcp_sessions._internal import ListMcpResources, ReadMcpResource  # noqa: E402
+from toolsift.registry import ToolRegistry, TurnScope  # noqa: E402
+from toolsift.registry._internal import FunctionTool  # noqa: E402
 from toolsift.search import (  # noqa: E402
     Discovery,
     SearchHit,
@@ -479,6 +486,7 @@ def context() -> dict[str, Any]:
 # -- 5. embedding cost -------------------------------------------------------------------------------------
 
 ANCHOR_SAMPLE = 300
+NUMPY_SAMPLE = 1000
 
 
 def distinct_tool(tool: types.Tool, number: int) -> types.Tool:
@@ -504,7 +512,8 @@ def embedding() -> dict[str, Any]:
         return {}
     from tokenizers import Tokenizer
 
-    from toolsift.search._minilm import model_folder
+    from toolsift.search import _minilm_onnx
+    from toolsift.search._minilm import MiniLM, model_folder
 
     tools = load_catalog()["claude-flow"]
     registry = ToolRegistry()
@@ -527,6 +536,20 @@ def embedding() -> dict[str, Any]:
         return sum(len(encoding.ids) for encoding in tokenizer.encode_batch(texts))
 
     embed = load_local_embedder()  # loaded once per process, before any timing
+    graph_s = None
+    if isinstance(embed, _minilm_onnx.OnnxMiniLM):
+        with tempfile.TemporaryDirectory() as empty:
+            started = time.perf_counter()
+            _minilm_onnx.OnnxMiniLM(folder, Path(empty))  # the graph built, as a first process does
+            graph_s = time.perf_counter() - started
+    texts = [doc.text for doc in documents]
+    numpy_sample = texts[:: max(1, len(texts) // NUMPY_SAMPLE)][:NUMPY_SAMPLE]
+    numpy_encoder = MiniLM(folder)
+    numpy_load = os.getloadavg()[0]
+    wall, cpu = time.perf_counter(), time.process_time()
+    numpy_rows = numpy_encoder(numpy_sample)
+    numpy_wall, numpy_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    cosine = (np.asarray(embed(numpy_sample)) * numpy_rows).sum(axis=1)
     specs = {tool.spec.name: tool.spec for tool in registry}
     sample = documents[:: max(1, len(documents) // ANCHOR_SAMPLE)][:ANCHOR_SAMPLE]
     old = [old_text(doc, specs[doc.name]) for doc in sample]
@@ -537,6 +560,7 @@ def embedding() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as cache:
         semantic = SemanticBackend(embed, cache_folder=Path(cache))
         index = SearchIndex(registry, backend=HybridBackend(Bm25Backend(), semantic))
+        cold_load = os.getloadavg()[0]
         wall, cpu = time.perf_counter(), time.process_time()
         index.refresh()
         cold_wall, cold_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -548,9 +572,9 @@ def embedding() -> dict[str, Any]:
         cycle = iter(queries * 20)
         hybrid_us = median_us(lambda: index.search(next(cycle), limit=8), repeat=len(queries))
         bm25_us = median_us(lambda: bm25.search(next(cycle), limit=8), repeat=len(queries))
-    texts = [doc.text for doc in documents]
     return {
         "cores": os.cpu_count(),
+        "embedder": getattr(embed, "producer", type(embed).__name__),
         "load_average_before": load,
         "load_average_after": os.getloadavg()[0],
         "tools": len(registry),
@@ -559,6 +583,14 @@ def embedding() -> dict[str, Any]:
         "word_pieces_per_text": pieces(texts) / len(texts),
         "cold_embedding_wall_s": cold_wall,
         "cold_embedding_cpu_s": cold_cpu,
+        "cold_embedding_load_average": cold_load,
+        "graph_build_and_load_s": graph_s if graph_s is not None else "no graph (numpy encoder)",
+        "anchor_numpy_float32_sample_texts": len(numpy_sample),
+        "anchor_numpy_float32_extrapolated_wall_s": numpy_wall * len(texts) / len(numpy_sample),
+        "anchor_numpy_float32_extrapolated_cpu_s": numpy_cpu * len(texts) / len(numpy_sample),
+        "anchor_numpy_load_average": numpy_load,
+        "cosine_to_numpy_min": float(cosine.min()),
+        "cosine_to_numpy_mean": float(cosine.mean()),
         "anchor_bm25_build_wall_s": bm25_wall,
         "anchor_bm25_build_cpu_s": bm25_cpu,
         "anchor_old_text_word_pieces_per_text": pieces(old) / len(old),
@@ -574,18 +606,35 @@ def embedding() -> dict[str, Any]:
     }
 
 
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Tool search: every part, saved; or one part, printed.")
+    part = parser.add_mutually_exclusive_group()
+    part.add_argument("--public", nargs="?", const="all", choices=("all", *_public_eval.SPLITS), help="only part 0")
+    part.add_argument("--ranking", action="store_true", help="only part 1, the project's own query sets")
+    part.add_argument("--scale", action="store_true", help="only parts 2-4: 10,000 tools, stalls, context")
+    part.add_argument("--embed", action="store_true", help="only part 5, cold embedding")
+    return parser.parse_args()
+
+
+def _print(figures: dict[str, Any]) -> None:
+    for key, value in figures.items():
+        print(f"  {key}: {value:.3f}" if isinstance(value, float) else f"  {key}: {value}")
+
+
 def main() -> None:
-    if sys.argv[1:2] == ["--public"]:
-        chosen = sys.argv[2] if len(sys.argv) > 2 else "all"
-        public(_public_eval.SPLITS if chosen == "all" else (chosen,))
+    arguments = _arguments()
+    if arguments.public is not None:
+        public(_public_eval.SPLITS if arguments.public == "all" else (arguments.public,))
         return
-    if sys.argv[1:2] == ["--ranking"]:
-        for key, value in ranking().items():
-            print(f"  {key}: {value:.2f}" if isinstance(value, float) else f"  {key}: {value}")
+    if arguments.ranking:
+        _print(ranking())
         return
-    if sys.argv[1:2] == ["--embed"]:
-        for key, value in embedding().items():
-            print(f"  {key}: {value:.3f}" if isinstance(value, float) else f"  {key}: {value}")
+    if arguments.embed:
+        _print(embedding())
+        return
+    if arguments.scale:
+        stall_figures = stalls()  # first, as below
+        _print({**scale(), **stall_figures, **context()})
         return
     # Stalls first: a gen-2 garbage collection during a build stalls the loop in proportion to the heap,
     # and the other parts leave this process a heap larger than an agent's with 10,000 tools.

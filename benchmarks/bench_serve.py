@@ -38,7 +38,8 @@ from toolsift.builtins import CommandPolicy, Workspace, builtin_tools
 from toolsift.builtins._files import FileTools
 from toolsift.mcp_sessions._untrusted import guard_result
 from toolsift.pipeline import AuditTrail, Middleware, PermissionFilter, Pipeline, ResultGuard, SecurityGuard
-from toolsift.registry import FunctionTool, Level, Permissions, ToolContext, ToolRegistry
+from toolsift.registry import Level, Permissions, ToolContext, ToolRegistry
+from toolsift.registry._internal import FunctionTool
 
 CALL = {
     "jsonrpc": "2.0",

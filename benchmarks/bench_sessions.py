@@ -42,7 +42,8 @@ from _report import save
 from mcp import Client, StdioServerParameters
 
 from toolsift.config import ServerConfig, StdioServer
-from toolsift.mcp_sessions import SessionState, register_mcp_tools
+from toolsift.mcp_sessions import register_mcp_tools
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import Permissions, ToolContext, ToolRegistry, TurnScope
 
 HERE = Path(__file__).resolve().parent

@@ -5,8 +5,8 @@ server spec) is run over HTTP, and the suite runs against it directly and
 against ``toolsift serve --gateway`` in front of it (``prefixNames: false``,
 so the suite finds the tool names it expects). The 0.2.0 alphas add the
 2026-07-28 requirement set (50 server scenarios): ``server-2026`` runs it the
-same way against ``interop/fixture_2026.py``, connected to the gateway at
-2026-07-28. Client side: the suite's
+same way against ``interop/fixture_2026.py`` (the upstream at the default
+``protocol: auto``). Client side: the suite's
 client scenarios drive ``interop/conformance_client.py``, which connects
 through ``toolsift.mcp_sessions`` only. Each side prints one line per
 scenario and a tally.
@@ -152,9 +152,13 @@ def client_side(tmp: Path) -> None:
 
 
 def server_side_2026(tmp: Path) -> None:
-    """The 2026-07-28 requirement set; the upstream at 2026-07-28, so its questions pass the gateway."""
+    """The 2026-07-28 requirement set, the upstream at the default ``protocol: auto``.
+
+    The gateway reaches the upstream in each client's era: the suite's client speaks
+    2026-07-28, so its questions, tasks and capabilities pass as they are.
+    """
     selection = ("--requirements", "2026-07-28")
-    server_side(tmp, "interop/fixture_2026.py", MODULES_2026, selection, protocol="2026-07-28")
+    server_side(tmp, "interop/fixture_2026.py", MODULES_2026, selection)
 
 
 def client_side_2026(tmp: Path) -> None:

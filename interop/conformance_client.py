@@ -31,7 +31,8 @@ from mcp import MCPError
 from mcp.shared.auth import AuthorizationCodeResult
 
 from toolsift.config import HttpServer
-from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SessionState
+from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions
+from toolsift.mcp_sessions._internal import SessionState
 
 
 async def accept_defaults(server: str, params: types.ElicitRequestParams) -> types.ElicitResult:

@@ -14,7 +14,8 @@ from mcp.server.mcpserver import MCPServer
 from servers import example_module, stdio_params
 
 from toolsift.config import ServerConfig, StdioServer, ToolsiftConfig
-from toolsift.mcp_sessions import McpSession, SessionOptions, SessionState
+from toolsift.mcp_sessions import McpSession, SessionOptions
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._options import RestartPolicy
 from toolsift.mcp_sessions._state import SessionEvent
 from toolsift.mcp_sessions._transport import MemoryTransport

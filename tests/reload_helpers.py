@@ -12,7 +12,9 @@ import anyio
 from servers import EXAMPLES
 
 from toolsift.mcp_sessions import McpSessionGroup
-from toolsift.mcp_sessions.reload import ManagerEvent, ManagerEventKind, McpServerManager
+from toolsift.mcp_sessions._events import ManagerEventKind
+from toolsift.mcp_sessions._internal import ManagerEvent
+from toolsift.mcp_sessions.reload import McpServerManager
 
 
 def example(script: str, *args: str, **fields: Any) -> dict[str, Any]:

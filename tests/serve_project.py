@@ -14,7 +14,8 @@ from mcp import StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 from servers import EXAMPLES
 
-from toolsift.serve import ToolsiftServer, build_server, serve_http
+from toolsift.serve import build_server, serve_http
+from toolsift.serve._server import ToolsiftServer
 
 REVIEW_SKILL = """\
 ---

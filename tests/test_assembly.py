@@ -8,8 +8,9 @@ import pytest
 
 from toolsift import Toolbox
 from toolsift._assembly import Assembly
-from toolsift.config import ServeSettings, parse_config
-from toolsift.serve import ToolsiftServer
+from toolsift.config import parse_config
+from toolsift.config._internal import ServeSettings
+from toolsift.serve._server import ToolsiftServer
 
 
 def config_with_servers(tmp_path: Path) -> dict[str, object]:

@@ -21,7 +21,7 @@ def test_the_extras_are_pyprojects() -> None:
 def test_advice_names_the_packages_and_the_clones_extra() -> None:
     assert install_advice("redis") == "pip install 'redis>=5.0' (from a clone of toolsift: pip install -e '.[redis]')"
     assert install_advice("semantic", then="pip install --no-deps m") == (
-        "pip install 'tokenizers>=0.15' 'safetensors>=0.4' && pip install --no-deps m "
+        "pip install 'tokenizers>=0.15' 'safetensors>=0.4' 'onnxruntime>=1.22' 'onnx>=1.16' && pip install --no-deps m "
         "(from a clone of toolsift: pip install -e '.[semantic]' && pip install --no-deps m)"
     )
 

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from toolsift.config import parse_config
-from toolsift.skills import parse_skill_text
+from toolsift.skills._internal import parse_skill_text
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -8,8 +8,10 @@ import pytest
 
 from toolsift._redaction import MASK, REDACTED, Redactor, redact
 from toolsift._secrets._display import mask_settings, mask_url
-from toolsift.config import StdioServer, resolve_server
-from toolsift.registry import AuditEvent, AuditLog, ToolRegistry, tool
+from toolsift.config import StdioServer
+from toolsift.config._internal import resolve_server
+from toolsift.registry import AuditLog, ToolRegistry, tool
+from toolsift.registry._internal import AuditEvent
 
 
 def test_text_and_data_handed_on_carry_the_redaction_marker() -> None:

@@ -18,7 +18,7 @@ from toolsift import Toolbox
 from toolsift._skill_servers import SkillServers
 from toolsift.agent import Conversation, ToolCall
 from toolsift.config import ProjectTrust, TrustedLaunches
-from toolsift.mcp_sessions import SessionState
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import ToolRegistry
 from toolsift.skills import SkillsLoader
 

@@ -24,21 +24,18 @@ from anyio.abc import TaskStatus
 
 from ._folders import user_folder, user_folders
 from ._skill_servers import Plugin, SkillServers, load_plugins, owned_servers
-from .builtins import CommandPolicy, FollowedProtection, Workspace, builtin_tool_names, builtin_tools
-from .config import (
-    AgentConfig,
-    ConfigWarning,
-    ServerConfig,
-    ToolsiftConfig,
-    TrustedLaunches,
-    permission_glob_warnings,
-)
+from .builtins import CommandPolicy, Workspace, builtin_tools
+from .builtins._internal import FollowedProtection, builtin_tool_names
+from .config import ServerConfig, ToolsiftConfig, TrustedLaunches
+from .config._internal import AgentConfig, ConfigWarning, permission_glob_warnings
 from .mcp_sessions import ClientCallbacks, SessionOptions
 from .mcp_sessions.reload import McpServerManager
-from .pipeline import trace_configured_calls
+from .pipeline._internal import trace_configured_calls
 from .registry import AuditLog, Permissions, ToolRegistry
-from .search import BackendName, Discovery, SearchIndex, SearchToolsTool, SkillCatalog, server_descriptions
-from .skills import Skill, SkillsLoader, shared_sandbox
+from .search import Discovery, SearchIndex, SearchToolsTool, SkillCatalog
+from .search._internal import BackendName, server_descriptions
+from .skills import Skill, SkillsLoader
+from .skills._internal import shared_sandbox
 
 __all__ = [
     "Assembly",
@@ -286,7 +283,7 @@ class Assembly:
     def warn_unmatched_globs(self, **options: Any) -> None:
         """Log the permission globs that match no tool (a denylist that protects nothing), once tools are listed.
 
-        ``options`` go to :func:`~toolsift.config.permission_glob_warnings`.
+        ``options`` go to :func:`~toolsift.config._internal.permission_glob_warnings`.
         """
         for warning in permission_glob_warnings(self.config, self.registry, **options)[0]:
             config_logger.warning("%s", warning)

@@ -1,4 +1,5 @@
-"""A 2026-07-28 client's part in a gateway call to an upstream server, carried there and back.
+"""A gateway client's part in a call to an upstream server, carried there and back: a 2026-07-28 client's
+questions and answers (``InputExchange``), a 2025-11-25 client's request for a task (``TaskCall``).
 
 Shared by ``mcp_sessions`` (which calls the server) and ``serve`` (which
 answers its client); users never build one.
@@ -12,7 +13,17 @@ from typing import Any
 import mcp.types as types
 from mcp import MCPError
 
-__all__ = ["InputExchange"]
+__all__ = ["InputExchange", "MidCallAnswers", "TaskCall"]
+
+
+@dataclass(frozen=True)
+class MidCallAnswers:
+    """A handshake-era client's call through a gateway: it answers the server's questions mid-call (an extension).
+
+    Where a session keeps a handshake-era connection beside a 2026-07-28 one, such
+    a call goes over it, so that a server written against the classic API may ask
+    from inside the tool, as the client expects.
+    """
 
 
 @dataclass
@@ -38,3 +49,18 @@ class InputExchange:
     pending: types.InputRequiredResult | None = None
     claimed: dict[str, Any] | None = None
     refused: MCPError | None = None
+
+
+@dataclass
+class TaskCall:
+    """A handshake-era client's request that its gateway call run as a task of the upstream server (a call-record
+    extension; MCP 2025-11-25's ``task`` param of ``tools/call``).
+
+    Attributes:
+        task: The ``task`` params as the client sent them (``ttl``), passed to the server.
+        created: Set by the call when the server made the task: its ``CreateTaskResult`` (wire form), for the
+            gateway to return to the client under an id of its own.
+    """
+
+    task: dict[str, Any]
+    created: dict[str, Any] | None = None

@@ -19,7 +19,7 @@ __all__ = ["EXTRAS", "install_advice"]
 EXTRAS: dict[str, tuple[str, ...]] = {
     "openai": ("openai>=3.57",),
     "anthropic": ("anthropic>=2.14",),
-    "semantic": ("tokenizers>=0.15", "safetensors>=0.4"),
+    "semantic": ("tokenizers>=0.15", "safetensors>=0.4", "onnxruntime>=1.22", "onnx>=1.16"),
     "openai-agents": ("openai-agents>=0.24",),
     "pydantic-ai": ("pydantic-ai-slim>=2.60",),
     "langchain": ("langchain-core>=1.0",),

@@ -17,12 +17,14 @@ from ._assembly import Assembly
 from ._folders import find_config
 from ._skill_files import SkillFiles
 from .agent import Conversation
-from .builtins import FolderFiles, SkillFileTool
+from .builtins._internal import FolderFiles, SkillFileTool
 from .config import SkillGrants, ToolsiftConfig, TrustedLaunches, validate_config
-from .mcp_sessions import ClientCallbacks, ListMcpResources, ReadMcpResource, resource_context, server_instructions
+from .mcp_sessions import ClientCallbacks
+from .mcp_sessions._internal import ListMcpResources, ReadMcpResource, resource_context, server_instructions
 from .mcp_sessions.reload import McpServerManager
 from .registry import Approver, CallHandler
-from .search import BackendName, McpServedSkill, SearchIndex, ServedSkills, SkillCatalog
+from .search import SearchIndex, SkillCatalog
+from .search._internal import BackendName, McpServedSkill, ServedSkills
 
 __all__ = ["Toolbox"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from toolsift.registry import AuditEvent
+from toolsift.registry._internal import AuditEvent
 from toolsift.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parents[2]

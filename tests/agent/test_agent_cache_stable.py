@@ -35,11 +35,12 @@ from toolsift.agent import (
     Usage,
     UserMessage,
 )
-from toolsift.agent._tool_list import KeepRule, LoadRule, StableToolList
+from toolsift.agent._tool_list import KeepRule, LoadRule, StableToolList, estimated_tokens
 from toolsift.agent.llm.anthropic import AnthropicChatModel, to_anthropic_messages
 from toolsift.agent.llm.openai import to_openai_messages
 from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
-from toolsift.registry import AuditEvent, Permissions, ToolRegistry, ToolResult, TurnScope
+from toolsift.registry import Permissions, ToolRegistry, ToolResult, TurnScope
+from toolsift.registry._internal import AuditEvent
 from toolsift.search import Discovery, SearchIndex, SearchToolsTool
 from toolsift.skills import Skill, SkillSet
 from toolsift.toolbox import Toolbox
@@ -135,10 +136,12 @@ async def test_every_request_extends_the_one_before(tmp_path: Path) -> None:
         model.answers = [calls(ToolCall("2", "claude-flow__memory_store", {"key": "k", "value": "w"})), answer("no")]
         refused = (await chat.send("store again", model)).tool_calls[0].result
         assert refused.is_error and "layer 1" in refused.text_content()  # the live scope decides, as ever
-        assert (
-            "'claude-flow__memory_store' is still in your tool list but no longer in scope: skill 'swarm' "
-            "replaced skill 'mem'" in refused.text_content()
-        )
+        # The swarm tools appended rewrite what follows the tool list anyway: removal adds only the rewrite
+        # of the tools that stay after the first removed one (search_tools), not of those removed.
+        switch = chat.tool_list_rules()[-1]
+        assert not switch.keep and "claude-flow__memory_store" in switch.left
+        assert 0 < switch.rewritten_tokens < 500 < switch.left_tokens
+        assert "still in your tool list" not in refused.text_content()
 
         await chat.handle_command("/unuse")
         model.answers = [
@@ -159,13 +162,19 @@ async def test_every_request_extends_the_one_before(tmp_path: Path) -> None:
     assert len(requests) == 10 and len(set(map(id, requests))) == 10
     # 1. The system prompt never changes.
     assert {instructions for instructions, _, _ in requests} == {"Be brief."}
-    # 2. The tool list only grows at its end (no schema changed here).
+    # 2. The tool list grows at its end (no schema changed here), but where the keep rule removed tools
+    # that left the scope; then the tools stay in the order they first entered it, and a scope seen before
+    # gives the same list as before.
+    removed = {name for rule in chat.tool_list_rules() if not rule.keep for name in rule.left}
     for (_, _, before), (_, _, after) in pairwise(requests):
-        assert serialized(after)[: len(before)] == serialized(before)
-    last = [name_of(tool) for tool in requests[-1][2]]
-    first_entered = ["claude-flow__memory_store", "claude-flow__swarm_init", "claude-flow__agent_list"]
-    assert [last.index(n) for n in first_entered] == sorted(last.index(n) for n in first_entered)
-    assert last[0] == SEARCH_TOOL_NAME or SEARCH_TOOL_NAME in last[: last.index("claude-flow__memory_store")]
+        if serialized(after)[: len(before)] != serialized(before):
+            gone = {name_of(t) for t in before} - {name_of(t) for t in after}
+            assert gone and gone <= removed
+    lists = [[name_of(tool) for tool in tools] for _, _, tools in requests]
+    entered = list(dict.fromkeys(name for names in lists for name in names))
+    for names in lists:
+        assert names == sorted(names, key=entered.index)
+    assert lists[5] == lists[0]  # /unuse: the list of the first request again, a prefix the provider has cached
     # 3. Each request's messages start with the previous request's messages.
     for (_, before, _), (_, after, _) in pairwise(requests):
         assert after[: len(before)] == before
@@ -360,20 +369,22 @@ def schema(name: str, size: int = 40) -> dict[str, Any]:
 
 def test_the_list_keeps_left_tools_until_removing_them_is_cheaper() -> None:
     tools = StableToolList()
-    both = [("a", schema("a")), ("big", schema("big", 4000))]
+    both = [("big", schema("big", 4000)), ("a", schema("a", 4000))]
     assert tools.update(both, registered=lambda n: True, why_left=str, tail_tokens=50, requests=1) == [
-        schema("a"),
         schema("big", 4000),
+        schema("a", 4000),
     ]
-    only_a = [("a", schema("a"))]
+    only_a = [("a", schema("a", 4000))]
     kept = tools.update(
         only_a, registered=lambda n: True, why_left=lambda n: "skill x stopped", tail_tokens=50, requests=2
     )
-    assert kept == [schema("a"), schema("big", 4000)] and tools.left == {"big": "skill x stopped"}
+    assert kept == [schema("big", 4000), schema("a", 4000)] and tools.left == {"big": "skill x stopped"}
     assert tools.decisions[-1].keep and tools.decisions[-1].left == ("big",)
-    # Many requests later, a big left-over schema costs more in reads than one rewrite of what follows it.
+    # Removal rewrites what stays after the removed tool ("a" and the tail), not the removed tool itself.
+    assert tools.decisions[-1].rewritten_tokens == estimated_tokens(schema("a", 4000)) + 50
+    # Many requests later, the left-over schema costs more in reads than one rewrite of what follows it.
     dropped = tools.update(only_a, registered=lambda n: True, why_left=str, tail_tokens=50, requests=40)
-    assert dropped == [schema("a")] and tools.left == {} and not tools.decisions[-1].keep
+    assert dropped == [schema("a", 4000)] and tools.left == {} and not tools.decisions[-1].keep
     # A schema that changed is replaced where it stands; a tool no longer registered leaves.
     tools.update(
         [("a", schema("a")), ("b", schema("b"))], registered=lambda n: True, why_left=str, tail_tokens=0, requests=1
@@ -399,16 +410,38 @@ def test_removal_is_free_where_the_prefix_breaks_anyway() -> None:
     assert after == [schema("a", 80)] and tools.decisions[-1].rewritten_tokens == 0
 
 
-def test_only_removable_tools_leave_the_list() -> None:
+def test_removing_the_last_tools_rewrites_only_what_follows_the_list() -> None:
     tools = StableToolList()
-    both = [("global", schema("global", 4000)), ("skill", schema("skill", 4000))]
-    tools.update(both, registered=lambda n: True, why_left=str, tail_tokens=50, requests=1)
-    # Both left, and removing them would be cheaper; only the one put up front by the load rule may go.
-    after = tools.update(
-        [], registered=lambda n: True, why_left=str, tail_tokens=50, requests=40, removable={"skill"}.__contains__
+    tools.update(
+        [("a", schema("a")), ("big", schema("big", 4000))],
+        registered=lambda n: True,
+        why_left=str,
+        tail_tokens=50,
+        requests=1,
     )
-    assert after == [schema("global", 4000)] and tools.left == {"global": "global"}
-    assert tools.decisions[-1].left == ("skill",) and not tools.decisions[-1].keep
+    # "big" is last: removing it rewrites the tail alone, cheaper at once than reading 1,000 tokens twice.
+    assert tools.update([("a", schema("a"))], registered=lambda n: True, why_left=str, tail_tokens=50, requests=2) == [
+        schema("a")
+    ]
+    assert tools.decisions[-1].rewritten_tokens == 50 and not tools.decisions[-1].keep
+
+
+def test_a_list_rebuilt_after_a_removal_is_the_list_the_same_scope_had_before() -> None:
+    tools = StableToolList()
+    first = [("g1", schema("g1", 4000)), ("g2", schema("g2", 4000)), ("search", schema("search"))]
+    before = tools.update(first, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=1)
+    skill = [("search", schema("search")), ("s1", schema("s1", 4000))]
+    # /use: the globals leave and the skill's tools are appended (the tail is rewritten anyway).
+    assert tools.update(skill, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=1) == [
+        schema("search"),
+        schema("s1", 4000),
+    ]
+    # Only search_tools, which moves to the front, is written again: the removed tools are not sent at all.
+    assert tools.decisions[-1].rewritten_tokens == estimated_tokens(schema("search")) and not tools.decisions[-1].keep
+    # /unuse: the globals come back where they first stood, so the provider finds the first request's entry.
+    again = tools.update(first, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=3)
+    assert again == before and tools.names == ("g1", "g2", "search")
+    assert tools.decisions[-1].rewritten_tokens == estimated_tokens(schema("search"))  # behind g1 and g2 again
 
 
 # -- what the model is told, and where ---------------------------------------------------------------
@@ -523,7 +556,11 @@ async def test_a_dropped_skill_is_told_with_the_reason_and_its_tools_are_refused
         "no longer apply and its tools are no longer in scope (calls to them are refused)."
     )
     refused = reply.tool_calls[0].result
-    assert refused.is_error and "no longer in scope: skill 'mem' stopped" in refused.text_content()
+    assert refused.is_error and "layer 1" in refused.text_content()
+    # The global tools came back at the end of the list, rewriting what follows it anyway: the skill's
+    # tools left the list at no cost, so the refusal needs no note that they are still listed.
+    assert "claude-flow__memory_store" not in [name_of(t) for t in model.seen[-1][2]]
+    assert not conversation.tool_list_rules()[-1].keep and conversation.tool_list_rules()[-1].removal_cost == 0
     assert model.seen[-1][0] == model.seen[0][0] == ""
 
 
@@ -621,6 +658,29 @@ async def test_a_deferring_model_keeps_its_tools_byte_identical_unless_the_load_
     # Every request extends the one before.
     for (_, before, _), (_, after, _) in pairwise(model.seen):
         assert after[: len(before)] == before
+
+
+async def test_a_deferring_model_drops_the_globals_a_skill_hides_and_gets_them_back_as_they_were() -> None:
+    registry = searchable_registry()
+    discovery = Discovery(registry, mode="conversation", offer_search=True, unsearchable=lambda: {"vault"})
+    conversation = Conversation(registry, mem_and_swarm(), discovery=discovery)
+    model = DeferringModel(answer("hello"))
+    await conversation.send("hi", model)
+    await conversation.use("mem")
+    model.answers = [answer("noted")]
+    await conversation.send("remember this", model)
+    conversation.unuse()
+    model.answers = [answer("back")]
+    await conversation.send("and now?", model)
+    first, mem, back = ([name_of(t) for t in tools] for _, _, tools in model.seen)
+    assert first == ["read_file", "write_file", "general__echo", SEARCH_TOOL_NAME]
+    # The load rule put the skill's tools up front, so nothing is left to load and search_tools, which the
+    # skill's scope does not offer, is not given either; the globals it hides left with it, at no cost.
+    assert mem == MEMORY
+    removal = conversation.tool_list_rules()[0]
+    assert removal.left == tuple(first) and not removal.keep and removal.removal_cost == 0
+    assert back == first  # /unuse: the first request's list, byte for byte
+    assert [serialized(tools) for _, _, tools in model.seen][2] == serialized(model.seen[0][2])
 
 
 async def test_a_model_that_does_not_defer_gets_the_skills_tools_in_its_list() -> None:

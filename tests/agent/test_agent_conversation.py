@@ -17,12 +17,14 @@ from toolsift import InvalidPattern, SkillNotFound
 from toolsift._fence import fence
 from toolsift.agent import AssistantMessage, ContextMessage, Conversation, ToolCall, ToolMessage
 from toolsift.agent._commands import parse_command
-from toolsift.config import AgentConfig, LimitsConfig
+from toolsift.config._internal import AgentConfig, LimitsConfig
 from toolsift.pipeline import AuditTrail, Middleware, Pipeline, SecurityGuard
 from toolsift.pipeline._call import refusal_of
 from toolsift.pipeline._size import result_size, size_limit
-from toolsift.registry import AuditEvent, CallRecord, Level, Permissions, ToolContext, ToolRegistry, ToolResult
-from toolsift.skills import Skill, SkillSet, parse_skill_text
+from toolsift.registry import CallRecord, Level, Permissions, ToolContext, ToolRegistry, ToolResult
+from toolsift.registry._internal import AuditEvent
+from toolsift.skills import Skill, SkillSet
+from toolsift.skills._internal import parse_skill_text
 
 FLOW_MEMORY = """---
 name: flow-memory
@@ -107,13 +109,16 @@ def test_parse_command(text: str, expected: tuple[str, str | None, str] | None) 
 
 async def test_use_switches_the_turn_to_the_skill_scope(registry: ToolRegistry, skills: SkillSet) -> None:
     conversation = Conversation(registry, skills)
-    assert tool_names(conversation.turn().tools) == ["read_file", "write_file", "general__echo"]
+    first = conversation.turn().tools
+    assert tool_names(first) == ["read_file", "write_file", "general__echo"]
     reply = await conversation.handle_command("/use flow-memory your preferences")
     assert reply is not None and reply.ok and "2 tool(s) in scope" in reply.text
     turn = conversation.turn()
     memory = ["claude-flow__memory_store", "claude-flow__memory_search"]
-    # The skill's tools join the end of the list; the others stay declared (for the prompt cache), out of scope.
-    assert tool_names(turn.tools) == ["read_file", "write_file", "general__echo", *memory]
+    # The skill's tools join the end of the list, which rewrites what follows it anyway: the tools that left
+    # the scope leave the list for free (see KeepRule), and the turn lists exactly the skill's scope.
+    assert tool_names(turn.tools) == memory
+    assert conversation.tool_list_rules()[-1].removal_cost == 0
     assert tool_names(registry.schemas_for_tools(turn.scope, "openai")) == memory
     assert turn.instructions == "" and turn.scope.skill == "flow-memory"
     assert conversation.history == [
@@ -126,7 +131,8 @@ async def test_use_switches_the_turn_to_the_skill_scope(registry: ToolRegistry, 
     unuse = await conversation.handle_command("/unuse")
     assert unuse is not None and unuse.text == "Stopped using skill 'flow-memory'."
     turn = conversation.turn()
-    assert tool_names(turn.tools) == ["read_file", "write_file", "general__echo", *memory]
+    # Back to the first list, byte for byte (the tools come in the order they first entered the scope).
+    assert turn.tools == first
     assert tool_names(registry.schemas_for_tools(turn.scope, "openai")) == ["read_file", "write_file", "general__echo"]
     fresh = Conversation(registry, skills)
     await fresh.use("flow-memory")

@@ -32,7 +32,8 @@ from toolsift.agent.llm.openai_responses import (
     to_responses_input,
     to_responses_tools,
 )
-from toolsift.registry import AuditEvent, ToolRegistry, ToolResult, tool
+from toolsift.registry import ToolRegistry, ToolResult, tool
+from toolsift.registry._internal import AuditEvent
 from toolsift.toolbox import Toolbox
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

@@ -220,6 +220,26 @@ async def test_anthropic_reads_an_earlier_tool_list_after_it_grew_past_the_lookb
     assert second.usage.cache_read >= tool_tokens > 1024
 
 
+async def test_anthropic_reads_an_earlier_prompt_when_its_tool_list_comes_back() -> None:
+    # A skill's tools for 15 rounds (30 blocks), then the first tool list again (/unuse): the request
+    # starts with the whole first prompt, beyond the 20-block reach of its own message breakpoints.
+    first_tools, skill_tools = [schema(f"t{i}", 60) for i in range(10)], [schema(f"s{i}", 60) for i in range(10)]
+    opening: list[Message] = [UserMessage("background " * 400)]
+    rounds: list[Message] = []
+    for i in range(15):
+        rounds += [AssistantMessage(text=f"answer {i}"), UserMessage(f"question {i}")]
+    script = [Reply(text="a"), Reply(text="b"), Reply(text="c")]
+    async with ProviderEndpoint(script) as endpoint, claude(endpoint) as model:
+        await model.complete("Answer briefly.", opening, first_tools)
+        await model.complete("Answer briefly.", opening + rounds, skill_tools)
+        await model.complete("Answer briefly.", opening + rounds, first_tools)
+        first, _, back = await endpoint.wait_for_requests(3)
+    assert back.usage.cache_read == first.usage.input_tokens  # not only the tools and the system prompt
+    assert breakpoints(fits_anthropic(back.body)) == 4
+    assert "cache_control" in back.body["messages"][0]["content"][-1]  # where the first request's entry ends
+    assert "cache_control" not in back.body["tools"][-1]  # the earliest breakpoint gave its place
+
+
 async def test_anthropic_without_cache_marks_nothing() -> None:
     async with ProviderEndpoint([Reply(text="a")]) as endpoint, claude(endpoint, cache=False) as model:
         await model.complete("sys", [UserMessage("hi")], [schema("t")])

@@ -10,7 +10,8 @@ import pytest
 from sandbox_helpers import needs_bwrap
 
 from toolsift import PolicyDenied
-from toolsift.builtins import CommandPolicy, ProtectedPath, Workspace, builtin_tools, protected_paths
+from toolsift.builtins import CommandPolicy, Workspace, builtin_tools, protected_paths
+from toolsift.builtins._protected import ProtectedPath
 from toolsift.builtins._shell import ShellTool
 from toolsift.config import HttpServer, load_config, parse_config
 from toolsift.registry import Level, Permissions, ToolRegistry
@@ -122,7 +123,7 @@ def test_user_folder_is_where_the_trust_and_token_stores_are() -> None:
     # toolsift's stores are placed by other rooms; the protected folder must hold each of them.
     from toolsift._folders import user_config_path
     from toolsift.cli._trust import trust_store
-    from toolsift.mcp_sessions import token_file
+    from toolsift.mcp_sessions._internal import token_file
 
     found = protected_paths(parse_config({}))
     folder = next(entry.path for entry in found if entry.reason.startswith("toolsift's user folder"))

@@ -16,7 +16,8 @@ from toolsift.builtins import CommandPolicy, Workspace
 from toolsift.builtins._commands import SHELL_METACHARACTERS
 from toolsift.builtins._shell import ShellTool
 from toolsift.config import load_config
-from toolsift.registry import AuditEvent, Level, Permissions, ToolRegistry
+from toolsift.registry import Level, Permissions, ToolRegistry
+from toolsift.registry._internal import AuditEvent
 
 EXECUTE = Permissions(level=Level.EXECUTE)
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from toolsift import PolicyDenied
 from toolsift._skill_files import sha256_digest, skill_files_note
-from toolsift.builtins import FolderFiles, SkillFileTool
+from toolsift.builtins._internal import FolderFiles, SkillFileTool
 from toolsift.registry import ToolContext, TurnScope
 from toolsift.search._mcp_skills import ServedSkillFiles
 from toolsift.skills import parse_skill

@@ -17,7 +17,8 @@ from test_cli import SERVERS, run
 
 from toolsift._folders import find_config, user_config_path
 from toolsift.cli._app import state
-from toolsift.config import load_config, resolve_server
+from toolsift.config import load_config
+from toolsift.config._internal import resolve_server
 from toolsift.toolbox import Toolbox
 
 GENERAL = str(SERVERS / "general.py")

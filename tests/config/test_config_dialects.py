@@ -14,8 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolsift import ConfigError, SecretError
-from toolsift.config import ConfigReport, ServerConfig, load_config, resolve_server, validate_config
+from toolsift.config import ServerConfig, load_config, validate_config
 from toolsift.config._dialects import strip_jsonc
+from toolsift.config._internal import ConfigReport, resolve_server
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "client_configs"
 VSCODE = FIXTURES / "vscode" / ".vscode" / "mcp.json"

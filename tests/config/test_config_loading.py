@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from toolsift import ConfigError
-from toolsift.config import ConfigReport, load_config, parse_config, validate_config
+from toolsift.config import load_config, parse_config, validate_config
+from toolsift.config._internal import ConfigReport
 
 
 def write(tmp_path: Path, text: str, name: str = "toolsift.json") -> Path:

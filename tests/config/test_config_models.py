@@ -10,15 +10,8 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
 from toolsift import ConfigError, InvalidToolName
-from toolsift.config import (
-    AgentConfig,
-    HttpServer,
-    LimitsConfig,
-    ServerConfig,
-    StdioServer,
-    ToolsiftConfig,
-    parse_config,
-)
+from toolsift.config import HttpServer, ServerConfig, StdioServer, ToolsiftConfig, parse_config
+from toolsift.config._internal import AgentConfig, LimitsConfig
 from toolsift.config._toolsift import PermissionsConfig, ToolsConfig
 from toolsift.registry import Level, Permissions, ToolRule
 

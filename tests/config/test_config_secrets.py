@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from toolsift import ConfigError, SecretError
 from toolsift._secrets._expand import expand_variables, reference_problem
 from toolsift._secrets._resolvers import EnvSecretResolver, FileSecretResolver, resolve_secret
-from toolsift.config import HttpServer, ServerConfig, StdioServer, child_environment, parse_config, resolve_server
+from toolsift.config import HttpServer, ServerConfig, StdioServer, parse_config
+from toolsift.config._internal import child_environment, resolve_server
 from toolsift.config._resolve import ResolvedHttp, ResolvedStdio
 from toolsift.config.secrets import (
     SecretReference,

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from toolsift import ConfigError
-from toolsift.config import HttpServer, ProjectTrust, StdioServer, TrustCheck, load_config
+from toolsift.config import HttpServer, ProjectTrust, StdioServer, load_config
 from toolsift.config._fingerprint import launch_fingerprint, launch_fingerprints
+from toolsift.config._internal import TrustCheck
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ import pytest
 from serve_project import served_http, write_project
 
 from toolsift.config import HttpServer
-from toolsift.mcp_sessions import McpSession, SessionState
+from toolsift.mcp_sessions import McpSession
 from toolsift.mcp_sessions._http_status import explain_http_errors
+from toolsift.mcp_sessions._internal import SessionState
 
 REQUEST = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}).encode()
 

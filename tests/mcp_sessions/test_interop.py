@@ -19,7 +19,8 @@ import pytest
 from interop_servers import everything, needs_everything, needs_git, needs_time
 
 from toolsift.config import StdioServer
-from toolsift.mcp_sessions import McpSession, SessionState, register_mcp_tools
+from toolsift.mcp_sessions import McpSession, register_mcp_tools
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import ToolRegistry
 
 pytestmark = pytest.mark.interop

@@ -14,7 +14,8 @@ from interop_servers import CLAUDE_FLOW, needs_claude_flow
 
 from toolsift import PermissionDenied
 from toolsift.config import ServerConfig, StdioServer
-from toolsift.mcp_sessions import SessionState, register_mcp_tools
+from toolsift.mcp_sessions import register_mcp_tools
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import ToolRegistry, TurnScope
 from toolsift.search import SearchIndex
 

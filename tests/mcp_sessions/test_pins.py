@@ -12,7 +12,7 @@ import pytest
 
 from toolsift import ConfigError
 from toolsift.config import ServerConfig, StdioServer, ToolsiftConfig
-from toolsift.mcp_sessions import ToolPins
+from toolsift.mcp_sessions._internal import ToolPins
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 

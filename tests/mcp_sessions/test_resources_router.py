@@ -14,9 +14,9 @@ import pytest
 from mcp_helpers import example_server, in_memory, stdio_server
 
 from toolsift.config import ServerConfig, StdioServer
-from toolsift.mcp_sessions import (
+from toolsift.mcp_sessions import McpSession
+from toolsift.mcp_sessions._internal import (
     ListMcpResources,
-    McpSession,
     ReadMcpResource,
     ServerCatalog,
     SessionState,

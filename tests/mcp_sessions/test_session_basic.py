@@ -16,7 +16,8 @@ from waits import poll_until
 
 from toolsift import ServerUnavailable
 from toolsift.config import HttpServer
-from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SessionState
+from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import ToolResult
 
 MODES = ["auto", "legacy", "2026-07-28"]

@@ -11,8 +11,9 @@ import pytest
 from mcp_helpers import local_server, stdio_server, wait_for_state
 
 from toolsift import ServerUnavailable
-from toolsift.mcp_sessions import McpSession, SessionOptions, SessionState
+from toolsift.mcp_sessions import McpSession, SessionOptions
 from toolsift.mcp_sessions._budget import RestartBudget
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._options import RestartPolicy
 from toolsift.registry import ToolRegistry, ToolResult
 

@@ -11,7 +11,8 @@ from mcp_helpers import FAST, stdio_server, wait_for_state
 from servers import wait_for_file
 from waits import poll_until
 
-from toolsift.mcp_sessions import McpSession, SessionState
+from toolsift.mcp_sessions import McpSession
+from toolsift.mcp_sessions._internal import SessionState
 
 
 def alive(pid: int) -> bool:

@@ -15,10 +15,11 @@ from waits import poll_until
 from toolsift import ServerUnavailable
 from toolsift._redaction import Redactor
 from toolsift.config import HttpServer, StdioServer
-from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
+from toolsift.mcp_sessions import McpSession, McpSessionGroup
 from toolsift.mcp_sessions._catalog import _paginate
 from toolsift.mcp_sessions._endpoint import resolve_endpoint
 from toolsift.mcp_sessions._failures import describe_exception, timeout_result
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._stderr import StderrBuffer
 
 

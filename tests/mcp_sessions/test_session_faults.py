@@ -10,7 +10,8 @@ from mcp_helpers import FAST, faulty, in_memory, local_server, stdio_server, wai
 
 from toolsift import ServerUnavailable
 from toolsift.config import StdioServer
-from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
+from toolsift.mcp_sessions import McpSession, McpSessionGroup
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import ToolRegistry, ToolResult
 
 

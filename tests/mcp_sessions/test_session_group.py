@@ -9,7 +9,8 @@ from mcp_helpers import example_server, in_memory, stdio_server
 from reload_helpers import Recorder
 
 from toolsift.config import ServerConfig
-from toolsift.mcp_sessions import McpSessionGroup, SessionState, register_mcp_tools
+from toolsift.mcp_sessions import McpSessionGroup, register_mcp_tools
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._resource import ResourceState
 from toolsift.registry import ToolRegistry
 

@@ -18,14 +18,8 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthToken
 from servers import http_server
 
 from toolsift.config import HttpServer
-from toolsift.mcp_sessions import (
-    ClientCallbacks,
-    FileTokenStorage,
-    McpSession,
-    SessionOptions,
-    SessionState,
-    token_file,
-)
+from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions
+from toolsift.mcp_sessions._internal import FileTokenStorage, SessionState, token_file
 
 
 class Browser:

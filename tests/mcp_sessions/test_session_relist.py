@@ -10,7 +10,8 @@ from mcp_helpers import faulty, in_memory, stdio_server, wait_for
 
 from toolsift.mcp_sessions import McpSession
 from toolsift.mcp_sessions._state import SessionEvent
-from toolsift.registry import RegistryChange, ToolRegistry, ToolResult
+from toolsift.registry import ToolRegistry, ToolResult
+from toolsift.registry._internal import RegistryChange
 
 BURST = 1000
 # The connect's own listing, the burst's, and the one that sees the real change, with room for a loaded

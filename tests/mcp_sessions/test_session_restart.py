@@ -16,7 +16,8 @@ from waits import poll_until
 
 from toolsift import ServerDraining, ServerUnavailable
 from toolsift.config import HttpServer
-from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionOptions, SessionState
+from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionOptions
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._options import RestartPolicy
 from toolsift.mcp_sessions._state import SessionEvent
 from toolsift.registry import ToolRegistry, ToolResult

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from toolsift import ServerDraining, ServerUnavailable
 from toolsift.config import StdioServer
-from toolsift.mcp_sessions import McpSession, SessionState
+from toolsift.mcp_sessions import McpSession
 from toolsift.mcp_sessions._draining import Drain
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._state import SessionEvent
 
 S = SessionState

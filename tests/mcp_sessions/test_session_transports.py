@@ -8,8 +8,9 @@ import pytest
 from mcp_helpers import example_server, in_memory, stdio_server
 
 from toolsift.config import HttpServer, ServerConfig, StdioServer
-from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionState
+from toolsift.mcp_sessions import McpSession, McpSessionGroup
 from toolsift.mcp_sessions._endpoint import Endpoint, HttpEndpoint, StdioEndpoint, resolve_endpoint
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._transport import HttpTransport, SseTransport, StdioTransport, transport_for
 from toolsift.registry import ToolRegistry
 

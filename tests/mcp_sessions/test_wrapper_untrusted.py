@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from mcp_helpers import faulty, in_memory, stdio_server
 
 from toolsift._fence import MARKER_REPLACEMENT, NOTICE, fence, neutralise_markers, split_fence, suspicious_patterns
-from toolsift.mcp_sessions import VerbatimResults, register_mcp_tools
+from toolsift.mcp_sessions import register_mcp_tools
+from toolsift.mcp_sessions._internal import VerbatimResults
 from toolsift.mcp_sessions._untrusted import guard_result
-from toolsift.registry import AuditEvent, ToolRegistry, ToolResult
+from toolsift.registry import ToolRegistry, ToolResult
+from toolsift.registry._internal import AuditEvent
 
 FENCE = re.compile(
     r"<<<UNTRUSTED TOOL RESULT id=([0-9a-f]{8}) server=s tool=t>>>\n(.*)\n"

@@ -8,8 +8,9 @@ import anyio
 import pytest
 
 from toolsift import InvalidArguments, ServerUnavailable, TurnScope
-from toolsift.pipeline import Middleware, Pipeline, ResultGuard, refuse
+from toolsift.pipeline import Middleware, Pipeline, ResultGuard
 from toolsift.pipeline._call import REFUSAL_KEY, refusal_of
+from toolsift.pipeline._internal import refuse
 from toolsift.registry import CallHandler, CallRecord, Level, Permissions, ToolRegistry, ToolResult, tool
 
 

@@ -24,8 +24,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from toolsift import ConfigError, PermissionDenied, ToolNotFound
 from toolsift.config import parse_config
-from toolsift.pipeline import trace_configured_calls, trace_tool_calls
-from toolsift.registry import AuditEvent, AuditLog, Permissions, ToolRegistry, ToolResult, TurnScope, tool
+from toolsift.pipeline import trace_tool_calls
+from toolsift.pipeline._internal import trace_configured_calls
+from toolsift.registry import AuditLog, Permissions, ToolRegistry, ToolResult, TurnScope, tool
+from toolsift.registry._internal import AuditEvent
 from toolsift.toolbox import Toolbox
 
 SECRET = "hunter2-not-in-spans"

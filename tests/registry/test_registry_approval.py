@@ -14,7 +14,8 @@ from local_tools import RecordingTool
 from toolsift import InvalidArguments, InvalidPattern, PermissionDenied
 from toolsift._globs import compile_patterns
 from toolsift.config._toolsift import PermissionsConfig
-from toolsift.registry import ApprovalRequest, AuditEvent, Level, Permissions, ToolRegistry, TurnScope
+from toolsift.registry import ApprovalRequest, Level, Permissions, ToolRegistry, TurnScope
+from toolsift.registry._internal import AuditEvent
 
 SCHEMA = {
     "type": "object",

@@ -13,7 +13,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from toolsift.pipeline import trace_tool_calls
-from toolsift.registry import AuditEvent, AuditLog, ToolContext, ToolRegistry, ToolResult
+from toolsift.registry import AuditLog, ToolContext, ToolRegistry, ToolResult
+from toolsift.registry._internal import AuditEvent
 
 
 class SeesItsStart(RecordingTool):

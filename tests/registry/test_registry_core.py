@@ -6,7 +6,8 @@ import pytest
 from local_tools import RecordingTool
 
 from toolsift import DuplicateTool, InvalidToolName, ToolNotFound
-from toolsift.registry import RegistryChange, ToolRegistry, TurnScope
+from toolsift.registry import ToolRegistry, TurnScope
+from toolsift.registry._internal import RegistryChange
 
 
 def test_register_and_lookup_by_name() -> None:

@@ -11,7 +11,8 @@ from local_tools import BrokenTool, RecordingTool, SlowTool
 
 from toolsift import InvalidArguments, PermissionDenied, ServerDraining, ToolNotFound
 from toolsift._redaction import redact
-from toolsift.registry import AuditEvent, AuditLog, CallRecord, ToolContext, ToolRegistry, ToolResult, TurnScope
+from toolsift.registry import AuditLog, CallRecord, ToolContext, ToolRegistry, ToolResult, TurnScope
+from toolsift.registry._internal import AuditEvent
 
 SCHEMA = {
     "type": "object",

@@ -7,7 +7,8 @@ import pytest
 from pydantic import BaseModel
 
 from toolsift import InvalidToolName
-from toolsift.registry import FunctionTool, Level, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool
+from toolsift.registry import Level, ToolContext, ToolRegistry, ToolResult, ToolSpec, tool
+from toolsift.registry._internal import FunctionTool
 
 
 @tool(read_only=True)

@@ -15,9 +15,10 @@ from mcp_helpers import stdio_server, wait_for
 from toolsift import ConfigError
 from toolsift.mcp_sessions import McpSession
 from toolsift.registry import ToolRegistry
-from toolsift.search import SearchIndex, SkillCatalog, format_ranking
+from toolsift.search import SearchIndex, SkillCatalog
 from toolsift.search._bm25 import Bm25Backend
 from toolsift.search._documents import one_line
+from toolsift.search._internal import format_ranking
 from toolsift.search._semantic import SemanticBackend
 from toolsift.skills import SkillsLoader
 

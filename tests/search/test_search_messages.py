@@ -13,9 +13,10 @@ from test_search_ranking import corpus_registry
 from toolsift import ConfigError, InvalidArguments, PermissionDenied
 from toolsift._names import SEARCH_TOOL_NAME
 from toolsift.registry import Permissions, ToolRegistry, TurnScope
-from toolsift.search import SearchIndex, SearchToolsTool, format_ranking
+from toolsift.search import SearchIndex, SearchToolsTool
 from toolsift.search._bm25 import Bm25Backend
 from toolsift.search._hybrid import HybridBackend
+from toolsift.search._internal import format_ranking
 from toolsift.search._semantic import SemanticBackend
 
 F = "claude-flow__"

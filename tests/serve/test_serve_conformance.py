@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
@@ -130,30 +131,36 @@ needs_suite_2026 = pytest.mark.skipif(
 
 
 @needs_suite_2026
-async def test_gateway_passes_every_2026_scenario_its_server_passes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("upstream", ["stdio-pinned", "http-auto"])
+async def test_gateway_passes_every_2026_scenario_its_server_passes(tmp_path: Path, upstream: str) -> None:
     """The 2026-07-28 requirement set (50 server scenarios) on the fixture directly and through the gateway.
 
-    Both runs go at once; a scenario that hangs through the gateway is cut after 8 s
+    The upstream either over stdio pinned at 2026-07-28 (one connection), or over HTTP at the default
+    ``protocol: auto``, where the gateway reaches it in each client's era (the suite's client speaks
+    2026-07-28). Both runs go at once; a scenario that hangs through the gateway is cut after 8 s
     rather than the suite's 30 s, so a regression fails fast.
     """
-    # Pinned: with `auto`, a gateway that relays requests speaks the handshake era upstream (servers ask mid-call).
-    upstream = {"command": sys.executable, "args": [str(FIXTURE_2026)], "internalOnly": False, "protocol": "2026-07-28"}
-    config = write_project(
-        tmp_path / "project", serve={"gateway": True, "prefixNames": False}, servers={"conformance": upstream}
-    )
     runs: dict[str, dict[str, list[str]]] = {}
     selection = ("--requirements", "2026-07-28")
 
     async def run(name: str, url: str, *extra: str) -> None:
         runs[name] = await run_suite(url, tmp_path / name, *selection, *extra, node=NODE_2026, suite=SUITE_2026)
 
-    async with (
-        http_server(str(FIXTURE_2026)) as direct_url,
-        served_http(config) as (gateway_url, _),
-        anyio.create_task_group() as group,
-    ):
-        group.start_soon(run, "direct", direct_url)
-        group.start_soon(run, "gateway", gateway_url, "--timeout", "8000")
+    async with AsyncExitStack() as stack:
+        direct_url = await stack.enter_async_context(http_server(str(FIXTURE_2026)))
+        if upstream == "http-auto":
+            server: dict[str, object] = {"url": await stack.enter_async_context(http_server(str(FIXTURE_2026)))}
+        else:
+            server = {"command": sys.executable, "args": [str(FIXTURE_2026)], "protocol": "2026-07-28"}
+        config = write_project(
+            tmp_path / "project",
+            serve={"gateway": True, "prefixNames": False},
+            servers={"conformance": {**server, "internalOnly": False}},
+        )
+        gateway_url, _ = await stack.enter_async_context(served_http(config))
+        async with anyio.create_task_group() as group:
+            group.start_soon(run, "direct", direct_url)
+            group.start_soon(run, "gateway", gateway_url, "--timeout", "8000")
     direct, gateway = runs["direct"], runs["gateway"]
     assert len(direct) == 50
     assert direct == {scenario: [] for scenario in direct}  # the fixture meets every scenario's description
@@ -192,22 +199,14 @@ async def test_the_session_layer_passes_the_client_scenario(tmp_path: Path, scen
 
 
 # The 2026-07-28 client scenarios without authorization: interop/conformance.py client-2026 runs them all, and
-# the bare SDK beside toolsift.
+# the bare SDK beside toolsift. Over HTTP a session that answers servers' requests begins with server/discover,
+# as the SDK's client does, so every request carries the 2026-07-28 headers and _meta these scenarios check.
 CLIENT_SCENARIOS_2026 = SCENARIOS_2026
-# A session that answers servers' requests tries the handshake era first (servers written against the classic
-# API ask from inside a tool, which 2026-07-28 cannot carry) and connects in 2026-07-28 when a server refuses it;
-# these checks look at every request, that first `initialize` included.
-CLIENT_GAPS_2026 = {
-    "request-metadata": {"sep-2575-http-client-sends-version-header", "sep-2575-client-populates-meta"},
-    "http-standard-headers": {"sep-2243-client-includes-standard-headers"},
-}
 
 
 @needs_suite_2026
 @pytest.mark.parametrize("scenario", CLIENT_SCENARIOS_2026)
-async def test_the_session_layer_passes_the_2026_client_scenario_but_for_its_first_handshake(
-    tmp_path: Path, scenario: str
-) -> None:
+async def test_the_session_layer_passes_the_2026_client_scenario(tmp_path: Path, scenario: str) -> None:
     assert NODE_2026 is not None
     out = tmp_path / scenario
     command = f"{sys.executable} {CLIENT}"
@@ -217,4 +216,4 @@ async def test_the_session_layer_passes_the_2026_client_scenario_but_for_its_fir
     )
     checks = [c for file in out.rglob("checks.json") for c in json.loads(file.read_text())]
     assert checks, f"{scenario}: no results"
-    assert {c["id"] for c in checks if c["status"] in ("FAILURE", "ERROR")} == CLIENT_GAPS_2026.get(scenario, set())
+    assert [f"{c['id']}: {c.get('errorMessage')}" for c in checks if c["status"] in ("FAILURE", "ERROR")] == []

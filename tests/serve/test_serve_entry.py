@@ -16,10 +16,11 @@ from serve_project import write_project
 from starlette.applications import Starlette
 
 from toolsift import ConfigError
-from toolsift.config import ServeSettings
+from toolsift.config._internal import ServeSettings
 from toolsift.registry import _heap
-from toolsift.serve import build_server, main
+from toolsift.serve import build_server
 from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, _settings_json, app_from_environment
+from toolsift.serve._internal import main
 from toolsift.serve._stdio import AnsweringReadStream
 
 

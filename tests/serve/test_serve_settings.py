@@ -10,7 +10,7 @@ from serve_project import write_project
 
 from toolsift import ConfigError, SecretError
 from toolsift._net import is_loopback
-from toolsift.config import ServeSettings
+from toolsift.config._internal import ServeSettings
 from toolsift.serve import build_server, load_serve_config
 
 

@@ -32,8 +32,9 @@ from servers import wait_for_file
 from waits import poll_until
 
 from toolsift import ConfigError
-from toolsift.config import validate_serve_settings
-from toolsift.serve import ToolsiftServer, build_server, serve_stdio
+from toolsift.config._internal import validate_serve_settings
+from toolsift.serve import build_server, serve_stdio
+from toolsift.serve._server import ToolsiftServer
 
 HEADERS = {
     "content-type": "application/json",
@@ -411,7 +412,8 @@ async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -
 async def test_audit_records_wait_for_redis_and_say_what_was_lost(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolsift.registry import AuditEvent, AuditLog
+    from toolsift.registry import AuditLog
+    from toolsift.registry._internal import AuditEvent
     from toolsift.serve._replicas import _audit
     from toolsift.serve._replicas._redis import RedisClient
 
@@ -433,7 +435,8 @@ async def test_audit_records_wait_for_redis_and_say_what_was_lost(
 
 
 async def test_a_flush_says_when_records_cannot_reach_redis(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolsift.registry import AuditEvent, AuditLog
+    from toolsift.registry import AuditLog
+    from toolsift.registry._internal import AuditEvent
     from toolsift.serve._replicas import _audit
     from toolsift.serve._replicas._redis import RedisClient
 
@@ -544,7 +547,7 @@ async def test_a_store_failure_fails_one_message_and_the_session_goes_on(tmp_pat
 
 
 async def test_a_replica_whose_connections_are_all_taken_keeps_its_lease() -> None:
-    from toolsift.config import SharedSettings
+    from toolsift.config._internal import SharedSettings
     from toolsift.registry import AuditLog
     from toolsift.serve._replicas import SharedState
 

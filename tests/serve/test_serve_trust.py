@@ -12,8 +12,8 @@ from serve_project import general_server, served_http, write_project
 from trust_helpers import marker_server
 
 from toolsift.config import ProjectTrust, load_config
-from toolsift.serve import main
 from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, ENV_TRUST, _trust_json, app_from_environment
+from toolsift.serve._internal import main
 
 
 async def test_a_gateway_starts_no_program_a_rewritten_project_config_adds(

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolsift import SkillArgumentError
-from toolsift.skills import Skill, SkillVariable, bind_arguments
+from toolsift.skills import Skill, bind_arguments
+from toolsift.skills._internal import SkillVariable
 
 
 def make(*variables: SkillVariable | str, hint: str | None = None) -> Skill:

@@ -18,7 +18,8 @@ from toolsift import SkillParseError
 from toolsift._globs import compile_patterns, validate_pattern
 from toolsift._names import split_name
 from toolsift.registry import ToolRegistry, TurnScope
-from toolsift.skills import Skill, SkillsLoader, parse_skill, parse_skill_text
+from toolsift.skills import Skill, SkillsLoader, parse_skill
+from toolsift.skills._internal import parse_skill_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "skills"
 SERVER = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,10}", fullmatch=True).filter(lambda s: "__" not in s)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from toolsift import SkillParseError
 from toolsift.registry import TurnScope
-from toolsift.skills import Skill, SkillVariable, parse_skill, parse_skill_text
+from toolsift.skills import Skill, parse_skill
+from toolsift.skills._internal import SkillVariable, parse_skill_text
 from toolsift.skills._model import split_tool_list
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from toolsift import SkillRenderError
-from toolsift.skills import Skill, SkillVariable, parse_skill_text, render_skill
+from toolsift.skills import Skill, render_skill
+from toolsift.skills._internal import SkillVariable, parse_skill_text
 
 
 def make(body: str, *variables: SkillVariable | str) -> Skill:

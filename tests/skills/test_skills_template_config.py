@@ -11,8 +11,9 @@ import pytest
 from toolsift import ConfigError, SkillRenderError
 from toolsift.config import load_config
 from toolsift.config._toolsift import SkillsConfig
-from toolsift.serve import ToolsiftServer
-from toolsift.skills import TemplateSandbox, shared_sandbox
+from toolsift.serve._server import ToolsiftServer
+from toolsift.skills import TemplateSandbox
+from toolsift.skills._internal import shared_sandbox
 from toolsift.toolbox import Toolbox
 
 LIMITS = {"templateTimeout": 1.5, "templateMaxOutput": 10, "templateMaxMemory": 128 * 2**20, "templateWorkers": 1}

@@ -10,7 +10,8 @@ from local_tools import RecordingTool
 from toolsift import SkillParseError, SkillRenderError
 from toolsift.agent import Conversation
 from toolsift.registry import ToolRegistry
-from toolsift.skills import Skill, SkillsLoader, bind_arguments, parse_skill_text
+from toolsift.skills import Skill, SkillsLoader, bind_arguments
+from toolsift.skills._internal import parse_skill_text
 
 # Text from real skills that only looks like a Jinja template.
 KINDS = {

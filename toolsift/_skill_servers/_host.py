@@ -37,7 +37,8 @@ from anyio.abc import TaskGroup
 
 from .._exceptions import SkillUnavailable
 from ..config import ServerConfig, TrustedLaunches
-from ..mcp_sessions import McpSession, McpSessionGroup, SessionOptions, SessionState
+from ..mcp_sessions import McpSession, McpSessionGroup, SessionOptions
+from ..mcp_sessions._internal import SessionState
 from ..registry import ToolRegistry
 from ..skills import SkillSet
 from ._launch import launch_problem

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from ..registry import ToolRegistry, TurnScope
-from ..search import McpServedSkill
+from ..search._internal import McpServedSkill
 
 __all__ = ["HELP", "Command", "describe_skills", "describe_tools", "parse_command"]
 

@@ -16,18 +16,10 @@ from .._exceptions import LimitExceeded, SkillError, ToolsiftError
 from .._globs import literal_server
 from .._names import SEARCH_TOOL_NAME
 from .._skill_files import SKILL_FILE_TOOL, SkillFiles, skill_files_note
-from ..config import AgentConfig, LimitsConfig
+from ..config._internal import AgentConfig, LimitsConfig
 from ..pipeline import Pipeline, ResultGuard
-from ..registry import (
-    AuditEvent,
-    CallHandler,
-    CallRecord,
-    Permissions,
-    ProgressCallback,
-    ToolRegistry,
-    ToolResult,
-    TurnScope,
-)
+from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
+from ..registry._internal import AuditEvent, ProgressCallback
 from ..search import Discovery
 from ._active_skill import ActiveSkill, SkillSource
 from ._briefing import Briefing, SkillState, server_section, skill_section
@@ -60,10 +52,9 @@ class Conversation:
     the tool list keeps its order and keeps tools that left the scope while that
     is cheaper (see :class:`KeepRule`), and calls are
     checked against the live scope whatever the list shows. A model that
-    defers tools (``defers_tools``) gets a list that never changes at ``/use``,
-    a skill switch or ``/unuse``: the skill's tools stay deferred and are loaded
-    by reference (see :meth:`turn`), unless appending them to the list costs
-    less (see :class:`LoadRule`).
+    defers tools (``defers_tools``) gets a skill's tools loaded by reference
+    (see :meth:`turn`), or appended to the list where that costs less (see
+    :class:`LoadRule`).
 
     The active skill is looked up by name in ``skills`` for every scope, turn
     and call, so its current ``allowed-tools`` apply; one that was removed or no
@@ -274,10 +265,10 @@ class Conversation:
             format: The schema format.
             strict: OpenAI strict mode.
             defer: For a model with native tool search (and ``search_tools``
-                registered): ``tools`` holds the global and pinned tools and
-                ``search_tools``, a list that only grows; ``deferred`` every internal
+                registered): ``tools`` holds the scope's global and pinned tools (and
+                ``search_tools`` while there is something to find); ``deferred`` every internal
                 tool the scope has allowed so far (what ``search_tools`` could unlock
-                and what the active skill surfaces), a list that only grows too. A
+                and what the active skill surfaces), a list that only grows. A
                 skill's tools not yet loaded are loaded by a ``search_tools`` call and
                 result appended to :attr:`history` (by reference), or appended to
                 ``tools`` when that costs less (:class:`LoadRule`). The turn's scope
@@ -298,6 +289,7 @@ class Conversation:
             tail_tokens=estimated_tokens(self.system_prompt()) + self._count_history(),
             requests=self._requests,
             deferring=deferring,
+            loaded=self._loaded,
         )
         deferred = (
             self._declared.deferred([*findable, *surfaced], format, strict, before=self._last_scope, now=live)

@@ -3,27 +3,29 @@
 A conversation may talk to models of several formats (a hand-written loop
 asking for ``openai`` and ``anthropic`` turns); each provider caches its own
 prefix, so each format keeps its own :class:`StableToolList`. A model that
-searches tools natively (``defers_tools``) is given up front only the global
-tools, the pinned ones and ``search_tools``, in a list that only grows at its
-end; every internal tool the conversation's scope has allowed (what
-``search_tools`` could unlock, and what an active skill surfaces) goes in the
-deferred list, which only grows too. Deferred tools stay out of the cached
-prefix until the model loads them by reference, so neither ``/use``, a skill
-switch nor ``/unuse`` rewrites the tools; calls are checked against the live
-scope, and a deferred tool it no longer allows is refused with the reason.
-The one exception is a skill's tools that :class:`LoadRule` puts up front
-(:meth:`DeclaredTools.put_up_front`): they are appended to the list, and only
-they may leave it again, by :class:`KeepRule`.
+searches tools natively (``defers_tools``) is given up front the scope's global
+and pinned tools (and ``search_tools`` while there is something to find); every
+internal tool the conversation's scope has allowed (what ``search_tools`` could
+unlock, and what an active skill surfaces) goes in the deferred list, which only
+grows. Deferred tools stay out of the cached prefix until the model loads them
+by reference; calls are checked against the live scope, and a deferred tool it
+no longer allows is refused with the reason. A skill's tools that
+:class:`LoadRule` puts up front (:meth:`DeclaredTools.put_up_front`) are appended
+to the list; tools that leave the scope (the globals a skill hides, a skill's
+tools at ``/unuse``) leave the list when :class:`KeepRule` finds that cheaper,
+as for any model. Declarations are sent compact (:func:`compact_declaration`):
+the registry's exports, and validation, are untouched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, final
 
 from .._names import SEARCH_TOOL_NAME
 from ..registry import ToolRegistry, TurnScope
 from ..search import Discovery
+from ._compact import compact_declaration
 from ._tool_list import KeepRule, StableToolList, estimated_tokens
 
 __all__ = ["DeclaredTools", "schema_name"]
@@ -50,6 +52,8 @@ class DeclaredTools:
         self._deferred: dict[tuple[str, bool], dict[str, dict[str, Any]]] = {}  # name -> schema
         self._deferred_left: dict[str, str] = {}
         self._up_front: set[str] = set()  # surfaced tools a deferring model is given in the list
+        # (name, format, strict) -> (the registry's export, its compact form): compacted once per export.
+        self._compacted: dict[tuple[str, str, bool], tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def names(self, format: str, strict: bool = False) -> tuple[str, ...]:
         """The canonical names declared in ``format``'s list, in order (empty before its first turn)."""
@@ -71,28 +75,28 @@ class DeclaredTools:
         tail_tokens: int,
         requests: int,
         deferring: bool = False,
+        loaded: Collection[str] = (),
     ) -> list[dict[str, Any]]:
         """This round's list for ``scope`` (see :class:`StableToolList`); ``before`` is the last round's scope.
 
         ``deferring`` (a model that loads tools by reference, with ``search_tools``
         registered): the list holds the scope's tools but the ones :meth:`surfaced`
-        defers (unless :meth:`put_up_front` put them there), plus ``search_tools``
-        itself, and drops only tools put up front.
+        defers (unless :meth:`put_up_front` put them there). ``search_tools`` is
+        there when the scope offers it, and also, so that the model can load them,
+        while surfaced tools are deferred that are neither up front nor ``loaded``
+        by reference yet (a skill that changed during a tool round); a skill whose
+        tools all reached the model that way does not pay for its definition.
         """
-        if deferring:
-            scope = scope.with_pinned((SEARCH_TOOL_NAME,))
         surfaced = set(self.surfaced(scope)) - self._up_front if deferring else set()
-        schemas = self.registry.schemas_for_tools(scope, format, strict=strict)
-        # The same selection in the same (registration) order, so the two lists pair up.
-        names = [tool.spec.name for tool in self.registry.visible_tools(scope)]
+        if surfaced - set(loaded):
+            scope = scope.with_pinned((SEARCH_TOOL_NAME,))
         tool_list = self._lists.setdefault((format, strict), StableToolList())
         declared = tool_list.update(
-            ((name, schema) for name, schema in zip(names, schemas, strict=True) if name not in surfaced),
+            ((name, schema) for name, schema in self.exports(scope, format, strict).items() if name not in surfaced),
             registered=self.registry.__contains__,
             why_left=lambda name: why_left(name, before, scope),
             tail_tokens=tail_tokens,
             requests=requests,
-            removable=self._up_front.__contains__ if deferring else None,
         )
         if deferring:  # a tool the keep rule removed is deferred again, to be loaded by the rule next time
             self._up_front.intersection_update(tool_list.names)
@@ -108,10 +112,25 @@ class DeclaredTools:
 
     def tokens(self, names: list[str], scope: TurnScope, format: str) -> int:
         """The estimated tokens of the definitions of ``names`` (tools ``scope`` shows) in ``format``."""
-        wanted = set(names)
-        schemas = self.registry.schemas_for_tools(scope, format)
-        visible = (tool.spec.name for tool in self.registry.visible_tools(scope))
-        return sum(estimated_tokens(schema) for name, schema in zip(visible, schemas, strict=True) if name in wanted)
+        exports = self.exports(scope, format)
+        return sum(estimated_tokens(exports[name]) for name in dict.fromkeys(names) if name in exports)
+
+    def exports(self, scope: TurnScope, format: str, strict: bool = False) -> dict[str, dict[str, Any]]:
+        """The declarations of the tools ``scope`` shows in ``format``, by canonical name in registration
+        order, in the compact form the model is sent (see :func:`compact_declaration`)."""
+        schemas = self.registry.schemas_for_tools(scope, format, strict=strict)
+        # The same selection in the same (registration) order, so the two lists pair up.
+        names = (tool.spec.name for tool in self.registry.visible_tools(scope))
+        return {name: self._compact(name, schema, format, strict) for name, schema in zip(names, schemas, strict=True)}
+
+    def _compact(self, name: str, schema: dict[str, Any], format: str, strict: bool) -> dict[str, Any]:
+        key = (name, format, strict)
+        seen = self._compacted.get(key)
+        if seen is not None and seen[0] is schema:  # the registry hands out the same dict until the tool changes
+            return seen[1]
+        compact = compact_declaration(schema, name.partition("__")[2] or name)
+        self._compacted[key] = (schema, compact)
+        return compact
 
     def defers(self) -> bool:
         """Whether a model with native tool search gets deferred tools: ``search_tools`` is there to load them."""
@@ -151,14 +170,7 @@ class DeclaredTools:
         kept = self._deferred.setdefault((format, strict), {})
         wanted = [name for name in allowed if name not in declared]
         chosen = set(wanted)
-        surfaced = now.with_unlocked(wanted)
-        fresh = dict(
-            zip(
-                (tool.spec.name for tool in self.registry.visible_tools(surfaced)),
-                self.registry.schemas_for_tools(surfaced, format, strict=strict),
-                strict=True,
-            )
-        )
+        fresh = self.exports(now.with_unlocked(wanted), format, strict)
         for name in wanted:
             if name in fresh:
                 kept[name] = fresh[name]

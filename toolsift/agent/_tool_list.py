@@ -10,8 +10,12 @@ skill switch, an unlock that expires), so this list changes only where it must:
 - a tool that leaves the scope (``/unuse``, a skill switch, an expired unlock)
   stays declared, and a call to it is refused by the registry's layers, which
   check the live scope; the refusal says when and why it left;
-- unless removing it is cheaper, by :class:`KeepRule`; a tool no longer
-  registered is removed (there is nothing left to call).
+- unless removing it is cheaper, by :class:`KeepRule`; the list is then sent in
+  the order its tools first entered the scope, so that a scope the conversation
+  had before gives the same bytes as before (the provider may still hold them);
+  a tool no longer registered is removed (there is nothing left to call).
+
+Declarations reach the model in their compact form (``_compact``).
 
 Only tools the scope allowed at some point in the conversation are ever
 declared, in the format (and strict mode) the registry exported them in.
@@ -47,9 +51,11 @@ class KeepRule:
 
     Keeping ``left_tokens`` of schemas costs a cache read on each later request:
     ``read_cost * left_tokens * expected_requests``. Removing them makes the
-    provider write the prefix from the first removed tool on again, once:
-    ``(write_cost - read_cost) * rewritten_tokens`` (the write premium over the
-    read that request would have paid anyway). Keep while the first is smaller.
+    provider write again, once, what follows the first changed tool: the tools
+    that stay after it and the system prompt and messages, but not the removed
+    tools, which are no longer sent: ``(write_cost - read_cost) * rewritten_tokens``
+    (the write premium over the read that request would have paid anyway).
+    Keep while the first is smaller.
 
     ``expected_requests`` is the number of model requests the conversation has
     made so far (at least 1): knowing nothing else of a conversation that has
@@ -57,11 +63,10 @@ class KeepRule:
     (the Copernican estimate), so about n more are to come. ``rewritten_tokens``
     counts only what removal adds: when the same round appends a tool or a
     schema changed earlier in the list, the prefix from there on is rewritten
-    anyway, and removing tools at or after that point costs nothing more.
-
-    With Anthropic's prices the tools are kept until ``expected_requests``
-    exceeds ``11.5 * rewritten_tokens / left_tokens``; since the left tools are
-    part of what removal rewrites, that is never before the 12th request.
+    anyway, and removing tools at or after that point costs nothing more. So a
+    skill switch, which appends the new skill's tools, removes the old skill's
+    for free, while tools that left a list that is otherwise unchanged stay until
+    ``expected_requests`` exceeds ``11.5 * rewritten_tokens / left_tokens`` (Anthropic's prices).
 
     Attributes:
         left: Canonical names of the declared tools the scope no longer allows.
@@ -165,6 +170,7 @@ class StableToolList:
         self._read_cost = read_cost
         self._write_cost = write_cost
         self._schemas: dict[str, dict[str, Any]] = {}  # canonical name -> schema, in declared order
+        self._entered: dict[str, int] = {}  # canonical name -> when it first entered the scope (0, 1, ...)
         self.decisions: list[KeepRule] = []
         self.left: dict[str, str] = {}
 
@@ -181,20 +187,25 @@ class StableToolList:
         why_left: Callable[[str], str],
         tail_tokens: int,
         requests: int,
-        removable: Callable[[str], bool] | None = None,
     ) -> list[dict[str, Any]]:
         """Take the scope's tools for this round; return the declared list.
 
+        When the rule removes tools, the list is sent again from the first
+        removed tool on (or from where this round breaks it anyway, if earlier),
+        and from there the tools come in the order they first entered the scope:
+        a scope the conversation had before (``/unuse`` after ``/use``) gives the
+        bytes it gave then, and the provider reads the cache entry written then.
+
         Args:
-            in_scope: (canonical name, schema) of every tool the scope allows now.
+            in_scope: (canonical name, schema) of every tool the scope allows now, in the registry's order.
             registered: Whether a name is still registered.
             why_left: Says when and why a tool that leaves now left (asked only then).
             tail_tokens: Estimated tokens after the tools: system prompt and messages.
             requests: Model requests made so far in the conversation.
-            removable: Which tools that left :class:`KeepRule` may remove (None: every one); the
-                others stay (for a model that loads the rest by reference, only what it put up front).
         """
         now = dict(in_scope)
+        for name in now:
+            self._entered.setdefault(name, len(self._entered))
         old = [name for name in self._schemas if name in now or registered(name)]
         self._schemas = {name: self._schemas[name] for name in old}
         # Where this round's prefix breaks anyway: a schema changed in place, or tools appended at the end.
@@ -210,25 +221,28 @@ class StableToolList:
             return list(self._schemas.values())
         fresh = [name for name in left if name not in self.left]
         self.left.update({name: why_left(name) for name in fresh})
-        left = tuple(name for name in left if removable is None or removable(name))
-        if not left:
-            return list(self._schemas.values())
-        rule = self._rule(old, left, breaks, tail_tokens, requests)
+        gone = set(left)
+        order = sorted((name for name in self._schemas if name not in gone), key=self._entered.__getitem__)
+        rule = self._rule(old, left, order, breaks, tail_tokens, requests)
         if not self.decisions or (self.decisions[-1].left, self.decisions[-1].keep) != (left, rule.keep):
             self.decisions.append(rule)
         if not rule.keep:
-            for name in left:
-                del self._schemas[name]
-                del self.left[name]
+            self._schemas = {name: self._schemas[name] for name in order}
+            self.left.clear()
         return list(self._schemas.values())
 
-    def _rule(self, old: list[str], left: tuple[str, ...], breaks: int | None, tail: int, requests: int) -> KeepRule:
-        first = old.index(left[0])
-        if breaks is not None and breaks <= first:
+    def _rule(
+        self, old: list[str], left: tuple[str, ...], order: list[str], breaks: int | None, tail: int, requests: int
+    ) -> KeepRule:
+        """The rule for removing ``left`` from ``old``, which leaves ``order``; ``breaks``: where this round's
+        list departs from ``old`` anyway (None: nowhere)."""
+        same = _common_length(old, order)
+        if breaks is not None and breaks <= same:
             rewritten = 0
         else:
-            end = breaks if breaks is not None else len(old)
-            rewritten = sum(estimated_tokens(self._schemas[name]) for name in old[first:end])
+            anyway = set(old[breaks:]) if breaks is not None else set()  # changed schemas are written anyway
+            again = [name for name in order[same:] if name in old and name not in anyway]
+            rewritten = sum(estimated_tokens(self._schemas[name]) for name in again)
             rewritten += tail if breaks is None else 0
         return KeepRule(
             left=left,
@@ -238,3 +252,8 @@ class StableToolList:
             read_cost=self._read_cost,
             write_cost=self._write_cost,
         )
+
+
+def _common_length(a: list[str], b: list[str]) -> int:
+    """How many leading items ``a`` and ``b`` share."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))

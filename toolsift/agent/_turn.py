@@ -21,10 +21,10 @@ class ChatModel(Protocol):
     True: the agent loop then calls ``complete(instructions, history, tools,
     deferred=...)``, where ``deferred`` holds the schemas of the internal tools the
     conversation's scope has allowed (for the provider to load by
-    ``ToolMessage.references`` or its own search); ``tools`` then never changes
-    at ``/use``, a skill switch or ``/unuse``: a skill's tools are loaded by a
-    ``search_tools`` exchange the conversation appends. Models without it are
-    called with the three arguments alone.
+    ``ToolMessage.references`` or its own search); a skill's tools are then
+    loaded by a ``search_tools`` exchange the conversation appends, or put in
+    ``tools`` where that costs less. Models without it are called with the
+    three arguments alone.
 
     Attributes:
         format: The schema format its tools use (``openai``, ``anthropic``, ...).

@@ -15,23 +15,13 @@ This package imports nothing of toolsift but the registry and the config.
 
 from .._public import publish
 from ._commands import CommandPolicy as CommandPolicy
-from ._protected import FollowedProtection as FollowedProtection
-from ._protected import ProtectedPath as ProtectedPath
 from ._protected import protected_paths as protected_paths
-from ._skill_files import FolderFiles as FolderFiles
-from ._skill_files import SkillFileTool as SkillFileTool
-from ._tools import builtin_tool_names as builtin_tool_names
 from ._tools import builtin_tools as builtin_tools
 from ._workspace import Workspace as Workspace
 
 __all__ = [
     "CommandPolicy",
-    "FolderFiles",
-    "FollowedProtection",
-    "ProtectedPath",
-    "SkillFileTool",
     "Workspace",
-    "builtin_tool_names",
     "builtin_tools",
     "protected_paths",
 ]

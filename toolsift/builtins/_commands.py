@@ -14,7 +14,7 @@ from __future__ import annotations
 import shlex
 
 from .._exceptions import PolicyDenied
-from ..config import CommandSettings
+from ..config._internal import CommandSettings
 
 __all__ = ["SHELL_METACHARACTERS", "CommandPolicy"]
 
@@ -23,7 +23,7 @@ SHELL_METACHARACTERS = (";", "|", "&", "`", "$(", "${", ">", "<", "\n", "\r", "\
 
 
 class CommandPolicy(CommandSettings):
-    """:class:`~toolsift.config.CommandSettings` put to work: splits command lines and checks them.
+    """:class:`~toolsift.config._internal.CommandSettings` put to work: splits command lines and checks them.
 
     Built from the ``serve.commands`` section with :meth:`from_settings`, or
     directly with the same fields (``CommandPolicy(allowed_programs=("git",))``).

@@ -18,7 +18,8 @@ from typing import Annotated, Any
 import mcp.types as mcp_types
 from pydantic import Field
 
-from ..registry import FunctionTool, Level, ToolResult
+from ..registry import Level, ToolResult
+from ..registry._internal import FunctionTool
 from ._workspace import Workspace
 
 __all__ = ["FileTools"]

@@ -19,7 +19,8 @@ import mcp.types as mcp_types
 from anyio.abc import ByteReceiveStream
 from pydantic import Field
 
-from ..registry import FunctionTool, Level, ToolResult
+from ..registry import Level, ToolResult
+from ..registry._internal import FunctionTool
 from ._commands import CommandPolicy
 from ._sandbox import SANDBOX_PATH, Sandbox, SandboxUnavailable
 from ._sandbox_process import sandboxed_process

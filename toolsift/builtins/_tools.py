@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..registry import FunctionTool
+from ..registry._internal import FunctionTool
 from ._commands import CommandPolicy
 from ._files import DEFAULT_MAX_READ_BYTES, FileTools
 from ._shell import ShellTool

@@ -283,7 +283,7 @@ async def open_toolbox(
     ones included), the others stay idle until a call or ``/use`` needs them. None starts what the config
     starts: every server not marked lazy.
     """
-    from ..mcp_sessions import SessionState
+    from ..mcp_sessions._internal import SessionState
     from ..toolbox import Toolbox
 
     admitted = trusted_config(out)

@@ -22,15 +22,8 @@ from mcp.shared.auth import AuthorizationCodeResult
 
 from .._exceptions import ConfigError, SessionError
 from ..config import HttpServer, ToolsiftConfig
-from ..mcp_sessions import (
-    ClientCallbacks,
-    FileTokenStorage,
-    McpSession,
-    SessionOptions,
-    SessionState,
-    SignInHandler,
-    token_file,
-)
+from ..mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SignInHandler
+from ..mcp_sessions._internal import FileTokenStorage, SessionState, token_file
 from ._app import run_async, trusted_config
 from ._output import Output
 

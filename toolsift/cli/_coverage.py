@@ -24,8 +24,9 @@ from typing import Any
 
 from .._globs import compile_patterns, literal_server
 from ..builtins import builtin_tools
-from ..config import ToolsiftConfig, permission_glob_warnings
-from ..mcp_sessions import ListMcpResources, ReadMcpResource
+from ..config import ToolsiftConfig
+from ..config._internal import permission_glob_warnings
+from ..mcp_sessions._internal import ListMcpResources, ReadMcpResource
 from ..registry import ToolRegistry
 from ..search import SearchIndex, SearchToolsTool
 from ..skills import Skill

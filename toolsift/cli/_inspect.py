@@ -16,10 +16,12 @@ from .._names import split_name
 from .._tokens import estimated_tokens
 from ..agent import Conversation, result_text
 from ..config import ToolsiftConfig, validate_config
-from ..mcp_sessions import ClientCallbacks, ToolPins
+from ..mcp_sessions import ClientCallbacks
+from ..mcp_sessions._internal import ToolPins
 from ..registry import Approver, Tool, TurnScope
 from ..registry.formats import FORMATS, get_format
-from ..search import BackendName, SearchIndex, format_ranking, server_descriptions
+from ..search import SearchIndex
+from ..search._internal import BackendName, format_ranking, server_descriptions
 from ..toolbox import Toolbox
 from ._app import EXIT, open_toolbox, run_async, state
 from ._approve import TerminalApprover

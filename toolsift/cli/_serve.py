@@ -45,7 +45,7 @@ def serve(
 
     Settings come from the config's `serve` section; these options override them.
     """
-    from ..serve import main as serve_main
+    from ..serve._internal import main as serve_main
 
     if transport is not None and transport not in TRANSPORTS:
         raise typer.BadParameter(

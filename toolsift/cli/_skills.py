@@ -12,14 +12,14 @@ from .._assembly import skills_loader
 from .._exceptions import ConfigError, SkillNotFound
 from .._folders import find_config
 from ..config import SkillGrants, load_config
-from ..mcp_sessions import SessionState
+from ..mcp_sessions._internal import SessionState
 from ..skills import SkillsLoader
 from ._app import EXIT, open_toolbox, run_async, state
 from ._output import Output, reported_here
 
 if TYPE_CHECKING:
     from ..config import ToolsiftConfig
-    from ..search import McpServedSkill
+    from ..search._internal import McpServedSkill
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -123,7 +123,7 @@ def new(
     folder: Annotated[Path | None, typer.Option("--dir", help="Skill folder (default: the config's first).")] = None,
 ) -> None:
     """Write a SKILL.md skeleton to <skills folder>/NAME/SKILL.md."""
-    from ..skills import parse_skill_text
+    from ..skills._internal import parse_skill_text
 
     out = Output()
     if folder is None:

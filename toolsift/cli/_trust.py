@@ -7,7 +7,8 @@ import sys
 
 from .._exceptions import ConfigError
 from .._folders import user_config_path, user_folder
-from ..config import HttpServer, ProjectTrust, StdioServer, ToolsiftConfig, TrustCheck, TrustedLaunches
+from ..config import HttpServer, ProjectTrust, StdioServer, ToolsiftConfig, TrustedLaunches
+from ..config._internal import TrustCheck
 from ._app import TRUST_ENV
 from ._output import Output
 

@@ -9,8 +9,9 @@ import typer
 
 from .._exceptions import ConfigError
 from .._folders import find_config
-from ..config import StdioServer, ToolsiftConfig, configured_settings, validate_config
-from ..mcp_sessions import ToolChange, ToolPins
+from ..config import StdioServer, ToolsiftConfig, validate_config
+from ..config._internal import configured_settings
+from ..mcp_sessions._internal import ToolChange, ToolPins
 from ._app import state
 from ._output import Output
 from ._trust import describe_launches, describe_settings, trust_store

@@ -170,10 +170,12 @@ class ServerBase(ConfigModel):
         include_tools: Globs over the server's own tool names to keep.
         exclude_tools: Globs over the server's own tool names to drop.
         lazy: Connect on first use instead of at boot.
-        protocol: ``auto`` negotiates the newest protocol, but speaks the handshake
-            era (2025-11-25) when the client answers sampling or elicitation:
-            servers ask for those in the middle of a call, which 2026-07-28
-            gives a classic server no channel for. ``legacy`` skips the probe;
+        protocol: ``auto`` negotiates the newest protocol; when the client answers
+            sampling or elicitation, which a classic server asks for in the middle
+            of a call and 2026-07-28 gives no channel for, an HTTP server also gets
+            a handshake-era connection for the calls that need one and a stdio
+            server speaks the handshake era (2025-11-25) alone (see
+            ``mcp_sessions._connection.connect_mode``). ``legacy`` skips the probe;
             ``2026-07-28`` insists on that version.
         always_load: Keep this server's tools in every turn's schema set.
         searchable: False hides an internal server's tools from tool search.

@@ -26,46 +26,20 @@ from ._callbacks import ElicitationHandler as ElicitationHandler
 from ._callbacks import LogHandler as LogHandler
 from ._callbacks import SamplingHandler as SamplingHandler
 from ._callbacks import SignInHandler as SignInHandler
-from ._catalog import ServerCatalog as ServerCatalog
 from ._group import McpSessionGroup as McpSessionGroup
-from ._instructions import server_instructions as server_instructions
-from ._oauth import FileTokenStorage as FileTokenStorage
-from ._oauth import token_file as token_file
 from ._options import SessionOptions as SessionOptions
-from ._pins import ToolChange as ToolChange
-from ._pins import ToolPins as ToolPins
-from ._resources import ListMcpResources as ListMcpResources
-from ._resources import ReadMcpResource as ReadMcpResource
-from ._resources import resource_context as resource_context
 from ._session import McpSession as McpSession
-from ._state import SessionState as SessionState
-from ._untrusted import guard_result as guard_result
-from ._wrapper import VerbatimResults as VerbatimResults
-from ._wrapper import tool_spec as tool_spec
 
 __all__ = [
     "ClientCallbacks",
     "ElicitationHandler",
-    "FileTokenStorage",
-    "ListMcpResources",
     "LogHandler",
     "McpSession",
     "McpSessionGroup",
-    "ReadMcpResource",
     "SamplingHandler",
-    "ServerCatalog",
     "SessionOptions",
-    "SessionState",
     "SignInHandler",
-    "ToolChange",
-    "ToolPins",
-    "VerbatimResults",
-    "guard_result",
     "register_mcp_tools",
-    "resource_context",
-    "server_instructions",
-    "token_file",
-    "tool_spec",
 ]
 
 publish(globals(), __name__, __all__)

@@ -1,18 +1,21 @@
 """One connection to a server, from spawn or dial to teardown, run inside the session's owner task.
 
 Everything that has to be entered and exited in the same task lives here: the
-transport, the SDK ``Client``, and the watchers that follow the server's
+transport, the SDK ``Client``, the watchers that follow the server's
 list-changed announcements (a ``message_handler`` on handshake-era
-connections, a ``subscriptions/listen`` stream on 2026-07-28 ones).
+connections, a ``subscriptions/listen`` stream on 2026-07-28 ones), and,
+beside a 2026-07-28 connection over HTTP, the handshake-era one that some
+calls need (``_handshake``; :func:`connect_mode` states the rule).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import metadata
 from typing import Literal
 
@@ -35,12 +38,13 @@ from .._exceptions import SessionError
 from ..config import ServerConfig
 from ._catalog import ServerCatalog, list_catalog
 from ._endpoint import Endpoint
+from ._handshake import HandshakeSibling
 from ._oauth import sign_in_flow
 from ._options import SessionOptions
 from ._stderr import StderrBuffer
-from ._transport import TransportContext, open_transport, transport_for
+from ._transport import ConnectionWatcher, TransportContext, open_transport, transport_for
 
-__all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "connect_mode", "run_connection"]
+__all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "connect_mode", "run_connection", "two_eras"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
@@ -156,7 +160,7 @@ class ConnectionEvents:
         )
 
 
-OnReady = Callable[[Client, ServerCatalog], None]
+OnReady = Callable[[Client, ServerCatalog, HandshakeSibling | None], None]
 Relister = Callable[[Client, set[ListKind]], Awaitable[None]]
 
 
@@ -188,10 +192,10 @@ async def run_connection(
     preferred = connect_mode(config, options)
     ready = False
 
-    def readied(client: Client, catalog: ServerCatalog) -> None:
+    def readied(client: Client, catalog: ServerCatalog, sibling: HandshakeSibling | None) -> None:
         nonlocal ready
         ready = True
-        on_ready(client, catalog)
+        on_ready(client, catalog, sibling)
 
     try:
         return await _connect(preferred, config, endpoint, options, stderr, events, on_ready=readied, relist=relist)
@@ -238,60 +242,118 @@ async def _connect(
     # groups are entered inside it, so it cannot be a fail_after around the
     # entering alone. Once ready, the deadline is lifted.
     with connect_deadline:
-        async with AsyncExitStack() as stack:
-            context = TransportContext(
-                server=config.name,
-                watcher=events,
-                stderr=stderr,
-                connect_timeout=config.timeout,
-                max_message_bytes=config.max_result_bytes,
-                auth=sign_in_flow(config, endpoint, options.callbacks.sign_in),
-            )
-            chosen = options.transports.get(config.name) or transport_for(endpoint)
-            transport = await open_transport(chosen, stack, context)
-            modern = False
-
-            async def on_message(message: IncomingMessage) -> None:
-                # On 2026-07-28 connections the listen stream delivers the same events; act once.
-                kind = _NOTIFICATION_KINDS.get(type(message))
-                if kind is not None and not modern:
-                    events.request_relist(kind)
-                elif isinstance(message, types.ResourceUpdatedNotification):
-                    await options.callbacks.resource_changed(config.name, str(message.params.uri))
-
-            client = Client(
-                transport,
-                mode=mode,
-                read_timeout_seconds=config.timeout,
-                message_handler=on_message,
-                list_roots_callback=_roots_callback(options) if options.workspace or options.roots else None,
-                client_info=CLIENT_INFO,
-                **options.callbacks.for_server(config.name),
-            )
-            await stack.enter_async_context(client)
-            if client.mode in MODERN_PROTOCOL_VERSIONS:
-                await _discover_pinned(client, client.mode, pinned=config.protocol == client.mode)
+        opened = _open_client(mode, config, endpoint, options, stderr, events, events.request_relist)
+        async with opened as client:
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
             catalog = await list_catalog(client, config.name)
             connect_deadline.deadline = math.inf
+            sibling = (
+                HandshakeSibling(config.name, events, config.timeout) if modern and two_eras(config, options) else None
+            )
             async with anyio.create_task_group() as watchers:
                 watchers.start_soon(_relist_loop, client, events, relist)
-                if modern:
-                    watchers.start_soon(_listen, client, events)
-                on_ready(client, catalog)
+                followed = _followed(client) if modern else frozenset()
+                if followed:
+                    watchers.start_soon(_listen, client, events, followed)
+                if sibling is not None:
+
+                    def unfollowed(kind: ListKind) -> None:
+                        # What the listen stream follows, the handshake-era connection hears too: list once.
+                        if kind not in followed:
+                            events.request_relist(kind)
+
+                    watchers.start_soon(
+                        sibling.run,
+                        partial(_open_client, "legacy", config, endpoint, options, stderr, relist=unfollowed),
+                    )
+                on_ready(client, catalog, sibling)
                 await events.wake.wait()
                 watchers.cancel_scope.cancel()
     return not connect_deadline.cancelled_caught
 
 
-def connect_mode(config: ServerConfig, options: SessionOptions) -> str:
-    """The SDK's connect mode: ``auto`` becomes the handshake era when servers may ask mid-call.
+@asynccontextmanager
+async def _open_client(
+    mode: str,
+    config: ServerConfig,
+    endpoint: Endpoint,
+    options: SessionOptions,
+    stderr: StderrBuffer,
+    watcher: ConnectionWatcher,
+    relist: Callable[[ListKind], None],
+) -> AsyncIterator[Client]:
+    """An SDK ``Client`` in connect mode ``mode`` on a fresh transport, entered (and discovered, when pinned).
 
-    A server written against the classic API asks for sampling or elicitation
-    from inside a tool; on a 2026-07-28 connection that fails with "no
-    back-channel", so a client that answers such requests speaks 2025-11-25.
+    ``watcher`` hears of the transport's end and odd messages; ``relist`` of a
+    handshake-era list-changed notification (2026-07-28 ones come on the listen stream).
     """
-    if config.protocol == "auto" and options.callbacks.answers_requests:
+    async with AsyncExitStack() as stack:
+        context = TransportContext(
+            server=config.name,
+            watcher=watcher,
+            stderr=stderr,
+            connect_timeout=config.timeout,
+            max_message_bytes=config.max_result_bytes,
+            auth=sign_in_flow(config, endpoint, options.callbacks.sign_in),
+        )
+        chosen = options.transports.get(config.name) or transport_for(endpoint)
+        transport = await open_transport(chosen, stack, context)
+        modern = False
+
+        async def on_message(message: IncomingMessage) -> None:
+            # On 2026-07-28 connections the listen stream delivers the same events; act once.
+            kind = _NOTIFICATION_KINDS.get(type(message))
+            if kind is not None and not modern:
+                relist(kind)
+            elif isinstance(message, types.ResourceUpdatedNotification):
+                await options.callbacks.resource_changed(config.name, str(message.params.uri))
+
+        client = Client(
+            transport,
+            mode=mode,
+            read_timeout_seconds=config.timeout,
+            message_handler=on_message,
+            list_roots_callback=_roots_callback(options) if options.workspace or options.roots else None,
+            client_info=CLIENT_INFO,
+            **options.callbacks.for_server(config.name),
+        )
+        await stack.enter_async_context(client)
+        if client.mode in MODERN_PROTOCOL_VERSIONS:
+            await _discover_pinned(client, client.mode, pinned=config.protocol == client.mode)
+        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        yield client
+
+
+def two_eras(config: ServerConfig, options: SessionOptions) -> bool:
+    """Whether the session keeps a handshake-era connection beside a 2026-07-28 one (see :func:`connect_mode`)."""
+    return config.protocol == "auto" and options.callbacks.answers_requests and config.transport_kind != "stdio"
+
+
+def connect_mode(config: ServerConfig, options: SessionOptions) -> str:
+    """The SDK's connect mode of a session's (first) connection; ``auto`` may add a handshake-era one.
+
+    The rule under ``protocol: auto``, for a session whose callbacks answer
+    servers' requests (sampling, elicitation: a gateway's, a chat's):
+
+    - A server written against the classic API asks from inside a tool, which a
+      2026-07-28 connection gives it no channel for ("no back-channel"); a
+      server of 2026-07-28 asks by ``InputRequiredResult``, which carries
+      per-request capabilities and tasks as the handshake era cannot.
+    - Over HTTP, where a connection is cheap, the session connects as the SDK
+      does (``server/discover`` first: a server of either era is reached in its
+      newest), and beside a 2026-07-28 connection it keeps one of the handshake
+      era, opened at first need, for the calls whose caller answers questions
+      mid-call: a gateway's handshake-era client, and any call after the server
+      refused a question of its own for want of a back-channel (the refused call
+      is made once more there only when its tool is read-only or idempotent;
+      see ``McpSession.call_tool``). A gateway's 2026-07-28
+      client's calls stay on the 2026-07-28 connection, so its questions, tasks
+      and capabilities pass as they are.
+    - Over stdio (one process, its state shared by whatever connects) there is
+      one connection, of the handshake era, as classic servers need it; a server
+      of 2026-07-28 alone that refuses the handshake is connected again in 2026.
+    """
+    if config.protocol == "auto" and options.callbacks.answers_requests and not two_eras(config, options):
         return "legacy"
     return config.protocol
 
@@ -342,17 +404,26 @@ async def _relist_loop(client: Client, events: ConnectionEvents, relist: Reliste
             )
 
 
-async def _listen(client: Client, events: ConnectionEvents) -> None:
-    """Follow a 2026-07-28 server's list-changed events on a ``subscriptions/listen`` stream."""
+def _followed(client: Client) -> frozenset[ListKind]:
+    """The lists whose changes a 2026-07-28 server announces on a listen stream (its capabilities say)."""
     caps = client.server_capabilities
-    tools = bool(caps.tools and caps.tools.list_changed)
-    resources = bool(caps.resources and caps.resources.list_changed)
-    prompts = bool(caps.prompts and caps.prompts.list_changed)
-    if not (tools or resources or prompts):
-        return
+    kinds: list[ListKind] = []
+    if caps.tools and caps.tools.list_changed:
+        kinds.append("tools")
+    if caps.resources and caps.resources.list_changed:
+        kinds.append("resources")
+    if caps.prompts and caps.prompts.list_changed:
+        kinds.append("prompts")
+    return frozenset(kinds)
+
+
+async def _listen(client: Client, events: ConnectionEvents, kinds: frozenset[ListKind]) -> None:
+    """Follow a 2026-07-28 server's list-changed events of ``kinds`` on a ``subscriptions/listen`` stream."""
     try:
         async with client.listen(
-            tools_list_changed=tools, resources_list_changed=resources, prompts_list_changed=prompts
+            tools_list_changed="tools" in kinds,
+            resources_list_changed="resources" in kinds,
+            prompts_list_changed="prompts" in kinds,
         ) as subscription:
             async for event in subscription:
                 kind = _EVENT_KINDS.get(type(event))

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, final
 
-from ..config import HttpServer, ServerConfig, StdioServer, child_environment, resolve_server
+from ..config import HttpServer, ServerConfig, StdioServer
+from ..config._internal import child_environment, resolve_server
 
 __all__ = ["Endpoint", "HttpEndpoint", "StdioEndpoint", "resolve_endpoint"]
 

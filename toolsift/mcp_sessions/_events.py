@@ -24,7 +24,8 @@ from .._exceptions import ConfigError
 from ._state import SessionState
 
 if TYPE_CHECKING:
-    from ..registry import RegistryChange, ToolRegistry
+    from ..registry import ToolRegistry
+    from ..registry._internal import RegistryChange
     from ._session import McpSession
 
 __all__ = ["EventBus", "ManagerEvent", "ManagerEventKind", "ToolChanges"]

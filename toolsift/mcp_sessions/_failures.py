@@ -58,6 +58,7 @@ class CallFailure(StrEnum):
     CANCELLED = "cancelled"  # the session was closed or drained while the call ran
     TOO_LARGE = "too_large"  # the answer was over the server's maxResultBytes and was dropped as it arrived
     NOT_SENT = "not_sent"  # the request could not be put on the wire (arguments that are not valid Unicode)
+    ASKED_MID_CALL = "asked_mid_call"  # a tool asked mid-call over 2026-07-28 and was not safe to run again
 
 
 def failure_result(kind: CallFailure, text: str, server_text: str | None = None) -> ToolResult:
@@ -124,6 +125,17 @@ def cancelled_result(server: str, tool: str, why: str) -> ToolResult:
     """The result for a call the session cancelled because it was closed or drained."""
     return failure_result(
         CallFailure.CANCELLED, f"Tool {tool!r} of MCP server {server!r} was cancelled while it ran: {why}."
+    )
+
+
+def asked_mid_call_result(server: str, tool: str) -> ToolResult:
+    """The result for a call refused over 2026-07-28 because its tool asked mid-call, and not safe to run again."""
+    return failure_result(
+        CallFailure.ASKED_MID_CALL,
+        f"Tool {tool!r} of MCP server {server!r} asked a question in the middle of the call, which a 2026-07-28 "
+        "connection cannot carry, so the server stopped it there. It was not run again: it is neither read-only nor "
+        "idempotent, and it may have acted before it asked. The server's next calls use the handshake era, where "
+        "it can ask: call it again (or set this server's protocol to legacy).",
     )
 
 

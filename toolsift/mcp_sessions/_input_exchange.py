@@ -32,7 +32,7 @@ from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
 
 from .._input_exchange import InputExchange
-from ..registry import ProgressCallback
+from ..registry._internal import ProgressCallback
 
 __all__ = ["call_passing_input", "get_prompt_passing_input", "read_resource_passing_input", "send_as_client"]
 

@@ -36,7 +36,8 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from .._exceptions import SignInRequired
 from .._files import write_atomically
 from .._folders import user_folder
-from ..config import HttpServer, OAuthConfig, ServerConfig
+from ..config import HttpServer, ServerConfig
+from ..config._internal import OAuthConfig
 from ._callbacks import SignInHandler
 from ._endpoint import Endpoint, HttpEndpoint
 

@@ -36,15 +36,17 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
 from .._exceptions import ServerUnavailable, ToolHeld
-from .._input_exchange import InputExchange
+from .._input_exchange import InputExchange, TaskCall
 from .._names import validate_server_name
 from .._redaction import Redactor
 from ..config import ServerConfig
-from ..registry import ProgressCallback, ToolResult
+from ..registry import ToolResult
+from ..registry._internal import ProgressCallback
 from ._catalog import ServerCatalog
 from ._connection import ConnectionEvents
 from ._draining import DRAINED, Drain
 from ._failures import (
+    asked_mid_call_result,
     cancelled_result,
     crash_result,
     invalid_result,
@@ -63,13 +65,14 @@ from ._lifecycle import Lifecycle
 from ._masking import mask_result, mask_wire
 from ._options import SessionOptions
 from ._pins import ToolChange
+from ._progress import AwaitedProgress
 from ._publisher import ToolPublisher
 from ._resource import TaskGroupResource
 from ._state import SessionEvent, SessionState, SessionStatus
 from ._stderr import StderrBuffer
 from ._substitutes import not_sent_reason, too_large_sizes
 from ._supervisor import Supervisor
-from ._tasks import call_as_task, runs_as_task
+from ._tasks import call_as_task, hand_task, runs_as_task
 from ._tracker import CallCounts, CallTracker
 from ._wrapper import McpToolWrapper, build_wrappers
 
@@ -474,6 +477,8 @@ class McpSession:
         timeout: float | None = _CONFIG_TIMEOUT,
         progress: ProgressCallback | None = None,
         exchange: InputExchange | None = None,
+        task: TaskCall | None = None,
+        mid_call: bool = False,
     ) -> ToolResult:
         """Call a tool by the server's own name.
 
@@ -493,6 +498,15 @@ class McpSession:
             progress: Receives the server's progress notifications.
             exchange: On a 2026-07-28 connection, the caller's answers to the server's previous
                 ``InputRequiredResult``, and where its next one goes instead of this session's callbacks.
+            task: On a handshake-era connection, a gateway client's request that a tool that supports
+                tasks run as one: the server's task goes to ``task.created``, for the client to follow.
+            mid_call: The caller answers the server's questions in the middle of the call (a gateway's
+                handshake-era client): where the session keeps a handshake-era connection beside a
+                2026-07-28 one, the call goes over it (as with ``task``). Otherwise, a call the server
+                refuses over 2026-07-28 because it asked mid-call (a tool written against the classic
+                API) is made once more over that connection when the tool is read-only or idempotent by its
+                annotations; any other ends in an error saying why, since it may have acted before it
+                asked (later calls go to that connection at once).
 
         Raises:
             ToolHeld: The tool changed since it was pinned and is held back.
@@ -502,16 +516,19 @@ class McpSession:
         if name in self._held:
             # What the registry does not list, a direct call must not reach either.
             raise ToolHeld(f"{self.config.namespace}__{name}", self.name, self._held[name])
-        client, events = await self._client(), self._sup.events
+        client, events = await self._client(exchange, handshake=mid_call or task is not None), self._sup.events
         seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
+        # The result waits for the progress reported before it, so that none arrives after it.
+        awaited = AwaitedProgress(progress) if progress is not None else None
         with self._calls.track():
             try:
-                if runs_as_task(self.catalog.task_support.get(name), self.config.tasks):
-                    raw = await self._call_as_task(client, name, arguments, seconds, progress)
+                if task is not None and self._hands_task(client, name):
+                    raw = await hand_task(client, name, arguments, task)
+                    task.created = mask_wire(task.created or {}, self._redact)
+                elif runs_as_task(self.catalog.task_support.get(name), self.config.tasks):
+                    raw = await self._call_as_task(client, name, arguments, seconds, awaited)
                 elif exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    raw = await call_passing_input(
-                        client, name, arguments, exchange, seconds=seconds, progress=progress
-                    )
+                    raw = await call_passing_input(client, name, arguments, exchange, seconds=seconds, progress=awaited)
                     if exchange.claimed is not None:
                         exchange.claimed = mask_wire(exchange.claimed, self._redact)
                 else:
@@ -519,16 +536,33 @@ class McpSession:
                     raw = await client.call_tool(
                         name,
                         arguments,
-                        progress_callback=cast("ProgressFnT", progress),
+                        progress_callback=cast("ProgressFnT", awaited),
                         read_timeout_seconds=seconds if seconds is not None else math.inf,
                     )
+                if awaited is not None:
+                    await awaited.settled()
                 return mask_result(ToolResult.from_mcp(raw), self._redact)
             except MCPError as exc:
+                if exchange is None and await self._sup.ask_again(client, exc):
+                    if self._repeatable(name):
+                        return await self.call_tool(name, arguments, timeout=timeout, progress=progress, task=task)
+                    return asked_mid_call_result(self.name, name)
                 return self._call_error(name, exc, seconds, events)
             except Exception as exc:
                 return invalid_result(self.name, name, exc, self._redact)
         # Reached only when close() or the end of a drain cancelled this call.
         return cancelled_result(self.name, name, self._closed_text())
+
+    def _repeatable(self, name: str) -> bool:
+        """Whether tool ``name`` may run again without more effect: read-only or idempotent by its annotations."""
+        tool = next((tool for tool in self.catalog.tools if tool.name == name), None)
+        hints = tool.annotations if tool is not None else None
+        return hints is not None and bool(hints.read_only_hint or hints.idempotent_hint)
+
+    def _hands_task(self, client: Client, name: str) -> bool:
+        """Whether a client's own task request for tool ``name`` goes to the server (a 2025-11-25 task)."""
+        supports = self.catalog.task_support.get(name) in ("optional", "required")
+        return supports and client.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
     async def _call_as_task(
         self,
@@ -580,20 +614,23 @@ class McpSession:
             self.name, tool, stdio=self.config.transport_kind == "stdio", plan=self._sup.plan_after_loss()
         )
 
-    async def read_resource(self, uri: str, *, exchange: InputExchange | None = None) -> types.ReadResourceResult:
+    async def read_resource(
+        self, uri: str, *, exchange: InputExchange | None = None, mid_call: bool = False
+    ) -> types.ReadResourceResult:
         """Read one resource (a lazy session is started first).
 
         Args:
             uri: The resource's URI.
             exchange: As for :meth:`call_tool`: on a 2026-07-28 connection the server's question
                 goes to ``exchange.pending`` (the result is then empty) instead of this session's callbacks.
+            mid_call: As for :meth:`call_tool`: the caller answers questions mid-request.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown resource, failure).
         """
-        client = await self._client()
+        client = await self._client(exchange, handshake=mid_call)
         if exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await read_resource_passing_input(client, uri, exchange)
         return await client.read_resource(uri)
@@ -636,7 +673,12 @@ class McpSession:
         return extension in (client.server_capabilities.extensions or {})
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None = None, *, exchange: InputExchange | None = None
+        self,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        *,
+        exchange: InputExchange | None = None,
+        mid_call: bool = False,
     ) -> types.GetPromptResult:
         """Render one prompt (a lazy session is started first).
 
@@ -645,13 +687,14 @@ class McpSession:
             arguments: Its arguments.
             exchange: As for :meth:`call_tool`: on a 2026-07-28 connection the server's question
                 goes to ``exchange.pending`` (the result is then empty) instead of this session's callbacks.
+            mid_call: As for :meth:`call_tool`: the caller answers questions mid-request.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown prompt, bad arguments).
         """
-        client = await self._client()
+        client = await self._client(exchange, handshake=mid_call)
         if exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return await get_prompt_passing_input(client, name, arguments, exchange)
         return await client.get_prompt(name, arguments)
@@ -680,7 +723,7 @@ class McpSession:
             MCPError: The server refused, or the connection speaks 2026-07-28, where
                 ``resources/subscribe`` is gone (connect with ``protocol: legacy``).
         """
-        client = await self._client()
+        client = await self._client(handshake=True)
         with _legacy_method(client, "resources/subscribe"):
             await client.subscribe_resource(uri)
 
@@ -692,7 +735,7 @@ class McpSession:
             ServerUnavailable: The session is not ready.
             MCPError: The server refused, or the connection speaks 2026-07-28.
         """
-        client = await self._client()
+        client = await self._client(handshake=True)
         with _legacy_method(client, "resources/unsubscribe"):
             await client.unsubscribe_resource(uri)
 
@@ -707,7 +750,7 @@ class McpSession:
             ServerUnavailable: The session is not ready.
             MCPError: The server refused.
         """
-        client = await self._client()
+        client = await self._client(handshake=True)
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return
         with _legacy_method(client, "logging/setLevel"):
@@ -723,7 +766,9 @@ class McpSession:
         Args:
             method: The method (``tasks/get``, ...), sent as it is.
             params: Its params, sent as they are.
-            capabilities: What the client declared (wire form), sent instead of this session's own.
+            capabilities: What the client declared (wire form), sent instead of this session's own;
+                None for a handshake-era client's request, which goes over the handshake-era connection
+                where the session keeps one (where that client's calls made their tasks).
             name: The ``Mcp-Name`` header the method needs, if any.
 
         Raises:
@@ -731,17 +776,28 @@ class McpSession:
             ServerUnavailable: The session is not ready.
             MCPError: The server refused.
         """
-        client = await self._client()
+        client = await self._client(handshake=capabilities is None)
         with self._calls.track():
             return mask_wire(await send_as_client(client, method, params, capabilities, name=name), self._redact)
         # Reached only when close() or the end of a drain cancelled the request.
         raise ServerUnavailable(self.name, SessionState.CLOSED.value, self._closed_text())
 
-    async def _client(self) -> Client:
-        """The ready connection, after starting a lazy session that has not started yet."""
+    async def _client(self, exchange: InputExchange | None = None, *, handshake: bool = False) -> Client:
+        """The connection a request goes over, after starting a lazy session that has not started yet.
+
+        A 2026-07-28 client's request (``exchange``) stays on the session's connection; one that
+        wants the handshake era may go over the connection of that era kept beside it
+        (``Supervisor.client_for``).
+        """
         if self._life.state is SessionState.IDLE and self._running:
             await self.ensure_started()
-        return self._ready_client()
+        client = self._ready_client()
+        if exchange is not None:
+            return client
+        routed = await self._sup.client_for(client, handshake=handshake)
+        if routed is not client:
+            self._ready_client()  # it may have stopped being ready while the other connection opened
+        return routed
 
     # -- helpers -------------------------------------------------------------------------------
 

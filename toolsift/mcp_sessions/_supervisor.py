@@ -14,7 +14,7 @@ from dataclasses import replace
 import anyio
 import anyio.to_thread
 import mcp.types as types
-from mcp import Client
+from mcp import Client, MCPError
 
 from .._exceptions import ConfigError
 from .._redaction import Redactor
@@ -24,6 +24,7 @@ from ._catalog import ServerCatalog, list_prompts, list_resources, list_tools
 from ._connection import ConnectionEvents, ListKind, run_connection
 from ._endpoint import Endpoint, resolve_endpoint
 from ._failures import describe_exception
+from ._handshake import HandshakeSibling
 from ._lifecycle import Lifecycle
 from ._options import SessionOptions
 from ._state import SessionState
@@ -32,6 +33,8 @@ from ._stderr import StderrBuffer
 __all__ = ["Supervisor"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
+# How the SDK's server refuses a request of its own that a 2026-07-28 connection cannot carry (NoBackChannelError).
+_NO_BACK_CHANNEL = "no back-channel for server-initiated requests"
 
 
 class Supervisor:
@@ -68,6 +71,10 @@ class Supervisor:
         self._stop = anyio.Event()
         self._connection_scope: anyio.CancelScope | None = None
         self.client: Client | None = None
+        # Beside a 2026-07-28 connection, the handshake-era one for calls that ask mid-call (see connect_mode).
+        self.handshake: HandshakeSibling | None = None
+        # The server asked mid-call over 2026-07-28 and was refused: the application's calls go to the handshake era.
+        self.asks_mid_call = False
         self.protocol: str | None = None
         self.catalog = ServerCatalog()
         self.instructions: str | None = None
@@ -171,11 +178,44 @@ class Supervisor:
                 events.connection_lost(detail)
             return events.lost or detail
         finally:
-            self.client = None
+            self.client = self.handshake = None
             self._connection_scope = None
         if not finished:
             return f"it did not finish connecting within {config.timeout:g}s (timeout)"
         return events.lost or ""
+
+    async def client_for(self, client: Client, *, handshake: bool) -> Client:
+        """The connection a request goes over, ``client`` being the ready one (see ``connect_mode``).
+
+        A request that wants the handshake era (its caller answers questions mid-call,
+        or it is a method of that era), or any call once the server asked mid-call
+        over 2026-07-28, goes over the handshake-era connection kept beside it, opened
+        now if need be; where there is none, or the server refused it, over ``client``.
+        """
+        sibling = self.handshake
+        if sibling is None or client is not self.client or not (handshake or self.asks_mid_call):
+            return client
+        return await sibling.open() or client
+
+    async def ask_again(self, client: Client, exc: MCPError) -> bool:
+        """Whether a call that ``exc`` ended on 2026-07-28 ``client`` may be made once more in the handshake era.
+
+        It is when the server refused a question of its own for want of a back-channel
+        (a tool written against the classic API asked mid-call) and a handshake-era
+        connection can be had (it is opened here); the application's later calls go there at once.
+        """
+        sibling = self.handshake
+        refused_ask = exc.code == types.INVALID_REQUEST and _NO_BACK_CHANNEL in exc.message
+        if not refused_ask or sibling is None or client is not self.client or sibling.refused is not None:
+            return False
+        if not self.asks_mid_call:
+            logger.info(
+                "MCP server %r asked in the middle of a call, which 2026-07-28 cannot carry; its calls go over "
+                "the handshake era from now on",
+                self._config.name,
+            )
+        self.asks_mid_call = True
+        return await sibling.open() is not None
 
     def _endpoint(self) -> Endpoint:
         """The resolved connection, once the options' launch check allows it (blocking: it reads files)."""
@@ -185,12 +225,13 @@ class Supervisor:
             raise ConfigError(refusal)
         return resolve_endpoint(self._config)
 
-    def _on_ready(self, client: Client, catalog: ServerCatalog) -> None:
+    def _on_ready(self, client: Client, catalog: ServerCatalog, handshake: HandshakeSibling | None) -> None:
         if self._life.leaving:
             self.events.wake.set()
             return
         self.events.ready = True
         self.client, self.protocol, self.catalog = client, client.protocol_version, catalog
+        self.handshake = handshake
         self.instructions = client.instructions
         self.events.ready_at = anyio.current_time()
         self._life.set(SessionState.READY, None)
@@ -221,7 +262,7 @@ class Supervisor:
     def _connection_lost(self, events: ConnectionEvents) -> None:
         """Fail calls fast from the moment a loss is known, before the owner task gets to run."""
         if events is self.events and self._life.state is SessionState.READY:
-            self.client = None
+            self.client = self.handshake = None
             self._life.set(SessionState.RESTARTING, f"{events.lost}; reconnecting")
 
     def _pause(self, reason: str) -> None:

@@ -24,9 +24,10 @@ import mcp.types as types
 from mcp import Client
 from mcp.shared.dispatcher import CallOptions
 
-from ..registry import ProgressCallback
+from .._input_exchange import TaskCall
+from ..registry._internal import ProgressCallback
 
-__all__ = ["call_as_task", "runs_as_task"]
+__all__ = ["call_as_task", "hand_task", "runs_as_task"]
 
 # Polling bounds, in seconds: a server's pollInterval is followed within them.
 _POLL_MIN, _POLL_MAX = 0.05, 5.0
@@ -36,6 +37,8 @@ _UNLIMITED_TTL_MS = 3_600_000
 _UNTIL_DONE = math.inf
 # Seconds given to tasks/cancel when the caller has gone.
 _CANCEL_WITHIN = 5.0
+# What a call's pipeline sees of a task handed to the calling client.
+_HANDED = "The MCP server runs the call as a task; the calling client follows it."
 
 
 def runs_as_task(support: str | None, mode: str) -> bool:
@@ -78,6 +81,24 @@ async def call_as_task(
     finally:
         if not finished:
             await _cancel(client, task.task_id)
+
+
+async def hand_task(
+    client: Client, name: str, arguments: dict[str, Any] | None, call: TaskCall
+) -> types.CallToolResult:
+    """Ask the server to run ``name`` as a task with the client's ``task`` params, and hand the task to ``call``.
+
+    For a gateway's client that follows the task itself (the gateway only routes
+    its requests): the server's ``CreateTaskResult`` goes to ``call.created`` as
+    it came; the result returned is what the call's pipeline sees meanwhile.
+
+    Raises:
+        MCPError: The server refused.
+    """
+    task = types.TaskMetadata.model_validate(call.task)
+    params = types.CallToolRequestParams(name=name, arguments=arguments, task=task)
+    call.created = await _send_unvalidated(client, types.CallToolRequest(params=params))
+    return types.CallToolResult(content=[types.TextContent(text=_HANDED)])
 
 
 async def _send_unvalidated(client: Client, request: types.CallToolRequest) -> dict[str, Any]:

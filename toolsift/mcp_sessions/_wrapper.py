@@ -11,7 +11,7 @@ import mcp.types as types
 
 from .._exceptions import InvalidToolName
 from .._globs import compile_patterns
-from .._input_exchange import InputExchange
+from .._input_exchange import InputExchange, MidCallAnswers, TaskCall
 from .._names import validate_tool_name
 from ..registry import Level, ToolContext, ToolResult, ToolSpec
 from ._failures import FAILURE_KEY
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..config import ServerConfig
     from ._session import McpSession
 
-__all__ = ["McpToolWrapper", "VerbatimResults", "build_wrappers", "tool_spec"]
+__all__ = ["McpToolWrapper", "VerbatimResults", "build_wrappers", "present_result", "tool_spec"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
@@ -111,19 +111,32 @@ class McpToolWrapper:
             ServerDraining: The server is draining.
             ServerUnavailable: The server is connecting, restarting, failed or closed.
         """
-        server, tool = self._session.config.name, self.tool.name
         exchange = ctx.extension(InputExchange)  # a gateway's 2026-07-28 client answers the server itself
-        result = await self._session.call_tool(tool, args, progress=ctx.progress, exchange=exchange)
+        task = ctx.extension(TaskCall)  # a gateway's 2025-11-25 client follows the server's task itself
+        mid_call = ctx.extension(MidCallAnswers) is not None  # a gateway's handshake-era client answers mid-call
+        result = await self._session.call_tool(
+            self.tool.name, args, progress=ctx.progress, exchange=exchange, task=task, mid_call=mid_call
+        )
         if ctx.extension(VerbatimResults) is not None:
             return result
-        ours = FAILURE_KEY in result.meta
-        if self._session.config.trust == "untrusted":
-            # A failure built by the session has toolsift's words first, then the server's.
-            result = guard_result(result, server=server, tool=tool, start=1 if ours else 0)
-        if result.is_error and not ours:
-            header = types.TextContent(text=f"Tool {tool!r} of MCP server {server!r} reported an error:")
-            result = result.model_copy(update={"content": [header, *result.content]})
-        return result
+        return present_result(self._session.config, self.tool.name, result)
+
+
+def present_result(config: ServerConfig, tool: str, result: ToolResult) -> ToolResult:
+    """``result`` of server ``config``'s ``tool`` as a model reads it: untrusted text fenced, an error named.
+
+    What a call of the tool returns, and what a gateway makes of the result of a
+    task the tool ran (the same result, come later).
+    """
+    server = config.name
+    ours = FAILURE_KEY in result.meta
+    if config.trust == "untrusted":
+        # A failure built by the session has toolsift's words first, then the server's.
+        result = guard_result(result, server=server, tool=tool, start=1 if ours else 0)
+    if result.is_error and not ours:
+        header = types.TextContent(text=f"Tool {tool!r} of MCP server {server!r} reported an error:")
+        result = result.model_copy(update={"content": [header, *result.content]})
+    return result
 
 
 def build_wrappers(session: McpSession, tools: Iterable[types.Tool]) -> list[McpToolWrapper]:

@@ -51,15 +51,11 @@ A pipeline always returns a ``ToolResult``; a refusal is an error result whose
 
 from .._public import publish
 from ._audit import AuditTrail as AuditTrail
-from ._call import Refusal as Refusal
-from ._call import refuse as refuse
 from ._permission import PermissionFilter as PermissionFilter
-from ._permission import profile_scope as profile_scope
 from ._pipeline import Middleware as Middleware
 from ._pipeline import Pipeline as Pipeline
 from ._results import ResultGuard as ResultGuard
 from ._security import SecurityGuard as SecurityGuard
-from ._telemetry import trace_configured_calls as trace_configured_calls
 from ._telemetry import trace_tool_calls as trace_tool_calls
 
 __all__ = [
@@ -67,12 +63,8 @@ __all__ = [
     "Middleware",
     "PermissionFilter",
     "Pipeline",
-    "Refusal",
     "ResultGuard",
     "SecurityGuard",
-    "profile_scope",
-    "refuse",
-    "trace_configured_calls",
     "trace_tool_calls",
 ]
 

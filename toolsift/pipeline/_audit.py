@@ -15,7 +15,8 @@ import uuid
 from typing import final
 
 from .._redaction import redact
-from ..registry import AuditEvent, AuditLog, CallHandler, CallRecord, ToolResult
+from ..registry import AuditLog, CallHandler, CallRecord, ToolResult
+from ..registry._internal import AuditEvent
 from ._call import refusal_of
 
 __all__ = ["AuditTrail"]

@@ -20,15 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Generic, ParamSpec, Protocol, final
 
 from .._exceptions import ToolsiftError
-from ..registry import (
-    CallHandler,
-    CallRecord,
-    Permissions,
-    ProgressCallback,
-    ToolRegistry,
-    ToolResult,
-    TurnScope,
-)
+from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
+from ..registry._internal import ProgressCallback
 from ._call import refuse
 
 __all__ = ["Middleware", "Pipeline", "RegistryHandler"]

@@ -22,7 +22,7 @@ from .._exceptions import PolicyDenied
 from .._globs import compile_patterns
 from .._net import urls_in
 from ..builtins import CommandPolicy
-from ..config import ArgumentRule, UrlPolicy
+from ..config._internal import ArgumentRule, UrlPolicy
 from ..registry import CallHandler, CallRecord, ToolResult
 from ._call import refuse
 

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from .._exceptions import ConfigError
 from .._install import install_advice
 from ..config import ToolsiftConfig
-from ..registry import AuditEvent, AuditLog
+from ..registry import AuditLog
+from ..registry._internal import AuditEvent
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider

@@ -7,20 +7,15 @@ loop build on it.
 from .._public import publish
 from ._approval import ApprovalRequest as ApprovalRequest
 from ._approval import Approver as Approver
-from ._audit import AuditEvent as AuditEvent
 from ._audit import AuditLog as AuditLog
 from ._call import CallHandler as CallHandler
 from ._call import CallRecord as CallRecord
-from ._function import FunctionTool as FunctionTool
 from ._function import tool as tool
 from ._levels import Level as Level
 from ._permissions import Permissions as Permissions
 from ._permissions import ToolRule as ToolRule
-from ._permissions import check_permissions as check_permissions
-from ._registry import RegistryChange as RegistryChange
 from ._registry import ToolRegistry as ToolRegistry
 from ._scope import TurnScope as TurnScope
-from ._tools import ProgressCallback as ProgressCallback
 from ._tools import Tool as Tool
 from ._tools import ToolContext as ToolContext
 from ._tools import ToolResult as ToolResult
@@ -29,15 +24,11 @@ from ._tools import ToolSpec as ToolSpec
 __all__ = [
     "ApprovalRequest",
     "Approver",
-    "AuditEvent",
     "AuditLog",
     "CallHandler",
     "CallRecord",
-    "FunctionTool",
     "Level",
     "Permissions",
-    "ProgressCallback",
-    "RegistryChange",
     "Tool",
     "ToolContext",
     "ToolRegistry",
@@ -45,7 +36,6 @@ __all__ = [
     "ToolRule",
     "ToolSpec",
     "TurnScope",
-    "check_permissions",
     "tool",
 ]
 

@@ -28,31 +28,21 @@ Wiring, for a conversation in ``tool_discovery: "auto"`` mode::
 
 from .._public import publish
 from ._discovery import Discovery as Discovery
-from ._index import BackendName as BackendName
 from ._index import SearchHit as SearchHit
 from ._index import SearchIndex as SearchIndex
-from ._index import server_descriptions as server_descriptions
-from ._mcp_skills import McpServedSkill as McpServedSkill
-from ._mcp_skills import ServedSkills as ServedSkills
 from ._offline import index_tools as index_tools
-from ._ranking import format_ranking as format_ranking
 from ._search_tool import SearchToolsTool as SearchToolsTool
 from ._semantic import available as semantic_available
 from ._skill_catalog import SkillCatalog as SkillCatalog
 
 __all__ = [
-    "BackendName",
     "Discovery",
-    "McpServedSkill",
     "SearchHit",
     "SearchIndex",
     "SearchToolsTool",
-    "ServedSkills",
     "SkillCatalog",
-    "format_ranking",
     "index_tools",
     "semantic_available",
-    "server_descriptions",
 ]
 
 publish(globals(), __name__, __all__)

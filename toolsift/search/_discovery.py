@@ -33,8 +33,10 @@ from typing import Literal, final
 
 from .._names import SEARCH_TOOL_NAME, split_name
 from .._tokens import estimated_tokens as text_tokens
-from ..config import AgentConfig, ServerConfig
-from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope, check_permissions
+from ..config import ServerConfig
+from ..config._internal import AgentConfig
+from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
+from ..registry._internal import check_permissions
 
 __all__ = ["Discovery", "UnlockMode", "Unlocked", "estimated_tokens", "unlock_denial"]
 

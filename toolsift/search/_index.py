@@ -31,7 +31,8 @@ from anyio.abc import TaskStatus
 
 from .._exceptions import ConfigError
 from ..mcp_sessions import McpSession
-from ..registry import RegistryChange, ToolRegistry
+from ..registry import ToolRegistry
+from ..registry._internal import RegistryChange
 from ._bm25 import Bm25Backend, SearchBackend
 from ._documents import DocumentKind, IndexedSkill, SearchDocument
 from ._hybrid import HybridBackend

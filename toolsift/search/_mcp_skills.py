@@ -45,9 +45,10 @@ from .._exceptions import ConfigError, PolicyDenied, SkillError
 from .._fence import neutralise_markers
 from .._skill_files import SKILL_FILE_TOOL, SKILLS_EXTENSION, sha256_digest
 from ..config import SkillGrants
-from ..mcp_sessions import McpSession, McpSessionGroup, SessionState
-from ..mcp_sessions.reload import ManagerEvent
-from ..skills import Skill, SkillVariable, parse_skill_text
+from ..mcp_sessions import McpSession, McpSessionGroup
+from ..mcp_sessions._internal import ManagerEvent, SessionState
+from ..skills import Skill
+from ..skills._internal import SkillVariable, parse_skill_text
 
 __all__ = [
     "McpServedSkill",

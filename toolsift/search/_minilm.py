@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -21,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MODEL_PACKAGE", "MiniLM", "missing", "model_folder"]
+__all__ = ["MODEL_PACKAGE", "Encoder", "MiniLM", "missing", "model_folder"]
 
 Matrix = npt.NDArray[np.float32]
 
@@ -105,26 +106,84 @@ class _Layer(NamedTuple):
     norm2: tuple[Matrix, Matrix]
 
 
-class MiniLM:
-    """A BERT sentence encoder read from a sentence-transformers folder: token embeddings, mean-pooled.
+class Encoder(ABC):
+    """A BERT sentence encoder's WordPiece tokenizer and batching; subclasses run the model on each batch.
 
     Texts are sorted by their number of word pieces and batched by a budget of
     word pieces, so a batch pads little, and attention only reaches a text's own
     word pieces.
 
     Args:
-        folder: Holds ``config.json``, ``model.safetensors`` and ``tokenizer.json``.
+        folder: Holds ``tokenizer.json`` (and the weights the subclass reads).
+
+    Raises:
+        ImportError: ``tokenizers`` is not installed.
+        OSError: A file is missing or unreadable.
+    """
+
+    #: What produces the vectors (runtime and precision): embeddings cached by another producer are not reused.
+    producer = ""
+
+    def __init__(self, folder: Path) -> None:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tokenizer.no_padding()  # the file pads every text to 128 word pieces; batches pad here, to their longest
+        tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer = tokenizer
+
+    def __call__(self, texts: Sequence[str]) -> Matrix:
+        """One L2-normalised embedding row per text."""
+        pieces = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+        out = np.zeros((len(pieces), self.width), dtype=np.float32)
+        order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
+        start = 0
+        while start < len(order):
+            # A batch's longest text is its last; it takes the next text while the padded word pieces
+            # stay within the budget and padding within a tenth of them.
+            end, real = start + 1, len(pieces[order[start]])
+            while end < len(order):
+                longest = len(pieces[order[end]])
+                padded = (end + 1 - start) * longest
+                if padded > BATCH_TOKENS or padded > PADDING * (real + longest):
+                    break
+                end, real = end + 1, real + longest
+            chunk = order[start:end]
+            lengths = np.array([len(pieces[i]) for i in chunk])
+            ids = np.zeros((len(chunk), lengths[-1]), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                ids[row, : lengths[row]] = pieces[i]
+            pooled = self._encode(ids, lengths)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[chunk] = pooled / np.where(norms == 0, 1.0, norms)
+            start = end
+        return out
+
+    @property
+    @abstractmethod
+    def width(self) -> int:
+        """The length of an embedding row."""
+
+    @abstractmethod
+    def _encode(self, ids: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]) -> Matrix:
+        """The mean of each text's last hidden states over its own word pieces (``ids`` right-padded with 0)."""
+
+
+class MiniLM(Encoder):
+    """The encoder run in numpy (float32), from ``config.json`` and ``model.safetensors``.
 
     Raises:
         ImportError: ``tokenizers`` or ``safetensors`` is not installed.
         OSError: A file is missing or unreadable.
     """
 
+    producer = "numpy float32"
+
     def __init__(self, folder: Path) -> None:
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        super().__init__(folder)
         self._heads = int(config["num_attention_heads"])
         self._eps = np.float32(config["layer_norm_eps"])
         w = {key: value.astype(np.float32) for key, value in load_file(str(folder / "model.safetensors")).items()}
@@ -152,35 +211,10 @@ class MiniLM:
                     (w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]),
                 )
             )
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tokenizer.no_padding()  # the file pads every text to 128 word pieces; batches pad here, to their longest
-        tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer = tokenizer
 
-    def __call__(self, texts: Sequence[str]) -> Matrix:
-        """One L2-normalised embedding row per text."""
-        pieces = [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
-        out = np.zeros((len(pieces), self._words.shape[1]), dtype=np.float32)
-        order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))
-        start = 0
-        while start < len(order):
-            # A batch's longest text is its last; it takes the next text while the padded word pieces
-            # stay within the budget and padding within a tenth of them.
-            end, real = start + 1, len(pieces[order[start]])
-            while end < len(order):
-                longest = len(pieces[order[end]])
-                padded = (end + 1 - start) * longest
-                if padded > BATCH_TOKENS or padded > PADDING * (real + longest):
-                    break
-                end, real = end + 1, real + longest
-            chunk = order[start:end]
-            lengths = np.array([len(pieces[i]) for i in chunk])
-            ids = np.zeros((len(chunk), lengths[-1]), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                ids[row, : lengths[row]] = pieces[i]
-            out[chunk] = self._encode(ids, lengths)
-            start = end
-        return out
+    @property
+    def width(self) -> int:
+        return int(self._words.shape[1])
 
     def _encode(self, ids: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]) -> Matrix:
         batch, length = ids.shape
@@ -216,6 +250,4 @@ class MiniLM:
         tokens = x.reshape(batch, length, width)
         if hidden is not None:
             tokens = tokens * real[:, :, None]
-        pooled = tokens.sum(axis=1) / lengths[:, None].astype(np.float32)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return np.asarray(pooled / np.where(norms == 0, 1.0, norms), dtype=np.float32)
+        return np.asarray(tokens.sum(axis=1) / lengths[:, None].astype(np.float32), dtype=np.float32)

@@ -16,7 +16,7 @@ import mcp.types as types
 from pydantic import ValidationError
 
 from ..config import StdioServer
-from ..mcp_sessions import tool_spec
+from ..mcp_sessions._internal import tool_spec
 from ..registry import ToolContext, ToolRegistry, ToolResult, ToolSpec
 from ._bm25 import SearchBackend
 from ._index import BackendName, SearchIndex

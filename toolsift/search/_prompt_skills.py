@@ -26,8 +26,8 @@ import mcp.types as types
 from .._exceptions import SkillRenderError
 from .._fence import neutralise_markers
 from ..config import ServerConfig
-from ..mcp_sessions import ServerCatalog
-from ..skills import SkillVariable
+from ..mcp_sessions._internal import ServerCatalog
+from ..skills._internal import SkillVariable
 
 __all__ = ["McpPromptSkill", "PromptSession", "prompt_skills"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import final
 
-from ..skills import Skill, SkillProblem, SkillSet, SkillsLoader
+from ..skills import Skill, SkillSet, SkillsLoader
+from ..skills._internal import SkillProblem
 from ._mcp_skills import McpServedSkill, ServedSkills
 from ._prompt_skills import McpPromptSkill, PromptSession, prompt_skills
 

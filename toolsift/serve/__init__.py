@@ -14,7 +14,7 @@ And a runnable module (used by tests and benchmarks)::
         [--host H] [--stateless] [--json-response] [--workers N] [--profile NAME]
         [--gateway | --gateway-skill NAME] [--ready-file PATH] [--redis URL] [--replica NAME]
 
-The ``serve`` section of ``toolsift.json`` is :class:`toolsift.config.ServeSettings`.
+The ``serve`` section of ``toolsift.json`` is :class:`toolsift.config._internal.ServeSettings`.
 With its ``shared`` section (a Redis URL), several such processes, on one
 machine or many, serve one set of sessions behind any HTTP load balancer;
 every app also answers ``/healthz`` and ``/readyz``.
@@ -22,19 +22,15 @@ every app also answers ``/healthz`` and ``/readyz``.
 
 from .._public import publish
 from ._api import build_server as build_server
-from ._api import main as main
 from ._api import serve_stdio as serve_stdio
 from ._http import create_http_app as create_http_app
 from ._http import serve_http as serve_http
 from ._load import load_serve_config as load_serve_config
-from ._server import ToolsiftServer as ToolsiftServer
 
 __all__ = [
-    "ToolsiftServer",
     "build_server",
     "create_http_app",
     "load_serve_config",
-    "main",
     "serve_http",
     "serve_stdio",
 ]

@@ -15,7 +15,8 @@ import anyio
 from anyio.abc import TaskStatus
 
 from .._exceptions import ConfigError, ToolsiftError
-from ..config import ServeSettings, ToolsiftConfig, TrustedLaunches, validate_serve_settings
+from ..config import ToolsiftConfig, TrustedLaunches
+from ..config._internal import ServeSettings, validate_serve_settings
 from ._http import run_http_workers, serve_http
 from ._load import load_serve_config
 from ._server import ToolsiftServer

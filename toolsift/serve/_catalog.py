@@ -35,8 +35,10 @@ import mcp.types as types
 from .._exceptions import ToolHeld, ToolNotFound
 from .._globs import compile_patterns
 from .._names import SEARCH_TOOL_NAME, SERVED_BUILTIN_NAMESPACE, split_name
-from ..pipeline import Pipeline, refuse
-from ..registry import CallRecord, Permissions, ProgressCallback, ToolRegistry, ToolResult, TurnScope, check_permissions
+from ..pipeline import Pipeline
+from ..pipeline._internal import refuse
+from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
+from ..registry._internal import ProgressCallback, check_permissions
 from ..skills import Skill
 from ._skills import SKILL_NAMESPACE
 

@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._names import SEARCH_TOOL_NAME
-from ..config import AgentConfig
+from ..config._internal import AgentConfig
 from ..registry import Permissions, TurnScope
 from ..search import Discovery
 from ..skills import Skill

@@ -32,7 +32,8 @@ from uvicorn.supervisors import Multiprocess
 
 from .._exceptions import ConfigError
 from .._net import is_loopback
-from ..config import ProjectTrust, ServeSettings, TrustedLaunches
+from ..config import ProjectTrust, TrustedLaunches
+from ..config._internal import ServeSettings
 from ._approval import ENV_STATE_KEY
 from ._endpoints import SEGMENTS, EndpointKey, ScopedEndpoint
 from ._guard import HttpGuard

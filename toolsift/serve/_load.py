@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..config import ServeSettings, ToolsiftConfig, load_config
+from ..config import ToolsiftConfig, load_config
+from ..config._internal import ServeSettings
 
 __all__ = ["load_serve_config"]
 

@@ -6,7 +6,10 @@ it came (the gateway's own request-state boundary seals the server's
 ``requestState`` on the way out and opens it on the way back), and the
 client's retry brings ``inputResponses`` and that state to the server. A
 handshake-era client is not given one: the server's questions reach it
-mid-call through the relay instead.
+mid-call through the relay instead, so its requests go to the upstream
+server in the handshake era wherever the session keeps a connection of that
+era beside a 2026-07-28 one (``MidCallAnswers``): the two eras are mirrored
+upstream, each client reaching the server in its own.
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from .._input_exchange import InputExchange
+from .._input_exchange import InputExchange, MidCallAnswers
 from ._approval import APPROVAL_INPUT
 from ._tasks import declared_capabilities
 
-__all__ = ["input_exchange"]
+__all__ = ["answers_mid_call", "era_extensions", "input_exchange"]
 
 
 def input_exchange(
@@ -47,3 +50,13 @@ def input_exchange(
     if APPROVAL_INPUT in responses:
         return InputExchange(capabilities=capabilities)
     return InputExchange(responses=responses or None, request_state=params.request_state, capabilities=capabilities)
+
+
+def answers_mid_call(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the request's client answers the server's questions mid-request: a handshake-era client does."""
+    return ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
+
+
+def era_extensions(ctx: ServerRequestContext[Any]) -> tuple[object, ...]:
+    """The call-record extensions that tell an upstream call the calling client's era (see ``answers_mid_call``)."""
+    return (MidCallAnswers(),) if answers_mid_call(ctx) else ()

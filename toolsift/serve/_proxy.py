@@ -26,7 +26,7 @@ from mcp.server.context import ServerRequestContext
 
 from .._exceptions import ServerDraining, ServerUnavailable
 from ..mcp_sessions import McpSession
-from ._passthrough import input_exchange
+from ._passthrough import answers_mid_call, input_exchange
 from ._relay import ClientRelay
 
 __all__ = ["GatewayProxy"]
@@ -115,7 +115,9 @@ class GatewayProxy:
         session, prompt = self._prompt(params.name)
         exchange = input_exchange(ctx, params)
         try:
-            result = await session.get_prompt(prompt.name, params.arguments, exchange=exchange)
+            result = await session.get_prompt(
+                prompt.name, params.arguments, exchange=exchange, mid_call=answers_mid_call(ctx)
+            )
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
         return exchange.pending if exchange is not None and exchange.pending is not None else result
@@ -171,7 +173,9 @@ class GatewayProxy:
     ) -> types.ReadResourceResult | types.InputRequiredResult:
         exchange = input_exchange(ctx, params)
         try:
-            result = await self.owner(str(params.uri)).read_resource(str(params.uri), exchange=exchange)
+            result = await self.owner(str(params.uri)).read_resource(
+                str(params.uri), exchange=exchange, mid_call=answers_mid_call(ctx)
+            )
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
         return exchange.pending if exchange is not None and exchange.pending is not None else result

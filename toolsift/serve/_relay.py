@@ -11,7 +11,10 @@ too, or, outside calls, to clients that set a log level.
 
 Requests reach downstream clients of the handshake era mid-call; a
 2026-07-28 client cannot be sent requests mid-call, so they are refused with
-that reason.
+that reason. Such a client's calls reach an upstream over the 2026-07-28
+connection wherever the session has one (``_passthrough``), where the server
+asks by ``InputRequiredResult`` instead; the refusal is left for an upstream
+reached in the handshake era alone (a stdio server, under ``protocol: auto``).
 
 Which call a request belongs to is known exactly in one case: a 2026-07-28
 upstream server asks by ``InputRequiredResult``, and the SDK's ``Client``

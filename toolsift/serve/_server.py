@@ -38,19 +38,13 @@ from .._exceptions import ConfigError
 from .._globs import literal_server
 from .._names import SEARCH_TOOL_NAME, split_name
 from ..builtins import CommandPolicy
-from ..config import AgentConfig, ServeSettings, ToolsiftConfig, TrustedLaunches
-from ..mcp_sessions import VerbatimResults, guard_result, server_instructions
+from ..config import ToolsiftConfig, TrustedLaunches
+from ..config._internal import AgentConfig, ServeSettings
+from ..mcp_sessions._internal import VerbatimResults, guard_result, present_result, server_instructions
 from ..mcp_sessions.reload import McpServerManager
-from ..pipeline import (
-    AuditTrail,
-    Middleware,
-    PermissionFilter,
-    Pipeline,
-    ResultGuard,
-    SecurityGuard,
-    profile_scope,
-)
-from ..registry import Permissions, ToolRegistry, ToolResult, TurnScope
+from ..pipeline import AuditTrail, Middleware, PermissionFilter, Pipeline, ResultGuard, SecurityGuard
+from ..pipeline._internal import profile_scope
+from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, ToolSpec, TurnScope
 from ..search import Discovery, SearchIndex
 from ..skills import Skill, SkillsReloaded
 from ._approval import ENV_STATE_KEY, Asking, ClientApprover, request_state_security
@@ -66,14 +60,14 @@ from ._meta import (
     with_reach,
 )
 from ._notify import ToolListAnnouncer
-from ._passthrough import input_exchange
+from ._passthrough import era_extensions, input_exchange
 from ._proxy import GatewayProxy
 from ._relay import ClientRelay, client_of
 from ._replicas import SharedState
 from ._skill_extension import SkillPublisher
 from ._skills import SKILL_NAMESPACE, skill_tools
 from ._stdio import AnsweringReadStream
-from ._tasks import TaskRoutes
+from ._tasks import TaskRoutes, handed_task
 
 __all__ = ["ToolsiftServer"]
 
@@ -94,7 +88,8 @@ class _SdkServer(Server[Any]):
     to change here rather than at each call site. Its instructions are read
     at each handshake from ``instructions_of``, so a gateway's reflect the
     upstream servers connected then; so are the upstream extensions it passes
-    through (``passed_through``), advertised beside its own ``extensions``.
+    through (``passed_through``), advertised beside its own ``extensions``, and
+    the upstream servers' tasks offered to handshake-era clients (``core_tasks``).
     """
 
     def __init__(
@@ -102,10 +97,12 @@ class _SdkServer(Server[Any]):
         *args: Any,
         instructions_of: Callable[[], str],
         passed_through: Callable[[], dict[str, dict[str, Any]]] = dict,
+        core_tasks: Callable[[], types.ServerTasksCapability | None],
         **kwargs: Any,
     ) -> None:
         self._instructions_of = instructions_of
         self._passed_through = passed_through
+        self._core_tasks = core_tasks
         super().__init__(*args, **kwargs)
 
     def get_capabilities(
@@ -117,12 +114,14 @@ class _SdkServer(Server[Any]):
         protocol_version: str | None = None,
     ) -> types.ServerCapabilities:
         own = extensions if extensions is not None else self.extensions
-        return super().get_capabilities(
+        capabilities = super().get_capabilities(
             notification_options,
             experimental_capabilities,
             {**self._passed_through(), **own},
             protocol_version=protocol_version,
         )
+        tasks = self._core_tasks() if protocol_version not in MODERN_PROTOCOL_VERSIONS else None
+        return capabilities.model_copy(update={"tasks": tasks}) if tasks is not None else capabilities
 
     @property
     def instructions(self) -> str:
@@ -274,7 +273,7 @@ class ToolsiftServer:
         self.shared = SharedState(settings.shared, self.registry.audit) if settings.shared is not None else None
         security = request_state_security()
         # Tasks of upstream servers: their ids are sealed with the same key, so any replica routes them.
-        self.tasks = TaskRoutes(security.codec, self.sessions) if self.sessions is not None else None
+        self.tasks = TaskRoutes(security.codec, self.sessions, self._task_result) if self.sessions is not None else None
         self.sdk = self._sdk_server()
         if self.tasks is not None:
             self.tasks.register(self.sdk)
@@ -320,6 +319,7 @@ class ToolsiftServer:
                 version=__version__,
                 instructions_of=self._instructions,
                 passed_through=partial(TaskRoutes.advertised, self.sessions) if self.sessions is not None else dict,
+                core_tasks=partial(TaskRoutes.core_capability, self.sessions if self.sessions is not None else {}),
                 on_list_tools=self._list_tools,
                 on_call_tool=self._call_tool,
                 on_subscriptions_listen=self._listen,
@@ -421,10 +421,26 @@ class ToolsiftServer:
                 command_arguments=settings.command_arguments,
                 urls=settings.urls,
             ),
-            Middleware(
-                ResultGuard, max_bytes=settings.max_result_bytes, untrusted=settings.untrusted_tools, fence=_fence
-            ),
+            self._result_stage(),
         ]
+
+    def _result_stage(self) -> Middleware[Any]:
+        """The stage a result passes on its way to the client: the fence of untrusted tools, the size rule."""
+        settings = self.settings
+        return Middleware(
+            ResultGuard, max_bytes=settings.max_result_bytes, untrusted=settings.untrusted_tools, fence=_fence
+        )
+
+    async def _task_result(self, server: str, tool: str, called: str, result: ToolResult) -> ToolResult:
+        """A task's result (masked by its session) as the call that made the task would have returned it."""
+        session = self.sessions.get(server) if self.sessions is not None else None
+        if self.settings.fence_gateway_results and session is not None:
+            result = present_result(session.config, tool, result)
+
+        async def finished(call: CallRecord) -> ToolResult:
+            return result
+
+        return await Pipeline(finished, [self._result_stage()]).handle(CallRecord(called))
 
     @staticmethod
     def _profiled(scope: TurnScope, profile: AgentConfig) -> TurnScope:
@@ -486,9 +502,11 @@ class ToolsiftServer:
             raise MCPError(types.INVALID_REQUEST, str(exc)) from None
         if not _stateless(ctx):
             client = await self._synced_client(ctx, endpoint)
-            return types.ListToolsResult(
-                tools=endpoint.tools.list_tools(endpoint.client_scope(client, self._served_skills()))
-            )
+            reach = endpoint.client_scope(client, self._served_skills())
+            listed = endpoint.tools.list_tools(reach)
+            if self.tasks is not None:  # 2025-11-25: the tools a client may ask to run as tasks say so
+                listed = self.tasks.with_task_support(listed, partial(self._gateway_tool, endpoint.tools, reach))
+            return types.ListToolsResult(tools=listed)
         # The same list for every request to this endpoint, whatever the connection did before.
         tools = [
             tool.model_copy(update={"description": SEARCH_DESCRIPTION}) if tool.name == SEARCH_TOOL_NAME else tool
@@ -649,11 +667,14 @@ class ToolsiftServer:
         # What the call's tools need of this request: who approves, whose search it is, who reads the result.
         asking = Asking(ctx, params)
         exchange = input_exchange(ctx, params) if server is not None else None
+        task = handed_task(ctx, params) if server is not None and self.tasks is not None else None
         extensions: tuple[object, ...] = (
             asking,
             *((discovery,) if discovery is not None else ()),
             *((VerbatimResults(),) if server is not None and not self.settings.fence_gateway_results else ()),
             *((exchange,) if exchange is not None else ()),
+            *((task,) if task is not None else ()),
+            *(era_extensions(ctx) if server is not None else ()),
         )
         with self.relay.calling(server, ctx) if server is not None else nullcontext():
             try:
@@ -674,14 +695,31 @@ class ToolsiftServer:
             return exchange.pending
         if exchange is not None and exchange.refused is not None:  # only the client can declare what is missing
             raise exchange.refused
-        if exchange is not None and exchange.claimed is not None and server is not None and self.tasks is not None:
-            return self.tasks.outward(server, exchange.claimed)
+        claimed = exchange.claimed if exchange is not None else None
+        created = task.created if task is not None else None
+        spec = self._gateway_spec(routed)
+        if (claimed or created) is not None and server is not None and spec is not None and self.tasks is not None:
+            tool = spec.remote_name or params.name
+            if created is not None:  # a handshake-era client's task, which it follows itself
+                return self.tasks.handed(ctx, server, created, tool=tool, called=params.name)
+            return self.tasks.outward(server, claimed or {}, tool=tool, called=params.name)
         return result
 
-    @staticmethod
-    def _gateway_server(routed: tuple[ToolSource, str] | None) -> str | None:
+    @classmethod
+    def _gateway_server(cls, routed: tuple[ToolSource, str] | None) -> str | None:
         """The upstream server of a gateway tool (its requests go to the calling client), else None."""
-        return routed[0].registry.spec(routed[1]).server if routed is not None and routed[0].kind == "gateway" else None
+        spec = cls._gateway_spec(routed)
+        return spec.server if spec is not None else None
+
+    @staticmethod
+    def _gateway_spec(routed: tuple[ToolSource, str] | None) -> ToolSpec | None:
+        """The registry spec of a gateway tool as routed, else None."""
+        return routed[0].registry.spec(routed[1]) if routed is not None and routed[0].kind == "gateway" else None
+
+    @classmethod
+    def _gateway_tool(cls, tools: ServedTools, scope: TurnScope | None, name: str) -> ToolSpec | None:
+        """The registry spec of served tool ``name`` when it is a gateway tool, else None."""
+        return cls._gateway_spec(tools.route(name, scope))
 
     async def __aenter__(self) -> Self:
         """Start the skill watcher, the announcer and (gateway mode) the MCP sessions and their config watch.

@@ -30,7 +30,7 @@ from mcp import MCPError
 from mcp.server import Server, ServerRequestContext
 
 from .._skill_files import SKILLS_EXTENSION, sha256_digest
-from ..builtins import FolderFiles
+from ..builtins._internal import FolderFiles
 from ..skills import Skill
 
 __all__ = ["DIRECTORY_MIME", "SKILL_SCHEME", "SkillPublisher", "skill_uri"]

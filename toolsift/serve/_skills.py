@@ -13,7 +13,7 @@ from typing import Any, final
 import mcp.types as mcp_types
 
 from .._exceptions import SkillRenderError
-from ..builtins import FolderFiles
+from ..builtins._internal import FolderFiles
 from ..registry import Level, ToolContext, ToolResult, ToolSpec
 from ..skills import Skill
 

@@ -38,30 +38,22 @@ from .._public import publish
 from ._arguments import bind_arguments as bind_arguments
 from ._loader import SkillsLoader as SkillsLoader
 from ._model import Skill as Skill
-from ._model import SkillVariable as SkillVariable
 from ._parse import parse_skill as parse_skill
-from ._parse import parse_skill_text as parse_skill_text
 from ._render import render_skill as render_skill
 from ._sandbox import TemplateSandbox as TemplateSandbox
-from ._sandbox import shared_sandbox as shared_sandbox
-from ._skillset import SkillProblem as SkillProblem
 from ._skillset import SkillSet as SkillSet
 from ._skillset import SkillsReloaded as SkillsReloaded
 
 __all__ = [
     "Skill",
-    "SkillProblem",
     "SkillSet",
-    "SkillVariable",
     "SkillsLoader",
     "SkillsReloaded",
     "TemplateSandbox",
     "bind_arguments",
     "default_user_dirs",
     "parse_skill",
-    "parse_skill_text",
     "render_skill",
-    "shared_sandbox",
 ]
 
 publish(globals(), __name__, __all__)

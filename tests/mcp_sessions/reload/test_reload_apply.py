@@ -19,10 +19,12 @@ from reload_helpers import Gate, Recorder
 
 from toolsift import ServerDraining, ToolNotFound
 from toolsift.config import ServerConfig
-from toolsift.mcp_sessions import SessionOptions, SessionState
+from toolsift.mcp_sessions import SessionOptions
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._wrapper import McpToolWrapper
 from toolsift.mcp_sessions.reload import McpServerManager
-from toolsift.registry import RegistryChange, ToolRegistry, ToolResult
+from toolsift.registry import ToolRegistry, ToolResult
+from toolsift.registry._internal import RegistryChange
 
 
 def general(name: str = "general", **fields: Any) -> ServerConfig:

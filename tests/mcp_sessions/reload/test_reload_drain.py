@@ -15,7 +15,7 @@ from reload_helpers import Gate, Recorder, child_processes
 from servers import wait_for_file
 
 from toolsift import ServerDraining, ToolNotFound
-from toolsift.mcp_sessions import SessionState
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.registry import ToolRegistry, ToolResult
 

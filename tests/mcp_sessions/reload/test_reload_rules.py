@@ -12,8 +12,10 @@ from reload_helpers import Gate, Recorder, example, write_config
 
 import toolsift.mcp_sessions.reload._manager as manager_module
 from toolsift import ConfigError
-from toolsift.config import ConfigReport, load_config, parse_config
-from toolsift.mcp_sessions import SessionOptions, SessionState
+from toolsift.config import load_config, parse_config
+from toolsift.config._internal import ConfigReport
+from toolsift.mcp_sessions import SessionOptions
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.registry import ToolRegistry, ToolResult
 

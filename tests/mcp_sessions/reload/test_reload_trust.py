@@ -11,7 +11,7 @@ from reload_helpers import Recorder, example, write_config
 from trust_helpers import marker_server
 
 from toolsift.config import ProjectTrust, load_config
-from toolsift.mcp_sessions import SessionState
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.registry import ToolRegistry
 from toolsift.toolbox import Toolbox

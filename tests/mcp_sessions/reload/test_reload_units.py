@@ -13,12 +13,12 @@ from reload_helpers import Recorder, child_processes
 
 from toolsift import ConfigError, ToolNotFound
 from toolsift.config import HttpServer, StdioServer
-from toolsift.mcp_sessions import SessionState
 from toolsift.mcp_sessions._draining import Drain
 from toolsift.mcp_sessions._events import EventBus
+from toolsift.mcp_sessions._internal import ManagerEvent, SessionState
 from toolsift.mcp_sessions._status import ServerStatus
 from toolsift.mcp_sessions._tracker import CallCounts
-from toolsift.mcp_sessions.reload import ManagerEvent, McpServerManager
+from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.mcp_sessions.reload._diff import ConfigDiff, diff_servers
 from toolsift.mcp_sessions.reload._watch import watch_file
 from toolsift.registry import ToolRegistry

@@ -13,7 +13,8 @@ from mcp_helpers import faulty, in_memory
 from reload_helpers import Recorder, example, write_config, write_text
 
 from toolsift.config import load_config
-from toolsift.mcp_sessions import SessionOptions, SessionState
+from toolsift.mcp_sessions import SessionOptions
+from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions.reload import McpServerManager
 from toolsift.mcp_sessions.reload._watch import link_chain
 from toolsift.registry import ToolRegistry

@@ -12,7 +12,10 @@ Each request here marks:
 3. the last block of the last message (what the next request will read back), and
 4. the last block of the user turn before the latest answer: where the previous request put its
    breakpoint 3, so the next request reads the whole previous prompt even when the answer in
-   between (many parallel tool calls and results) is longer than the 20-block lookback.
+   between (many parallel tool calls and results) is longer than the 20-block lookback;
+5. and when the request starts with a prompt an earlier request put a breakpoint on, beyond the reach
+   of these (the tool list is back to what it was several requests ago), that block, in place of the
+   earliest one before it (see ``_entries.EarlierEntries``).
 
 Tool search (https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool): tools sent
 with ``defer_loading: true`` stay out of the prompt until a ``tool_reference`` loads them, in the
@@ -32,6 +35,7 @@ from ..._exceptions import AgentError
 from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from .._results import describe_result
 from ._context import context_text
+from ._entries import EarlierEntries
 
 __all__ = ["AnthropicChatModel", "to_anthropic_messages"]
 
@@ -192,6 +196,7 @@ class AnthropicChatModel:
         self.tool_search = tool_search
         self._client = client or anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
         self._sent_tools: OrderedDict[tuple[str, ...], None] = OrderedDict()
+        self._entries = EarlierEntries()
 
     @property
     def defers_tools(self) -> bool:
@@ -224,6 +229,8 @@ class AnthropicChatModel:
             _mark_messages(request["messages"])
         if shown or hidden:
             request["tools"] = shown + hidden
+        if self.cache:
+            self._entries.mark(request)
         return request
 
     def _mark_tools(self, shown: list[dict[str, Any]], *, has_system: bool) -> None:

@@ -1,7 +1,7 @@
 """Secrets in config values: ``${VAR}`` expansion and ``secret://`` references.
 
 Values stay references in the loaded config;
-:func:`toolsift.config.resolve_server` replaces them right before a session
+:func:`toolsift.config._internal.resolve_server` replaces them right before a session
 connects, so a secret lives only as long as the connection needs it. Resolvers are plug-ins looked up by scheme
 (:func:`register_secret_resolver`). What is shown to a person (a command's output, a repr, a log line) has its
 secrets masked as ``***``.

@@ -9,10 +9,8 @@ watchfiles.
 """
 
 from ..._public import publish
-from .._events import ManagerEvent as ManagerEvent
-from .._events import ManagerEventKind as ManagerEventKind
 from ._manager import McpServerManager as McpServerManager
 
-__all__ = ["ManagerEvent", "ManagerEventKind", "McpServerManager"]
+__all__ = ["McpServerManager"]
 
 publish(globals(), __name__, __all__)

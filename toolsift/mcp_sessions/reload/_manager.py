@@ -70,7 +70,8 @@ import anyio.to_thread
 from anyio.abc import TaskGroup, TaskStatus
 
 from ..._exceptions import ConfigError
-from ...config import ConfigReport, ServerConfig, ToolsiftConfig, TrustedLaunches
+from ...config import ServerConfig, ToolsiftConfig, TrustedLaunches
+from ...config._internal import ConfigReport
 from .._bootstrap import ServersLike, default_session_options
 from .._bootstrap import _servers as server_list
 from .._events import ManagerEvent, ManagerEventKind

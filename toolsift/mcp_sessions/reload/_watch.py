@@ -28,7 +28,8 @@ from anyio.abc import TaskStatus
 from watchfiles import Change, awatch
 
 from ..._exceptions import ConfigError
-from ...config import ConfigReport, validate_config
+from ...config import validate_config
+from ...config._internal import ConfigReport
 
 __all__ = ["DEFAULT_DEBOUNCE_MS", "link_chain", "read_config", "watch_file"]
 

@@ -20,7 +20,8 @@ import logging
 import anyio
 from anyio.abc import TaskStatus
 
-from ...registry import AuditEvent, AuditLog
+from ...registry import AuditLog
+from ...registry._internal import AuditEvent
 from ._redis import RedisClient
 
 __all__ = ["AuditStream"]

@@ -21,7 +21,7 @@ import anyio
 
 from ..._exceptions import ConfigError
 from ..._secrets._display import mask_url
-from ...config import SharedSettings
+from ...config._internal import SharedSettings
 from ...registry import AuditLog
 from ._audit import AuditStream
 from ._events import events_key

@@ -1,0 +1,19 @@
+"""What other toolsift packages use of the registry and users do not.
+
+Not public: a package imports from another either its public names or the names listed here, and
+``tests/test_architecture.py`` checks both and pins this list.
+"""
+
+from ._audit import AuditEvent as AuditEvent
+from ._function import FunctionTool as FunctionTool
+from ._permissions import check_permissions as check_permissions
+from ._registry import RegistryChange as RegistryChange
+from ._tools import ProgressCallback as ProgressCallback
+
+__all__ = [
+    "AuditEvent",
+    "FunctionTool",
+    "ProgressCallback",
+    "RegistryChange",
+    "check_permissions",
+]
