@@ -56,3 +56,22 @@ async def test_a_failing_progress_callback_does_not_hold_the_call() -> None:
         result = await session.call_tool("progress", {"steps": 3}, progress=progress)
     assert result.text_content() == "done 3 steps"
     assert calls == [1, 2, 3]
+
+
+async def test_a_callback_that_never_ends_holds_the_result_only_for_the_settle_limit(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from toolsift.mcp_sessions import _progress
+
+    monkeypatch.setattr(_progress, "SETTLE_SECONDS", 0.05)  # the bound is what is tested, not its length
+    stuck = anyio.Event()
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        await stuck.wait()  # a client that stopped reading
+
+    options = in_memory({"general": example_server("general.py")})
+    async with McpSession(stdio_server("general", "general.py"), options=options) as session:
+        result = await session.call_tool("progress", {"steps": 2}, progress=progress)
+        stuck.set()
+    assert result.text_content() == "done 2 steps"
+    assert "progress callback was still busy" in caplog.text

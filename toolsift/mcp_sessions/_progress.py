@@ -21,6 +21,10 @@ from ..registry._internal import ProgressCallback
 
 __all__ = ["AwaitedProgress"]
 
+# How long a result waits for progress callbacks still running (a gateway's send to a client that stopped reading
+# would otherwise hold the result, and the call's slot, for good).
+SETTLE_SECONDS = 10.0
+
 
 @final
 class AwaitedProgress:
@@ -47,6 +51,11 @@ class AwaitedProgress:
             if self._running == 0:
                 self._idle.set()
 
-    async def settled(self) -> None:
-        """Return when no call of the callback is running; a cancelled wait leaves them running."""
-        await self._idle.wait()
+    async def settled(self) -> bool:
+        """Wait until no call of the callback is running, ``SETTLE_SECONDS`` at most; whether none is.
+
+        A cancelled or timed-out wait leaves them running.
+        """
+        with anyio.move_on_after(SETTLE_SECONDS):
+            await self._idle.wait()
+        return self._idle.is_set()

@@ -19,6 +19,7 @@ What a call gets is decided by the state alone (``_ready_client``).
 
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -80,6 +81,8 @@ if TYPE_CHECKING:
     from ..registry import ToolRegistry
 
 __all__ = ["McpSession"]
+
+logger = logging.getLogger("toolsift.mcp_sessions")
 
 
 class _RawResult(BaseModel):
@@ -539,8 +542,13 @@ class McpSession:
                         progress_callback=cast("ProgressFnT", awaited),
                         read_timeout_seconds=seconds if seconds is not None else math.inf,
                     )
-                if awaited is not None:
-                    await awaited.settled()
+                if awaited is not None and not await awaited.settled():
+                    logger.warning(
+                        "MCP server %r: tool %r answered while its progress callback was still busy; the result "
+                        "goes on without waiting longer",
+                        self.name,
+                        name,
+                    )
                 return mask_result(ToolResult.from_mcp(raw), self._redact)
             except MCPError as exc:
                 if exchange is None and await self._sup.ask_again(client, exc):
