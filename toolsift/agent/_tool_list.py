@@ -24,13 +24,13 @@ declared, in the format (and strict mode) the registry exported them in.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, final
 
 from .._tokens import estimated_tokens as text_tokens
 
-__all__ = ["KeepRule", "LoadRule", "StableToolList", "estimated_tokens"]
+__all__ = ["KeepRule", "LoadRule", "StableToolList", "common_length", "estimated_tokens"]
 
 #: What a cache read and a cache write cost per input token, relative to an uncached one:
 #: Anthropic's published prices (reads 0.1x, 5-minute writes 1.25x). OpenAI reads cost 0.1x-0.5x
@@ -236,7 +236,7 @@ class StableToolList:
     ) -> KeepRule:
         """The rule for removing ``left`` from ``old``, which leaves ``order``; ``breaks``: where this round's
         list departs from ``old`` anyway (None: nowhere)."""
-        same = _common_length(old, order)
+        same = common_length(old, order)
         if breaks is not None and breaks <= same:
             rewritten = 0
         else:
@@ -254,6 +254,6 @@ class StableToolList:
         )
 
 
-def _common_length(a: list[str], b: list[str]) -> int:
+def common_length(a: Sequence[str], b: Sequence[str]) -> int:
     """How many leading items ``a`` and ``b`` share."""
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))

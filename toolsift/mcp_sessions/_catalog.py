@@ -59,6 +59,10 @@ class ServerCatalog:
             if tool.execution is not None and tool.execution.task_support is not None
         }
 
+    def can_run_as_task(self, tool: str) -> bool:
+        """Whether the server runs tool ``tool`` as a task when asked (``taskSupport`` optional or required)."""
+        return self.task_support.get(tool) in ("optional", "required")
+
 
 async def _paginate(
     server: str, what: str, fetch: Callable[[str | None], Awaitable[P]], items: Callable[[P], Sequence[T]]

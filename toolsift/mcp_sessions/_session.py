@@ -42,7 +42,7 @@ from .._names import validate_server_name
 from .._redaction import Redactor
 from ..config import ServerConfig
 from ..registry import ToolResult
-from ..registry._internal import ProgressCallback
+from ..registry._internal import ProgressCallback, repeatable_by
 from ._catalog import ServerCatalog
 from ._connection import ConnectionEvents
 from ._draining import DRAINED, Drain
@@ -564,13 +564,11 @@ class McpSession:
     def _repeatable(self, name: str) -> bool:
         """Whether tool ``name`` may run again without more effect: read-only or idempotent by its annotations."""
         tool = next((tool for tool in self.catalog.tools if tool.name == name), None)
-        hints = tool.annotations if tool is not None else None
-        return hints is not None and bool(hints.read_only_hint or hints.idempotent_hint)
+        return tool is not None and repeatable_by(tool.annotations)
 
     def _hands_task(self, client: Client, name: str) -> bool:
         """Whether a client's own task request for tool ``name`` goes to the server (a 2025-11-25 task)."""
-        supports = self.catalog.task_support.get(name) in ("optional", "required")
-        return supports and client.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        return self.catalog.can_run_as_task(name) and client.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
     async def _call_as_task(
         self,

@@ -9,6 +9,7 @@ from ._function import FunctionTool as FunctionTool
 from ._permissions import check_permissions as check_permissions
 from ._registry import RegistryChange as RegistryChange
 from ._tools import ProgressCallback as ProgressCallback
+from ._tools import repeatable_by as repeatable_by
 
 __all__ = [
     "AuditEvent",
@@ -16,4 +17,5 @@ __all__ = [
     "ProgressCallback",
     "RegistryChange",
     "check_permissions",
+    "repeatable_by",
 ]

@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from ._permissions import Permissions
     from ._scope import TurnScope
 
-__all__ = ["ContentBlock", "ProgressCallback", "Tool", "ToolContext", "ToolResult", "ToolSource", "ToolSpec"]
+__all__ = [
+    "ContentBlock",
+    "ProgressCallback",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "ToolSource",
+    "ToolSpec",
+    "repeatable_by",
+]
 
 ContentBlock = mcp_types.ContentBlock
 ToolSource = Literal["builtin", "function", "mcp", "skill", "meta"]
@@ -24,6 +33,11 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 E = TypeVar("E")
 
 _EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+def repeatable_by(annotations: mcp_types.ToolAnnotations | None) -> bool:
+    """Whether a tool's MCP annotations say a call may run again without more effect (read-only or idempotent)."""
+    return annotations is not None and bool(annotations.read_only_hint or annotations.idempotent_hint)
 
 
 @dataclass(frozen=True)
@@ -63,10 +77,7 @@ class ToolSpec:
     @property
     def repeatable(self) -> bool:
         """Whether running a call again does nothing more than running it once (read-only or idempotent)."""
-        annotations = self.annotations
-        return self.read_only or (
-            annotations is not None and bool(annotations.read_only_hint or annotations.idempotent_hint)
-        )
+        return self.read_only or repeatable_by(self.annotations)
 
     @property
     def destructive(self) -> bool:

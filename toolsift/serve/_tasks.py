@@ -66,8 +66,6 @@ TASKS: Final = "io.modelcontextprotocol/tasks"
 # The methods that name a task; each goes to the server that created it. tasks/update is the extension's only,
 # tasks/result 2025-11-25's only.
 TASK_METHODS: Final = ("tasks/get", "tasks/update", "tasks/cancel", "tasks/result")
-# A tool's 2025-11-25 ``execution.taskSupport`` that lets it run as a task.
-_RUNS: Final = ("optional", "required")
 # Where a message names the task it belongs to (2025-11-25).
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 # What the extension removed of 2025-11-25's methods, and why the client need not miss it.
@@ -108,6 +106,28 @@ def _names_task(ctx: ServerRequestContext[Any], task_id: str) -> bool:
     """
     request = ctx.request
     return not isinstance(request, Request) or decode_header_value(request.headers.get(MCP_NAME_HEADER)) == task_id
+
+
+def _removed(method: str) -> MCPError:
+    """The answer to a 2026-07-28 client's 2025-11-25 task method, which the extension removed."""
+    return MCPError(
+        types.METHOD_NOT_FOUND, f"{method} is not a method of MCP 2026-07-28's Tasks extension: {_REMOVED[method]}"
+    )
+
+
+async def _send(
+    session: McpSession,
+    method: str,
+    params: dict[str, Any],
+    capabilities: dict[str, Any] | None,
+    *,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """``session.send_as_client``, an upstream that cannot take it answered as a JSON-RPC error."""
+    try:
+        return await session.send_as_client(method, params, capabilities, name=name)
+    except (ServerUnavailable, ServerDraining) as exc:
+        raise MCPError(types.INTERNAL_ERROR, str(exc)) from exc
 
 
 def _relabelled(answer: dict[str, Any], upstream: str, sealed: str) -> dict[str, Any]:
@@ -204,7 +224,9 @@ class TaskRoutes:
     def core_capability(sessions: Mapping[str, McpSession]) -> types.ServerTasksCapability | None:
         """2025-11-25's ``tasks`` capability, for handshake-era clients: when an upstream server runs tools as tasks."""
         if not any(
-            support in _RUNS for session in sessions.values() for support in session.catalog.task_support.values()
+            session.catalog.can_run_as_task(tool)
+            for session in sessions.values()
+            for tool in session.catalog.task_support
         ):
             return None
         tools = types.TasksToolsCapability(call=types.TasksCallCapability())
@@ -229,7 +251,7 @@ class TaskRoutes:
             spec = spec_of(tool.name)
             session = self._sessions.get(spec.server) if spec is not None and spec.server is not None else None
             remote = spec.remote_name if spec is not None else None
-            if session is not None and remote is not None and session.catalog.task_support.get(remote) in _RUNS:
+            if session is not None and remote is not None and session.catalog.can_run_as_task(remote):
                 tool = tool.model_copy(update={"execution": types.ToolExecution(task_support="optional")})
             listed.append(tool)
         return listed
@@ -311,10 +333,7 @@ class TaskRoutes:
             modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
             if modern:
                 if method in _REMOVED:
-                    raise MCPError(
-                        types.METHOD_NOT_FOUND,
-                        f"{method} is not a method of MCP 2026-07-28's Tasks extension: {_REMOVED[method]}",
-                    )
+                    raise _removed(method)
                 require_client_extension(ctx, TASKS)
                 if not _names_task(ctx, params.task_id):
                     raise MCPError(
@@ -325,12 +344,8 @@ class TaskRoutes:
             route, session = self._inward(params.task_id)
             wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
             wire["taskId"] = route.task
-            try:
-                answer = await session.send_as_client(
-                    method, wire, declared_capabilities(ctx) if modern else None, name=route.task if modern else None
-                )
-            except (ServerUnavailable, ServerDraining) as exc:
-                raise MCPError(types.INTERNAL_ERROR, str(exc)) from exc
+            capabilities = declared_capabilities(ctx) if modern else None
+            answer = await _send(session, method, wire, capabilities, name=route.task if modern else None)
             if method == "tasks/result":  # 2025-11-25: the answer is the tool's result
                 answer = await self._presented(route, answer)
             elif isinstance(inlined := answer.get("result"), dict):  # 2026-07-28: a completed task's, inlined
@@ -342,10 +357,7 @@ class TaskRoutes:
     async def _list(self, ctx: ServerRequestContext[Any], params: _ListParams) -> dict[str, Any]:
         """One page of the tasks handed to this client (2025-11-25), from one server's listing, ids sealed."""
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            raise MCPError(
-                types.METHOD_NOT_FOUND,
-                f"tasks/list is not a method of MCP 2026-07-28's Tasks extension: {_REMOVED['tasks/list']}",
-            )
+            raise _removed("tasks/list")
         handed = self._handed.get(client_of(ctx.session), {})
         servers = sorted(server for server in handed if server in self._sessions)
         if params.cursor is None:
@@ -359,10 +371,7 @@ class TaskRoutes:
             server, cursor = str(opened.get("server")), opened.get("cursor")
             if server not in servers:
                 raise MCPError(types.INVALID_PARAMS, f"Unknown cursor {params.cursor!r}: no tasks of this client there")
-        try:
-            page = await self._sessions[server].send_as_client("tasks/list", {"cursor": cursor} if cursor else {}, None)
-        except (ServerUnavailable, ServerDraining) as exc:
-            raise MCPError(types.INTERNAL_ERROR, str(exc)) from exc
+        page = await _send(self._sessions[server], "tasks/list", {"cursor": cursor} if cursor else {}, None)
         mine = handed[server]
         tasks = [
             {**task, "taskId": mine[task["taskId"]]}

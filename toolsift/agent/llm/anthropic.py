@@ -34,6 +34,7 @@ import anthropic
 from ..._exceptions import AgentError
 from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from .._results import describe_result
+from .._tool_list import common_length
 from ._context import context_text
 from ._entries import EarlierEntries
 
@@ -122,16 +123,6 @@ def to_anthropic_messages(
             at = next((i for i, block in enumerate(content) if block["type"] != "tool_result"), len(content))
             content.insert(at, _tool_result(message, [n for n in message.references if n in references]))
     return messages
-
-
-def _common_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """How many leading items ``a`` and ``b`` share."""
-    length = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        length += 1
-    return length
 
 
 def _mark_last(blocks: list[dict[str, Any]]) -> None:
@@ -241,7 +232,7 @@ class AnthropicChatModel:
         earlier request wrote, and the whole prompt would be written again.
         """
         key = tuple(json.dumps(tool, sort_keys=True) for tool in shown)
-        shared = max((_common_length(key, earlier) for earlier in self._sent_tools), default=0)
+        shared = max((common_length(key, earlier) for earlier in self._sent_tools), default=0)
         self._sent_tools[key] = None
         self._sent_tools.move_to_end(key)
         while len(self._sent_tools) > _REMEMBERED_LISTS:
