@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import wait_for
+from mcp_helpers import in_memory_everywhere, wait_for
 from reload_helpers import Recorder, write_text
 from servers import EXAMPLES, example_module
 
@@ -48,6 +48,13 @@ def pin_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "xdg" / "toolsift"
 
 
+@pytest.fixture
+def rug_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh ``rug_pull.py`` server in this process wherever a config names ``rug``: for what toolsift does
+    with a changed tool; the tests of a restart and a reload keep the real child."""
+    in_memory_everywhere(monkeypatch, {"rug": example_module("rug_pull.py").build_server()})
+
+
 def description(box: Toolbox, name: str) -> str | None:
     schemas = {schema["name"]: schema for schema in box.registry.schemas_for_tools()}
     return schemas[name]["description"] if name in schemas else None
@@ -61,6 +68,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return int(info.value.code or 0), captured.out, captured.err
 
 
+@pytest.mark.usefixtures("rug_in_process")
 @pytest.mark.parametrize("protocol", ["legacy", "auto"])
 async def test_toolbox_holds_back_a_tool_changed_mid_session_until_accepted(
     tmp_path: Path, pin_folder: Path, protocol: str, caplog: pytest.LogCaptureFixture
@@ -69,7 +77,7 @@ async def test_toolbox_holds_back_a_tool_changed_mid_session_until_accepted(
     async with Toolbox.from_config(config) as box:
         session = box.sessions["rug"]
         assert description(box, WEATHER) == "Current weather for a city."
-        assert (pin_folder / "pinned-tools.json").is_file()  # pinned on first sight
+        assert ToolPins(pin_folder / "pinned-tools", config).file.is_file()  # pinned on first sight
         chat = box.conversation()
         with caplog.at_level(logging.WARNING, logger="toolsift.mcp_sessions"):
             await session.call_tool("mutate", {"description": POISON})
@@ -134,6 +142,7 @@ async def test_a_hot_reload_whose_server_lists_a_changed_tool_holds_it(tmp_path:
             await box.registry.execute(WEATHER, {"city": "Oslo"})
 
 
+@pytest.mark.usefixtures("rug_in_process")
 @pytest.mark.parametrize(("mode", "listed"), [("warn", True), ("accept", True), ("hold", False)])
 async def test_pin_tools_decides_what_a_changed_tool_gets(
     tmp_path: Path, mode: str, listed: bool, caplog: pytest.LogCaptureFixture
@@ -156,13 +165,15 @@ async def test_pin_tools_decides_what_a_changed_tool_gets(
             assert row.held == () and row.error is not None and "kept usable (pinTools: warn): weather" in row.error
 
 
+@pytest.mark.usefixtures("rug_in_process")
 async def test_a_corrupt_pin_file_holds_every_tool_names_the_file_and_loses_nothing(
     tmp_path: Path, pin_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = pin_folder / "pinned-tools.json"
+    config = write_config(tmp_path, rug_server(protocol="legacy"))
+    store = ToolPins(pin_folder / "pinned-tools", config).file
+    assert store is not None
     store.parent.mkdir(parents=True)
     store.write_text("{half a file")
-    config = write_config(tmp_path, rug_server(protocol="legacy"))
     async with Toolbox.from_config(config) as box:
         assert "rug__mutate" not in box.registry and WEATHER not in box.registry
         row = next(row for row in box.sessions.status() if row.server == "rug")
@@ -185,7 +196,7 @@ def test_trust_tools_names_an_unknown_server_and_an_unwritable_pin_file(
     code, _, err = run(capsys, "-c", str(config), "trust", "--tools", "rgu")
     assert code == 4 and "no server 'rgu' in this config (its servers: rug)" in err
     # A change waits in the file, and the file's folder cannot be written now.
-    pins = ToolPins(pin_folder / "pinned-tools.json", config)
+    pins = ToolPins(pin_folder / "pinned-tools", config)
     server = load_config(config).servers["rug"]
     weather = example_module("rug_pull.py").weather_tool("Current weather for a city.")
     pins.review(server, [weather])
@@ -195,5 +206,5 @@ def test_trust_tools_names_an_unknown_server_and_an_unwritable_pin_file(
     readonly = ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(pin_folder), str(pin_folder)]
     done = subprocess.run([*readonly, sys.executable, "-m", "toolsift", *argv], capture_output=True, text=True)
     assert done.returncode == 4
-    assert f"{pin_folder / 'pinned-tools.json'}: cannot save the pinned tool definitions" in done.stderr
+    assert f"{pins.file}: cannot save the pinned tool definitions" in done.stderr
     assert [change.tool for change in pins.changes()] == ["weather"]  # still waiting, nothing lost

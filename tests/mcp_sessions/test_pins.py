@@ -27,7 +27,7 @@ def tool(name: str = "weather", description: str = "Current weather.") -> types.
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
-    return tmp_path / "xdg" / "toolsift" / "pinned-tools.json"
+    return tmp_path / "xdg" / "toolsift" / "pinned-tools"
 
 
 @pytest.fixture
@@ -35,15 +35,16 @@ def pins(store: Path, tmp_path: Path) -> ToolPins:
     return ToolPins(store, tmp_path / "toolsift.json")
 
 
-def test_new_tools_are_pinned_on_first_sight_and_kept(pins: ToolPins, store: Path) -> None:
+def test_new_tools_are_pinned_on_first_sight_and_kept(pins: ToolPins) -> None:
     review = pins.review(server(), [tool(), tool("forecast")])
     assert [t.name for t in review.kept] == ["weather", "forecast"] and review.held == ()
     assert set(pins.pinned("rug")) == {"weather", "forecast"}
     assert pins.pinned("rug")["weather"].startswith("sha256:")
-    written = store.read_text()
+    assert pins.file is not None
+    written = pins.file.stat().st_mtime_ns, pins.file.read_text()
     # An unchanged listing keeps everything and writes nothing.
     assert pins.review(server(), [tool(), tool("forecast")]).kept == review.kept
-    assert store.read_text() == written
+    assert (pins.file.stat().st_mtime_ns, pins.file.read_text()) == written
 
 
 def test_a_changed_tool_is_held_with_a_diff_until_accepted(pins: ToolPins, caplog: pytest.LogCaptureFixture) -> None:
@@ -111,37 +112,84 @@ def test_a_config_without_a_file_pins_in_memory(store: Path) -> None:
 def test_for_config_pins_beside_the_trusted_projects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     config = ToolsiftConfig().model_copy(update={"path": tmp_path / "toolsift.json"})
-    assert ToolPins.for_config(config).store == tmp_path / "xdg" / "toolsift" / "pinned-tools.json"
+    pins = ToolPins.for_config(config)
+    assert pins.store == tmp_path / "xdg" / "toolsift" / "pinned-tools"
+    assert pins.file is not None and pins.file.parent == pins.store
+
+
+def test_each_config_file_has_a_pin_file_of_its_own(store: Path, tmp_path: Path) -> None:
+    """A server's start reads and writes its own project's pins, not every project's."""
+    one, other = ToolPins(store, tmp_path / "a" / "toolsift.json"), ToolPins(store, tmp_path / "b" / "toolsift.json")
+    one.review(server(), [tool()])
+    before = one.file.read_text() if one.file else ""
+    other.review(server(), [tool("forecast")])
+    assert one.file != other.file and one.file.read_text() == before
+    data = json.loads(other.file.read_text())
+    assert data["project"] == str(tmp_path / "b" / "toolsift.json") and list(data["servers"]["rug"]["pinned"]) == [
+        "forecast"
+    ]
+
+
+def test_pins_of_the_earlier_single_file_still_hold(store: Path, tmp_path: Path) -> None:
+    """A project pinned by an earlier version (one file for all projects) keeps its pins, moved to a file of its own."""
+    earlier = ToolPins(tmp_path / "earlier", tmp_path / "toolsift.json")
+    earlier.review(server(), [tool()])
+    assert earlier.file is not None
+    record = json.loads(earlier.file.read_text())["servers"]
+    project = str(tmp_path / "toolsift.json")
+    legacy = store.parent / "pinned-tools.json"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text(json.dumps({"version": 1, "projects": {project: record, "/elsewhere": {"x": 1}}}))
+    pins = ToolPins(store, tmp_path / "toolsift.json")
+    assert pins.review(server(), [tool()]).held == ()  # nothing changed: nothing to write, but it moves
+    assert pins.file is not None and json.loads(pins.file.read_text())["servers"] == record
+    assert json.loads(legacy.read_text())["projects"]["/elsewhere"] == {"x": 1}  # never written
+    legacy.write_text("{gone}")  # its own file is read from now on
+    assert pins.review(server(), [tool(description="changed")]).held  # the earlier pin holds
+    assert "changed" in json.loads(pins.file.read_text())["servers"]["rug"]
+
+
+def test_an_unreadable_earlier_single_file_holds_every_tool(store: Path, tmp_path: Path) -> None:
+    legacy = store.parent / "pinned-tools.json"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text('{"version": 1}')
+    review = ToolPins(store, tmp_path / "toolsift.json").review(server(), [tool()])
+    assert review.kept == () and review.problem is not None and str(legacy) in review.problem
 
 
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
         ("{not json", "Expecting property name"),
-        ('{"projects": []}', "expected an object with 'projects'"),
-        ('{"version": 99, "projects": {}}', "version 99 is not one this toolsift knows"),
+        ("[]", "expected a JSON object"),
+        ('{"version": 99, "servers": {}}', "version 99 is not one this toolsift knows"),
+        ('{"version": 2, "project": "/another/toolsift.json", "servers": {}}', "it holds the pins of"),
+        ('{"version": 2, "project": "PROJECT", "servers": []}', "a project's record is not an object"),
     ],
 )
 def test_an_unreadable_pin_file_holds_every_tool_and_is_left_alone(
-    pins: ToolPins, store: Path, text: str, reason: str
+    pins: ToolPins, tmp_path: Path, text: str, reason: str
 ) -> None:
-    store.parent.mkdir(parents=True)
-    store.write_text(text)
+    assert pins.file is not None
+    pins.file.parent.mkdir(parents=True)
+    text = text.replace("PROJECT", str(tmp_path / "toolsift.json"))
+    pins.file.write_text(text)
     review = pins.review(server(), [tool()])
     assert review.kept == () and review.problem is not None
-    assert str(store) in review.problem and reason in review.problem and "delete it" in review.problem
-    assert store.read_text() == text  # nothing lost
+    assert str(pins.file) in review.problem and reason in review.problem and "delete it" in review.problem
+    assert pins.file.read_text() == text  # nothing lost
     with pytest.raises(ConfigError, match=reason) as error:
         pins.changes()
-    assert error.value.path == store
+    assert error.value.path == pins.file
 
 
-def test_a_tampered_pin_is_refused(pins: ToolPins, store: Path) -> None:
+def test_a_tampered_pin_is_refused(pins: ToolPins) -> None:
     pins.review(server(), [tool()])
-    data = json.loads(store.read_text())
-    pin = next(iter(data["projects"].values()))["rug"]["pinned"]["weather"]
+    assert pins.file is not None
+    data = json.loads(pins.file.read_text())
+    pin = data["servers"]["rug"]["pinned"]["weather"]
     pin["definition"]["description"] = "edited in the file"
-    store.write_text(json.dumps(data))
+    pins.file.write_text(json.dumps(data))
     with pytest.raises(ConfigError, match="pinned definition of tool 'weather' of server 'rug' does not match its"):
         pins.pinned("rug")
 
@@ -149,7 +197,7 @@ def test_a_tampered_pin_is_refused(pins: ToolPins, store: Path) -> None:
 def test_an_unwritable_pin_file_holds_for_this_run(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("a file where the folder should be")
-    pins = ToolPins(blocked / "pinned-tools.json", tmp_path / "toolsift.json")
+    pins = ToolPins(blocked / "pinned-tools", tmp_path / "toolsift.json")
     with caplog.at_level(logging.WARNING, logger="toolsift.mcp_sessions"):
         assert [t.name for t in pins.review(server(), [tool()]).kept] == ["weather"]
     assert any(f"cannot save the pinned tool definitions to {blocked}" in r.message for r in caplog.records)

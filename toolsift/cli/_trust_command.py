@@ -93,7 +93,7 @@ def _accept(out: Output, config: ToolsiftConfig, path: Path, servers: list[str])
         try:
             accepted = pins.accept(server)
         except OSError as exc:
-            raise ConfigError(f"cannot save the pinned tool definitions: {exc}", path=pins.store) from exc
+            raise ConfigError(f"cannot save the pinned tool definitions: {exc}", path=pins.file) from exc
         if not accepted:
             out.line(f"{server}: no changed tool definitions to accept")
             continue

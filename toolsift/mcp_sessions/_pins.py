@@ -1,8 +1,10 @@
 """Pinned tool definitions: a server may not change a tool behind the user's back.
 
 The first time a server lists a tool, its definition (see ``_pin_digest``) is
-pinned: kept with its SHA-256 digest, per config file and server, in
-``pinned-tools.json`` beside the trusted projects (``trusted-projects.json``).
+pinned: kept with its SHA-256 digest, per config file and server, in one
+file per config file under ``pinned-tools/`` beside the trusted projects
+(``trusted-projects.json``), so that a server's start reads and writes its own
+project's pins only, however many projects the user has.
 Whenever the server's tools are listed again (``tools/list_changed`` in either
 protocol era, a reconnect, a restart, a hot reload's new session), each tool
 is compared with its pin. A tool whose definition changed is handled as the
@@ -27,13 +29,15 @@ life of its sessions.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, final
+from typing import Any, cast, final
 
 import mcp.types as types
 
@@ -43,13 +47,18 @@ from .._folders import user_folder
 from ..config import ServerConfig, ToolsiftConfig
 from ._pin_digest import definition_diff, tool_definition, tool_digest
 
-__all__ = ["PIN_FILE", "PinReview", "ToolChange", "ToolPins"]
+__all__ = ["LEGACY_PIN_FILE", "PIN_FOLDER", "PinReview", "ToolChange", "ToolPins"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
-#: The pin file's name, in :func:`~toolsift._folders.user_folder` beside ``trusted-projects.json``.
-PIN_FILE = "pinned-tools.json"
-_STORE_VERSION = 1
+#: The pin folder's name, in :func:`~toolsift._folders.user_folder` beside ``trusted-projects.json``.
+PIN_FOLDER = "pinned-tools"
+#: The one file earlier versions kept every project's pins in, beside the folder: a project that has
+#: no file of its own yet takes its record from there (copied to its own file), so that no pin is lost.
+#: Never written.
+LEGACY_PIN_FILE = "pinned-tools.json"
+_STORE_VERSION = 2
+_LEGACY_VERSION = 1
 
 # Server name -> {"pinned": {tool: pin}, "changed": {tool: pin}}; a pin is {"digest": ..., "definition": {...}}.
 _Servers = dict[str, dict[str, dict[str, dict[str, Any]]]]
@@ -116,92 +125,122 @@ class ToolPins:
     """The pinned definitions of one config file's servers, on disk or in memory.
 
     Each method reads the file again, so ``toolsift trust --tools`` run
-    meanwhile counts at the server's next listing. It is a small file, read and
-    written in the step that swaps a server's tools: that keeps a changed tool
-    from ever being registered unreviewed.
+    meanwhile counts at the server's next listing. It is the project's own
+    file, read and written in the step that swaps a server's tools: that keeps
+    a changed tool from ever being registered unreviewed.
 
     Args:
-        store: The pin file (see :meth:`for_config`); None keeps pins in memory.
-        project: The config file the servers come from; its absolute path keys its records.
+        store: The pin folder (see :meth:`for_config`); None keeps pins in memory.
+        project: The config file the servers come from; its absolute path names its file in ``store``.
+
+    Attributes:
+        file: This project's pin file in ``store`` (None in memory).
     """
 
     def __init__(self, store: Path | None, project: Path | None = None) -> None:
         self.store = store
         self._key = os.path.abspath(project) if project is not None else ""
-        # In memory: the whole store when there is no file, or what could not be written to it.
-        self._memory: dict[str, _Servers] | None = {} if store is None else None
+        digest = hashlib.sha256(self._key.encode("utf-8")).hexdigest()[:32]
+        self.file = store / f"{digest}.json" if store is not None else None
+        # In memory: the project's pins when there is no file, or what could not be written to it.
+        self._memory: _Servers | None = {} if store is None else None
         self._warned: set[tuple[str, str, str]] = set()
 
     @classmethod
     def for_config(cls, config: ToolsiftConfig, store: Path | None = None) -> ToolPins:
-        """The pins of ``config``'s servers: in ``store`` (``pinned-tools.json`` in the user folder by default).
+        """The pins of ``config``'s servers: in ``store`` (``pinned-tools/`` in the user folder by default).
 
         A config not loaded from a file keeps them in memory.
         """
         if config.path is None:
             return cls(None)
-        return cls(store if store is not None else user_folder() / PIN_FILE, config.path)
+        return cls(store if store is not None else user_folder() / PIN_FOLDER, config.path)
 
     def __repr__(self) -> str:
         return f"ToolPins(store={str(self.store) if self.store else None!r}, project={self._key!r})"
 
     # -- the file -------------------------------------------------------------------------
 
-    def _read(self) -> dict[str, _Servers]:
+    def _read(self) -> _Servers:
         if self._memory is not None:
             return self._memory
-        assert self.store is not None
-        try:
-            data = json.loads(self.store.read_text(encoding="utf-8"))
-        except (FileNotFoundError, NotADirectoryError):
-            return {}  # nothing pinned yet (a folder that cannot be one is reported when saving)
-        except (OSError, ValueError) as exc:
-            raise self._broken(str(exc)) from exc
-        projects = data.get("projects") if isinstance(data, dict) else None
-        if not isinstance(projects, dict):
-            raise self._broken("expected an object with 'projects'")
+        assert self.file is not None
+        data = self._load(self.file)
+        if data is None:
+            return self._legacy()
         if data.get("version") != _STORE_VERSION:
             raise self._broken(f"version {data.get('version')!r} is not one this toolsift knows ({_STORE_VERSION})")
-        # Only this file's record is checked: a broken record of another project is that project's problem.
-        self._check(projects.get(self._key, {}))
-        return projects
+        if data.get("project") != self._key:
+            raise self._broken(f"it holds the pins of {data.get('project')!r}, not of {self._key!r}")
+        servers = data.get("servers")
+        self._check(servers)
+        return cast(_Servers, servers)
 
-    def _check(self, servers: Any) -> None:
+    def _legacy(self) -> _Servers:
+        """This project's record in the one file of earlier versions, if there is one (else nothing pinned)."""
+        assert self.store is not None
+        path = self.store.parent / LEGACY_PIN_FILE
+        data = self._load(path)
+        if data is None:
+            return {}
+        projects = data.get("projects")
+        if not isinstance(projects, dict) or data.get("version") != _LEGACY_VERSION:
+            raise self._broken(f"expected version {_LEGACY_VERSION} with 'projects'", path)
+        # Only this file's record is checked: a broken record of another project is that project's problem.
+        servers = projects.get(self._key, {})
+        self._check(servers, path)
+        if servers:
+            with contextlib.suppress(OSError):  # moved to the project's own file; if it cannot be, read here again
+                self._write(servers)
+        return cast(_Servers, servers)
+
+    def _load(self, path: Path) -> dict[str, Any] | None:
+        """The JSON object in ``path``; None when there is no such file."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # nothing pinned yet (a folder that cannot be one is reported when saving)
+        except (OSError, ValueError) as exc:
+            raise self._broken(str(exc), path) from exc
+        if not isinstance(data, dict):
+            raise self._broken("expected a JSON object", path)
+        return data
+
+    def _check(self, servers: Any, path: Path | None = None) -> None:
         """Refuse a record whose shape is wrong or whose digest does not match its definition."""
         if not isinstance(servers, dict):
-            raise self._broken("a project's record is not an object")
+            raise self._broken("a project's record is not an object", path)
         for server, record in servers.items():
             if not isinstance(record, dict):
-                raise self._broken(f"the record of server {server!r} is not an object")
+                raise self._broken(f"the record of server {server!r} is not an object", path)
             for kind in ("pinned", "changed"):
                 pins = record.get(kind, {})
                 if not isinstance(pins, dict):
-                    raise self._broken(f"{kind!r} of server {server!r} is not an object")
+                    raise self._broken(f"{kind!r} of server {server!r} is not an object", path)
                 for tool, pin in pins.items():
                     definition = pin.get("definition") if isinstance(pin, dict) else None
                     if not isinstance(definition, dict) or tool_digest(definition) != pin.get("digest"):
                         raise self._broken(
-                            f"the {kind} definition of tool {tool!r} of server {server!r} does not match its digest"
+                            f"the {kind} definition of tool {tool!r} of server {server!r} does not match its digest",
+                            path,
                         )
 
-    def _broken(self, reason: str) -> ConfigError:
+    def _broken(self, reason: str, path: Path | None = None) -> ConfigError:
         return ConfigError(
             f"cannot read the pinned tool definitions: {reason}; fix the file, or delete it to pin every "
             "tool afresh at its next listing",
-            path=self.store,
+            path=path or self.file,
         )
 
-    def _write(self, projects: dict[str, _Servers]) -> None:
-        """Save ``projects``; raise OSError when the file cannot be written."""
-        if self.store is None:
+    def _write(self, servers: _Servers) -> None:
+        """Save this project's ``servers``; raise OSError when the file cannot be written."""
+        if self.store is None or self.file is None:
             return  # pins in memory only: nothing to save
-        self.store.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"version": _STORE_VERSION, "projects": projects}, indent=2, sort_keys=True) + "\n"
-        write_atomically(self.store, text)
+        self.store.mkdir(parents=True, exist_ok=True)
+        # Compact JSON: the C encoder writes a 350-tool server's pins in milliseconds (indent takes the slow one).
+        data = {"version": _STORE_VERSION, "project": self._key, "servers": servers}
+        write_atomically(self.file, json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
         self._memory = None  # written: the file is the truth again
-
-    def _servers(self, projects: dict[str, _Servers]) -> _Servers:
-        return projects.setdefault(self._key, {})
 
     # -- reviewing a listing -----------------------------------------------------------------
 
@@ -214,11 +253,11 @@ class ToolPins:
         this run's pins in memory, with a warning.
         """
         try:
-            projects = self._read()
+            servers = self._read()
         except ConfigError as exc:
             logger.error("MCP server %r: its tools are held back: %s", server.name, exc)
             return PinReview(kept=(), problem=str(exc))
-        record = self._servers(projects).setdefault(server.name, {})
+        record = servers.setdefault(server.name, {})
         before = json.dumps(record, sort_keys=True)
         pinned, changed = record.setdefault("pinned", {}), record.setdefault("changed", {})
         kept: list[types.Tool] = []
@@ -252,7 +291,7 @@ class ToolPins:
         if not changed:
             del record["changed"]
         if json.dumps(record, sort_keys=True) != before:
-            self._save(projects)
+            self._save(servers)
         return PinReview(tuple(kept), tuple(held), tuple(warned))
 
     def _warn(self, server: ServerConfig, change: ToolChange) -> None:
@@ -271,17 +310,17 @@ class ToolPins:
             change.diff,
         )
 
-    def _save(self, projects: dict[str, _Servers]) -> None:
+    def _save(self, servers: _Servers) -> None:
         try:
-            self._write(projects)
+            self._write(servers)
         except OSError as exc:
             if self._memory is None:
                 logger.warning(
                     "cannot save the pinned tool definitions to %s (%s); they hold for this run only",
-                    self.store,
+                    self.file,
                     exc,
                 )
-            self._memory = projects
+            self._memory = servers
 
     # -- reading and accepting changes --------------------------------------------------------
 
@@ -291,7 +330,7 @@ class ToolPins:
         Raises:
             ConfigError: The pin file cannot be read.
         """
-        records = self._servers(self._read())
+        records = self._read()
         names = sorted(records) if servers is None else list(servers)
         return [
             _change(name, tool, records[name]["pinned"][tool], pin)
@@ -308,8 +347,8 @@ class ToolPins:
             ConfigError: The pin file cannot be read.
             OSError: It cannot be written.
         """
-        projects = self._read()
-        record = self._servers(projects).get(server, {})
+        servers = self._read()
+        record = servers.get(server, {})
         changed: dict[str, Any] = record.get("changed", {})
         wanted = None if tools is None else set(tools)
         chosen = [tool for tool in changed if wanted is None or tool in wanted]
@@ -320,7 +359,7 @@ class ToolPins:
             pinned[tool] = changed.pop(tool)
         if not changed:
             del record["changed"]
-        self._write(projects)
+        self._write(servers)
         return tuple(chosen)
 
     def pinned(self, server: str) -> Mapping[str, str]:
@@ -329,5 +368,5 @@ class ToolPins:
         Raises:
             ConfigError: The pin file cannot be read.
         """
-        record = self._servers(self._read()).get(server, {})
+        record = self._read().get(server, {})
         return {tool: pin["digest"] for tool, pin in record.get("pinned", {}).items()}
