@@ -11,6 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from cli_helpers import Piped
 
 # At collection, as the SDK's stdio client takes the sys.stderr of its first import as its default errlog
 # (under capsys, a file without a descriptor); toolsift.cli no longer imports the SDK for us.
@@ -93,8 +94,16 @@ def test_check_reports_each_broken_config_and_skill(capsys: pytest.CaptureFixtur
     assert code == 1 and "problem" in out
 
 
-def test_missing_config_is_one_line_and_exit_4(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = run(capsys, "-c", str(tmp_path / "nope.json"), "servers")
+def test_missing_config_is_one_line_and_exit_4(tmp_path: Path) -> None:
+    # The real command in a child process: the exit code and the one line reach the shell.
+    done = subprocess.run(
+        [sys.executable, "-m", "toolsift", "-c", str(tmp_path / "nope.json"), "servers"],
+        capture_output=True,
+        text=True,
+        timeout=CHILD_SECONDS,
+        check=False,
+    )
+    code, out, err = done.returncode, done.stdout, done.stderr
     assert code == 4 and out == ""
     assert err.strip().startswith("error:") and "config file not found" in err and "Traceback" not in err
 
@@ -106,6 +115,7 @@ def test_malformed_config_is_one_line(capsys: pytest.CaptureFixture[str], tmp_pa
     assert code == 4 and "error:" in err and "Traceback" not in err
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_servers_table_and_json(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, _ = run(capsys, "-c", str(config), "servers", "--json")
     rows = {r["server"]: r for r in json.loads(out)}
@@ -114,6 +124,7 @@ def test_servers_table_and_json(capsys: pytest.CaptureFixture[str], config: Path
     assert rows["general"]["visibility"] == "global" and rows["general"]["state"] == "ready"
 
 
+@pytest.mark.usefixtures("general_in_process")  # the crashing server is a real process
 def test_servers_exit_1_when_one_server_fails(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = write_config(tmp_path)
     data = json.loads(path.read_text())
@@ -245,6 +256,7 @@ def test_call_goes_through_the_layers(capsys: pytest.CaptureFixture[str], config
     assert "[general__progress] 1/2 step 1" in err and "[general__progress] 2/2 step 2" in err
 
 
+@pytest.mark.usefixtures("general_in_process")
 def test_call_and_servers_with_a_lazy_server(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     lazy = {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False, "lazy": True}
     config = write_config(tmp_path, tools={"mcpServers": {"general": lazy}})
@@ -339,20 +351,14 @@ def test_skills_list_show_and_new(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert code == 3 and "Bad_Name" in err
 
 
-def chat(config: Path, *lines: str) -> subprocess.CompletedProcess[str]:
-    """Run ``toolsift chat`` in manual mode with ``lines`` on stdin; it must end well."""
-    done = subprocess.run(
-        [sys.executable, "-m", "toolsift", "-c", str(config), "chat"],
-        input="\n".join(lines),
-        capture_output=True,
-        text=True,
-        timeout=CHILD_SECONDS,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+def chat(config: Path, *lines: str) -> Piped:
+    """Run ``toolsift chat`` in manual mode, in this process, with ``lines`` on stdin; it must end well."""
+    done = Piped(*lines)
+    assert done.run("-c", str(config), "chat") == 0, done.err.text
     return done
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_chat_manual_mode_through_stdin(config: Path) -> None:
     lines = (
         "/skills",
@@ -366,7 +372,7 @@ def test_chat_manual_mode_through_stdin(config: Path) -> None:
         "/use nope",
         "/quit",
     )
-    out = chat(config, *lines).stdout
+    out = chat(config, *lines).out.text
     assert "flow-memory" in out and "Using skill 'flow-memory'" in out
     assert "claude-flow__memory_store (internal)" in out
     assert '"stored": true' in out
@@ -375,7 +381,15 @@ def test_chat_manual_mode_through_stdin(config: Path) -> None:
     assert "Stopped using skill 'flow-memory'" in out and "Unknown skill 'nope'" in out
 
 
-def test_chat_ctrl_c_cancels_the_running_call_and_the_chat_goes_on(config: Path, tmp_path: Path) -> None:
+def general_only(folder: Path) -> Path:
+    """A config whose one server is the example ``general`` (global), for tests that start real processes."""
+    general = {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False}
+    return write_config(folder, tools={"mcpServers": {"general": general}})
+
+
+def test_chat_ctrl_c_cancels_the_running_call_and_the_chat_goes_on(tmp_path: Path) -> None:
+    # A real process: Ctrl-C is a signal to the program; the one server it calls is enough.
+    config = general_only(tmp_path)
     never = tmp_path / "never-written"
     chat = subprocess.Popen(
         [sys.executable, "-m", "toolsift", "-c", str(config), "chat"],
@@ -404,17 +418,15 @@ def test_chat_ctrl_c_cancels_the_running_call_and_the_chat_goes_on(config: Path,
     assert "# MCP server general" in out and "Everyday tools, resources and prompts for testing." in out
 
 
-def test_demo_runs_offline_and_exits_0() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolsift", "demo"],
-        capture_output=True,
-        text=True,
-        timeout=CHILD_SECONDS,
-        check=False,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+@pytest.mark.usefixtures("examples_in_process")
+def test_demo_runs_offline_and_exits_0(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # In this process (its notes server stays a real HTTP child); .ci/run runs the real `toolsift demo` too.
+    # The demo sets these for its servers' config: set here, they are restored after the test.
+    monkeypatch.setenv("TOOLSIFT_NOTES_URL", "")
+    monkeypatch.setenv("TOOLSIFT_PYTHON", sys.executable)
+    monkeypatch.chdir(ROOT)
+    code, out, err = run(capsys, "demo")
+    assert code == 0, err
     assert "claude-flow\tstdio\tinternal\tready\t214" in out
     for row in ("no skill", "/use flow-memory", "/use code-assist", "everything registered"):
         assert row in out
@@ -422,7 +434,9 @@ def test_demo_runs_offline_and_exits_0() -> None:
     assert "layer 4" in out and "layer 1" in out
 
 
-async def test_serve_speaks_mcp_over_stdio(config: Path) -> None:
+async def test_serve_speaks_mcp_over_stdio(tmp_path: Path) -> None:
+    # The real command over stdio; of the example servers it serves the one it calls.
+    config = general_only(tmp_path)
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "toolsift", "-c", str(config), "serve", "--gateway"]
     )

@@ -24,6 +24,7 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_config(tmp_path_factory.mktemp("approvals"), agents=ASKING)
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_chat_asks_before_a_call_and_remembers_always(config: Path) -> None:
     done = chat(
         config,
@@ -35,13 +36,14 @@ def test_chat_asks_before_a_call_and_remembers_always(config: Path) -> None:
         'call general__echo {"text": "not asked"}',
         "/quit",
     )
-    out = done.stdout
+    out = done.out.text
     assert out.count("Approve general__add") == 2
     assert "it matches ask rule 'general__add', and approval was declined" in out
     assert "\n4\n" in out and "\n5\n" in out and "not asked" in out
-    assert "approved: general__add" in done.stderr  # the third call ran on the "always" answer
+    assert "approved: general__add" in done.err.text  # the third call ran on the "always" answer
 
 
+@pytest.mark.usefixtures("examples_in_process")
 def test_call_without_a_terminal_refuses_and_names_yes(capsys: pytest.CaptureFixture[str], config: Path) -> None:
     code, out, err = run(capsys, "-c", str(config), "call", "general__add", '{"a": 1, "b": 2}')
     assert code == 3
@@ -90,6 +92,7 @@ async def test_a_value_too_long_for_the_screen_is_in_a_private_file_until_answer
     assert os.fspath(seen["path"]) in shown
 
 
+@pytest.mark.usefixtures("general_in_process")
 def test_call_shows_the_approved_call_with_the_servers_secrets_hidden(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

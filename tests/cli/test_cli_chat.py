@@ -1,4 +1,8 @@
-"""``toolsift chat`` as a person meets it: live edits, the offline scripted model, profiles, help, line editing."""
+"""``toolsift chat`` as a person meets it: live edits, the offline scripted model, profiles, help, line editing.
+
+The chat runs in this process with piped streams and the example server in memory, except at a terminal, which
+needs a real process on a pseudo-terminal.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,12 @@ import queue
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 import pytest
+from cli_helpers import Piped
 from waits import CHILD_SECONDS
 
 from toolsift._exceptions import AgentError
@@ -63,112 +67,61 @@ def write_script(folder: Path, answers: list[Any]) -> Path:
     return path
 
 
-def chat(config: Path, *argv: str, lines: tuple[str, ...], env: dict[str, str] | None = None) -> tuple[str, str]:
-    """Run ``toolsift chat`` with ``lines`` piped to stdin; it must end well. Returns (stdout, stderr)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "toolsift", "-c", str(config), "chat", *argv],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout, done.stderr
+def chat(config: Path, *argv: str, lines: tuple[str, ...]) -> tuple[str, str]:
+    """Run ``toolsift chat`` in this process, ``lines`` piped to stdin; it must end well. Returns (stdout, stderr)."""
+    done = Piped(*lines)
+    assert done.run("-c", str(config), "chat", *argv) == 0, done.err.text
+    return done.out.text, done.err.text
 
 
-class Lines:
-    """The lines a stream prints, read by a thread, so a test can wait for the one it expects."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.seen: list[str] = []
-        self._lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
-
-    def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            self._lines.put(line)
-
-    def wait_for(self, text: str) -> str:
-        while True:
-            try:
-                line = self._lines.get(timeout=WAIT)
-            except queue.Empty:
-                raise AssertionError(f"never printed {text!r}; printed: {''.join(self.seen)}") from None
-            self.seen.append(line)
-            if text in line:
-                return line
+def tool_lines(err: str) -> list[str]:
+    """The chat's ``[tool] NAME -> ok|error`` lines, in order."""
+    return [line for line in err.splitlines() if line.startswith("[tool] ")]
 
 
-@pytest.fixture
-def running_chat(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+@pytest.mark.usefixtures("general_in_process")
+def test_a_skill_edit_between_two_inputs_changes_the_next_turn(tmp_path: Path) -> None:
     script = write_script(tmp_path, [{"tool_calls": [ADD]}, "first answer", {"tool_calls": [ADD]}, "second answer"])
     config = write_config(tmp_path)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "toolsift", "-c", str(config), "chat", "--model", f"scripted:{script}"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        yield process, tmp_path / "skills" / "sums" / "SKILL.md"
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
+    skill_file = tmp_path / "skills" / "sums" / "SKILL.md"
+
+    def edit_the_skill() -> None:  # between two inputs: the first turn has ended
+        skill_file.write_text(SKILL.format(tools="general__add"))
+        chat.err.wait_for("[reload] skills: changed sums")
+
+    chat = Piped("/use sums", "add 2 and 3", edit_the_skill, "try again", "/quit")
+    assert chat.run("-c", str(config), "chat", "--model", f"scripted:{script}") == 0, chat.err.text
+    out = chat.out.text
+    assert out.index("Using skill 'sums'") < out.index("first answer") < out.index("second answer")
+    # The skill allowed echo only, then add.
+    assert tool_lines(chat.err.text) == ["[tool] general__add -> error", "[tool] general__add -> ok"]
 
 
-def test_a_skill_edit_between_two_inputs_changes_the_next_turn(
-    running_chat: tuple[subprocess.Popen[str], Path],
-) -> None:
-    process, skill_file = running_chat
-    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    out, err = Lines(process.stdout), Lines(process.stderr)
+@pytest.mark.usefixtures("general_in_process")
+def test_a_config_edit_is_reported_and_a_broken_one_is_refused_aloud(tmp_path: Path) -> None:
+    script = write_script(tmp_path, ["unused"])
+    config = write_config(tmp_path)
 
-    def send(line: str) -> None:
-        assert process.stdin is not None
-        process.stdin.write(line + "\n")
-        process.stdin.flush()
+    def break_the_config() -> None:
+        config.write_text("{not json")
+        chat.err.wait_for("[reload]")
 
-    send("/use sums")
-    out.wait_for("Using skill 'sums'")
-    send("add 2 and 3")
-    assert "-> error" in err.wait_for("[tool] general__add")  # the skill allows echo only
-    out.wait_for("first answer")
-
-    skill_file.write_text(SKILL.format(tools="general__add"))
-    err.wait_for("[reload] skills: changed sums")
-    send("try again")
-    assert "-> ok" in err.wait_for("[tool] general__add")
-    out.wait_for("second answer")
-    send("/quit")
-    assert process.wait(timeout=WAIT) == 0
+    chat = Piped(break_the_config, "/quit")
+    assert chat.run("-c", str(config), "chat", "--model", f"scripted:{script}") == 0, chat.err.text
+    assert "Chatting with scripted:" in chat.err.text
+    reloads = [line for line in chat.err.text.splitlines() if line.startswith("[reload]")]
+    assert "config.rejected" in reloads[0]
 
 
-def test_a_config_edit_is_reported_and_a_broken_one_is_refused_aloud(
-    running_chat: tuple[subprocess.Popen[str], Path],
-) -> None:
-    process, skill_file = running_chat
-    assert process.stdin is not None and process.stderr is not None
-    err = Lines(process.stderr)
-    err.wait_for("Chatting with scripted:")
-    config = skill_file.parents[2] / "toolsift.json"
-    config.write_text("{not json")
-    assert "config.rejected" in err.wait_for("[reload]")
-    process.stdin.write("/quit\n")
-    process.stdin.flush()
-    assert process.wait(timeout=WAIT) == 0
-
-
-def test_the_scripted_model_runs_the_whole_loop_offline(tmp_path: Path) -> None:
+@pytest.mark.usefixtures("general_in_process")
+def test_the_scripted_model_runs_the_whole_loop_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script = tmp_path / "script.yaml"
     script.write_text(
         "- text: Adding.\n  tool_calls:\n    - name: general__add\n      arguments: {a: 2, b: 3}\n- The sum is 5.\n"
     )
-    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
-    out, err = chat(write_config(tmp_path), "--model", f"scripted:{script}", lines=("add 2 and 3", "more?"), env=env)
+    for key in [key for key in os.environ if key.endswith("_API_KEY")]:
+        monkeypatch.delenv(key)
+    out, err = chat(write_config(tmp_path), "--model", f"scripted:{script}", lines=("add 2 and 3", "more?"))
     assert "[tool] general__add -> ok" in err and "The sum is 5." in out
     # Past its last answer the script says so, and the chat goes on.
     assert "has no answer left (it has 2)" in out
@@ -222,6 +175,7 @@ def test_ollama_is_pointed_at_its_openai_endpoint(capsys: pytest.CaptureFixture[
     assert "--model openai:llama3.2 --base-url http://127.0.0.1:11434/v1" in err
 
 
+@pytest.mark.usefixtures("general_in_process")
 def test_an_agent_profile_sets_the_model_and_the_instructions(tmp_path: Path) -> None:
     script = write_script(tmp_path, ["Arr, matey."])
     agents = {"pirate": {"model": f"scripted:{script}", "instructions": "Speak like a pirate."}}
@@ -230,6 +184,7 @@ def test_an_agent_profile_sets_the_model_and_the_instructions(tmp_path: Path) ->
     assert "Speak like a pirate." in out and "Arr, matey." in out
 
 
+@pytest.mark.usefixtures("general_in_process")
 def test_help_lists_the_chat_commands_in_both_modes(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     manual, _ = chat(config, lines=("/help",))
@@ -238,9 +193,11 @@ def test_help_lists_the_chat_commands_in_both_modes(tmp_path: Path) -> None:
         assert "/use <skill>" in out and "call TOOL" in out and "/quit" in out
 
 
-def test_piped_input_keeps_no_history(tmp_path: Path) -> None:
+@pytest.mark.usefixtures("general_in_process")
+def test_piped_input_keeps_no_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
-    chat(write_config(tmp_path), lines=("/skills",), env={**os.environ, "XDG_CONFIG_HOME": str(home)})
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    chat(write_config(tmp_path), lines=("/skills",))
     assert not (home / "toolsift" / "chat_history").exists()
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from waits import CHILD_SECONDS
+from cli_helpers import Piped
 
 from toolsift._folders import find_config
 from toolsift.cli import main
@@ -93,6 +92,7 @@ def test_find_config_takes_toolsift_json_then_client_project_files_then_the_user
         assert find_config() == file
 
 
+@pytest.mark.usefixtures("general_in_process")
 def test_servers_lists_dropped_and_disabled_servers_and_exits_4(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -120,6 +120,7 @@ def test_servers_lists_dropped_and_disabled_servers_and_exits_4(
     assert "dropped" in broken and "expected greater than 0" in broken
 
 
+@pytest.mark.usefixtures("general_in_process")
 def test_check_and_servers_say_how_to_reach_internal_servers(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -148,15 +149,9 @@ def test_check_has_no_hint_when_every_server_is_global(capsys: pytest.CaptureFix
     assert HINT not in out
 
 
+@pytest.mark.usefixtures("general_in_process")
 def test_chat_start_line_says_how_to_reach_internal_servers(tmp_path: Path) -> None:
     config = mcp_json(tmp_path, {"general": {"command": sys.executable, "args": [str(GENERAL)]}})
-    done = subprocess.run(
-        [sys.executable, "-m", "toolsift", "-c", str(config), "chat"],
-        input="/quit\n",
-        capture_output=True,
-        text=True,
-        timeout=CHILD_SECONDS,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "1 of 1 server(s) are internal (general)" in done.stderr
+    chat = Piped("/quit")
+    assert chat.run("-c", str(config), "chat") == 0, chat.err.text
+    assert "1 of 1 server(s) are internal (general)" in chat.err.text

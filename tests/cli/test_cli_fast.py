@@ -86,8 +86,9 @@ def test_serve_workers_help_agrees_with_the_config_rule(capsys: pytest.CaptureFi
 
 
 @pytest.fixture
-def marked(tmp_path: Path) -> tuple[Path, Path]:
-    """A config of two servers: the example ``general``, and ``marker``, which leaves a file when started."""
+def marked(tmp_path: Path, general_in_process: None) -> tuple[Path, Path]:
+    """A config of two servers: the example ``general`` (in this process), and ``marker``, a real process that
+    leaves a file when started."""
     marker = tmp_path / "started"
     leave_marker = f"import pathlib; pathlib.Path({str(marker)!r}).write_text('started')"
     skills = tmp_path / "skills"

@@ -1,14 +1,13 @@
 """``toolsift skills grants|approve``: a person sees and approves the tools a skill from an MCP server asks for.
 
 The upstream is another ``toolsift serve`` serving the example skill ``release-notes``
-(``allowed-tools: read_file, list_directory``); the CLI runs in this process, ``chat`` as a
-subprocess, and the grants land in a temporary user folder.
+(``allowed-tools: read_file, list_directory``), reached in this process as is the CLI itself; one test runs the
+real ``toolsift`` command as a child process. The grants land in a temporary user folder.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from cli_helpers import Piped, served_in_memory
 from test_cli import run
+from waits import CHILD_SECONDS
 
 from toolsift._folders import user_folder
 from toolsift.config import SkillGrants, load_config
@@ -25,7 +26,6 @@ from toolsift.toolbox import Toolbox
 ROOT = Path(__file__).resolve().parents[2]
 RELEASE_NOTES = ROOT / "examples" / "skills" / "release-notes"
 URI = "skill://release-notes/SKILL.md"
-WAIT = 120  # seconds: a safety net for a stuck chat, never a synchronisation
 
 
 @pytest.fixture
@@ -41,9 +41,13 @@ def upstream(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def config(tmp_path: Path, upstream: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The person's config: ``docs`` is the upstream, ``idle`` a lazy server no command here needs."""
+    """The person's config: ``docs`` is the upstream, ``idle`` a lazy server no command here needs.
+
+    ``docs`` runs in this process (a child process still runs it as configured).
+    """
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     served = upstream.parent.parent / "toolsift.json"
+    served_in_memory(monkeypatch, {"docs": served})
     idle = tmp_path / "idle-started"
     servers = {
         "docs": {"command": sys.executable, "args": ["-m", "toolsift.serve", "--config", str(served)]},
@@ -167,14 +171,21 @@ def test_an_unwritable_grants_store_is_a_clear_error(
     assert "/proc/self/no-config/toolsift/skill-grants.json: cannot save the skill grants:" in err.replace("\n", "")
 
 
-def test_a_server_that_is_down_cannot_have_its_skills_approved(
-    capsys: pytest.CaptureFixture[str], config: Path
-) -> None:
+def test_a_server_that_is_down_cannot_have_its_skills_approved(config: Path) -> None:
+    # The real command, in a child process: the skills family's run through the console entry point.
     data = json.loads(config.read_text())
     data["tools"]["mcpServers"]["docs"] = {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
     config.write_text(json.dumps(data))
-    code, _, err = run(capsys, "-c", str(config), "skills", "approve", "docs/release-notes")
-    assert code == 1 and "server 'docs' is not connected (" in err and "its skills cannot be approved" in err
+    done = subprocess.run(
+        [sys.executable, "-m", "toolsift", "-c", str(config), "skills", "approve", "docs/release-notes"],
+        capture_output=True,
+        text=True,
+        timeout=CHILD_SECONDS,
+        check=False,
+    )
+    err = " ".join(done.stderr.split())  # rich wraps the line at the width of no terminal
+    assert done.returncode == 1 and "server 'docs' is not connected (" in err, done.stderr
+    assert "its skills cannot be approved" in err
 
 
 def test_chat_marks_a_served_skill_whose_tools_wait_for_approval(
@@ -183,17 +194,9 @@ def test_chat_marks_a_served_skill_whose_tools_wait_for_approval(
     """``chat`` answers servers' requests, so it speaks 2025-11-25, where no extension is declared: it still asks."""
 
     def skills_listing() -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "toolsift", "-c", str(config), "chat"],
-            input="/skills\n",
-            capture_output=True,
-            text=True,
-            timeout=WAIT,
-            check=False,
-            env=os.environ.copy(),
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        chat = Piped("/skills")
+        assert chat.run("-c", str(config), "chat") == 0, chat.err.text
+        return chat.out.text
 
     listing = skills_listing()
     assert "? /use docs/release-notes version=<x.y.z>" in listing

@@ -27,8 +27,12 @@ GENERAL = {
 
 
 @pytest.fixture(autouse=True)
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A cloned project with its own .mcp.json, as the current folder; the trust store starts empty."""
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, general_in_process: None) -> Path:
+    """A cloned project with its own .mcp.json, as the current folder; the trust store starts empty.
+
+    Its ``general`` server runs in this process (in a ``toolsift`` child process, as configured); what a
+    config may launch shows in the real processes of marker servers.
+    """
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv("TOOLSIFT_TRUST_PROJECT", raising=False)
     monkeypatch.delenv("TOOLSIFT_CONFIG", raising=False)
@@ -219,7 +223,7 @@ def serve(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_serve_applies_no_setting_of_an_untrusted_project(project: Path) -> None:
+def test_serve_applies_no_setting_of_an_untrusted_project(capsys: pytest.CaptureFixture[str], project: Path) -> None:
     (project / ".mcp.json").unlink()
     (project / "toolsift.json").write_text(
         json.dumps(
@@ -229,22 +233,17 @@ def test_serve_applies_no_setting_of_an_untrusted_project(project: Path) -> None
             }
         )
     )
-    refused = serve(project)
-    assert refused.returncode == 4, refused.stderr
+    # Refused before anything is served, and trusted, in this process; then served by the real command.
+    code, _, err = run(capsys, "serve")
+    assert code == 4, err
     assert (
         f"{project / 'toolsift.json'}: this file came with this project, and you have not trusted here what it does:\n"
         "settings that decide what agents and served models may do: agents, serve\n"
         "Nothing was started. Run 'toolsift trust' in this folder"
-    ) in refused.stderr
-    trusted = subprocess.run(
-        [sys.executable, "-m", "toolsift", "trust"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert "settings that decide what agents and served models may do: agents, serve" in trusted.stdout
+    ) in err
+    code, out, err = run(capsys, "trust")
+    assert code == 0, err
+    assert "settings that decide what agents and served models may do: agents, serve" in out
     served = serve(project)
     assert served.returncode == 0, served.stderr
 
