@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
 import pytest
+from mcp.client import Transport
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from servers import example_module, stdio_params
@@ -18,7 +22,7 @@ from toolsift.mcp_sessions import McpSession, SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._options import RestartPolicy
 from toolsift.mcp_sessions._state import SessionEvent
-from toolsift.mcp_sessions._transport import MemoryTransport
+from toolsift.mcp_sessions._transport import MemoryTransport, TransportContext
 
 TESTS = Path(__file__).resolve().parent
 # Restarts in tests wait milliseconds, not the production 1 s doubling to 30 s.
@@ -67,17 +71,41 @@ def in_memory(servers: dict[str, Server[Any] | MCPServer], options: SessionOptio
     return replace(options, transports={name: MemoryTransport(server) for name, server in servers.items()})
 
 
-def in_memory_everywhere(monkeypatch: pytest.MonkeyPatch, servers: dict[str, Server[Any] | MCPServer]) -> None:
+ServerObject = Server[Any] | MCPServer
+
+
+class BuiltAtFirstConnection:
+    """A :class:`MemoryTransport` whose server is built when a session first connects, then shared as usual:
+    a fixture may offer a costly server to every test that names it without building it for the others."""
+
+    def __init__(self, build: Callable[[], ServerObject]) -> None:
+        self._build = build
+        self._built: MemoryTransport | None = None
+
+    async def open(self, stack: AsyncExitStack, context: TransportContext) -> Transport:
+        if self._built is None:
+            self._built = MemoryTransport(self._build())
+        return await self._built.open(stack, context)
+
+
+def in_memory_everywhere(
+    monkeypatch: pytest.MonkeyPatch, servers: dict[str, ServerObject | Callable[[], ServerObject]]
+) -> None:
     """Reach each named server in this process wherever options are built from a config (Toolbox, serve, CLI).
 
     The composition root builds its session options with
     ``SessionOptions.for_config``; this wraps it, as :func:`in_memory` does for
     options a test builds itself. Servers not named still start as their config says.
+    A server given as a function is built when a session first connects to it.
     """
     for_config = SessionOptions.for_config
+    transports = {
+        name: MemoryTransport(server) if isinstance(server, Server | MCPServer) else BuiltAtFirstConnection(server)
+        for name, server in servers.items()
+    }
 
     def options(config: ToolsiftConfig) -> SessionOptions:
-        return in_memory(servers, for_config(config))
+        return replace(for_config(config), transports=transports)
 
     monkeypatch.setattr(SessionOptions, "for_config", staticmethod(options))
 
@@ -101,3 +129,49 @@ async def wait_for(session: McpSession, condition: Callable[[McpSession], bool])
 async def wait_for_state(session: McpSession, *states: SessionState) -> None:
     """Wait until the session is in one of ``states``."""
     await wait_for(session, lambda s: s.state in states)
+
+
+INTEROP = TESTS.parent / "interop"
+
+
+def interop_module(script: str) -> ModuleType:
+    """``interop/<script>`` imported into this process once, its sibling modules importable while it loads.
+
+    ``sys.path`` is restored afterwards (the fixtures put the examples' folder on it when they load).
+    """
+    saved = list(sys.path)
+    sys.path.insert(0, str(INTEROP))
+    try:
+        return example_module(str(INTEROP / script))
+    finally:
+        sys.path[:] = saved
+
+
+@asynccontextmanager
+async def fixture_2026_in_process() -> AsyncIterator[MCPServer]:
+    """``interop/fixture_2026.py``'s server in this process, its Tasks extension running, for ``in_memory``.
+
+    Its stdio entry point runs the extension's task group around serving; this does the same around a test.
+    """
+    module = interop_module("fixture_2026.py")
+    server = module.mcp
+    assert isinstance(server, MCPServer)
+    async with module.tasks.running():
+        yield server
+
+
+@asynccontextmanager
+async def served_in_process(
+    monkeypatch: pytest.MonkeyPatch,
+    servers: dict[str, Path],
+    also: dict[str, Server[Any] | MCPServer] | None = None,
+) -> AsyncIterator[None]:
+    """``toolsift serve --config PATH`` of each named config in this process, reached in memory wherever a
+    config names the server, as are the servers of ``also`` (see :func:`in_memory_everywhere`): for what one
+    toolsift takes from another."""
+    from toolsift.serve import build_server
+
+    async with AsyncExitStack() as stack:
+        upstream = {name: await stack.enter_async_context(build_server(path)) for name, path in servers.items()}
+        in_memory_everywhere(monkeypatch, {**{name: server.sdk for name, server in upstream.items()}, **(also or {})})
+        yield

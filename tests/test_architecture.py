@@ -5,6 +5,7 @@ public names, or the names its ``_internal`` module lists for the other packages
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from pathlib import Path
 from types import ModuleType
@@ -122,8 +123,11 @@ def _is_internal(parts: list[str]) -> bool:
     return len(parts) == 3 and parts[2] == "_internal"
 
 
-def _imports() -> list[tuple[str, str, list[str], str]]:
-    """(importing room, imported module, the names imported, where) for every import of a toolsift module."""
+@functools.cache
+def imports() -> list[tuple[str, str, list[str], str]]:
+    """(importing room, imported module, the names imported, where) for every import of a toolsift module.
+
+    Parsed when a test first asks (not at collection, in every worker)."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -145,17 +149,14 @@ def _imports() -> list[tuple[str, str, list[str], str]]:
     return found
 
 
-IMPORTS = _imports()
-
-
 def test_the_walk_finds_imports_between_rooms() -> None:
-    assert any(room == "serve" and target.startswith("toolsift.mcp_sessions") for room, target, _, _ in IMPORTS)
+    assert any(room == "serve" and target.startswith("toolsift.mcp_sessions") for room, target, _, _ in imports())
 
 
 @pytest.mark.parametrize("room", sorted(ALLOWED))
 def test_imports_point_one_way(room: str) -> None:
     wrong = []
-    for importer, target, _, where in IMPORTS:
+    for importer, target, _, where in imports():
         parts = target.split(".")
         imported = parts[1] if len(parts) > 1 else "(root)"
         if importer == room and imported != room and imported not in SHARED and imported not in ALLOWED[room]:
@@ -165,7 +166,7 @@ def test_imports_point_one_way(room: str) -> None:
 
 def test_no_room_imports_another_rooms_private_module() -> None:
     wrong = []
-    for importer, target, _, where in IMPORTS:
+    for importer, target, _, where in imports():
         parts = target.split(".")
         room = parts[1] if len(parts) > 1 else "(root)"
         private = [p for p in parts[2:] if p.startswith("_")]
@@ -178,7 +179,7 @@ def test_a_room_imports_from_another_only_the_names_it_publishes() -> None:
     """What packages share and users do not need lives in a SHARED module or an ``_internal`` list, not in a
     package's public names; from an ``_internal`` module, only what it lists."""
     wrong = []
-    for importer, target, names, where in IMPORTS:
+    for importer, target, names, where in imports():
         parts = target.split(".")
         room = parts[1] if len(parts) > 1 else "(root)"
         if room == importer or room in SHARED:
@@ -197,7 +198,7 @@ def test_a_room_imports_from_another_only_the_names_it_publishes() -> None:
 def test_shared_root_modules_are_leaves() -> None:
     wrong = [
         f"{where}: {target}"
-        for importer, target, _, where in IMPORTS
+        for importer, target, _, where in imports()
         if importer in SHARED and [*target.split("."), "(root)"][1] not in SHARED
     ]
     assert wrong == []
@@ -222,7 +223,7 @@ def test_internal_names_are_neither_public_nor_unused(room: str) -> None:
     public = set(importlib.import_module(f"toolsift.{room}").__all__)
     used = {
         name
-        for importer, target, names, _ in IMPORTS
+        for importer, target, names, _ in imports()
         if importer != room and target == f"toolsift.{room}._internal"
         for name in names
     }

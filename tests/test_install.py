@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from test_one_place import SPELLINGS
+from test_one_place import spellings
 
 from toolsift._install import EXTRAS, install_advice
 
@@ -29,7 +29,7 @@ def test_advice_names_the_packages_and_the_clones_extra() -> None:
 @pytest.mark.parametrize("spelling", ["toolsift[", "pip install -e '.["])
 def test_no_message_advises_an_install_on_its_own(spelling: str) -> None:
     """``toolsift[extra]`` is not on any index; every message asks :func:`install_advice`."""
-    where = sorted({module for module, found in SPELLINGS.items() for _, text in found if spelling in text})
+    where = sorted({module for module, found in spellings().items() for _, text in found if spelling in text})
     assert where == ([] if spelling == "toolsift[" else ["_install.py"])
 
 

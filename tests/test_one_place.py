@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,10 @@ def _spellings(path: Path) -> list[tuple[int, str]]:
     ]
 
 
-SPELLINGS = {path.relative_to(PACKAGE).as_posix(): _spellings(path) for path in sorted(PACKAGE.rglob("*.py"))}
+@functools.cache
+def spellings() -> dict[str, list[tuple[int, str]]]:
+    """Every module's string constants, parsed on first use (not at collection, which every worker pays for)."""
+    return {path.relative_to(PACKAGE).as_posix(): _spellings(path) for path in sorted(PACKAGE.rglob("*.py"))}
 
 
 @pytest.mark.parametrize(
@@ -34,5 +38,5 @@ SPELLINGS = {path.relative_to(PACKAGE).as_posix(): _spellings(path) for path in 
     ],
 )
 def test_a_concept_is_spelled_by_its_owner_alone(spelling: str, owner: str) -> None:
-    where = sorted({module for module, found in SPELLINGS.items() for _, text in found if spelling in text})
+    where = sorted({module for module, found in spellings().items() for _, text in found if spelling in text})
     assert where == [owner]

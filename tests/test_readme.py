@@ -1,7 +1,8 @@
 """README.md and the pages it links to (docs/, benchmarks/README.md) run as written.
 
-Every fenced block is checked. Python blocks run as they are, each in its own interpreter, in a
-copy of ``examples/`` (the folder a reader starts from). JSON, YAML and SKILL.md blocks must parse
+Every fenced block is checked. Python blocks run as they are, in a copy of ``examples/`` (the folder a
+reader starts from): in the test's interpreter, each as a module of its own, or in an interpreter of its
+own where the block changes what a whole process shares (``own_process``). JSON, YAML and SKILL.md blocks must parse
 (a JSON block that is a whole config, or a part of one, must also validate). Bash blocks must
 parse, and run either in README's walk-through (``<!-- readme-test: walkthrough -->``, run by
 ``test_readme_walkthrough.py``) or, where they cannot run here (an API key, an install, a server
@@ -13,10 +14,12 @@ between the pages must reach a file and a heading that exist.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,19 +106,75 @@ def examples(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("block", [b for b in RUN if b.language == "python"], ids=str)
-def test_python_block_runs(block: Block, examples: Path, tmp_path: Path) -> None:
-    script = tmp_path / "snippet.py"
-    script.write_text(block.body, encoding="utf-8")
-    env = {
+PYTHON = [b for b in RUN if b.language == "python"]
+# What a block may change for the whole process it runs in, beyond files, its folder and the environment.
+PROCESS_WIDE = ("register_secret_resolver(",)
+
+
+def own_process(block: Block) -> bool:
+    """Whether ``block`` runs in an interpreter of its own, as a reader runs it, rather than in the test's.
+
+    The others run in this process (the same code, without a fresh interpreter importing toolsift for each).
+    A block that registers something for the whole process would outlive its test here, so it gets a
+    process of its own.
+    """
+    return any(change in block.body for change in PROCESS_WIDE)
+
+
+def opens_the_examples(block: Block) -> bool:
+    """Whether ``block`` opens ``examples/toolsift.json``, whose servers ``general`` and ``claude-flow`` it then
+    reaches in memory: such blocks show the Python API, not the servers' processes."""
+    return 'from_config("toolsift.json"' in block.body
+
+
+def test_a_block_still_runs_as_a_reader_runs_it() -> None:
+    assert any(own_process(block) for block in PYTHON)
+    assert any(opens_the_examples(block) for block in PYTHON)  # the rule still recognises README's kind of block
+
+
+def _reader_environment(home: Path) -> dict[str, str]:
+    return {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-        "HOME": str(tmp_path),
+        "HOME": str(home),
         "TOOLSIFT_PYTHON": sys.executable,
     }
+
+
+@pytest.mark.parametrize("block", [b for b in PYTHON if own_process(b)], ids=str)
+def test_python_block_runs_as_a_process(block: Block, examples: Path, tmp_path: Path) -> None:
+    script = tmp_path / "snippet.py"
+    script.write_text(block.body, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, str(script)], cwd=examples, env=env, capture_output=True, text=True, timeout=150, check=False
+        [sys.executable, str(script)],
+        cwd=examples,
+        env=_reader_environment(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
     )
     assert done.returncode == 0, f"{block} failed:\n{done.stderr}"
+
+
+@pytest.mark.parametrize("block", [b for b in PYTHON if not own_process(b)], ids=str)
+def test_python_block_runs(
+    block: Block, examples: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The block as a script of its own module, in ``examples/``, with a reader's home and ``sys.argv``."""
+    if opens_the_examples(block):
+        request.getfixturevalue("examples_in_process")
+    monkeypatch.chdir(examples)
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "snippet.py")])
+    module = types.ModuleType("readme_snippet")
+    module.__file__ = sys.argv[0]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    environment = dict(os.environ)
+    os.environ.update(_reader_environment(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"))
+    try:
+        exec(compile(block.body, str(block), "exec"), module.__dict__)  # an exception fails the test, naming the block
+    finally:
+        os.environ.clear()
+        os.environ.update(environment)
 
 
 @pytest.mark.parametrize("block", [b for b in RUN if b.language in ("json", "yaml", "markdown")], ids=str)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from itertools import pairwise
@@ -13,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from cli_helpers import Piped
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from llm_stub import llm_stub, recorded
@@ -21,7 +21,6 @@ from openai.types.chat.completion_create_params import CompletionCreateParamsNon
 from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from scripted_model import ScriptedModel
 from sdk_shapes import problems
-from waits import CHILD_SECONDS
 
 from toolsift import SkillNotFound
 from toolsift._names import SEARCH_TOOL_NAME
@@ -120,7 +119,7 @@ def answer(text: str) -> AssistantMessage:
     return AssistantMessage(text=text, usage=Usage(1200, 1000, 0, 30))
 
 
-async def test_every_request_extends_the_one_before(tmp_path: Path) -> None:
+async def test_every_request_extends_the_one_before(tmp_path: Path, examples_in_process: None) -> None:
     path = config(tmp_path, {"toolDiscovery": "search"})
     async with Toolbox.from_config(path) as box:
         chat = box.conversation(instructions="Be brief.")
@@ -504,25 +503,18 @@ async def test_server_instructions_keep_their_fence_id_for_the_whole_conversatio
     )
 
 
-def test_chat_prints_the_cache_hit_rate_after_each_answer(tmp_path: Path) -> None:
+def test_chat_prints_the_cache_hit_rate_after_each_answer(tmp_path: Path, examples_in_process: None) -> None:
     path = tmp_path / "toolsift.json"
     general = {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False}
     path.write_text(json.dumps({"tools": {"mcpServers": {"general": general}}, "skills": {"userSkills": False}}))
     reply = recorded("openai_final.json")
     reply["usage"] = {"prompt_tokens": 2000, "completion_tokens": 8, "prompt_tokens_details": {"cached_tokens": 1500}}
+    chat = Piped("how many words?", "/quit")
     with llm_stub((200, reply)) as stub:
-        command = [sys.executable, "-m", "toolsift", "-c", str(path), "chat", "-m", "openai:gpt-test"]
-        done = subprocess.run(
-            [*command, "--base-url", stub.url],
-            input="how many words?\n/quit\n",
-            capture_output=True,
-            text=True,
-            timeout=CHILD_SECONDS,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr
-    assert "The text has 4 words." in done.stdout
-    assert "[tokens] 2,000 in, 75% from cache, 8 out" in done.stdout + done.stderr
+        code = chat.run("-c", str(path), "chat", "-m", "openai:gpt-test", "--base-url", stub.url)
+    assert code == 0, chat.err.text
+    assert "The text has 4 words." in chat.out.text
+    assert "[tokens] 2,000 in, 75% from cache, 8 out" in chat.out.text + chat.err.text
 
 
 class RemovableSkills:

@@ -5,21 +5,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from json_values import json_values
 from jsonschema import Draft202012Validator
 from local_tools import RecordingTool
 from pydantic import BaseModel, Field
+from tool_schemas import example_schemas
 
 from toolsift import Toolbox
 from toolsift.agent import Conversation, ToolCall
 from toolsift.agent._compact import compact_declaration, compact_schema
-from toolsift.config import StdioServer
-from toolsift.mcp_sessions import McpSession
 from toolsift.registry import ToolRegistry
 
 SERVERS = Path(__file__).resolve().parents[2] / "examples" / "servers"
@@ -71,7 +68,9 @@ def test_every_wire_format_is_compacted_where_it_keeps_the_schema() -> None:
     assert compact_declaration({"name": "t", "inputSchema": schema})["inputSchema"] == plain
 
 
-async def test_the_model_gets_compact_schemas_and_calls_are_validated_against_the_servers(tmp_path: Path) -> None:
+async def test_the_model_gets_compact_schemas_and_calls_are_validated_against_the_servers(
+    tmp_path: Path, examples_in_process: None
+) -> None:
     config = {
         "tools": {
             "mcpServers": {
@@ -101,22 +100,13 @@ async def test_the_model_gets_compact_schemas_and_calls_are_validated_against_th
         assert not added.result.is_error and "3" in added.result.text_content()
 
 
-async def _example_schemas() -> list[tuple[str, dict[str, Any]]]:
-    found: list[tuple[str, dict[str, Any]]] = []
-    for stem in ("general", "conformance", "flow"):
-        config = StdioServer(command=sys.executable, args=(str(SERVERS / f"{stem}.py"),), protocol="legacy")
-        async with McpSession(config.with_name(stem)) as session:
-            found += [(f"{stem}__{tool.name}", dict(tool.input_schema)) for tool in session.catalog.tools]
-    return found
-
-
-EXAMPLES = anyio.run(_example_schemas)
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_a_compact_strict_schema_accepts_and_refuses_what_the_strict_export_does(data: st.DataObject) -> None:
-    name, schema = data.draw(st.sampled_from(EXAMPLES), label="tool")
+    name, schema = data.draw(
+        st.sampled_from(example_schemas("general") + example_schemas("conformance") + example_schemas("flow")),
+        label="tool",
+    )
     registry = ToolRegistry()
     registry.register(RecordingTool(name, schema=schema))
     exported = registry.schemas_for_tools(format="openai", strict=True)[0]["function"]

@@ -8,10 +8,10 @@ strict form of them must be valid against the exported strict schema, and
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,39 +21,25 @@ from interop_servers import EVERYTHING, everything
 from json_values import json_values
 from jsonschema import Draft202012Validator
 from local_tools import RecordingTool
+from tool_schemas import example_schemas, process_schemas
 
-from toolsift.config import ServerConfig, StdioServer
-from toolsift.mcp_sessions import McpSession
+from toolsift.config import StdioServer
 from toolsift.registry import ToolRegistry
 
-SERVERS = Path(__file__).resolve().parents[2] / "examples" / "servers"
 
-
-def _configs() -> list[ServerConfig]:
-    configs = [
-        StdioServer(command=sys.executable, args=(str(SERVERS / name),), protocol="legacy").with_name(stem)
-        for stem, name in (("general", "general.py"), ("flow", "flow.py"))
-    ]
+@functools.cache
+def reference_tools() -> tuple[tuple[str, dict[str, Any]], ...]:
+    """Every tool of the example servers (in this process) and of the reference servers (as processes), listed once."""
+    found = example_schemas("general") + example_schemas("flow")
     # The PyPI reference servers, where installed (.ci/run installs them).
-    configs += [
-        StdioServer(command=sys.executable, args=("-m", module), protocol="legacy").with_name(stem)
-        for stem, module in (("time", "mcp_server_time"), ("git", "mcp_server_git"))
-        if importlib.util.find_spec(module) is not None
-    ]
+    for stem, module in (("time", "mcp_server_time"), ("git", "mcp_server_git")):
+        if importlib.util.find_spec(module) is not None:
+            found += process_schemas(
+                StdioServer(command=sys.executable, args=("-m", module), protocol="legacy").with_name(stem)
+            )
     if EVERYTHING.exists():
-        configs.append(everything("legacy"))
-    return configs
-
-
-async def _list_tools() -> list[tuple[str, dict[str, Any]]]:
-    found: list[tuple[str, dict[str, Any]]] = []
-    for config in _configs():
-        async with McpSession(config) as session:
-            found += [(f"{config.name}__{tool.name}", dict(tool.input_schema)) for tool in session.catalog.tools]
+        found += process_schemas(everything("legacy"))
     return found
-
-
-TOOLS = anyio.run(_list_tools)
 
 
 ObjectRule = Callable[[Mapping[str, Any], Mapping[str, Any], dict[str, Any], Callable[..., Any]], Any]
@@ -106,15 +92,15 @@ def meant(schema: Mapping[str, Any], value: Any) -> Any:
 
 
 def test_every_reference_server_contributes_tools() -> None:
-    servers = {name.split("__")[0] for name, _ in TOOLS}
+    servers = {name.split("__")[0] for name, _ in reference_tools()}
     assert {"general", "flow"} <= servers
-    assert len(TOOLS) > 200
+    assert len(reference_tools()) > 200
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_strict_export_round_trips_arguments(data: st.DataObject) -> None:
-    name, schema = data.draw(st.sampled_from(TOOLS), label="tool")
+    name, schema = data.draw(st.sampled_from(reference_tools()), label="tool")
     registry = ToolRegistry()
     tool = RecordingTool(name, schema=schema)
     registry.register(tool)
@@ -129,8 +115,9 @@ def test_strict_export_round_trips_arguments(data: st.DataObject) -> None:
 
 
 def test_leaving_every_optional_property_out_is_accepted() -> None:
+    schemas = dict(reference_tools())
     registry = ToolRegistry()
-    tools = {name: RecordingTool(name, schema=schema) for name, schema in TOOLS}
+    tools = {name: RecordingTool(name, schema=schema) for name, schema in schemas.items()}
     registry.register_many(tools.values())
     checked = 0
     for exported in registry.schemas_for_tools(format="openai", strict=True):
@@ -138,7 +125,7 @@ def test_leaving_every_optional_property_out_is_accepted() -> None:
         name = registry.resolve(function["name"])
         if not function["strict"] or function["parameters"]["required"] != list(function["parameters"]["properties"]):
             continue
-        optional = [p for p in function["parameters"]["properties"] if p not in dict(TOOLS)[name].get("required", ())]
+        optional = [p for p in function["parameters"]["properties"] if p not in schemas[name].get("required", ())]
         if len(optional) != len(function["parameters"]["properties"]):
             continue
         sent = dict.fromkeys(optional)
@@ -150,14 +137,15 @@ def test_leaving_every_optional_property_out_is_accepted() -> None:
 
 
 def test_only_schemas_with_free_form_parts_lose_strict_mode() -> None:
+    schemas = dict(reference_tools())
     registry = ToolRegistry()
-    registry.register_many([RecordingTool(name, schema=schema) for name, schema in TOOLS])
+    registry.register_many([RecordingTool(name, schema=schema) for name, schema in schemas.items()])
     loose = [
         registry.resolve(e["function"]["name"])
         for e in registry.schemas_for_tools(format="openai", strict=True)
         if not e["function"]["strict"]
     ]
     for name in loose:
-        text = repr(dict(TOOLS)[name])
+        text = repr(schemas[name])
         assert "'type': 'object'" in text or "allOf" in text or "anyOf" in text, name
-    assert len(loose) < len(TOOLS) / 4
+    assert len(loose) < len(schemas) / 4
