@@ -82,6 +82,7 @@ async def test_a_client_that_cannot_be_asked_gets_a_refusal_that_says_why(tmp_pa
     assert not (tmp_path / "ws" / "out.txt").exists()
 
 
+@pytest.mark.usefixtures("examples_in_process")  # its secret is still resolved from the config
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_question_shows_the_whole_call_and_hides_only_configured_secrets(
     tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch

@@ -132,6 +132,7 @@ async def test_serve_gateway_follows_the_profile_and_argument_policies(tmp_path:
         assert "denied at layer 3" in text(await client.call_tool("builtin__write_file", {"path": "a", "content": "b"}))
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_serve_gateway_applies_config_edits_and_tells_the_client(tmp_path: Path) -> None:
     config = write_project(tmp_path, serve={"gateway": True})
     heard = anyio.Event()

@@ -4,14 +4,17 @@ The gateway's session keeps a 2026-07-28 connection and, beside it, a
 handshake-era one: a 2026-07-28 client's call passes the server's
 ``InputRequiredResult`` as it came (as with the upstream pinned at 2026-07-28),
 and a handshake-era client's call goes over the handshake era, where a server
-written against the classic API asks it mid-call, as it always did.
+written against the classic API asks it mid-call, as it always did. Both tests
+reach one upstream process (``fixture_2026.py`` holds the classic tools too): they only read from it.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import mcp.types as types
+import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
 from serve_project import served_http, text, write_project
@@ -20,14 +23,20 @@ from servers import http_server
 FIXTURE = str(Path(__file__).resolve().parents[2] / "interop" / "fixture_2026.py")
 
 
+@pytest.fixture(scope="module")
+async def upstream() -> AsyncIterator[str]:
+    """The fixture served over HTTP, once for the module; its URL."""
+    async with http_server(FIXTURE) as url:
+        yield url
+
+
 def project(tmp_path: Path, url: str) -> Path:
     upstream = {"url": url, "internalOnly": False}  # protocol: auto
     return write_project(tmp_path, serve={"gateway": True, "prefixNames": False}, servers={"upstream": upstream})
 
 
-async def test_a_2026_client_gets_the_upstreams_question_as_it_came(tmp_path: Path) -> None:
+async def test_a_2026_client_gets_the_upstreams_question_as_it_came(tmp_path: Path, upstream: str) -> None:
     async with (
-        http_server(FIXTURE) as upstream,
         served_http(project(tmp_path, upstream)) as (url, server),
         Client(url) as client,
     ):
@@ -45,7 +54,7 @@ async def test_a_2026_client_gets_the_upstreams_question_as_it_came(tmp_path: Pa
     assert text(done) == "state-ok: the echoed request state was verified"
 
 
-async def test_a_handshake_era_client_is_asked_mid_call_by_a_classic_upstream(tmp_path: Path) -> None:
+async def test_a_handshake_era_client_is_asked_mid_call_by_a_classic_upstream(tmp_path: Path, upstream: str) -> None:
     elicited: list[str] = []
 
     async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -53,7 +62,6 @@ async def test_a_handshake_era_client_is_asked_mid_call_by_a_classic_upstream(tm
         return types.ElicitResult(action="accept", content={"username": "ada", "email": "ada@example.com"})
 
     async with (
-        http_server("conformance.py") as upstream,
         served_http(project(tmp_path, upstream)) as (url, server),
         Client(url, mode="legacy", elicitation_callback=elicit) as legacy,
         Client(url) as modern,

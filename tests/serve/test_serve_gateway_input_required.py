@@ -4,22 +4,34 @@ The upstream is ``interop/fixture_2026.py`` (built to the conformance suite's
 2026-07-28 scenarios), connected at 2026-07-28. A 2026-07-28 client gets the
 server's question as the gateway's result and its retry reaches the server
 with the answers and the server's ``requestState``; a handshake-era client is
-asked the same question mid-call instead.
+asked the same question mid-call instead. The upstream runs in this process:
+what the gateway passes on is the point (``test_serve_gateway_eras.py`` reaches
+the fixture as a real HTTP server).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
+from mcp_helpers import fixture_2026_in_process, in_memory_everywhere
 from serve_project import served_http, text, write_project
 
 FIXTURE = Path(__file__).resolve().parents[2] / "interop" / "fixture_2026.py"
 UPSTREAM = {"command": sys.executable, "args": [str(FIXTURE)], "internalOnly": False, "protocol": "2026-07-28"}
+
+
+@pytest.fixture(autouse=True)
+async def upstream_in_process(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """The ``conformance`` upstream is the fixture's server in this process."""
+    async with fixture_2026_in_process() as server:
+        in_memory_everywhere(monkeypatch, {"conformance": server})
+        yield
 
 
 def project(tmp_path: Path) -> Path:

@@ -1,7 +1,11 @@
 """The gateway passes on all of MCP, not only tools: resources, prompts, completion, logging, sampling, elicitation.
 
 The upstream is ``examples/servers/conformance.py`` (built to the conformance
-suite's server spec); the downstream is the SDK's own client.
+suite's server spec); the downstream is the SDK's own client. The upstreams run
+in this process where what the gateway passes on is the point. Over memory
+streams an upstream's own requests run in the context of the call that led to
+them, where the gateway knows that call; the test of a request the gateway
+cannot attribute keeps a real stdio upstream.
 """
 
 from __future__ import annotations
@@ -17,12 +21,27 @@ from interop_servers import EVERYTHING, needs_everything
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import IncomingMessage
+from mcp_helpers import example_server, in_memory_everywhere, local_server_object
 from serve_project import served_http, text, write_project
-from servers import EXAMPLES
+from servers import EXAMPLES, example_module
 
 from toolsift.serve._relay import ClientRelay
 
+# The upstream speaks the handshake era's sampling, logging and subscriptions on purpose (as its module says);
+# in this process, the SDK's warnings of them would fail the tests.
+pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+
 UPSTREAM = {"command": sys.executable, "args": [str(EXAMPLES / "conformance.py")], "internalOnly": False}
+
+
+@pytest.fixture
+def upstreams_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each upstream server these tests name runs in this process, reached over memory streams."""
+    conformance = example_module("conformance.py")
+    monkeypatch.setattr(conformance, "subscribers", {})  # an earlier test's subscribed sessions are gone with it
+    general = example_server("general.py")
+    servers = {"conformance": conformance.mcp, "general": general, "hidden": general}
+    in_memory_everywhere(monkeypatch, {**servers, "session": local_server_object("session_server.py")})
 
 
 def project(tmp_path: Path, **serve: Any) -> Path:
@@ -71,6 +90,7 @@ class Downstream:
         )
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_gateway_without_prefixes_is_transparent_for_tools(tmp_path: Path) -> None:
     config = project(tmp_path, prefixNames=False)
     steps: list[float] = []
@@ -111,8 +131,7 @@ async def test_gateway_without_prefixes_is_transparent_for_tools(tmp_path: Path)
         assert down.elicited == ["who are you?"]
 
 
-# The client speaks the handshake era's logging/setLevel and resources/subscribe on purpose.
-@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_gateway_proxies_resources_prompts_completion_and_subscriptions(tmp_path: Path) -> None:
     down = Downstream()
     async with served_http(project(tmp_path)) as (url, _), down.client(url) as client:
@@ -156,6 +175,7 @@ async def test_gateway_proxies_resources_prompts_completion_and_subscriptions(tm
         await client.unsubscribe_resource("test://watched-resource")
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_gateway_routes_resources_and_prompts_among_servers(tmp_path: Path) -> None:
     general = {"command": sys.executable, "args": [str(EXAMPLES / "general.py")], "internalOnly": False}
     hidden = {**general, "internalOnly": True}
@@ -179,6 +199,7 @@ async def test_gateway_routes_resources_and_prompts_among_servers(tmp_path: Path
     assert not any(name.startswith("hidden") for name in prompts)
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_gateway_refuses_a_relay_the_client_cannot_answer(tmp_path: Path) -> None:
     async with served_http(project(tmp_path, prefixNames=False)) as (url, _), Client(url, mode="legacy") as client:
         sampled = await client.call_tool("test_sampling", {"prompt": "x"})
@@ -188,6 +209,7 @@ async def test_gateway_refuses_a_relay_the_client_cannot_answer(tmp_path: Path) 
     assert "the client has no elicitation capability" in text(elicited)
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_gateway_can_fence_results_for_a_model_on_the_other_side(tmp_path: Path) -> None:
     config = project(tmp_path, fenceGatewayResults=True)
     async with served_http(config) as (url, _), Client(url, mode="legacy") as client:
@@ -227,6 +249,7 @@ async def test_gateway_refuses_to_guess_whose_call_a_request_belongs_to(tmp_path
     assert second.sampled == []
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_gateway_cannot_relay_mid_call_to_a_2026_client(tmp_path: Path) -> None:
     down = Downstream()
     async with (
@@ -248,6 +271,7 @@ async def test_relay_refuses_requests_made_outside_any_call() -> None:
     assert answer.message == "MCP server 'quiet' asked outside of a call from a client; nobody to ask"
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_gateway_starts_lazy_servers_its_patterns_name_or_a_call_needs(tmp_path: Path) -> None:
     lazy = {**UPSTREAM, "lazy": True}
     named = write_project(
@@ -264,7 +288,7 @@ async def test_gateway_starts_lazy_servers_its_patterns_name_or_a_call_needs(tmp
     assert text(simple) == "This is a simple text response for testing."
 
 
-@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_logs_outside_calls_reach_clients_that_set_a_level(tmp_path: Path) -> None:
     listening, quiet = Downstream(), Downstream()
     async with served_http(project(tmp_path)) as (url, _), listening.client(url) as one, quiet.client(url) as two:
@@ -275,6 +299,7 @@ async def test_logs_outside_calls_reach_clients_that_set_a_level(tmp_path: Path)
     assert quiet.logs == []
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_requests_to_a_server_that_went_away_say_so(tmp_path: Path) -> None:
     async with served_http(project(tmp_path)) as (url, server), Client(url, mode="legacy") as client:
         assert server.sessions is not None
@@ -290,6 +315,7 @@ async def test_requests_to_a_server_that_went_away_say_so(tmp_path: Path) -> Non
                 await request
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_a_client_that_refuses_sampling_is_heard(tmp_path: Path) -> None:
     async def refuse(context: ClientRequestContext, params: types.CreateMessageRequestParams) -> types.ErrorData:
         return types.ErrorData(code=types.INVALID_REQUEST, message="the person said no")
@@ -302,6 +328,7 @@ async def test_a_client_that_refuses_sampling_is_heard(tmp_path: Path) -> None:
     assert "the person said no" in text(sampled)
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_a_2026_server_asking_within_a_call_reaches_the_calling_client(tmp_path: Path) -> None:
     # A 2026-07-28 server asks by InputRequiredResult; the SDK answers it in the calling task.
     upstream = {
@@ -318,6 +345,7 @@ async def test_a_2026_server_asking_within_a_call_reaches_the_calling_client(tmp
     assert text(answered) == "forty-two" and down.sampled == ["2+2?"]
 
 
+@pytest.mark.usefixtures("upstreams_in_process")
 async def test_the_gateway_passes_on_its_upstream_servers_instructions(tmp_path: Path) -> None:
     hidden = {"command": sys.executable, "args": [str(EXAMPLES / "general.py")]}  # internal, no served tools
     config = write_project(tmp_path, serve={"gateway": True}, servers={"conformance": UPSTREAM, "general": hidden})

@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
+from mcp_helpers import example_server, in_memory_everywhere
 from serve_project import REVIEW_SKILL, general_server, served_http, text
 from waits import poll_until
 
@@ -44,6 +46,14 @@ def config_data(project: Path, servers: dict[str, Any]) -> dict[str, Any]:
 
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {str(path.relative_to(folder)): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.fixture(autouse=True)
+def upstreams_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The servers ``api`` and ``second`` run in this process: what guards their files is the point, and their
+    configs (env files, secrets) are still resolved as for a child; ``evil`` would start as its config says."""
+    general = example_server("general.py")
+    in_memory_everywhere(monkeypatch, {"api": general, "second": general})
 
 
 API = general_server(envFile="app.env", env={"API_KEY": "secret://file/secrets/api.key"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import mcp.types as types
+import pytest
 from mcp import Client
 from serve_project import general_server, served_http, write_project
 
@@ -29,6 +30,7 @@ def texts(content: list[types.ContentBlock]) -> list[str]:
     return [block.text for block in content if isinstance(block, types.TextContent)]
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_a_gateway_cuts_a_big_result_exactly_as_the_agent_loop_does(tmp_path: Path) -> None:
     config = project(tmp_path)
     async with served_http(config) as (url, _), Client(url, mode="legacy") as client:
@@ -45,6 +47,7 @@ async def test_a_gateway_cuts_a_big_result_exactly_as_the_agent_loop_does(tmp_pa
     assert served.is_error and message.result.is_error and "the structured content" in note
 
 
+@pytest.mark.usefixtures("examples_in_process")
 async def test_a_result_within_the_limit_is_served_whole(tmp_path: Path) -> None:
     async with served_http(project(tmp_path)) as (url, _), Client(url, mode="legacy") as client:
         served = await client.call_tool("general__echo", {"text": "short"})

@@ -15,6 +15,7 @@ import httpx2
 import mcp.types as types
 import pytest
 from mcp import Client, MCPError
+from mcp_helpers import example_server, in_memory_everywhere, local_server_object
 from replicas import (
     Balancer,
     audited,
@@ -121,7 +122,10 @@ async def _lose_lease(redis: str, replica: str) -> None:
         await client.delete(*await client.keys(f"toolsift:replica:{replica}#*"))
 
 
-async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(tmp_path: Path) -> None:
+async def test_streams_resume_on_the_other_replica_and_a_lost_call_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_memory_everywhere(monkeypatch, {"general": example_server("general.py")})  # the replicas' ways are the point
     release, again = tmp_path / "release.txt", tmp_path / "again.txt"
     results: list[str] = []
     async with (
@@ -275,7 +279,9 @@ def test_shared_settings_expand_variables_and_allow_workers(monkeypatch: pytest.
     ) == ("toolsift", None, 10.0, 100)
 
 
-async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_session(tmp_path: Path) -> None:
+async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The approval (elicitation) and the upstream's sampling request are answered by POSTs that the balancer
     # is made to send to the replica not running the call; the search's list_changed comes from one replica
     # while the client's GET stream may be open on the other; what it unlocked is callable on both.
@@ -290,6 +296,10 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
             "protocol": "legacy",
         },
     }
+    # Both replicas reach the upstreams in this process: the answers' way between the replicas is the point.
+    in_memory_everywhere(
+        monkeypatch, {"general": example_server("general.py"), "session": local_server_object("session_server.py")}
+    )
     changes = anyio.Event()
     asked: list[str] = []
 
@@ -347,13 +357,18 @@ async def test_answers_reach_the_replica_that_asked_and_unlocks_follow_the_sessi
     assert sorted(path.name for path in (tmp_path / "ws").glob("?.txt")) == ["0.txt", "1.txt"]
 
 
-async def test_a_cancel_posted_on_another_replica_reaches_the_call(tmp_path: Path) -> None:
+async def test_a_cancel_posted_on_another_replica_reaches_the_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     marker, release = tmp_path / "cancelled.txt", tmp_path / "never.txt"
+    # The upstream runs in this process, where it reads its marker's path from this environment.
+    monkeypatch.setenv("TOOLSIFT_CANCEL_MARKER", str(marker))
+    in_memory_everywhere(monkeypatch, {"general": example_server("general.py")})
     async with redis_server() as redis:
         config = write_project(
             tmp_path,
             serve={"gateway": True, "shared": {"redis": redis}},
-            servers={"general": general_server(env={"TOOLSIFT_CANCEL_MARKER": str(marker)})},
+            servers={"general": general_server()},
         )
         async with (
             _replicas(config, "a", "b") as replicas,
@@ -377,7 +392,8 @@ async def test_a_cancel_posted_on_another_replica_reaches_the_call(tmp_path: Pat
             assert (await wait_for_file(marker)).strip() == "CANCELLED wait_for_file"
 
 
-async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path) -> None:
+async def test_a_lost_call_is_reported_when_not_safe_to_repeat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    in_memory_everywhere(monkeypatch, {"blocking": local_server_object("blocking_server.py")})
     blocking = Path(__file__).resolve().parent.parent / "blocking_server.py"
     release = tmp_path / "release.txt"
     failures: list[str] = []
@@ -523,8 +539,11 @@ async def test_each_replica_numbers_its_requests_to_the_client_from_its_own_rand
     assert first_ids[0] != first_ids[1] and all(isinstance(i, int) and i > 1 for i in first_ids)
 
 
-async def test_a_store_failure_fails_one_message_and_the_session_goes_on(tmp_path: Path) -> None:
+async def test_a_store_failure_fails_one_message_and_the_session_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Redis refuses to store events (here by ACL, as a failing or full Redis would) while a call runs.
+    in_memory_everywhere(monkeypatch, {"general": example_server("general.py")})
     release = tmp_path / "release.txt"
     results: list[str] = []
     async with (

@@ -14,6 +14,8 @@ from pydantic import TypeAdapter
 from serve_project import stdio_params, text, write_project
 from servers import EXAMPLES
 
+from toolsift.serve import build_server
+
 EXTENSION = "io.modelcontextprotocol/skills"
 RELEASE_NOTES = EXAMPLES.parent / "skills" / "release-notes"
 
@@ -99,7 +101,8 @@ REFUSED = [
 
 async def test_serve_skills_extension_refuses_what_it_does_not_serve(config: Path) -> None:
     (config.parent / "secret.txt").write_text("top secret", encoding="utf-8")
-    async with Client(stdio_params(config), mode="legacy") as client:
+    server = build_server(config)  # the refusals are the server's: reached in this process
+    async with server, Client(server.sdk, mode="legacy") as client:
         for method, uri, message in REFUSED:
             with pytest.raises(MCPError, match=message) as caught:
                 await ask(client, method, uri=uri)

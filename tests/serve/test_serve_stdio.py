@@ -1,12 +1,18 @@
-"""``toolsift serve`` over stdio, driven by the SDK's own client in both protocol eras."""
+"""``toolsift serve`` over stdio, driven by the SDK's own client in both protocol eras.
+
+The refusals and the routing of names are the server's, not the transport's: their
+tests reach the server in this process; the others run ``toolsift serve`` as a child.
+"""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp.types as types
@@ -15,10 +21,20 @@ from mcp import Client
 from serve_project import stdio_params, text, write_project
 from waits import CHILD_SECONDS
 
+from toolsift.serve import build_server
+
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     return write_project(tmp_path, serve={"maxResultBytes": 2000, "maxArgumentBytes": 5000})
+
+
+@asynccontextmanager
+async def in_process(config: Path, mode: Literal["auto", "legacy"] = "auto") -> AsyncIterator[Client]:
+    """A client of ``config``'s server in this process, over memory streams."""
+    server = build_server(config)
+    async with server, Client(server.sdk, mode=mode) as client:
+        yield client
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -60,7 +76,7 @@ async def test_serve_stdio_lists_and_calls_every_builtin_and_skill(config: Path,
         }
 
 
-async def test_serve_stdio_refusals_are_tool_errors_and_serving_goes_on(config: Path) -> None:
+async def test_serve_refusals_are_tool_errors_and_serving_goes_on(config: Path) -> None:
     (config.parent / "ws" / "big.txt").write_text("y" * 3000, encoding="utf-8")
     cases = {
         ("builtin__read_file", "../toolsift.json"): "outside the workspace",
@@ -69,7 +85,7 @@ async def test_serve_stdio_refusals_are_tool_errors_and_serving_goes_on(config: 
         ("builtin__exec_shell", "echo $(id)"): "only a shell understands",
         ("builtin__write_file", "x" * 6000): "over the limit of 5,000 bytes",
     }
-    async with Client(stdio_params(config)) as client:
+    async with in_process(config) as client:
         for (name, value), message in cases.items():
             key = "command" if name.endswith("exec_shell") else "path"
             arguments = {key: value} if name != "builtin__write_file" else {"path": "a", "content": value}
@@ -110,8 +126,8 @@ UNSERVED = [
 ]
 
 
-async def test_serve_stdio_routes_only_served_names(config: Path) -> None:
-    async with Client(stdio_params(config), mode="legacy") as client:
+async def test_serve_routes_only_served_names(config: Path) -> None:
+    async with in_process(config, mode="legacy") as client:
         for name in UNSERVED:
             result = await client.call_tool(name, {})
             assert result.is_error

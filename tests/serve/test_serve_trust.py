@@ -16,6 +16,7 @@ from toolsift.serve._http import ENV_CONFIG, ENV_SETTINGS, ENV_TRUST, _trust_jso
 from toolsift.serve._internal import main
 
 
+@pytest.mark.usefixtures("examples_in_process")  # general in this process; the payload never starts
 async def test_a_gateway_starts_no_program_a_rewritten_project_config_adds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -42,6 +43,7 @@ async def test_a_gateway_starts_no_program_a_rewritten_project_config_adds(
         assert sorted(tool.name for tool in (await client.list_tools()).tools) == served
 
 
+@pytest.mark.usefixtures("examples_in_process")  # general in this process; the payload never starts
 async def test_workers_start_only_what_the_process_that_started_them_admitted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
