@@ -12,12 +12,14 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp_helpers import example_server, in_memory
 from servers import EXAMPLES
 
 from toolsift import Toolbox
 from toolsift._skill_servers import SkillServers
 from toolsift.agent import Conversation, ToolCall
 from toolsift.config import ProjectTrust, TrustedLaunches
+from toolsift.mcp_sessions import SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import ToolRegistry
 from toolsift.skills import SkillsLoader
@@ -75,6 +77,12 @@ async def hosted(
         yield host, registry, loader
 
 
+def calc_in_process() -> SessionOptions:
+    """The skill's server ``calc`` in this process: for what a skill's own server is, not for its start,
+    which the tests of trust and of the example folders run as a child."""
+    return in_memory({"calc": example_server("general.py")})
+
+
 async def call(chat: Conversation, tool: str, **arguments: Any) -> tuple[bool, str]:
     message = await chat.call_tool(ToolCall("c1", tool, arguments))
     return message.result.is_error, "".join(getattr(block, "text", "") for block in message.result.content)
@@ -84,7 +92,7 @@ async def test_use_starts_a_skills_server_whose_tools_it_alone_sees_until_unuse_
     skill(tmp_path, "adder", "calc__add, calc__echo", {"calc": GENERAL})
     skill(tmp_path, "peek", "calc__*")  # names the server, but does not own it
     clock = IdleClock()
-    async with hosted(tmp_path, clock=clock) as (host, registry, loader):
+    async with hosted(tmp_path, clock=clock, options=calc_in_process()) as (host, registry, loader):
         removed = anyio.Event()
         host.group.subscribe(lambda event: removed.set() if event.kind == "server.removed" else None)
         chat = Conversation(registry, loader, skill_servers=host)
@@ -126,7 +134,7 @@ async def test_a_skill_used_again_before_its_idle_time_ends_keeps_its_server(tmp
     skill(tmp_path, "adder", "calc__add", {"calc": GENERAL})
     skill(tmp_path, "plain", "nothing__*")
     clock = IdleClock()
-    async with hosted(tmp_path, clock=clock) as (host, registry, loader):
+    async with hosted(tmp_path, clock=clock, options=calc_in_process()) as (host, registry, loader):
         chat = Conversation(registry, loader, skill_servers=host)
         assert (await chat.handle_command("/use adder")).ok  # type: ignore[union-attr]
         session = host.group["calc"]
@@ -177,7 +185,9 @@ async def test_a_project_skills_server_starts_only_once_trusted_and_a_users_own_
     registry = ToolRegistry()
     loader = SkillsLoader(project=project, user=own)
     loader.load()
-    host = SkillServers(registry, lambda: loader.skills, trust=trust, user_folders=[own])
+    # The project's server is a real child (what trust admits is a launch); the user's own runs in this process.
+    options = in_memory({"mycalc": example_server("general.py")}, SessionOptions())
+    host = SkillServers(registry, lambda: loader.skills, trust=trust, user_folders=[own], options=options)
     async with host.running():
         chat = Conversation(registry, loader, skill_servers=host)
         listing = (await chat.handle_command("/skills")).text  # type: ignore[union-attr]

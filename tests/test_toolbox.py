@@ -10,6 +10,7 @@ from typing import Any
 
 import mcp.types as types
 import pytest
+from mcp_helpers import example_server, in_memory_everywhere, local_server_object
 from scripted_model import ScriptedModel
 
 from toolsift import ConfigError
@@ -57,7 +58,11 @@ def context_of(history: list[Message], source: str) -> str:
     return "\n".join(m.text for m in history if isinstance(m, ContextMessage) and m.source == source)
 
 
-async def test_use_schemas_call_and_result_through_a_real_server(tmp_path: Path) -> None:
+async def test_use_schemas_call_and_result_through_a_real_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # claude-flow, whose tools are called, is a real child; general, whose resources are read, runs here.
+    in_memory_everywhere(monkeypatch, {"general": example_server("general.py")})
     async with Toolbox.from_config(config_file(tmp_path)) as box:
         chat = box.conversation()
         reply = await chat.handle_command("/use flow-memory the release date")
@@ -166,7 +171,10 @@ async def test_server_prompts_are_skills(tmp_path: Path) -> None:
         assert "print(1)" in chat.instructions_now()
 
 
-async def test_conversation_follows_pinned_and_resource_servers_a_reload_adds(tmp_path: Path) -> None:
+async def test_conversation_follows_pinned_and_resource_servers_a_reload_adds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_memory_everywhere(monkeypatch, {"pinned": example_server("general.py")})  # what the reload adds runs here
     path = tmp_path / "toolsift.json"
     data: dict[str, Any] = {"tools": {"mcpServers": {}}, "skills": {"paths": [], "userSkills": False}}
     path.write_text(json.dumps(data))
@@ -301,7 +309,12 @@ async def test_server_instructions_join_the_turns_that_show_its_tools(tmp_path: 
     assert "Everyday tools, resources and prompts" not in before + during  # general opted out
 
 
-async def test_servers_ask_the_agents_model_and_the_person_through_toolbox_callbacks(tmp_path: Path) -> None:
+# The server asks the classic way on purpose, as its own process does with the SDK's deprecation warnings off.
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_servers_ask_the_agents_model_and_the_person_through_toolbox_callbacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_memory_everywhere(monkeypatch, {"conformance": example_server("conformance.py")})  # the callbacks are the point
     server = {"command": sys.executable, "args": [str(SERVERS / "conformance.py")], "internalOnly": False}
     path = tmp_path / "toolsift.json"
     path.write_text(json.dumps({"tools": {"mcpServers": {"conformance": server}}, "skills": {"userSkills": False}}))
@@ -332,7 +345,10 @@ async def test_servers_ask_the_agents_model_and_the_person_through_toolbox_callb
     ]
 
 
-async def test_the_workspace_and_the_configs_roots_are_the_servers_roots(tmp_path: Path) -> None:
+async def test_the_workspace_and_the_configs_roots_are_the_servers_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_memory_everywhere(monkeypatch, {"local": local_server_object("session_server.py")})  # the roots are the point
     (tmp_path / "ws").mkdir()
     (tmp_path / "docs").mkdir()
     server = {"command": sys.executable, "args": [str(ROOT / "tests" / "session_server.py")], "internalOnly": False}

@@ -48,11 +48,16 @@ def pin_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "xdg" / "toolsift"
 
 
+def rug_here(monkeypatch: pytest.MonkeyPatch, description: str | None = None) -> None:
+    """A fresh ``rug_pull.py [--description DESCRIPTION]`` in this process wherever a config names ``rug`` from
+    now on: for what toolsift does with a changed tool (the hot reload's test keeps the real child)."""
+    module = example_module("rug_pull.py")
+    in_memory_everywhere(monkeypatch, {"rug": module.build_server(description or module.DESCRIPTION)})
+
+
 @pytest.fixture
 def rug_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fresh ``rug_pull.py`` server in this process wherever a config names ``rug``: for what toolsift does
-    with a changed tool; the tests of a restart and a reload keep the real child."""
-    in_memory_everywhere(monkeypatch, {"rug": example_module("rug_pull.py").build_server()})
+    rug_here(monkeypatch)
 
 
 def description(box: Toolbox, name: str) -> str | None:
@@ -108,13 +113,15 @@ async def test_toolbox_holds_back_a_tool_changed_mid_session_until_accepted(
 
 
 async def test_a_change_found_at_restart_is_held_and_accepted_with_toolsift_trust(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = write_config(tmp_path, rug_server(protocol="legacy"))
+    rug_here(monkeypatch)
     async with Toolbox.from_config(config) as box:
         assert WEATHER in box.registry
     # The next start runs a server that describes the tool otherwise.
     write_config(tmp_path, rug_server("--description", POISON, protocol="legacy"))
+    rug_here(monkeypatch, POISON)
     async with Toolbox.from_config(config) as box:
         assert WEATHER not in box.registry and box.sessions["rug"].held.keys() == {"weather"}
     code, out, _ = run(capsys, "-c", str(config), "check")

@@ -23,6 +23,10 @@ SKILLS = ROOT / "examples" / "skills"
 FILE_TOOLS = ["list_directory", "read_file", "write_file"]
 
 
+# The workspace tools are the point, not the servers' processes: the example servers run in this process.
+in_process = pytest.mark.usefixtures("examples_in_process")
+
+
 def write_config(folder: Path, *, builtins: dict[str, Any] | None = None, **extra: Any) -> Path:
     """The example servers and skills, with ``folder`` as the workspace."""
     data: dict[str, Any] = {
@@ -47,6 +51,7 @@ def names(tools: list[dict[str, Any]]) -> list[str]:
     return [tool["function"]["name"] for tool in tools]
 
 
+@in_process
 async def test_code_assist_reads_and_writes_workspace_files_in_a_conversation(tmp_path: Path) -> None:
     (tmp_path / "auth.py").write_text("def login(): ...\n")
     async with Toolbox.from_config(write_config(tmp_path, builtins={"enabled": True})) as box:
@@ -76,6 +81,7 @@ async def test_code_assist_reads_and_writes_workspace_files_in_a_conversation(tm
         assert answer.text == "Refactored."
 
 
+@in_process
 async def test_the_workspace_tools_are_off_unless_the_config_enables_them(tmp_path: Path) -> None:
     (tmp_path / "auth.py").write_text("secret plan\n")
     async with Toolbox.from_config(write_config(tmp_path)) as box:
@@ -90,6 +96,7 @@ async def test_the_workspace_tools_are_off_unless_the_config_enables_them(tmp_pa
         assert result.is_error and "read_file" in result.text_content() and "secret plan" not in result.text_content()
 
 
+@in_process
 async def test_workspace_tools_keep_their_permission_levels_and_command_allowlist(tmp_path: Path) -> None:
     path = write_config(
         tmp_path,
@@ -112,6 +119,7 @@ async def test_workspace_tools_keep_their_permission_levels_and_command_allowlis
         assert refused.result.is_error and "cat" in refused.result.text_content()
 
 
+@in_process
 async def test_a_skill_without_allowed_tools_keeps_search_tools_in_its_turns(tmp_path: Path) -> None:
     folder = tmp_path / "skills" / "plain"
     folder.mkdir(parents=True)

@@ -26,7 +26,8 @@ SERVERS = ROOT / "examples" / "servers"
 
 
 @pytest.fixture
-async def box(tmp_path: Path) -> AsyncIterator[Toolbox]:
+async def box(tmp_path: Path, examples_in_process: None) -> AsyncIterator[Toolbox]:
+    """The adapters are the point, not the servers' processes: both servers run in this process."""
     config = tmp_path / "toolsift.json"
     config.write_text(
         json.dumps(

@@ -338,8 +338,8 @@ def test_echoed_items_keep_exactly_the_fields_the_sdk_input_types_declare() -> N
 
 
 @pytest.fixture
-async def box(tmp_path: Path) -> AsyncIterator[Toolbox]:
-    """claude-flow's 214 tools, internal (searchable, not shown), beside a global server."""
+async def box(tmp_path: Path, examples_in_process: None) -> AsyncIterator[Toolbox]:
+    """claude-flow's 214 tools, internal (searchable, not shown), beside a global server; both in this process."""
     config = tmp_path / "toolsift.json"
     servers = {
         "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},

@@ -13,7 +13,17 @@ import anyio
 import pytest
 from mcp.client import Transport
 from mcp.server.mcpserver import MCPServer
-from mcp_helpers import FAST, TESTS, example_server, faulty, in_memory, stdio_server, wait_for
+from mcp_helpers import (
+    FAST,
+    TESTS,
+    example_server,
+    faulty,
+    in_memory,
+    in_memory_everywhere,
+    local_server_object,
+    stdio_server,
+    wait_for,
+)
 from servers import EXAMPLES, example_module, http_server
 
 from toolsift import ConfigError, ServerUnavailable
@@ -113,7 +123,11 @@ async def test_bootstrap_starts_servers_in_parallel() -> None:
     assert sorted(turnstile.entered) == names
 
 
-async def test_bootstrap_accepts_a_list_of_servers_and_offers_the_configured_workspace(tmp_path: Path) -> None:
+async def test_bootstrap_accepts_a_list_of_servers_and_offers_the_configured_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What the options are built from is the point, not the servers' processes: both run in this process.
+    in_memory_everywhere(monkeypatch, {"local": local_server_object("session_server.py")})
     config = load_config(
         write_config(
             tmp_path,
@@ -128,7 +142,8 @@ async def test_bootstrap_accepts_a_list_of_servers_and_offers_the_configured_wor
     async with register_mcp_tools(config, registry):
         result = await registry.execute("local__roots", {})
     assert (tmp_path / "ws").as_uri() in result.text_content()
-    async with register_mcp_tools([stdio_server("general", "general.py")], registry) as sessions:
+    general = in_memory({"general": example_server("general.py")})
+    async with register_mcp_tools([stdio_server("general", "general.py")], registry, options=general) as sessions:
         assert list(sessions) == ["general"] and registry.is_internal("general__echo")
 
 

@@ -122,11 +122,14 @@ async def test_general_progress_reports_every_step(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_general_slow_call_cancellation_reaches_the_server(mode: str, tmp_path: Path) -> None:
+async def test_general_slow_call_cancellation_reaches_the_server(
+    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In this process, in both eras; test_general_wait_for_file_answers_once_the_file_exists cancels over stdio.
     marker = tmp_path / "cancelled"
-    params = stdio_params("general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)})
-    async with Client(params, mode=mode) as client:
-        with pytest.raises(MCPError, match="timed out"):
+    monkeypatch.setenv("TOOLSIFT_CANCEL_MARKER", str(marker))
+    async with Client(example_server("general.py"), mode=mode) as client:
+        with pytest.raises(MCPError, match="[Tt]imed out"):
             await client.call_tool("slow", {"seconds": 30}, read_timeout_seconds=0.3)
         assert await wait_for_file(marker) == "CANCELLED slow\n"
         assert text_of(await client.call_tool("echo", {"text": "still alive"})) == "still alive"
@@ -386,7 +389,7 @@ async def test_faulty_notification_error_without_id_is_survivable() -> None:
 
 
 async def test_faulty_delay_slows_every_call() -> None:
-    async with Client(stdio_params("faulty.py", "--delay", "0.3"), mode="legacy") as client:
+    async with Client(faulty(delay=0.3), mode="legacy") as client:
         with pytest.raises(MCPError, match="timed out"):
             await client.call_tool("echo", {"text": "x"}, read_timeout_seconds=0.05)
         start = time.monotonic()
@@ -397,13 +400,16 @@ async def test_faulty_delay_slows_every_call() -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_faulty_init_delay_slows_the_handshake_in_both_eras(mode: str) -> None:
     start = time.monotonic()
-    async with Client(stdio_params("faulty.py", "--init-delay", "0.5"), mode=mode) as client:
+    async with Client(faulty(init_delay=0.5), mode=mode) as client:
         assert time.monotonic() - start >= 0.5
         assert text_of(await client.call_tool("echo", {"text": "x"})) == "x"
 
 
-async def test_faulty_inject_puts_a_payload_into_text_results() -> None:
-    async with Client(stdio_params("faulty.py", env={"FAULTY_INJECT": "1"})) as client:  # variables work as flags
+async def test_faulty_inject_puts_a_payload_into_text_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = example_module("faulty.py")
+    monkeypatch.setenv("FAULTY_INJECT", "1")
+    faults, _ = module.parse_args([])  # variables work as flags
+    async with Client(module.build_server(faults, None)) as client:
         text = text_of(await client.call_tool("echo", {"text": "report"}))
     assert text.startswith("report\n\n")
     assert "Ignore previous instructions" in text and "<<<END UNTRUSTED TOOL RESULT>>>" in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -30,10 +31,13 @@ def text(result: ToolResult, index: int = 0) -> str:
 
 
 @pytest.mark.parametrize(
-    ("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")]
+    ("mode", "version", "child"),
+    [("auto", "2026-07-28", True), ("legacy", "2025-11-25", False), ("2026-07-28", "2026-07-28", False)],
 )
-async def test_session_connects_lists_and_calls_in_both_eras(mode: str, version: str) -> None:
-    async with McpSession(stdio_server("general", "general.py", protocol=mode)) as session:
+async def test_session_connects_lists_and_calls_in_both_eras(mode: str, version: str, child: bool) -> None:
+    # Over a real stdio child once; the other eras in this process (what they exchange is the same).
+    options = SessionOptions() if child else in_memory({"general": example_server("general.py")})
+    async with McpSession(stdio_server("general", "general.py", protocol=mode), options=options) as session:
         assert session.state is SessionState.READY
         assert session.protocol_version == version
         catalog = session.catalog
@@ -76,7 +80,8 @@ async def test_session_passes_progress_to_the_caller(mode: str) -> None:
     async def progress(done: float, total: float | None, message: str | None) -> None:
         seen.append((done, total, message))
 
-    async with McpSession(stdio_server("general", "general.py", protocol=mode)) as session:
+    options = in_memory({"general": example_server("general.py")})
+    async with McpSession(stdio_server("general", "general.py", protocol=mode), options=options) as session:
         result = await session.call_tool("progress", {"steps": 3}, progress=progress)
     assert text(result) == "done 3 steps"
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
@@ -94,7 +99,8 @@ async def test_session_runs_concurrent_calls_from_many_tasks(tmp_path: Path) -> 
     results: list[ToolResult] = []
     running: set[int] = set()
     all_running = anyio.Event()
-    async with McpSession(stdio_server("general", "general.py")) as session:
+    options = in_memory({"general": example_server("general.py")})
+    async with McpSession(stdio_server("general", "general.py"), options=options) as session:
         peak = 0
 
         async def one(i: int) -> None:
@@ -206,14 +212,21 @@ async def test_session_uses_the_application_sampling_callback(mode: str) -> None
     assert len(asked) == 1 and asked[0].startswith("local: ") and "2+2?" in asked[0]
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_session_speaks_streamable_http(mode: str) -> None:
+@pytest.fixture(scope="module")
+async def notes_url() -> AsyncIterator[str]:
+    """One ``notes_http.py`` child for the eras' HTTP tests; each leaves the notes as it found them."""
     async with http_server("notes_http.py") as url:
-        config = HttpServer(url=url, protocol=mode, headers={"X-Test": "1"}).with_name("notes")
-        async with McpSession(config) as session:
-            assert session.status().transport == "http"
-            assert not (await session.call_tool("note_add", {"title": "t", "body": "b"})).is_error
-            listed = await session.call_tool("note_list")
+        yield url
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_session_speaks_streamable_http(mode: str, notes_url: str) -> None:
+    config = HttpServer(url=notes_url, protocol=mode, headers={"X-Test": "1"}).with_name("notes")
+    async with McpSession(config) as session:
+        assert session.status().transport == "http"
+        assert not (await session.call_tool("note_add", {"title": "t", "body": "b"})).is_error
+        listed = await session.call_tool("note_list")
+        assert not (await session.call_tool("note_delete", {"title": "t"})).is_error
     assert listed.structured_content == {"result": ["t"]}
 
 

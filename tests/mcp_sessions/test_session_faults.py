@@ -6,7 +6,7 @@ import logging
 
 import mcp.types as types
 import pytest
-from mcp_helpers import FAST, faulty, in_memory, local_server, stdio_server, wait_for_state
+from mcp_helpers import FAST, example_server, faulty, in_memory, local_server, stdio_server, wait_for_state
 
 from toolsift import ServerUnavailable
 from toolsift.config import StdioServer
@@ -23,7 +23,8 @@ def text(result: ToolResult, index: int = 0) -> str:
 
 async def test_session_server_crashing_at_start_is_an_error_and_others_go_on() -> None:
     registry = ToolRegistry()
-    async with McpSessionGroup(registry, options=FAST) as group:
+    # The crash is a real child's; its healthy neighbour runs in this process.
+    async with McpSessionGroup(registry, options=in_memory({"general": example_server("general.py")})) as group:
         sessions = await group.start_all(
             [
                 stdio_server("broken", "faulty.py", "--crash-at-start", internal_only=False),
@@ -60,7 +61,8 @@ async def test_session_server_that_never_answers_times_out() -> None:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_session_slow_initialize_is_waited_for(mode: str) -> None:
-    async with McpSession(stdio_server("slow", "faulty.py", "--init-delay", "0.3", protocol=mode)) as session:
+    config = stdio_server("slow", "faulty.py", "--init-delay", "0.3", protocol=mode)
+    async with McpSession(config, options=in_memory({"slow": faulty(init_delay=0.3)})) as session:
         assert session.state is SessionState.READY
 
 
@@ -163,7 +165,9 @@ async def test_session_faulty_neighbours_leave_the_healthy_server_alone() -> Non
         for name, args in faults.items()
     ]
     configs.append(stdio_server("general", "general.py", internal_only=False, timeout=30))
-    async with McpSessionGroup(registry, options=FAST) as group:
+    # The process faults run as real children; the JSON-RPC errors and the healthy server run in this process.
+    options = in_memory({"rpc": faulty(rpc_errors=True), "general": example_server("general.py")})
+    async with McpSessionGroup(registry, options=options) as group:
         await group.start_all(configs)
         assert {name for name, s in group.items() if s.state is SessionState.ERROR} == {"crash_at_start", "hang"}
         for name in ("malformed", "rpc", "crashy"):

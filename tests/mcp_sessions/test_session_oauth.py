@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import stat
+from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -47,39 +48,47 @@ def text(result: object) -> str:
     return "".join(block.text for block in content if isinstance(block, types.TextContent))
 
 
+@pytest.fixture(scope="module")
+async def notes_url() -> AsyncIterator[str]:
+    """One ``oauth_notes.py`` child for the module: each test signs in with its own tokens (its own
+    ``config_home``) as a client of its own, and nothing checks what the server keeps of the others."""
+    async with http_server("oauth_notes.py") as url:
+        yield url
+
+
 @pytest.fixture(autouse=True)
 def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     return tmp_path / "config"
 
 
-async def test_a_person_signs_in_once_and_later_sessions_use_the_saved_tokens() -> None:
+async def test_a_person_signs_in_once_and_later_sessions_use_the_saved_tokens(notes_url: str) -> None:
     browser = Browser()
-    async with http_server("oauth_notes.py") as url:
-        config = oauth(url)
-        options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))
-        async with McpSession(config, options=options) as session:
-            assert session.state is SessionState.READY, session.reason
-            client, scopes = text(await session.call_tool("whoami")).split(" ", 1)
-        assert browser.signed_in == ["notes"] and scopes == "notes"
-        path = token_file(config)
-        assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-        saved = FileTokenStorage(path).saved_tokens()
-        assert saved is not None and saved[0].refresh_token
-        async with McpSession(config) as again:  # no sign-in handler: the saved tokens must do
-            assert again.state is SessionState.READY, again.reason
-            assert text(await again.call_tool("whoami")).startswith(client)  # the same registered client
+    config = oauth(notes_url)
+    options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))
+    async with McpSession(config, options=options) as session:
+        assert session.state is SessionState.READY, session.reason
+        client, scopes = text(await session.call_tool("whoami")).split(" ", 1)
+    assert browser.signed_in == ["notes"] and scopes == "notes"
+    path = token_file(config)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    saved = FileTokenStorage(path).saved_tokens()
+    assert saved is not None and saved[0].refresh_token
+    async with McpSession(config) as again:  # no sign-in handler: the saved tokens must do
+        assert again.state is SessionState.READY, again.reason
+        assert text(await again.call_tool("whoami")).startswith(client)  # the same registered client
     assert browser.signed_in == ["notes"]
 
 
-async def test_a_url_from_a_variable_is_signed_in_to_at_the_resolved_address(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_url_from_a_variable_is_signed_in_to_at_the_resolved_address(
+    monkeypatch: pytest.MonkeyPatch, notes_url: str
+) -> None:
     browser = Browser()
-    async with http_server("oauth_notes.py") as url:
-        monkeypatch.setenv("TOOLSIFT_TEST_NOTES_URL", url)
-        config = oauth("${TOOLSIFT_TEST_NOTES_URL}")
-        options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))
-        async with McpSession(config, options=options) as session:
-            assert session.state is SessionState.READY, session.reason
+    monkeypatch.setenv("TOOLSIFT_TEST_NOTES_URL", notes_url)
+    config = oauth("${TOOLSIFT_TEST_NOTES_URL}")
+    options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))
+    async with McpSession(config, options=options) as session:
+        assert session.state is SessionState.READY, session.reason
     assert browser.signed_in == ["notes"]
 
 
@@ -103,8 +112,8 @@ async def test_expired_access_tokens_are_refreshed_without_a_sign_in() -> None:
     assert browser.signed_in == ["notes"]
 
 
-async def test_without_tokens_or_a_sign_in_handler_the_session_names_the_command() -> None:
-    async with http_server("oauth_notes.py") as url, McpSession(oauth(url)) as session:
+async def test_without_tokens_or_a_sign_in_handler_the_session_names_the_command(notes_url: str) -> None:
+    async with McpSession(oauth(notes_url)) as session:
         assert session.state is SessionState.ERROR
         assert session.reason == (
             "could not start: MCP server 'notes' needs you to sign in (OAuth): run "
@@ -112,8 +121,8 @@ async def test_without_tokens_or_a_sign_in_handler_the_session_names_the_command
         )
 
 
-async def test_a_server_without_auth_that_answers_401_says_how_to_authorise() -> None:
-    async with http_server("oauth_notes.py") as url, McpSession(HttpServer(url=url).with_name("bare")) as session:
+async def test_a_server_without_auth_that_answers_401_says_how_to_authorise(notes_url: str) -> None:
+    async with McpSession(HttpServer(url=notes_url).with_name("bare")) as session:
         assert session.state is SessionState.ERROR
         assert "HTTP 401 Unauthorized" in (session.reason or "")
         assert "wants an OAuth sign-in" in (session.reason or "") and "toolsift auth login" in (session.reason or "")
@@ -134,26 +143,27 @@ async def test_a_token_folder_others_may_read_is_narrowed_when_used(config_home:
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700 and stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
-async def test_a_client_id_from_a_variable_is_the_client_that_signs_in(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_client_id_from_a_variable_is_the_client_that_signs_in(
+    monkeypatch: pytest.MonkeyPatch, notes_url: str
+) -> None:
     browser = Browser()
-    async with http_server("oauth_notes.py") as url:
-        async with httpx2.AsyncClient() as http:  # a client registered ahead of time, as an administrator would
-            registered = await http.post(
-                url.removesuffix("/mcp") + "/register",
-                json={
-                    "redirect_uris": ["http://127.0.0.1:33418/callback"],
-                    "token_endpoint_auth_method": "none",
-                    "grant_types": ["authorization_code", "refresh_token"],
-                    "response_types": ["code"],
-                },
-            )
-        client_id = registered.json()["client_id"]
-        monkeypatch.setenv("NOTES_CLIENT_ID", client_id)
-        options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))
-        async with McpSession(oauth(url, clientId="${NOTES_CLIENT_ID}"), options=options) as session:
-            assert session.state is SessionState.READY, session.reason
-            # The server names the client it issued the token to; the session masks it, as any resolved reference.
-            assert text(await session.call_tool("whoami")) == "[redacted] notes"
-        async with McpSession(oauth(url, clientId=client_id)) as again:  # the saved tokens: the same client
-            assert again.state is SessionState.READY, again.reason
-            assert text(await again.call_tool("whoami")) == f"{client_id} notes"
+    async with httpx2.AsyncClient() as http:  # a client registered ahead of time, as an administrator would
+        registered = await http.post(
+            notes_url.removesuffix("/mcp") + "/register",
+            json={
+                "redirect_uris": ["http://127.0.0.1:33418/callback"],
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+            },
+        )
+    client_id = registered.json()["client_id"]
+    monkeypatch.setenv("NOTES_CLIENT_ID", client_id)
+    options = SessionOptions(callbacks=ClientCallbacks(sign_in=browser.sign_in))
+    async with McpSession(oauth(notes_url, clientId="${NOTES_CLIENT_ID}"), options=options) as session:
+        assert session.state is SessionState.READY, session.reason
+        # The server names the client it issued the token to; the session masks it, as any resolved reference.
+        assert text(await session.call_tool("whoami")) == "[redacted] notes"
+    async with McpSession(oauth(notes_url, clientId=client_id)) as again:  # the saved tokens: the same client
+        assert again.state is SessionState.READY, again.reason
+        assert text(await again.call_tool("whoami")) == f"{client_id} notes"

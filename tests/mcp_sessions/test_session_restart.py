@@ -25,6 +25,14 @@ from toolsift.registry import ToolRegistry, ToolResult
 CANCELLED = "CANCELLED slow\n"
 
 
+def cancel_marker_in_process(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
+    """Where ``general.py`` run in this process marks the calls it sees cancelled (its config's ``env`` reaches
+    only a child; a cancellation over stdio is test_session_caller_cancellation_reaches_the_server's)."""
+    marker = folder / "cancelled"
+    monkeypatch.setenv("TOOLSIFT_CANCEL_MARKER", str(marker))
+    return marker
+
+
 def text(result: ToolResult, index: int = 0) -> str:
     block = result.content[index]
     assert isinstance(block, types.TextContent)
@@ -154,10 +162,12 @@ async def wait_until_closed(url: str) -> None:
     await poll_until(refused)
 
 
-async def test_session_tool_timeout_cancels_the_call_on_the_server(tmp_path: Path) -> None:
-    marker = tmp_path / "cancelled"
+async def test_session_tool_timeout_cancels_the_call_on_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = cancel_marker_in_process(monkeypatch, tmp_path)
     config = stdio_server("general", "general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)}, tool_timeout=0.3)
-    async with McpSession(config) as session:
+    async with McpSession(config, options=in_memory({"general": example_server("general.py")})) as session:
         result = await session.call_tool("slow", {"seconds": 30})
         assert result.meta["mcp_failure"] == "timeout"
         assert await wait_for_file(marker) == CANCELLED
@@ -210,10 +220,10 @@ async def test_session_drain_lets_running_calls_finish_and_refuses_new_ones() ->
         assert session.state is SessionState.CLOSED
 
 
-async def test_session_drain_deadline_cancels_what_still_runs(tmp_path: Path) -> None:
-    marker = tmp_path / "cancelled"
+async def test_session_drain_deadline_cancels_what_still_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = cancel_marker_in_process(monkeypatch, tmp_path)
     config = stdio_server("general", "general.py", env={"TOOLSIFT_CANCEL_MARKER": str(marker)})
-    async with McpSession(config) as session:
+    async with McpSession(config, options=in_memory({"general": example_server("general.py")})) as session:
         results: list[ToolResult] = []
         async with anyio.create_task_group() as group:
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mcp.types as types
 import pytest
-from mcp_helpers import local_server
+from mcp_helpers import in_memory, local_server, local_server_object
 
 from toolsift._redaction import Redactor
 from toolsift.mcp_sessions import McpSession
@@ -35,15 +35,17 @@ def strings(result: ToolResult) -> list[str]:
     ],
 )
 async def test_session_masks_an_echoed_secret_in_result_text_and_errors(
-    secret_env: dict[str, str],
-    tool: str,
-    expected: str,
+    secret_env: dict[str, str], tool: str, expected: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     registry = ToolRegistry()
     config = local_server(
         "echoer", "session_server.py", env=secret_env, internal_only=False, protocol="legacy", trust="trusted"
     )
-    async with McpSession(config, registry=registry):
+    # The server runs in this process, so it reads the value from here (the next test's child gets it from
+    # the config's env); the session resolves the config's env and masks what it resolved all the same.
+    monkeypatch.setenv("SERVICE_TOKEN", SECRET)
+    options = in_memory({"echoer": local_server_object("session_server.py")})
+    async with McpSession(config, registry=registry, options=options):
         result = await registry.execute(f"echoer__{tool}", {"name": "SERVICE_TOKEN"})
     assert result.is_error is (tool != "leak_text")
     assert any(expected in text for text in strings(result))

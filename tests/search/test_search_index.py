@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from local_tools import RecordingTool
-from mcp_helpers import stdio_server, wait_for
+from mcp_helpers import faulty, in_memory, stdio_server, wait_for
 
 from toolsift import ConfigError
 from toolsift.mcp_sessions import McpSession
@@ -92,7 +92,8 @@ async def test_index_updates_after_tools_list_changed() -> None:
     registry = ToolRegistry()
     index = SearchIndex(registry)
     # Handshake era: its list_changed notification cannot arrive before the client listens for it.
-    async with McpSession(stdio_server("faulty", "faulty.py", protocol="legacy"), registry=registry) as session:
+    config, options = stdio_server("faulty", "faulty.py", protocol="legacy"), in_memory({"faulty": faulty()})
+    async with McpSession(config, registry=registry, options=options) as session:
         assert names(index, "echo the text") == ["faulty__echo"]
         assert names(index, "zebra") == []
         result = await session.call_tool("add_tool", {"name": "zebra"})

@@ -10,6 +10,8 @@ from pathlib import Path
 import anyio
 import mcp.types as types
 import pytest
+from mcp_helpers import in_memory_everywhere
+from servers import example_module
 
 from toolsift import ConfigError, InvalidToolName
 from toolsift.registry import ToolRegistry, ToolSpec, TurnScope
@@ -114,8 +116,12 @@ SERVER = """
 
 
 @pytest.mark.parametrize("instructions", [True, False])
-async def test_a_connected_servers_info_and_instructions_are_indexed(tmp_path: Path, instructions: bool) -> None:
+async def test_a_connected_servers_info_and_instructions_are_indexed(
+    tmp_path: Path, instructions: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "atlas.py").write_text(textwrap.dedent(SERVER))
+    # What the index does with the server's words is the point, not its process: it runs in this process.
+    in_memory_everywhere(monkeypatch, {"atlas": example_module(str(tmp_path / "atlas.py")).mcp})
     config = tmp_path / "toolsift.json"
     server = {"command": sys.executable, "args": [str(tmp_path / "atlas.py")], "instructions": instructions}
     config.write_text(json.dumps({"tools": {"mcpServers": {"atlas": server}}, "skills": {"userSkills": False}}))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import mcp.types as types
 import pytest
-from mcp_helpers import stdio_server
+from mcp_helpers import example_server, in_memory, stdio_server
 
 from toolsift import SkillNotFound, SkillRenderError
 from toolsift.agent import Conversation
@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 async def general() -> AsyncIterator[McpSession]:
-    async with McpSession(stdio_server("general", "general.py")) as session:
+    options = in_memory({"general": example_server("general.py")})  # what is done with its prompts is the point
+    async with McpSession(stdio_server("general", "general.py"), options=options) as session:
         yield session
 
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import in_memory_everywhere, served_in_process
 from scripted_model import ScriptedModel
+from servers import example_module
 
 from toolsift.agent import AssistantMessage, ToolCall
 from toolsift.config import SkillGrants, parse_config
@@ -48,8 +52,12 @@ def toolbox(tmp_path: Path, served: Path, **extra: Any) -> Toolbox:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Path:
-    return upstream(tmp_path / "upstream")
+async def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Path]:
+    """The upstream's config, served in this process: what is taken from it is the point, not its process
+    (a real ``toolsift serve`` child is test_served_skills_follow's reconnect)."""
+    path = upstream(tmp_path / "upstream")
+    async with served_in_process(monkeypatch, {"docs": path}):
+        yield path
 
 
 async def test_toolbox_takes_a_servers_skills_under_its_own_name_with_no_grant(tmp_path: Path, served: Path) -> None:
@@ -148,8 +156,18 @@ async def test_skills_sharing_a_name_on_one_server_are_told_apart_by_their_path(
     ],
 )
 async def test_a_served_skill_that_breaks_its_listings_promise_is_left_out(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, flag: str, left_out: str, why: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    flag: str,
+    left_out: str,
+    why: str,
 ) -> None:
+    # The server's lies are the point, not its process (the test above runs it as a child): it runs here.
+    lies = {
+        name: flag == "--" + name.replace("_", "-") for name in ("stale_digest", "frontmatter_lies", "no_resources")
+    }
+    in_memory_everywhere(monkeypatch, {"shop": example_module(str(SKILLS_SERVER)).build(argparse.Namespace(**lies))})
     with caplog.at_level(logging.WARNING, logger="toolsift.search"):
         async with skills_server_box(tmp_path, flag) as box:
             uris = [skill.uri for skill in box.served_skills.skills]

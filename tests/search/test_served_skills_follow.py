@@ -1,7 +1,8 @@
 """A server's served skills are taken again when they may have changed: a hot reload, a reconnect, a lazy start.
 
-The upstream is a real ``toolsift serve`` of the example skill ``release-notes``; the grants
-live in a temporary user folder, approved the way ``toolsift skills approve`` does.
+The upstream is ``toolsift serve`` of the example skill ``release-notes``: a real child where its process is
+the point (the reconnect kills it), in this process elsewhere; the grants live in a temporary user folder,
+approved the way ``toolsift skills approve`` does.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
+from mcp_helpers import example_server, served_in_process
 
 from toolsift.config import SkillGrants
 from toolsift.search._internal import McpServedSkill
@@ -90,10 +92,14 @@ async def until(box: Toolbox, taken: MemoryObjectReceiveStream[str], done: Any) 
 
 
 async def test_a_hot_reload_takes_the_servers_skills_again_and_a_changed_skill_loses_its_grant(
-    tmp_path: Path, served: Path
+    tmp_path: Path, served: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = write_config(tmp_path / "toolsift.json", served)
-    async with Toolbox.from_config(config, watch=True) as box, takes(box) as taken:
+    async with (
+        served_in_process(monkeypatch, {"docs": served}),
+        Toolbox.from_config(config, watch=True) as box,
+        takes(box) as taken,
+    ):
         before = approve(box)
         change_reference(served)
         write_config(config, served, env={"EDITED": "1"})  # the reload replaces the server's session
@@ -132,7 +138,7 @@ async def test_a_reconnect_takes_the_servers_skills_again(tmp_path: Path, served
 
 
 async def test_a_lazy_servers_skills_are_taken_when_it_starts(
-    tmp_path: Path, served: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, served: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = write_config(tmp_path / "toolsift.json", served, lazy=True)
     data = json.loads(config.read_text())
@@ -141,7 +147,11 @@ async def test_a_lazy_servers_skills_are_taken_when_it_starts(
     data["tools"]["mcpServers"]["general"] = {**general, "protocol": "legacy"}
     config.write_text(json.dumps(data))
     with caplog.at_level(logging.WARNING, logger="toolsift.search"):
-        async with Toolbox.from_config(config) as box, takes(box) as taken:
+        async with (
+            served_in_process(monkeypatch, {"docs": served}, also={"general": example_server("general.py")}),
+            Toolbox.from_config(config) as box,
+            takes(box) as taken,
+        ):
             assert NAME not in {s.name for s in box.catalog.invocable()}
             await box.sessions.start_lazy(["docs"])
             await until(box, taken, lambda: NAME in {s.name for s in box.catalog.invocable()})

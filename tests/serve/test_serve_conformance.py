@@ -133,11 +133,19 @@ SELECTION_2026 = ("--requirements", "2026-07-28")
 
 
 @pytest.fixture(scope="session")
-async def direct_2026(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
-    """The 2026-07-28 scenarios' failed checks on the fixture itself: one run for every way through the gateway."""
-    async with http_server(str(FIXTURE_2026)) as url:
-        out = tmp_path_factory.mktemp("conformance-2026") / "direct"
-        return await run_suite(url, out, *SELECTION_2026, node=NODE_2026, suite=SUITE_2026)
+def direct_2026(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
+    """The 2026-07-28 scenarios' failed checks on the fixture itself: one run for every way through the gateway.
+
+    A plain fixture that runs its own event loop: an async one of session scope would keep the test
+    runner's loop marked as running in this thread, and a later test's ``anyio.run`` would refuse to start.
+    """
+
+    async def run() -> dict[str, list[str]]:
+        async with http_server(str(FIXTURE_2026)) as url:
+            out = tmp_path_factory.mktemp("conformance-2026") / "direct"
+            return await run_suite(url, out, *SELECTION_2026, node=NODE_2026, suite=SUITE_2026)
+
+    return anyio.run(run)
 
 
 @needs_suite_2026

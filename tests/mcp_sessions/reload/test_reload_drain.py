@@ -65,13 +65,15 @@ async def test_reload_removal_lets_100_calls_in_flight_finish(tmp_path: Path) ->
         assert manager.status() == [] and not manager.draining
 
 
-async def test_reload_drain_deadline_cancels_a_longer_call_with_a_clear_error(tmp_path: Path) -> None:
+async def test_reload_drain_deadline_cancels_a_longer_call_with_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     marker = tmp_path / "cancelled"
+    monkeypatch.setenv("TOOLSIFT_CANCEL_MARKER", str(marker))  # read by general.py, which runs in this process
     registry = ToolRegistry()
-    config = stdio_server(
-        "general", "general.py", internal_only=False, trust="trusted", env={"TOOLSIFT_CANCEL_MARKER": str(marker)}
-    )
-    manager = McpServerManager(registry, {"general": config}, drain_seconds=0.3)
+    config = stdio_server("general", "general.py", internal_only=False, trust="trusted")
+    options = in_memory({"general": example_server("general.py")})
+    manager = McpServerManager(registry, {"general": config}, drain_seconds=0.3, options=options)
     events = Recorder(manager)
     async with manager:
         assert manager.drain_seconds == 0.3

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp_helpers import faulty, in_memory_everywhere
 from reload_helpers import Recorder, example, write_config
 from trust_helpers import marker_server
 
@@ -28,8 +29,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 async def test_a_watched_project_config_starts_no_launch_its_trust_does_not_cover(
-    project: Path, tmp_path: Path
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The trusted servers run in this process (trust is a question of their config); only the untrusted
+    # 'marker' launches a real child, whose marker file shows whether it was started.
+    in_memory_everywhere(monkeypatch, dict.fromkeys(("kept", "moved", "tuned", "gone"), faulty()))
     servers = {name: example("faulty.py") for name in ("kept", "moved", "tuned", "gone")}
     path = write_config(project / "toolsift.json", servers)
     store = ProjectTrust(tmp_path / "trusted.json")
