@@ -13,17 +13,15 @@ import sys
 import threading
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from mcp.client import Transport
 from mcp.client._memory import InMemoryTransport
+from mcp_helpers import reach_everywhere
 from waits import CHILD_SECONDS
 
 from toolsift.cli import main
-from toolsift.config import ToolsiftConfig
-from toolsift.mcp_sessions import SessionOptions
 from toolsift.mcp_sessions._transport import TransportContext
 
 __all__ = ["Piped", "Screen", "served_in_memory"]
@@ -133,11 +131,4 @@ def served_in_memory(monkeypatch: pytest.MonkeyPatch, configs: dict[str, Path]) 
     wherever session options are built from a config (Toolbox, the CLI), the
     named servers skip their child process; others start as configured.
     """
-    for_config = SessionOptions.for_config
-
-    def options(config: ToolsiftConfig) -> SessionOptions:
-        built = for_config(config)
-        served = {name: _ServedInMemory(path) for name, path in configs.items()}
-        return replace(built, transports={**built.transports, **served})
-
-    monkeypatch.setattr(SessionOptions, "for_config", staticmethod(options))
+    reach_everywhere(monkeypatch, {name: _ServedInMemory(path) for name, path in configs.items()})

@@ -22,7 +22,7 @@ from toolsift.mcp_sessions import McpSession, SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._options import RestartPolicy
 from toolsift.mcp_sessions._state import SessionEvent
-from toolsift.mcp_sessions._transport import MemoryTransport, TransportContext
+from toolsift.mcp_sessions._transport import MemoryTransport, SessionTransport, TransportContext
 
 TESTS = Path(__file__).resolve().parent
 # Restarts in tests wait milliseconds, not the production 1 s doubling to 30 s.
@@ -88,26 +88,33 @@ class BuiltAtFirstConnection:
         return await self._built.open(stack, context)
 
 
+def reach_everywhere(monkeypatch: pytest.MonkeyPatch, transports: dict[str, SessionTransport]) -> None:
+    """Reach each named server through its transport wherever options are built from a config (Toolbox, serve,
+    CLI): the composition root builds its session options with ``SessionOptions.for_config``, which this wraps.
+    Servers not named still start as their config says."""
+    for_config = SessionOptions.for_config
+
+    def options(config: ToolsiftConfig) -> SessionOptions:
+        built = for_config(config)
+        return replace(built, transports={**built.transports, **transports})
+
+    monkeypatch.setattr(SessionOptions, "for_config", staticmethod(options))
+
+
 def in_memory_everywhere(
     monkeypatch: pytest.MonkeyPatch, servers: dict[str, ServerObject | Callable[[], ServerObject]]
 ) -> None:
-    """Reach each named server in this process wherever options are built from a config (Toolbox, serve, CLI).
-
-    The composition root builds its session options with
-    ``SessionOptions.for_config``; this wraps it, as :func:`in_memory` does for
-    options a test builds itself. Servers not named still start as their config says.
+    """Reach each named server in this process wherever options are built from a config (see
+    :func:`reach_everywhere`), as :func:`in_memory` does for options a test builds itself.
     A server given as a function is built when a session first connects to it.
     """
-    for_config = SessionOptions.for_config
-    transports = {
-        name: MemoryTransport(server) if isinstance(server, Server | MCPServer) else BuiltAtFirstConnection(server)
-        for name, server in servers.items()
-    }
-
-    def options(config: ToolsiftConfig) -> SessionOptions:
-        return replace(for_config(config), transports=transports)
-
-    monkeypatch.setattr(SessionOptions, "for_config", staticmethod(options))
+    reach_everywhere(
+        monkeypatch,
+        {
+            name: MemoryTransport(server) if isinstance(server, Server | MCPServer) else BuiltAtFirstConnection(server)
+            for name, server in servers.items()
+        },
+    )
 
 
 async def wait_for(session: McpSession, condition: Callable[[McpSession], bool]) -> None:

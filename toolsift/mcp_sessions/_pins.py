@@ -234,9 +234,9 @@ class ToolPins:
 
     def _write(self, servers: _Servers) -> None:
         """Save this project's ``servers``; raise OSError when the file cannot be written."""
-        if self.store is None or self.file is None:
+        if self.file is None:
             return  # pins in memory only: nothing to save
-        self.store.mkdir(parents=True, exist_ok=True)
+        self.file.parent.mkdir(parents=True, exist_ok=True)
         # Compact JSON: the C encoder writes a 350-tool server's pins in milliseconds (indent takes the slow one).
         data = {"version": _STORE_VERSION, "project": self._key, "servers": servers}
         write_atomically(self.file, json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
