@@ -31,6 +31,12 @@ Responses tools with ``defer_loading: true`` (also inside a namespace) are left 
 ``tool_search_output`` item carries what it loaded inline. ``prompt_cache_key`` only routes requests
 to a machine and changes nothing here.
 
+A hosted search (OpenAI's ``tool_search`` with ``execution: "server"``, Anthropic's ``tool_search_tool_*``)
+runs as the provider runs it: when the script calls a deferred tool that nothing in the conversation has
+loaded yet, the answer first holds the search and its result (a ``tool_search_call`` and a
+``tool_search_output`` with the definition; a ``server_tool_use`` and a ``tool_search_tool_result`` with a
+``tool_reference``), so the next request carries the definition where a real one would.
+
 Tokens are estimated by :func:`count_tokens`: tiktoken's ``o200k_base`` when tiktoken is installed, else
 UTF-8 bytes / 4 (rounded up), the rule of thumb both providers quote. Every figure of a comparison uses
 the same estimate, so ratios hold even where absolute counts are off by the tokenizer's difference.
@@ -399,7 +405,7 @@ class ProviderEndpoint:
         return f"{prefix}{next(self._ids):06d}"
 
     def _anthropic(self, body: dict[str, Any], reply: Reply, usage: PromptUsage) -> dict[str, Any]:
-        content = list(reply.blocks)
+        content = [*reply.blocks, *self._anthropic_search(body, reply)]
         if reply.text:
             content.append({"type": "text", "text": reply.text})
         content += [
@@ -448,7 +454,7 @@ class ProviderEndpoint:
         }
 
     def _responses(self, body: dict[str, Any], reply: Reply, usage: PromptUsage) -> dict[str, Any]:
-        output = list(reply.blocks)
+        output = [*reply.blocks, *self._responses_search(body, reply)]
         if reply.text:
             text = {"type": "output_text", "text": reply.text, "annotations": []}
             output.append(
@@ -490,6 +496,68 @@ class ProviderEndpoint:
                 "total_tokens": usage.input_tokens + produced,
             },
         }
+
+    # -- a hosted tool search: the model loads a deferred tool before it calls it -------------------
+
+    def _anthropic_search(self, body: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
+        """The server tool search a model runs, within its answer, for the deferred tools it calls
+        that no ``tool_reference`` has loaded yet (with Anthropic's ``tool_search_tool_*`` declared)."""
+        tools = body.get("tools") or []
+        search = next((t for t in tools if str(t.get("type", "")).startswith("tool_search_tool_")), None)
+        deferred = {t["name"] for t in tools if t.get("defer_loading")}
+        loaded = set(_references([body.get("messages") or [], list(reply.blocks)]))
+        wanted = list(dict.fromkeys(c.name for c in reply.calls if c.name in deferred and c.name not in loaded))
+        if search is None or not wanted:
+            return []
+        use_id = self._id("srvtoolu_")
+        references = [{"type": "tool_reference", "tool_name": name} for name in wanted]
+        return [
+            {"type": "server_tool_use", "id": use_id, "name": search["name"], "input": {"query": " ".join(wanted)}},
+            {
+                "type": "tool_search_tool_result",
+                "tool_use_id": use_id,
+                "content": {"type": "tool_search_tool_search_result", "tool_references": references},
+            },
+        ]
+
+    def _responses_search(self, body: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
+        """The hosted ``tool_search`` a model runs, within its answer, for the deferred functions it
+        calls that no ``tool_search_output`` has loaded yet: the definitions arrive in the output."""
+        tools = body.get("tools") or []
+        if not any(t.get("type") == "tool_search" and t.get("execution", "server") == "server" for t in tools):
+            return []
+        deferred: dict[str, tuple[dict[str, Any] | None, dict[str, Any]]] = {}
+        for tool in tools:
+            for function in tool.get("tools") or [] if tool.get("type") == "namespace" else [tool]:
+                if function.get("defer_loading"):
+                    deferred[function["name"]] = (tool if tool is not function else None, function)
+        loaded = {
+            name
+            for item in [*(body.get("input") or []), *reply.blocks]
+            if isinstance(item, dict) and item.get("type") == "tool_search_output"
+            for tool in item.get("tools") or []
+            for name in [tool.get("name"), *(inner.get("name") for inner in tool.get("tools") or [])]
+        }
+        wanted = list(dict.fromkeys(c.name for c in reply.calls if c.name in deferred and c.name not in loaded))
+        if not wanted:
+            return []
+        found: list[dict[str, Any]] = []
+        spaces: dict[str, dict[str, Any]] = {}
+        for name in wanted:
+            space, function = deferred[name]
+            definition = {k: v for k, v in function.items() if k != "defer_loading"}
+            if space is None:
+                found.append(definition)
+            elif space["name"] in spaces:
+                spaces[space["name"]]["tools"].append(definition)
+            else:
+                spaces[space["name"]] = {**{k: v for k, v in space.items() if k != "tools"}, "tools": [definition]}
+                found.append(spaces[space["name"]])
+        done = {"execution": "server", "status": "completed", "call_id": None}
+        return [
+            {"type": "tool_search_call", "id": self._id("tsc_"), "arguments": {"paths": wanted}, **done},
+            {"type": "tool_search_output", "id": self._id("tso_"), "tools": found, **done},
+        ]
 
 
 def _in_order(replies: Iterable[Reply | ErrorReply]) -> Callable[[Request], Reply | ErrorReply]:

@@ -359,8 +359,7 @@ LABELS = {
     "anthropic_deferral": "Anthropic Messages, native deferral (tool_search='client')",
     "anthropic": "Anthropic Messages, no deferral (tool_search=None)",
     "openai_chat": "OpenAI Chat Completions",
-    "openai_responses_deferral": "OpenAI Responses, native deferral (tool_search='server'; the hosted search's "
-    "loads are not modelled)",
+    "openai_responses_deferral": "OpenAI Responses, native deferral (tool_search='server', OpenAI's hosted search)",
     "openai_responses_client": "OpenAI Responses, native deferral (tool_search='client')",
     "openai_responses": "OpenAI Responses, no deferral (tool_search=None)",
 }

@@ -231,6 +231,60 @@ def test_deferred_tools_go_in_one_namespace_per_server_beside_hosted_tool_search
     assert json.dumps(again) == json.dumps(request)
 
 
+def test_a_client_tool_search_stays_declared_when_the_scope_stops_offering_search_tools() -> None:
+    model = OpenAIResponsesModel("gpt-5.4", api_key="k", tool_search="client")
+    search = {
+        "type": "function",
+        "name": "search_tools",
+        "description": "Find tools by what they do.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+    }
+    call = ToolCall("toolsift_load_1", "search_tools", {"query": "tools of skill mem"})
+    loading = ToolMessage(call, ToolResult.text("Loaded 1 tool."), references=("claude-flow__memory_get",))
+    history = [UserMessage("hi"), AssistantMessage(tool_calls=(call,)), loading, UserMessage("remember k")]
+    offered = model.request("Be brief.", history, [search], deferred_schemas())
+    # The skill that is active now does not allow search_tools: the turn's tools no longer hold it.
+    hidden = model.request("Be brief.", history, [], deferred_schemas())
+    check_request(hidden)
+    assert offered["tools"][-1]["execution"] == "client" and hidden["tools"] == offered["tools"]
+    # So the loading exchange stays a client search whose output carries the definition, byte for byte.
+    assert hidden["input"] == offered["input"]
+    assert [item["type"] for item in hidden["input"][1:3]] == ["tool_search_call", "tool_search_output"]
+    assert hidden["input"][2]["tools"][0]["tools"][0]["name"] == "claude-flow__memory_get"
+    # Without such an exchange to keep, or before a client search was ever declared, OpenAI searches.
+    hosted = {"type": "tool_search", "execution": "server"}
+    assert model.request("Be brief.", history[-1:], [], deferred_schemas())["tools"][-1] == hosted
+    fresh = OpenAIResponsesModel("gpt-5.4", api_key="k", tool_search="client")
+    assert fresh.request("Be brief.", history, [], deferred_schemas())["tools"][-1] == hosted
+
+
+async def test_the_endpoint_runs_the_hosted_search_for_a_deferred_function_the_model_calls() -> None:
+    """The loopback provider does what OpenAI's hosted tool_search does: a deferred function the model calls
+    is loaded first, within the same answer, and its definition is in every later request."""
+    calls = (Call("github__list_issues"), Call("general__echo"))
+    script = [Reply(calls=calls), Reply(calls=(Call("github__list_issues"),))]
+    visible = [{"type": "function", "name": "general__echo", "parameters": {"type": "object"}, "strict": False}]
+    async with ProviderEndpoint(script) as endpoint, responses_model(endpoint.url) as model:
+        history: list[Any] = [UserMessage("issues?")]
+        first = await model.complete("sys", history, visible, deferred_schemas())
+        history += [first, *(ToolMessage(call, ToolResult.text("none")) for call in first.tool_calls)]
+        second = await model.complete("sys", history, visible, deferred_schemas())
+    search, output, *functions = first.provider_blocks
+    assert (search["type"], search["execution"], search["arguments"]) == (
+        "tool_search_call",
+        "server",
+        {"paths": ["github__list_issues"]},
+    )
+    (namespace,) = output["tools"]
+    assert (output["type"], output["execution"], namespace["name"]) == ("tool_search_output", "server", "github")
+    assert namespace["tools"] == [deferred_schemas()[0]]  # loaded: no defer_loading any more
+    assert [f["name"] for f in functions] == ["github__list_issues", "general__echo"]  # the visible one needs none
+    # Loaded once: the next call needs no search, and the next request carries the definition in its input.
+    assert [block["type"] for block in second.provider_blocks] == ["function_call"]
+    assert endpoint.requests[0].usage.loaded_tokens == 0 < endpoint.requests[1].usage.loaded_tokens
+    check_request(model.request("sys", history, visible, deferred_schemas()))
+
+
 def test_model_without_tool_search_defers_nothing() -> None:
     model = OpenAIResponsesModel("gpt-4.1", api_key="k", tool_search=None)
     assert model.defers_tools is False

@@ -347,6 +347,27 @@ async def test_server_side_search_blocks_come_back_verbatim() -> None:
     assert second.usage.tool_tokens > first.usage.tool_tokens  # the reference loaded lookup's definition
 
 
+async def test_the_endpoint_runs_anthropics_server_search_for_a_deferred_tool_the_model_calls() -> None:
+    """A model with a server-side search loads a deferred tool before its first call, within the same answer."""
+    script = [Reply(calls=(Call("lookup", {"key": "a"}),)), Reply(calls=(Call("lookup", {"key": "b"}),))]
+    async with ProviderEndpoint(script) as endpoint, claude(endpoint, tool_search="regex") as model:
+        history: list[Any] = [UserMessage("a?")]
+        first = await model.complete("sys", history, [], deferred=[schema("lookup", 2000)])
+        history += [first, ToolMessage(first.tool_calls[0], ToolResult.text("value of a"))]
+        second = await model.complete("sys", history, [], deferred=[schema("lookup", 2000)])
+    use, result, call = first.provider_blocks
+    assert (use["type"], use["name"], result["type"]) == (
+        "server_tool_use",
+        "tool_search_tool_regex",
+        "tool_search_tool_result",
+    )
+    assert result["tool_use_id"] == use["id"] and call["type"] == "tool_use"
+    assert result["content"]["tool_references"] == [{"type": "tool_reference", "tool_name": "lookup"}]
+    # Loaded once: the next call of the same tool needs no search, and the next request carries its definition.
+    assert not second.provider_blocks and second.tool_calls[0].name == "lookup"
+    assert endpoint.requests[0].usage.loaded_tokens == 0 and endpoint.requests[1].usage.loaded_tokens > 2000
+
+
 # -- the Chat Completions adapter -----------------------------------------------------------------------
 
 

@@ -107,23 +107,28 @@ def to_responses_tools(
     deferred: Sequence[Mapping[str, Any]] = (),
     *,
     tool_search: ToolSearch = "server",
+    client_search: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The request's ``tools``: the turn's functions, then the deferred ones by namespace, then ``tool_search``.
 
     With ``tool_search="client"`` and ``search_tools`` among ``tools``, that
     function becomes the client-executed ``tool_search`` (its description and
     parameters), so the model has one way to search, answered by toolsift.
+    Without it in the turn, OpenAI searches; but ``client_search``, the client
+    tool search declared before, is kept when given: the conversation loaded
+    tools by reference with it, and those exchanges must stay client searches
+    whose output carries the definitions, in the same bytes.
     """
     functions = [_flat(entry) for entry in tools]
     if not deferred:
         return functions
-    search: dict[str, Any] = {"type": "tool_search"}
+    search: dict[str, Any] = {"type": "tool_search", "execution": "server"}
     own = next((f for f in functions if f["name"] == SEARCH_TOOL_NAME), None)
     if tool_search == "client" and own is not None:
         functions.remove(own)
         search.update(execution="client", description=own.get("description") or "", parameters=own["parameters"])
-    else:
-        search["execution"] = "server"
+    elif tool_search == "client" and client_search is not None:
+        search = dict(client_search)
     return [*functions, *_namespaces(deferred, defer=True), search]
 
 
@@ -164,6 +169,15 @@ def _search_calls(history: Sequence[Message], *, client_search: bool = False) ->
         if client_search and not _echoed(message):
             ids.update(call.id for call in message.tool_calls if call.name == SEARCH_TOOL_NAME)
     return ids
+
+
+def _loads_by_reference(history: Sequence[Message]) -> bool:
+    """Whether the conversation loaded tools with a ``search_tools`` exchange of its own (not this adapter's
+    answer), which a client tool search carries as its output."""
+    return any(
+        isinstance(m, AssistantMessage) and not _echoed(m) and any(c.name == SEARCH_TOOL_NAME for c in m.tool_calls)
+        for m in history
+    )
 
 
 def _echoed(message: AssistantMessage) -> bool:
@@ -326,6 +340,7 @@ class OpenAIResponsesModel:
         # What each client tool search loaded, by call id: computed once, so that a later
         # request repeats the same output item byte for byte even if the scope changed since.
         self._loaded: dict[str, list[dict[str, Any]]] = {}
+        self._client_search: dict[str, Any] | None = None  # the client tool search declared last
 
     def request(
         self,
@@ -336,9 +351,16 @@ class OpenAIResponsesModel:
     ) -> dict[str, Any]:
         """The body of one ``responses.create`` call (also what tests check against the SDK's types)."""
         declared = to_responses_tools(
-            tools, deferred if self.defers_tools else (), tool_search=self.tool_search or "server"
+            tools,
+            deferred if self.defers_tools else (),
+            tool_search=self.tool_search or "server",
+            client_search=self._client_search if _loads_by_reference(history) else None,
         )
-        client_search = any(tool == {**tool, "type": "tool_search", "execution": "client"} for tool in declared)
+        search = next(
+            (tool for tool in declared if tool == {**tool, "type": "tool_search", "execution": "client"}), None
+        )
+        client_search = search is not None
+        self._client_search = search or self._client_search
         searches = _search_calls(history, client_search=client_search)
         for message in history:
             if isinstance(message, ToolMessage) and message.call.id in searches and message.call.id not in self._loaded:
