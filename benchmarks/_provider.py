@@ -27,8 +27,9 @@ OpenAI (https://platform.openai.com/docs/guides/prompt-caching): caching is auto
 1,024 tokens or more; the cached part is the longest prefix shared with an earlier request, counted in
 128-token steps from 1,024 (1,024, 1,152, 1,280, ...). The prompt is rendered as the models read it:
 the leading system/developer messages (Responses: ``instructions``), then the tools, then the rest;
-Responses tools with ``defer_loading: true`` (also inside a namespace) are left out, and a
-``tool_search_output`` item carries what it loaded inline. ``prompt_cache_key`` only routes requests
+of Responses tools with ``defer_loading: true`` only what the model still sees stays (a namespace's name
+and description, a deferred function's own name and description), and a ``tool_search_output`` item
+carries what it loaded inline. ``prompt_cache_key`` only routes requests
 to a machine and changes nothing here.
 
 A hosted search (OpenAI's ``tool_search`` with ``execution: "server"``, Anthropic's ``tool_search_tool_*``)
@@ -284,13 +285,15 @@ def _openai_parts(api: Api, body: dict[str, Any]) -> tuple[list[str], int, int]:
     return head + tool_texts + [_json(m) for m in rest], up_front + loaded, loaded
 
 
-def _loaded(tool: dict[str, Any]) -> dict[str, Any] | None:
-    """A Responses tool as it sits in the prompt: None when deferred, a namespace without its deferred tools."""
-    if tool.get("defer_loading"):
-        return None
+def _loaded(tool: dict[str, Any], *, top: bool = True) -> dict[str, Any] | None:
+    """A Responses tool as it sits in the prompt (OpenAI's tool search guide): a namespace by its name and
+    description and its functions not deferred; a deferred function of its own by its name and description
+    (what is deferred is its parameters); one inside a namespace not at all."""
     if tool.get("type") == "namespace":
-        inner = [t for t in (_loaded(t) for t in tool.get("tools") or []) if t is not None]
-        return {**tool, "tools": inner} if inner else None
+        inner = [t for t in (_loaded(t, top=False) for t in tool.get("tools") or []) if t is not None]
+        return {**tool, "tools": inner}
+    if tool.get("defer_loading"):
+        return {key: tool[key] for key in ("type", "name", "description") if key in tool} if top else None
     return tool
 
 
@@ -522,41 +525,31 @@ class ProviderEndpoint:
 
     def _responses_search(self, body: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
         """The hosted ``tool_search`` a model runs, within its answer, for the deferred functions it
-        calls that no ``tool_search_output`` has loaded yet: the definitions arrive in the output."""
+        calls that no ``tool_search_output`` has loaded yet: the definitions arrive in the output,
+        as they were declared (the shape of OpenAI's own examples: functions, not their namespace)."""
         tools = body.get("tools") or []
         if not any(t.get("type") == "tool_search" and t.get("execution", "server") == "server" for t in tools):
             return []
-        deferred: dict[str, tuple[dict[str, Any] | None, dict[str, Any]]] = {}
+        deferred: dict[str, tuple[str | None, dict[str, Any]]] = {}
         for tool in tools:
-            for function in tool.get("tools") or [] if tool.get("type") == "namespace" else [tool]:
+            space = tool.get("name") if tool.get("type") == "namespace" else None
+            for function in tool.get("tools") or [] if space else [tool]:
                 if function.get("defer_loading"):
-                    deferred[function["name"]] = (tool if tool is not function else None, function)
+                    deferred[function["name"]] = (space, function)
         loaded = {
-            name
+            tool.get("name")
             for item in [*(body.get("input") or []), *reply.blocks]
             if isinstance(item, dict) and item.get("type") == "tool_search_output"
             for tool in item.get("tools") or []
-            for name in [tool.get("name"), *(inner.get("name") for inner in tool.get("tools") or [])]
         }
         wanted = list(dict.fromkeys(c.name for c in reply.calls if c.name in deferred and c.name not in loaded))
         if not wanted:
             return []
-        found: list[dict[str, Any]] = []
-        spaces: dict[str, dict[str, Any]] = {}
-        for name in wanted:
-            space, function = deferred[name]
-            definition = {k: v for k, v in function.items() if k != "defer_loading"}
-            if space is None:
-                found.append(definition)
-            elif space["name"] in spaces:
-                spaces[space["name"]]["tools"].append(definition)
-            else:
-                spaces[space["name"]] = {**{k: v for k, v in space.items() if k != "tools"}, "tools": [definition]}
-                found.append(spaces[space["name"]])
+        paths = list(dict.fromkeys(deferred[name][0] or name for name in wanted))
         done = {"execution": "server", "status": "completed", "call_id": None}
         return [
-            {"type": "tool_search_call", "id": self._id("tsc_"), "arguments": {"paths": wanted}, **done},
-            {"type": "tool_search_output", "id": self._id("tso_"), "tools": found, **done},
+            {"type": "tool_search_call", "id": self._id("tsc_"), "arguments": {"paths": paths}, **done},
+            {"type": "tool_search_output", "id": self._id("tso_"), "tools": [deferred[n][1] for n in wanted], **done},
         ]
 
 

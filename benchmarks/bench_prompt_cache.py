@@ -23,7 +23,9 @@ given up front, plus, for a deferring model, the deferred ones the messages load
 or in a ``tool_search_output``, on every request after the load; the loaded part is printed apart), the
 effective input cost (uncached 1x, cache reads 0.1x, writes 1.25x), the cost of the last 10 requests, the
 share of input tokens read from the cache, and the toolsift/naive ratio against the goal (cost <= 0.20x the
-naive agent's, >= 90 % of input tokens cached).
+naive agent's, >= 90 % of input tokens cached, tool tokens no more than toolsift's before the cache work).
+A model with a provider-run search (Anthropic's ``bm25``, OpenAI's hosted ``tool_search``) also runs with
+``on_demand=True``: every tool but ``search_tools`` deferred, each loaded when the model first calls it.
 ``--quick`` runs the first 10 messages and only the Anthropic rows (for CI); ``--verbose`` also prints every
 request's tokens (input, read, written, tool definitions), which shows where a prefix broke.
 """
@@ -68,6 +70,9 @@ INSTRUCTIONS = (
     "is active, follow its instructions for as long as it stays active. Report what each call did.\n"
 ) * 3
 GOAL_RATIO, GOAL_CACHED = 0.20, 0.90
+#: Tool tokens per request of toolsift's loop before the cache work (commit d4bf8e9, Anthropic format, the
+#: recorded catalogue): the goal's "no higher than today".
+GOAL_TOOL_TOKENS = 3_156
 QUICK_MESSAGES = 10
 FLOW = "claude-flow"
 
@@ -336,6 +341,7 @@ def providers(quick: bool) -> list[tuple[str, ModelFactory, ModelFactory]]:
     ]
     if quick:
         return rows
+    rows.append(("anthropic_on_demand", claude(tool_search="bm25", on_demand=True), claude(tool_search=None)))
 
     def gpt(url: str) -> ChatModel:
         return OpenAIChatModel("gpt-5-mini", api_key="k", base_url=url + "/v1")
@@ -350,6 +356,7 @@ def providers(quick: bool) -> list[tuple[str, ModelFactory, ModelFactory]]:
         return lambda url: OpenAIResponsesModel("gpt-5-mini", api_key="k", base_url=url + "/v1", **options)
 
     rows.append(("openai_responses_deferral", responses(), responses(tool_search=None)))
+    rows.append(("openai_responses_on_demand", responses(on_demand=True), responses(tool_search=None)))
     rows.append(("openai_responses_client", responses(tool_search="client"), responses(tool_search=None)))
     rows.append(("openai_responses", responses(tool_search=None), responses(tool_search=None)))
     return rows
@@ -358,8 +365,12 @@ def providers(quick: bool) -> list[tuple[str, ModelFactory, ModelFactory]]:
 LABELS = {
     "anthropic_deferral": "Anthropic Messages, native deferral (tool_search='client')",
     "anthropic": "Anthropic Messages, no deferral (tool_search=None)",
+    "anthropic_on_demand": "Anthropic Messages, everything deferred, loaded on demand by the server-side search "
+    "(tool_search='bm25', on_demand=True)",
     "openai_chat": "OpenAI Chat Completions",
     "openai_responses_deferral": "OpenAI Responses, native deferral (tool_search='server', OpenAI's hosted search)",
+    "openai_responses_on_demand": "OpenAI Responses, everything deferred, loaded on demand by the hosted search "
+    "(on_demand=True)",
     "openai_responses_client": "OpenAI Responses, native deferral (tool_search='client')",
     "openai_responses": "OpenAI Responses, no deferral (tool_search=None)",
 }
@@ -368,7 +379,8 @@ LABELS = {
 def print_row(row: str, ours: Figures, naive: Figures) -> dict[str, Any]:
     """Print one provider's figures beside the naive agent's; return the ones to save."""
     ratio, last = ours.cost / naive.cost, ours.last10 / naive.last10
-    goal = "meets" if ratio <= GOAL_RATIO and ours.cached >= GOAL_CACHED else "misses"
+    met = ratio <= GOAL_RATIO and ours.cached >= GOAL_CACHED and ours.tool_tokens <= GOAL_TOOL_TOKENS
+    goal = "meets" if met else "misses"
     print(f"\n{LABELS[row]}")
     print(f"  {'':34}{'toolsift':>14}{'naive agent':>14}")
     print(f"  {'requests':34}{ours.requests:>14,}{naive.requests:>14,}")
@@ -380,7 +392,10 @@ def print_row(row: str, ours: Figures, naive: Figures) -> dict[str, Any]:
     print(f"  {'effective input cost':34}{ours.cost:>14,.0f}{naive.cost:>14,.0f}   toolsift {ratio:.2f}x")
     print(f"  {'last 10 requests':34}{ours.last10:>14,.0f}{naive.last10:>14,.0f}   toolsift {last:.2f}x")
     print(f"  {'input tokens read from cache':34}{ours.cached:>14.1%}{naive.cached:>14.1%}")
-    print(f"  goal (<= {GOAL_RATIO:.2f}x the naive cost, >= {GOAL_CACHED:.0%} cached): {goal}")
+    print(
+        f"  goal (<= {GOAL_RATIO:.2f}x the naive cost, >= {GOAL_CACHED:.0%} cached, "
+        f"<= {GOAL_TOOL_TOKENS:,} tool tokens): {goal}"
+    )
     if ours.note:
         print(f"  {ours.note}")
     return {

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from scripted_model import ScriptedModel
 from sdk_shapes import problems
 
-from toolsift import SkillNotFound
+from toolsift import AgentError, SkillNotFound
 from toolsift._names import SEARCH_TOOL_NAME
 from toolsift.agent import (
     AssistantMessage,
@@ -673,6 +674,55 @@ async def test_a_deferring_model_drops_the_globals_a_skill_hides_and_gets_them_b
     assert removal.left == tuple(first) and not removal.keep and removal.removal_cost == 0
     assert back == first  # /unuse: the first request's list, byte for byte
     assert [serialized(tools) for _, _, tools in model.seen][2] == serialized(model.seen[0][2])
+
+
+class OnDemandModel(DeferringModel):
+    """A deferring model whose provider's search loads each deferred tool when the model calls it."""
+
+    loads_on_demand = True
+
+
+async def test_a_model_that_loads_on_demand_keeps_one_tool_list_and_is_told_the_skills_tools() -> None:
+    model = OnDemandModel()
+    conversation, (stored, refused) = await skill_session(model)
+    lists = [serialized(tools) for _, _, tools in model.seen]
+    # Only search_tools (pinned by the discovery) is up front, in every request: the globals are deferred too.
+    assert [name_of(t) for t in model.seen[0][2]] == [SEARCH_TOOL_NAME] and len(set(map(tuple, lists))) == 1
+    first_deferred = [name_of(t) for t in model.deferred[0]]
+    assert {"read_file", "write_file", "general__echo", *MEMORY} <= set(first_deferred)
+    assert "vault__secret_read" not in first_deferred  # never what the scope does not allow
+    # Nothing is loaded by the conversation and no rule chooses: each skill's tools are named, once.
+    assert not loads(conversation.history) and not conversation.load_rules()
+    notes = [m.text for m in conversation.history if isinstance(m, ContextMessage) and "deferred" in m.text]
+    assert notes == [
+        f"Skill 'mem' gives these tools; they are deferred, so search for each before its first call: "
+        f"{', '.join(MEMORY)}.",
+        "Skill 'swarm' gives these tools; they are deferred, so search for each before its first call: "
+        "claude-flow__swarm_init, claude-flow__swarm_search.",
+    ]
+    # Calls are checked against the live scope as ever.
+    assert not stored.result.is_error
+    assert refused.result.is_error and "layer 1" in refused.result.text_content()
+    # Every request extends the one before.
+    for (_, before, _), (_, after, _) in pairwise(model.seen):
+        assert after[: len(before)] == before
+
+
+@pytest.mark.parametrize(
+    ("make", "needs"),
+    [
+        (lambda: AnthropicChatModel("claude-x", api_key="k", on_demand=True), "tool_search='bm25' or 'regex'"),
+        (
+            lambda: OpenAIResponsesModel("gpt-x", api_key="k", tool_search="client", on_demand=True),
+            "tool_search='server'",
+        ),
+    ],
+)
+def test_on_demand_needs_a_search_the_provider_runs(make: Callable[[], object], needs: str) -> None:
+    with pytest.raises(AgentError, match=re.escape(needs)):
+        make()
+    assert AnthropicChatModel("claude-x", api_key="k", tool_search="regex", on_demand=True).loads_on_demand
+    assert OpenAIResponsesModel("gpt-x", api_key="k", on_demand=True).loads_on_demand
 
 
 async def test_a_model_that_does_not_defer_gets_the_skills_tools_in_its_list() -> None:

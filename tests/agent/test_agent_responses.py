@@ -273,11 +273,10 @@ async def test_the_endpoint_runs_the_hosted_search_for_a_deferred_function_the_m
     assert (search["type"], search["execution"], search["arguments"]) == (
         "tool_search_call",
         "server",
-        {"paths": ["github__list_issues"]},
+        {"paths": ["github"]},
     )
-    (namespace,) = output["tools"]
-    assert (output["type"], output["execution"], namespace["name"]) == ("tool_search_output", "server", "github")
-    assert namespace["tools"] == [deferred_schemas()[0]]  # loaded: no defer_loading any more
+    assert (output["type"], output["execution"]) == ("tool_search_output", "server")
+    assert output["tools"] == [{**deferred_schemas()[0], "defer_loading": True}]  # as declared in its namespace
     assert [f["name"] for f in functions] == ["github__list_issues", "general__echo"]  # the visible one needs none
     # Loaded once: the next call needs no search, and the next request carries the definition in its input.
     assert [block["type"] for block in second.provider_blocks] == ["function_call"]
@@ -402,6 +401,29 @@ async def box(tmp_path: Path, examples_in_process: None) -> AsyncIterator[Toolbo
     config.write_text(json.dumps({"tools": {"mcpServers": servers}, "skills": {"userSkills": False}}))
     async with Toolbox.from_config(config) as started:
         yield started
+
+
+async def test_on_demand_defers_the_global_tools_and_the_hosted_search_loads_what_is_called(box: Toolbox) -> None:
+    """With ``on_demand``, a global tool is deferred like the rest: the provider's search loads it when the
+    model calls it, within the answer, and toolsift runs the call under the turn's scope."""
+    script = [Reply(calls=(Call("general__echo", {"text": "hi"}),)), Reply(text="Echoed.")]
+    async with ProviderEndpoint(script) as endpoint, responses_model(endpoint.url, on_demand=True) as model:
+        reply = await box.conversation(instructions="Be brief.").send("Echo hi", model)
+    assert reply.text == "Echoed." and not reply.tool_calls[0].result.is_error
+    first, second = (request.body for request in endpoint.requests)
+    for request in (first, second):
+        check_request(request)
+    # Only search_tools is a function loaded up front; general is a namespace the model sees by name and
+    # description, and the builtins are deferred functions of their own.
+    functions = [t for t in first["tools"] if t["type"] == "function"]
+    assert [t["name"] for t in functions if not t.get("defer_loading")] == ["search_tools"]
+    assert {"read_skill_file", "ListMcpResources"} <= {t["name"] for t in functions if t.get("defer_loading")}
+    (general,) = [t for t in first["tools"] if t.get("name") == "general"]
+    assert general["type"] == "namespace" and all(f["defer_loading"] for f in general["tools"])
+    assert json.dumps(second["tools"]) == json.dumps(first["tools"])
+    loaded = [item for item in second["input"] if item["type"] == "tool_search_output"]
+    assert [[t["name"] for t in item["tools"]] for item in loaded] == [["general__echo"]]
+    assert endpoint.requests[1].usage.loaded_tokens > 0
 
 
 async def test_hosted_tool_search_loads_a_deferred_tool_that_runs_through_toolsift(box: Toolbox) -> None:

@@ -25,7 +25,7 @@ from ._active_skill import ActiveSkill, SkillSource
 from ._briefing import Briefing, SkillState, server_section, skill_section
 from ._commands import HELP, Command, describe_skills, describe_tools, parse_command
 from ._declared import DeclaredTools, schema_name
-from ._messages import AssistantMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
+from ._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from ._skill_servers import SkillServerHost, SkillServerLease
 from ._tool_list import KeepRule, LoadRule, estimated_tokens
 from ._turn import AgentReply, ChatModel, CommandReply, Turn
@@ -143,7 +143,7 @@ class Conversation:
         self._briefing = Briefing()
         self._declared = DeclaredTools(registry, discovery)
         self._last_scope: TurnScope | None = None
-        self._loaded: set[str] = set()  # deferred tools loaded by reference in the history
+        self._loaded: set[str] = set()  # deferred tools loaded by reference (or named, for on-demand loading)
         self._load_rules: list[LoadRule] = []
         self._requests = 0
         self._history_tokens = 0
@@ -250,7 +250,9 @@ class Conversation:
             parts.append(_PLAN_NOTE)
         return "\n\n".join(parts)
 
-    def turn(self, format: str = "openai", *, strict: bool = False, defer: bool = False) -> Turn:
+    def turn(
+        self, format: str = "openai", *, strict: bool = False, defer: bool = False, on_demand: bool = False
+    ) -> Turn:
         """System prompt, schemas and scope for the next model round.
 
         Call it once per model request: it also appends to :attr:`history` what
@@ -274,13 +276,22 @@ class Conversation:
                 ``tools`` when that costs less (:class:`LoadRule`). The turn's scope
                 allows what ``search_tools`` could unlock and what the skill surfaces;
                 a deferred tool it no longer allows is refused, saying why it left.
+            on_demand: With ``defer``, for a model whose provider's own search loads a deferred
+                tool when the model calls it, within the same answer (``loads_on_demand``):
+                the global tools are deferred too, ``tools`` holds only the pinned ones and
+                ``search_tools``, and a skill's tools are named in a context message at
+                ``/use`` rather than loaded; so the list never changes with the scope, and
+                only the definitions the model uses join the prompt, where it uses them.
         """
         live = self.scope()
         deferring = defer and self._declared.defers()
+        on_demand = on_demand and deferring
         shown = replace(live, unlocked=frozenset()) if deferring else live
         findable = self._declared.findable(shown) if deferring else []
         surfaced = self._declared.surfaced(shown) if deferring else []
-        self._tell(live, surfaced, format)
+        self._tell(live, surfaced, format, on_demand=on_demand)
+        if on_demand:
+            surfaced = self._declared.surfaced(shown, everything=True)
         tools = self._declared.declare(
             shown,
             format,
@@ -290,6 +301,7 @@ class Conversation:
             requests=self._requests,
             deferring=deferring,
             loaded=self._loaded,
+            on_demand=on_demand,
         )
         deferred = (
             self._declared.deferred([*findable, *surfaced], format, strict, before=self._last_scope, now=live)
@@ -359,13 +371,16 @@ class Conversation:
         shown = dict.fromkeys(self.registry.spec(name).server or "" for name in names)
         return {server: given[server] for server in shown if server in given}
 
-    def _tell(self, scope: TurnScope, load: Sequence[str] = (), format: str = "openai") -> None:
+    def _tell(
+        self, scope: TurnScope, load: Sequence[str] = (), format: str = "openai", *, on_demand: bool = False
+    ) -> None:
         """Append what changed since the model was last told, where the history allows it now.
 
         ``load``: the deferred tools the active skill surfaces, for a model that loads
         tools by reference; those neither loaded nor declared yet in this conversation
         are loaded by a ``search_tools`` exchange after the news (see :meth:`_loading`),
-        or put up front, whichever :class:`LoadRule` finds cheaper.
+        or put up front, whichever :class:`LoadRule` finds cheaper. With ``on_demand``
+        they stay deferred, and a context message names them once.
         """
         if not self._may_append():
             return
@@ -380,6 +395,10 @@ class Conversation:
         given = self._declared.given(format)
         missing = [name for name in load if name not in self._loaded and name not in given]
         if not missing:
+            return
+        if on_demand:
+            self.history.append(_deferred_note(scope.skill, missing, self.registry, format))
+            self._loaded.update(missing)
             return
         rule = LoadRule(
             skill=scope.skill,
@@ -568,7 +587,8 @@ class Conversation:
             await self.refresh_skill()
             live = self.scope()
             defers = bool(getattr(model, "defers_tools", False)) and self._declared.defers()
-            self._tell(live, self._declared.surfaced(live) if defers else (), model.format)
+            on_demand = defers and bool(getattr(model, "loads_on_demand", False))
+            self._tell(live, self._declared.surfaced(live) if defers else (), model.format, on_demand=on_demand)
             self.history.append(UserMessage(text))
             asked = True
             await self._loop(model, outcome)
@@ -583,9 +603,10 @@ class Conversation:
 
     async def _loop(self, model: ChatModel, outcome: AgentReply) -> None:
         defers = bool(getattr(model, "defers_tools", False))
+        on_demand = bool(getattr(model, "loads_on_demand", False))
         while True:
             await self.refresh_skill()
-            turn = self.turn(model.format, defer=defers)
+            turn = self.turn(model.format, defer=defers, on_demand=on_demand)
             started, history = time.perf_counter(), list(self.history)
             if defers:  # the optional keyword of models that search tools natively (see ChatModel)
                 deferred = turn.deferred
@@ -661,6 +682,14 @@ class Conversation:
         for call in last.tool_calls:
             if call.id not in answered:
                 self.history.append(ToolMessage(call, ToolResult.error(f"Tool {call.name!r} {reason}")))
+
+
+def _deferred_note(skill: str | None, names: Sequence[str], registry: ToolRegistry, format: str) -> ContextMessage:
+    """What a model that loads tools on demand is told of the tools a skill surfaces."""
+    whose = f"Skill {skill!r} gives" if skill else "The conversation's scope gives"
+    exported = ", ".join(registry.exported_name(name, format) for name in names)
+    text = f"{whose} these tools; they are deferred, so search for each before its first call: {exported}."
+    return ContextMessage(text, source=f"skill:{skill}" if skill else "tools")
 
 
 def _message_text(message: Message) -> str:

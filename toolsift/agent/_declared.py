@@ -76,6 +76,7 @@ class DeclaredTools:
         requests: int,
         deferring: bool = False,
         loaded: Collection[str] = (),
+        on_demand: bool = False,
     ) -> list[dict[str, Any]]:
         """This round's list for ``scope`` (see :class:`StableToolList`); ``before`` is the last round's scope.
 
@@ -86,9 +87,11 @@ class DeclaredTools:
         while surfaced tools are deferred that are neither up front nor ``loaded``
         by reference yet (a skill that changed during a tool round); a skill whose
         tools all reached the model that way does not pay for its definition.
+        ``on_demand`` (a model whose provider's search loads what it calls): the global
+        tools are deferred too, and the list holds only the pinned ones and ``search_tools``.
         """
-        surfaced = set(self.surfaced(scope)) - self._up_front if deferring else set()
-        if surfaced - set(loaded):
+        surfaced = set(self.surfaced(scope, everything=on_demand)) - self._up_front if deferring else set()
+        if surfaced - set(loaded) and not on_demand:
             scope = scope.with_pinned((SEARCH_TOOL_NAME,))
         tool_list = self._lists.setdefault((format, strict), StableToolList())
         declared = tool_list.update(
@@ -136,16 +139,17 @@ class DeclaredTools:
         """Whether a model with native tool search gets deferred tools: ``search_tools`` is there to load them."""
         return self.discovery is not None and SEARCH_TOOL_NAME in self.registry
 
-    def surfaced(self, shown: TurnScope) -> list[str]:
+    def surfaced(self, shown: TurnScope, *, everything: bool = False) -> list[str]:
         """Internal tools ``shown`` makes visible that a deferring model loads by reference: those an
-        active skill surfaces (not pinned, not ``search_tools``), in registration order."""
+        active skill surfaces (not pinned, not ``search_tools``), in registration order; with
+        ``everything``, the global ones too (for a model that loads on demand)."""
         return [
             name
             for tool in self.registry.visible_tools(shown)
             if (name := tool.spec.name) != SEARCH_TOOL_NAME
             and name not in shown.pinned
             and name not in shown.unlocked
-            and self.registry.is_internal(name)
+            and (everything or self.registry.is_internal(name))
         ]
 
     def findable(self, shown: TurnScope) -> list[str]:

@@ -24,7 +24,9 @@ class ChatModel(Protocol):
     ``ToolMessage.references`` or its own search); a skill's tools are then
     loaded by a ``search_tools`` exchange the conversation appends, or put in
     ``tools`` where that costs less. Models without it are called with the
-    three arguments alone.
+    three arguments alone. One whose provider's search loads a deferred tool
+    when the model calls it may also set ``loads_on_demand``: its global tools
+    are then deferred too, and a skill's tools are named rather than loaded.
 
     Attributes:
         format: The schema format its tools use (``openai``, ``anthropic``, ...).

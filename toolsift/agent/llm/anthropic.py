@@ -164,6 +164,10 @@ class AnthropicChatModel:
             prompt instead of changing the tool list. ``"bm25"`` / ``"regex"``: Anthropic's
             server-side search tool also searches the deferred tools. ``None``: nothing is
             deferred, for models without tool search (before the Claude 4.5 family).
+        on_demand: With a server-side search (``"bm25"``, ``"regex"``), defer the global tools too
+            and let the search load each tool when the model first calls it, a skill's tools
+            included (named at ``/use`` rather than loaded): the tool list then never changes
+            with the scope, and only the definitions the model uses join the prompt.
     """
 
     format = "anthropic"
@@ -178,9 +182,15 @@ class AnthropicChatModel:
         max_tokens: int = 4096,
         cache: bool = True,
         tool_search: ToolSearch | None = "client",
+        on_demand: bool = False,
     ) -> None:
         if tool_search is not None and tool_search not in ("client", *_SEARCH_TOOLS):
             raise AgentError(f"tool_search must be 'client', 'bm25', 'regex' or None, not {tool_search!r}")
+        if on_demand and tool_search not in _SEARCH_TOOLS:
+            raise AgentError(
+                f"on_demand needs a server-side search (tool_search='bm25' or 'regex'), not {tool_search!r}"
+            )
+        self.loads_on_demand = on_demand
         self.model = model
         self.max_tokens = max_tokens
         self.cache = cache

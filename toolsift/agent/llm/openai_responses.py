@@ -299,6 +299,12 @@ class OpenAIResponsesModel:
             turn's scope allows), ``"client"`` (toolsift's ``search_tools``, audited and within
             the unlock caps), or None for models without tool search (before ``gpt-5.4``):
             then the model defers nothing and toolsift's ``search_tools`` is the way to find tools.
+        on_demand: With the hosted search, defer the global tools too (the model sees each
+            server's namespace) and let the search load each tool when the model first calls
+            it, a skill's tools included (named at ``/use`` rather than loaded): the tool list
+            then never changes with the scope, and only the definitions the model uses join
+            the prompt, at the point it used them. Each first use costs a search within the
+            answer, no extra request.
         max_output_tokens: Upper bound of each answer (None: the model's own).
         reasoning_effort: ``reasoning.effort`` for reasoning models (None: the model's default).
         encrypted_reasoning: Ask for reasoning items with their encrypted content, which a
@@ -318,6 +324,7 @@ class OpenAIResponsesModel:
         strict: bool = False,
         prompt_cache_key: str | bool = True,
         tool_search: ToolSearch | None = "server",
+        on_demand: bool = False,
         max_output_tokens: int | None = None,
         reasoning_effort: str | None = None,
         encrypted_reasoning: bool = True,
@@ -327,7 +334,10 @@ class OpenAIResponsesModel:
         self.model = model
         self.strict = strict
         self.tool_search = tool_search
+        if on_demand and tool_search != "server":
+            raise AgentError(f"on_demand needs OpenAI's hosted search (tool_search='server'), not {tool_search!r}")
         self.defers_tools = tool_search is not None
+        self.loads_on_demand = on_demand
         self.max_output_tokens = max_output_tokens
         self.reasoning_effort = reasoning_effort
         self.encrypted_reasoning = encrypted_reasoning
