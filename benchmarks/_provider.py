@@ -537,10 +537,11 @@ class ProviderEndpoint:
                 if function.get("defer_loading"):
                     deferred[function["name"]] = (space, function)
         loaded = {
-            tool.get("name")
+            name
             for item in [*(body.get("input") or []), *reply.blocks]
             if isinstance(item, dict) and item.get("type") == "tool_search_output"
             for tool in item.get("tools") or []
+            for name in [tool.get("name"), *(inner.get("name") for inner in tool.get("tools") or [])]
         }
         wanted = list(dict.fromkeys(c.name for c in reply.calls if c.name in deferred and c.name not in loaded))
         if not wanted:
