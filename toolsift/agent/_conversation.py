@@ -288,10 +288,9 @@ class Conversation:
         on_demand = on_demand and deferring
         shown = replace(live, unlocked=frozenset()) if deferring else live
         findable = self._declared.findable(shown) if deferring else []
-        surfaced = self._declared.surfaced(shown) if deferring else []
-        self._tell(live, surfaced, format, on_demand=on_demand)
-        if on_demand:
-            surfaced = self._declared.surfaced(shown, everything=True)
+        surfaced = self._declared.surfaced(shown, everything=on_demand) if deferring else []
+        skills = [name for name in surfaced if self.registry.is_internal(name)] if on_demand else surfaced
+        self._tell(live, skills, format, on_demand=on_demand)
         tools = self._declared.declare(
             shown,
             format,
@@ -587,7 +586,7 @@ class Conversation:
             await self.refresh_skill()
             live = self.scope()
             defers = bool(getattr(model, "defers_tools", False)) and self._declared.defers()
-            on_demand = defers and bool(getattr(model, "loads_on_demand", False))
+            on_demand = bool(getattr(model, "loads_on_demand", False))
             self._tell(live, self._declared.surfaced(live) if defers else (), model.format, on_demand=on_demand)
             self.history.append(UserMessage(text))
             asked = True

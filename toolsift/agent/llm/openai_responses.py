@@ -159,25 +159,28 @@ def _search_call_id(block: Mapping[str, Any]) -> str | None:
 
 
 def _search_calls(history: Sequence[Message], *, client_search: bool = False) -> set[str]:
-    """Call ids of the client-executed tool searches: the model's, and with ``client_search`` every
-    ``search_tools`` call not made by this adapter (the conversation's own loading of a skill's tools)."""
-    ids: set[str] = set()
-    for message in history:
-        if not isinstance(message, AssistantMessage):
-            continue
-        ids.update(call_id for block in message.provider_blocks if (call_id := _search_call_id(block)) is not None)
-        if client_search and not _echoed(message):
-            ids.update(call.id for call in message.tool_calls if call.name == SEARCH_TOOL_NAME)
-    return ids
+    """Call ids of the client-executed tool searches: the model's, and with ``client_search`` the
+    conversation's own (:func:`_own_searches`)."""
+    ids = {
+        call_id
+        for message in history
+        if isinstance(message, AssistantMessage)
+        for block in message.provider_blocks
+        if (call_id := _search_call_id(block)) is not None
+    }
+    return ids | _own_searches(history) if client_search else ids
 
 
-def _loads_by_reference(history: Sequence[Message]) -> bool:
-    """Whether the conversation loaded tools with a ``search_tools`` exchange of its own (not this adapter's
-    answer), which a client tool search carries as its output."""
-    return any(
-        isinstance(m, AssistantMessage) and not _echoed(m) and any(c.name == SEARCH_TOOL_NAME for c in m.tool_calls)
-        for m in history
-    )
+def _own_searches(history: Sequence[Message]) -> set[str]:
+    """Call ids of the ``search_tools`` calls not made by this adapter: the conversation's own loading
+    of a skill's tools by reference, which a client tool search carries as its output."""
+    return {
+        call.id
+        for message in history
+        if isinstance(message, AssistantMessage) and not _echoed(message)
+        for call in message.tool_calls
+        if call.name == SEARCH_TOOL_NAME
+    }
 
 
 def _echoed(message: AssistantMessage) -> bool:
@@ -364,7 +367,7 @@ class OpenAIResponsesModel:
             tools,
             deferred if self.defers_tools else (),
             tool_search=self.tool_search or "server",
-            client_search=self._client_search if _loads_by_reference(history) else None,
+            client_search=self._client_search if _own_searches(history) else None,
         )
         search = next(
             (tool for tool in declared if tool == {**tool, "type": "tool_search", "execution": "client"}), None
