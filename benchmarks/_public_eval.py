@@ -1,84 +1,72 @@
-"""A search evaluation nobody here wrote: catalogues and queries built from the Berkeley Function Calling Leaderboard.
+"""What every search evaluation built from public data shares: catalogues, queries, splits, metrics, comparisons.
 
-The data is read from the installed ``bfcl-eval`` package (PyPI, Apache-2.0,
-Berkeley Sky Computing Lab; ``pip install --no-deps bfcl-eval``: its data
-files are all this needs, and its pinned dependencies would downgrade numpy).
-Nothing of it is copied into this repository. Each catalogue pools every
-function of one BFCL category, so a query has to find its function among
-hundreds instead of among the two to five BFCL offered it:
+A source (``_public_bfcl``, ``_public_etom``, ``_public_livemcp``) turns data
+nobody here wrote into :class:`Catalogue`\\ s: servers with their tools as MCP
+``Tool`` JSON, what each server says of itself, and queries. A query's
+``needs`` are the tools it needs, each as the set of canonical tool names
+(``server__tool``) any of which meets it: one name, or the same tool on every
+server offering it, or the tools a source declares equivalent.
 
-- ``multiple``: 200 questions, each answered by one function; 443 functions.
-- ``parallel_multiple``: 200 questions each needing 1-4 functions; 458 functions.
-- ``live_multiple``: 1,053 questions users sent to BFCL's live leaderboard, each answered
-  by one function; 457 functions (by name; of a name declared several ways the first is kept).
-- ``multi_turn``: the 200 tasks of ``multi_turn_base``, one query per turn (the user's message
-  of that step; 731 in all), answered by the functions the reference calls in that turn; the
-  catalogue is the 162 functions of BFCL's 12 simulated APIs, each API a server. BFCL writes the API's
-  description in front of every function's ("This tool belongs to the Message API, which
-  ..."); here it is the server's description, as an MCP server would give it, and the
-  function keeps its own.
-- ``multi_turn_task``: the same catalogue, one query per task (its turns joined), answered
-  by every function the task calls: one search for a whole task, against one per step above.
-- ``pooled``: the catalogues above as one (1,183 tools: the three single-turn ones share
-  one server, where a function name declared by two categories is kept once, beside the
-  12 simulated APIs) and all their per-question and per-turn queries: the right function
-  among a thousand and more.
+Metrics, over the top 10 of a ranking: hit@k (a tool meeting some need among the
+first k), recall@10 (the share of the query's needs met in the top 10) and MRR
+(1 / rank of the first hit meeting a need). Each is kept per query
+(:class:`Outcome`), so two rankings of the same queries are compared pairwise
+(:func:`paired_gap`), in one run or against a run saved earlier.
 
-Splits: each question (a whole task for ``multi_turn``) falls in ``tune`` when the
-SHA-256 of its BFCL id, read as a number, is divisible by 3, else in ``heldout``.
-History: this evaluation was written on 2026-11-26 and ``tune`` first run at 07:04 UTC
-(parameter descriptions and servers' own descriptions were already indexed); the
-ranking changes made after it (a query word met in a parameter, or at half in the
-server's text, counting towards the share of the query a tool meets; whole-catalogue
-idf and BM25F were tried and dropped) were chosen on ``tune`` and on the project's own
-``tuning`` split only. ``heldout`` was first run at 07:16 UTC, after the last change
-to the ``bm25`` ranking; no ranking change has been made since. The semantic
-backend's numpy model and disk cache were written after that run, with nothing
-chosen on either split (the fusion's constants are older); its ``heldout`` figures
-were first run at 07:30 UTC.
-
-Metrics per split, over the top 10: hit@k (an expected function among the first k),
-recall@10 (the share of a query's expected functions in the top 10) and MRR
-(1 / rank of the first expected function).
+Splits: a query falls in ``tune`` when the SHA-256 of its source's id for it (a
+whole task's, where a task gives several queries), read as a number, is divisible
+by 3, else in ``heldout``; a source kept entirely for checking has only ``heldout``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
+import os
 import random
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from _search_eval import DEPTH, Ranking, bm25s_ranker
 
-CATEGORIES = ("multiple", "parallel_multiple", "live_multiple", "multi_turn", "multi_turn_task", "pooled")
+from toolsift.search import index_tools
+from toolsift.search._bm25 import SearchBackend
+
 SPLITS = ("tune", "heldout")
-INSTALL = "pip install --no-deps bfcl-eval"
-# "This tool belongs to the Message API, which is used to ... Tool description: Add a contact ..."
-_OWNER = re.compile(r"^(?P<about>This tool belongs to .*?)\s*Tool description:\s*(?P<own>.*)$", re.S)
-_CALLED = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
+METRICS = ("hit1", "hit5", "hit10", "recall10", "mrr")
+SHOWN = {"hit1": "hit@1", "hit5": "hit@5", "hit10": "hit@10", "recall10": "recall@10", "mrr": "MRR"}
+#: The metrics each comparison prints an interval for.
+COMPARED = ("hit1", "hit5", "recall10", "mrr")
+Need = frozenset[str]
 
 
 @dataclass(frozen=True)
 class Query:
+    """One query: its source's id for it, its text, the tools it needs, its split and kind (a source's category)."""
+
+    id: str
     text: str
-    expected: frozenset[str]
+    needs: tuple[Need, ...]
     split: str
+    kind: str = ""
 
 
 @dataclass(frozen=True)
 class Catalogue:
-    """Server -> its tools (MCP ``Tool`` JSON), server -> its description, and the queries."""
+    """Server -> its tools (MCP ``Tool`` JSON), server -> what it says of itself, and the queries.
+
+    ``absent`` names annotated tools the catalogue lacks: left out of the needs
+    (a query left with none is dropped), since no ranking could find them.
+    """
 
     name: str
     servers: dict[str, list[dict[str, Any]]]
     about: dict[str, str]
     queries: list[Query]
+    absent: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
@@ -86,161 +74,227 @@ class Catalogue:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    """How one ranking did on one query: the rank of its first hit meeting a need (None: not in the top 10),
+    and how many of the query's needs its top 10 met."""
+
+    rank: int | None
+    met: int
+    needs: int
+
+    def value(self, metric: str) -> float:
+        if metric == "recall10":
+            return self.met / self.needs
+        if metric == "mrr":
+            return 0.0 if self.rank is None else 1 / self.rank
+        depth = int(metric.removeprefix("hit"))
+        return float(self.rank is not None and self.rank <= depth)
+
+
+@dataclass(frozen=True)
 class Metrics:
-    queries: int
-    hit1: float
-    hit5: float
-    hit10: float
-    recall10: float
-    mrr: float
-    #: Per query: whether an expected function was in the top 5 (for paired comparisons).
-    found5: tuple[bool, ...] = ()
+    """One ranking's outcome on each query (by id), and their means."""
+
+    outcomes: Mapping[str, Outcome] = field(default_factory=dict)
+
+    @property
+    def queries(self) -> int:
+        return len(self.outcomes)
+
+    def mean(self, metric: str) -> float:
+        return sum(o.value(metric) for o in self.outcomes.values()) / max(1, len(self.outcomes))
+
+    hit1 = property(lambda self: self.mean("hit1"))
+    hit5 = property(lambda self: self.mean("hit5"))
+    hit10 = property(lambda self: self.mean("hit10"))
+    recall10 = property(lambda self: self.mean("recall10"))
+    mrr = property(lambda self: self.mean("mrr"))
 
     def row(self) -> str:
-        return (
-            f"hit@1 {self.hit1:.2f}  hit@5 {self.hit5:.2f}  hit@10 {self.hit10:.2f}  "
-            f"recall@10 {self.recall10:.2f}  MRR {self.mrr:.2f}"
-        )
+        return "  ".join(f"{SHOWN[m]} {self.mean(m):.2f}" for m in METRICS)
 
     def figures(self) -> dict[str, float]:
-        return {
-            "queries": self.queries,
-            "hit1": self.hit1,
-            "hit5": self.hit5,
-            "hit10": self.hit10,
-            "recall10": self.recall10,
-            "mrr": self.mrr,
-        }
+        return {"queries": self.queries, **{m: self.mean(m) for m in METRICS}}
+
+    def only(self, ids: Iterable[str]) -> Metrics:
+        """The same ranking on the queries of ``ids`` it has an outcome for."""
+        return Metrics({i: self.outcomes[i] for i in ids if i in self.outcomes})
+
+    def to_json(self) -> dict[str, list[Any]]:
+        return {i: [o.rank, o.met, o.needs] for i, o in self.outcomes.items()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Sequence[Any]]) -> Metrics:
+        return cls({i: Outcome(rank, met, needs) for i, (rank, met, needs) in data.items()})
 
 
-def hit5_gap(ours: Metrics, anchor: Metrics, *, rounds: int = 2000, seed: int = 7) -> tuple[float, float, float]:
-    """hit@5 of ``ours`` minus ``anchor`` on the same queries, with a 95 % paired bootstrap interval."""
-    differences = [int(a) - int(b) for a, b in zip(ours.found5, anchor.found5, strict=True)]
+@dataclass(frozen=True)
+class Gap:
+    """A metric of one ranking minus another's on the same queries, with a 95 % paired bootstrap interval."""
+
+    metric: str
+    mean: float
+    low: float
+    high: float
+    queries: int
+
+    def __str__(self) -> str:
+        return f"{SHOWN[self.metric]} {self.mean:+.2f} [{self.low:+.2f}, {self.high:+.2f}]"
+
+
+def paired_gap(ours: Metrics, anchor: Metrics, metric: str = "hit5", *, rounds: int = 2000, seed: int = 7) -> Gap:
+    """``metric`` of ``ours`` minus ``anchor`` over the queries both ranked, resampled by query.
+
+    Raises:
+        ValueError: The two share no query.
+    """
+    common = sorted(ours.outcomes.keys() & anchor.outcomes.keys())
+    if not common:
+        raise ValueError("the two rankings share no query: nothing to compare")
+    differences = [ours.outcomes[i].value(metric) - anchor.outcomes[i].value(metric) for i in common]
     draw = random.Random(seed)
     count = len(differences)
     means = sorted(sum(draw.choices(differences, k=count)) / count for _ in range(rounds))
-    return sum(differences) / count, means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
+    return Gap(metric, sum(differences) / count, means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1], count)
 
 
-def data_folder() -> Path | None:
-    """The installed ``bfcl-eval`` package's data folder (found without importing the package), or None."""
-    spec = importlib.util.find_spec("bfcl_eval")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations))) / "data"
-    return folder if folder.is_dir() else None
+def paired_gaps(ours: Metrics, anchor: Metrics) -> list[Gap]:
+    """:func:`paired_gap` for each metric worth an interval (hit@1, hit@5, recall@10, MRR)."""
+    return [paired_gap(ours, anchor, metric) for metric in COMPARED]
 
 
 def split_of(identifier: str) -> str:
     return "tune" if int(hashlib.sha256(identifier.encode()).hexdigest(), 16) % 3 == 0 else "heldout"
 
 
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as file:
-        for line in file:
-            if line.strip():
-                yield json.loads(line)
-
-
-def _tool(function: dict[str, Any], description: str | None = None) -> dict[str, Any]:
-    """A BFCL function declaration as an MCP tool (BFCL writes ``"type": "dict"`` for an object)."""
-    parameters = dict(function.get("parameters") or {})
-    parameters["type"] = "object"
-    return {
-        "name": function["name"],
-        "description": function.get("description", "") if description is None else description,
-        "inputSchema": parameters,
-    }
-
-
-def _user_text(turn: Sequence[dict[str, Any]]) -> str:
-    return "\n".join(str(m["content"]) for m in turn if m.get("role") == "user")
-
-
-def _single_turn(data: Path, category: str) -> Catalogue:
-    answers = {a["id"]: a["ground_truth"] for a in _lines(data / "possible_answer" / f"BFCL_v4_{category}.json")}
-    tools: dict[str, dict[str, Any]] = {}
-    queries = []
-    for question in _lines(data / f"BFCL_v4_{category}.json"):
-        for function in question["function"]:
-            tools.setdefault(function["name"], _tool(function))
-        expected = frozenset(name for call in answers[question["id"]] for name in call)
-        queries.append(Query(_user_text(question["question"][0]), expected, split_of(question["id"])))
-    return Catalogue(category, {"bfcl": list(tools.values())}, {}, queries)
-
-
-def _multi_turn(data: Path, *, whole: bool = False) -> Catalogue:
-    servers: dict[str, list[dict[str, Any]]] = {}
-    about: dict[str, str] = {}
-    for path in sorted((data / "multi_turn_func_doc").glob("*.json")):
-        server = path.stem.replace("_", "-")
-        for function in _lines(path):
-            owned = _OWNER.match(function.get("description", ""))
-            if owned is not None:
-                about.setdefault(server, owned["about"])
-            servers.setdefault(server, []).append(_tool(function, owned["own"] if owned else None))
-    answers = {a["id"]: a["ground_truth"] for a in _lines(data / "possible_answer" / "BFCL_v4_multi_turn_base.json")}
-    queries = []
-    for task in _lines(data / "BFCL_v4_multi_turn_base.json"):
-        split = split_of(task["id"])
-        steps = [
-            (_user_text(turn), frozenset(m[1] for call in calls if (m := _CALLED.match(call))))
-            for turn, calls in zip(task["question"], answers[task["id"]], strict=True)
-        ]
-        steps = [(text, expected) for text, expected in steps if text and expected]
-        if whole:
-            steps = [("\n".join(text for text, _ in steps), frozenset().union(*(e for _, e in steps)))]
-        queries.extend(Query(text, expected, split) for text, expected in steps)
-    return Catalogue("multi_turn_task" if whole else "multi_turn", servers, about, queries)
-
-
-def _pooled(data: Path) -> Catalogue:
-    servers: dict[str, list[dict[str, Any]]] = {}
-    about: dict[str, str] = {}
-    queries: list[Query] = []
-    for part in (
-        *(_single_turn(data, c) for c in ("multiple", "parallel_multiple", "live_multiple")),
-        _multi_turn(data),
-    ):
-        for server, tools in part.servers.items():
-            known = {tool["name"] for tool in servers.get(server, ())}
-            servers.setdefault(server, []).extend(tool for tool in tools if tool["name"] not in known)
-        about.update(part.about)
-        queries.extend(part.queries)
-    return Catalogue("pooled", servers, about, queries)
-
-
-def load(category: str, data: Path) -> Catalogue:
-    """One category's catalogue and queries."""
-    if category == "pooled":
-        return _pooled(data)
-    if category.startswith("multi_turn"):
-        return _multi_turn(data, whole=category == "multi_turn_task")
-    return _single_turn(data, category)
-
-
 def evaluate(rank: Callable[[str], Ranking], queries: Sequence[Query]) -> Metrics:
-    """Score ``rank`` (query -> ranking) on ``queries``."""
-    firsts: list[int | None] = []
-    recalls: list[float] = []
+    """Score ``rank`` (query -> ranking, each hit the canonical names it stands for) on ``queries``."""
+    outcomes = {}
     for query in queries:
         ranking = rank(query.text)[:DEPTH]
-        firsts.append(next((i for i, hit in enumerate(ranking, start=1) if hit & query.expected), None))
-        found = set().union(*ranking) & query.expected if ranking else set()
-        recalls.append(len(found) / len(query.expected))
-    count = len(queries)
-    return Metrics(
-        queries=count,
-        hit1=sum(p == 1 for p in firsts) / count,
-        hit5=sum(p is not None and p <= 5 for p in firsts) / count,
-        hit10=sum(p is not None for p in firsts) / count,
-        recall10=sum(recalls) / count,
-        mrr=sum(1 / p for p in firsts if p is not None) / count,
-        found5=tuple(p is not None and p <= 5 for p in firsts),
-    )
+        first = next((i for i, hit in enumerate(ranking, start=1) if any(hit & need for need in query.needs)), None)
+        met = sum(any(hit & need for hit in ranking) for need in query.needs)
+        outcomes[query.id] = Outcome(first, met, len(query.needs))
+    return Metrics(outcomes)
+
+
+def index_ranker(catalogue: Catalogue, backend: SearchBackend) -> Callable[[str], Ranking]:
+    """toolsift's ranking of ``catalogue`` (indexed as ``search_tools`` indexes servers) with ``backend``."""
+    index = index_tools(catalogue.servers, descriptions=catalogue.about, backend=backend)
+    index.refresh()
+    return lambda query: [frozenset(hit.names) for hit in index.search(query, limit=DEPTH)]
 
 
 def plain_bm25s(catalogue: Catalogue) -> Callable[[str], Ranking]:
-    """The anchor: plain bm25s over ``name + description`` (see ``_search_eval.bm25s_ranker``)."""
-    tools = [tool for listed in catalogue.servers.values() for tool in listed]
-    return bm25s_ranker([tool["name"] for tool in tools], [f"{tool['name']} {tool['description']}" for tool in tools])
+    """The anchor: plain bm25s over each tool's ``name + description`` (see ``_search_eval.bm25s_ranker``)."""
+    listed = [(server, tool) for server, tools in catalogue.servers.items() for tool in tools]
+    return bm25s_ranker(
+        [f"{server}__{tool['name']}" for server, tool in listed],
+        [f"{tool['name']} {tool.get('description') or ''}" for _, tool in listed],
+    )
+
+
+# -- building catalogues ---------------------------------------------------------------------------------
+
+
+def server_keys(titles: Iterable[str]) -> dict[str, str]:
+    """A config key for each server title ("Peekaboo MCP: Screenshots" -> ``peekaboo-mcp-screenshots``), unique."""
+    keys: dict[str, str] = {}
+    taken: set[str] = set()
+    for title in titles:
+        base = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "server"
+        key, number = base, 1
+        while key in taken:
+            number += 1
+            key = f"{base}-{number}"
+        keys[title] = key
+        taken.add(key)
+    return keys
+
+
+def by_local_name(servers: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Need]:
+    """Each tool name -> the canonical names of that tool on every server listing it."""
+    found: dict[str, set[str]] = {}
+    for server, tools in servers.items():
+        for tool in tools:
+            found.setdefault(tool["name"], set()).add(f"{server}__{tool['name']}")
+    return {name: frozenset(names) for name, names in found.items()}
+
+
+def needs_named(names: Iterable[str], known: Mapping[str, Need]) -> tuple[tuple[Need, ...], tuple[str, ...]]:
+    """The needs for tools named without their server (any server's tool of that name meets it), and the unknown."""
+    needs: list[Need] = []
+    unknown: list[str] = []
+    for name in dict.fromkeys(names):
+        if name in known:
+            needs.append(known[name])
+        else:
+            unknown.append(name)
+    return tuple(needs), tuple(unknown)
+
+
+# -- sources ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an evaluation's data comes from, how to get it, and how to read it.
+
+    Attributes:
+        name: What ``--public NAME`` calls it.
+        splits: The splits it has (only ``heldout`` for a source never used to choose anything).
+        load: Data folder -> its catalogues. Raises ``OSError`` or ``ValueError`` naming the file.
+        find: Option value (or None) -> the data folder, or None when nothing says where it is.
+        missing: What to do to get the data, printed when it is absent.
+        digests: File (relative to the folder) -> SHA-256 at the named commit, to warn when the data differs.
+    """
+
+    name: str
+    splits: tuple[str, ...]
+    load: Callable[[Path], list[Catalogue]]
+    find: Callable[[str | None], Path | None]
+    missing: str
+    digests: Mapping[str, str] = field(default_factory=dict)
+
+
+def folder_from(variable: str) -> Callable[[str | None], Path | None]:
+    """A ``Source.find`` reading the option's value, else the environment variable ``variable``."""
+
+    def find(given: str | None) -> Path | None:
+        value = given or os.environ.get(variable)
+        return Path(value).expanduser() if value else None
+
+    return find
+
+
+def changed_files(folder: Path, digests: Mapping[str, str]) -> list[str]:
+    """The files of ``digests`` whose content in ``folder`` differs from the commit the figures name."""
+    return [
+        name
+        for name, digest in digests.items()
+        if not (folder / name).is_file() or hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest
+    ]
+
+
+def data_file(folder: Path, name: str) -> Path:
+    """``folder / name``, or an error naming the missing file.
+
+    Raises:
+        FileNotFoundError: Not there.
+    """
+    path = folder / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found")
+    return path
+
+
+def read_json(path: Path) -> Any:
+    """The JSON in ``path``.
+
+    Raises:
+        ValueError: Not JSON (the path named).
+    """
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not JSON ({exc})") from exc

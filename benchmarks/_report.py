@@ -46,8 +46,11 @@ def reference_ms() -> float:
     return min(samples)
 
 
-def save(name: str, figures: dict[str, Any]) -> Path:
-    """Print ``figures`` and write them with machine details to ``results/<name>.json``."""
+def save(name: str, figures: dict[str, Any], *, details: dict[str, Any] | None = None, show: bool = True) -> Path:
+    """Print ``figures`` (unless ``show`` is false) and write them with machine details to ``results/<name>.json``.
+
+    ``details`` (per-query outcomes, data versions) is written after the figures and never printed.
+    """
     RESULTS.mkdir(exist_ok=True)
     record = {
         "benchmark": name,
@@ -56,11 +59,12 @@ def save(name: str, figures: dict[str, Any]) -> Path:
         "machine": platform.machine(),
         "reference_ms": round(reference_ms(), 1),
         "figures": figures,
+        **({"details": details} if details else {}),
     }
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(record, indent=2) + "\n")
-    width = max(len(k) for k in figures)
-    for key, value in figures.items():
+    width = max((len(k) for k in figures), default=0)
+    for key, value in figures.items() if show else ():
         shown = f"{value:,.2f}" if isinstance(value, float) else str(value)
         print(f"  {key:<{width}}  {shown}")
     print(f"  {'reference_ms (this machine)':<{width}}  {record['reference_ms']:,.2f}")

@@ -36,11 +36,16 @@ from typing import Any
 import bm25s
 import mcp.types as types
 
+from toolsift import ConfigError
 from toolsift._names import split_name
 from toolsift.config import StdioServer
 from toolsift.mcp_sessions._wrapper import tool_spec
 from toolsift.registry import ToolContext, ToolRegistry, ToolResult, ToolSpec
+from toolsift.search._bm25 import Bm25Backend, SearchBackend
+from toolsift.search._hybrid import HybridBackend
+from toolsift.search._semantic import SemanticBackend, load_local_embedder
 
+BACKENDS = ("bm25", "semantic", "hybrid")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CATALOG = FIXTURES / "tool_catalog.json"
 QUERIES = FIXTURES / "search_queries.json"
@@ -160,3 +165,23 @@ def plain_bm25s(registry: ToolRegistry) -> Callable[[str], Ranking]:
     return bm25s_ranker(
         [spec.name for spec in specs], [f"{split_name(spec.name)[1]} {spec.description}" for spec in specs]
     )
+
+
+def backends(only: Sequence[str] = BACKENDS) -> dict[str, Callable[[], SearchBackend]]:
+    """Each backend of ``only`` available here; the semantic ones share one model and one embedding cache.
+
+    The model is loaded only when ``only`` names a semantic backend; without it those are skipped, saying why.
+    """
+    available: dict[str, Callable[[], SearchBackend]] = {"bm25": Bm25Backend} if "bm25" in only else {}
+    if not {"semantic", "hybrid"} & set(only):
+        return available
+    try:
+        semantic = SemanticBackend(load_local_embedder())
+    except ConfigError as exc:
+        print(f"  semantic and hybrid backends: not measured ({exc})")
+        return available
+    if "semantic" in only:
+        available["semantic"] = lambda: semantic
+    if "hybrid" in only:
+        available["hybrid"] = lambda: HybridBackend(Bm25Backend(), semantic)
+    return available

@@ -1,17 +1,21 @@
 """Tool search: ranking quality, 10,000 tools, event-loop stalls, and what reaches the context.
 
 Run: python benchmarks/bench_search.py            (semantic backends too when toolsift[semantic] is installed)
-     python benchmarks/bench_search.py --public tune   (only part 0, on one split; ``all`` for both)
+     python benchmarks/bench_search.py --public etom tune --backend bm25   (only part 0: one source, split, backend)
      python benchmarks/bench_search.py --ranking       (only part 1, the project's own query sets)
      python benchmarks/bench_search.py --scale         (only parts 2-4, not saved)
      python benchmarks/bench_search.py --embed         (only part 5, not saved)
 
-0. Ranking on catalogues this project never tuned on (``_public_eval``: four
-   catalogues pooled from the Berkeley Function Calling Leaderboard's data,
-   read from the installed ``bfcl-eval`` package; skipped with the install
-   command when it is absent): hit@1/5/10, recall@10 and MRR per catalogue and
-   split for each backend, beside plain ``bm25s`` in the same run. The
-   ``heldout`` split was not run before the ranking was fixed (see ``_public_eval``).
+0. Ranking on catalogues this project never tuned on (``_public_run``): BFCL's
+   functions pooled into four catalogues (``_public_bfcl``, read from the
+   installed ``bfcl-eval`` package), ETOM's 491 MCP servers with its
+   multi-server queries (``_public_etom``) and LiveMCPBench's 70 servers with 95
+   real tasks (``_public_livemcp``, held out entirely), each read from a checkout
+   given by ``--etom``/``--livemcpbench`` and skipped, saying how to get it, when
+   absent: hit@1/5/10, recall@10 and MRR per catalogue, split and kind of query
+   for each backend, beside plain ``bm25s`` in the same run, with paired
+   bootstrap intervals; ``--against`` an earlier run's result file compares each
+   ranking with itself there.
 1. Ranking on the evaluation set (``_search_eval``: the recorded claude-flow,
    general and everything tools; 85 queries in a tuning and a held-out half,
    44 fresh ones written later over claude-flow tools no earlier query names, and
@@ -73,10 +77,13 @@ from pathlib import Path
 from typing import Any
 
 import _public_eval
+from _public_run import SOURCES, add_public_options, public_request, run
 from _report import median_us, save
 from _search_eval import (
+    BACKENDS,
     Metrics,
     Ranking,
+    backends,
     eval_registry,
     evaluate,
     load_catalog,
@@ -93,7 +100,6 @@ import mcp.types as types  # noqa: E402
 import numpy as np  # noqa: E402
 from test_search_ranking import QUERIES, corpus_registry  # noqa: E402
 
-from toolsift import ConfigError  # noqa: E402
 from toolsift._names import split_name  # noqa: E402
 from toolsift.mcp_sessions._internal import ListMcpResources, ReadMcpResource  # noqa: E402
 from toolsift.registry import ToolRegistry, TurnScope  # noqa: E402
@@ -106,10 +112,9 @@ from toolsift.search import (  # noqa: E402
     _documents,
     _query,
     _tokens,
-    index_tools,
     semantic_available,
 )
-from toolsift.search._bm25 import Bm25Backend, Ranker, SearchBackend  # noqa: E402
+from toolsift.search._bm25 import Bm25Backend, Ranker  # noqa: E402
 from toolsift.search._hybrid import HybridBackend  # noqa: E402
 from toolsift.search._semantic import SemanticBackend, load_local_embedder  # noqa: E402
 from toolsift.skills import SkillsLoader  # noqa: E402
@@ -128,44 +133,6 @@ def clear_caches() -> None:
                 value.cache_clear()
 
 
-# -- 0. public catalogues ---------------------------------------------------------------------------------
-
-
-def public(splits: tuple[str, ...] = _public_eval.SPLITS) -> dict[str, Any]:
-    """Part 0: every BFCL catalogue and split, each backend beside plain bm25s."""
-    data = _public_eval.data_folder()
-    if data is None:
-        print(f"  public catalogues: not measured (bfcl-eval is not installed; {_public_eval.INSTALL})")
-        return {}
-    figures: dict[str, Any] = {}
-    made = backends()
-    for category in _public_eval.CATEGORIES:
-        catalogue = _public_eval.load(category, data)
-        rankers: dict[str, Callable[[str], _public_eval.Ranking]] = {"plain_bm25s": _public_eval.plain_bm25s(catalogue)}
-        for backend, make in made.items():
-            index = index_tools(catalogue.servers, descriptions=catalogue.about, backend=make())
-            index.refresh()
-            rankers[backend] = lambda q, index=index: [  # type: ignore[misc]
-                frozenset(doc.local_name for doc in hit.members) for hit in index.search(q, limit=10)
-            ]
-        for split in splits:
-            queries = [q for q in catalogue.queries if q.split == split]
-            print(f"  {category} ({catalogue.size} tools), {split}: {len(queries)} queries")
-            anchor = _public_eval.evaluate(rankers["plain_bm25s"], queries)
-            for name, rank in rankers.items():
-                metrics = anchor if name == "plain_bm25s" else _public_eval.evaluate(rank, queries)
-                gap = (
-                    ""
-                    if metrics is anchor
-                    else "  hit@5 - plain {:+.2f} [{:+.2f}, {:+.2f}]".format(*_public_eval.hit5_gap(metrics, anchor))
-                )
-                print(f"    {name:12} {metrics.row()}{gap}")
-                for key, value in metrics.figures().items():
-                    figures[f"public_{category}_{split}_{name}_{key}"] = value
-            figures[f"public_{category}_tools"] = catalogue.size
-    return figures
-
-
 # -- 1. ranking --------------------------------------------------------------------------------------------
 
 
@@ -173,22 +140,9 @@ def hit_names(hits: list[SearchHit]) -> Ranking:
     return [frozenset(doc.name for doc in hit.members) for hit in hits]
 
 
-def backends() -> dict[str, Callable[[], SearchBackend]]:
-    """Each backend available here; the semantic ones share one model and one embedding cache."""
-    available: dict[str, Callable[[], SearchBackend]] = {"bm25": Bm25Backend}
-    try:
-        semantic = SemanticBackend(load_local_embedder())
-    except ConfigError as exc:
-        print(f"  semantic and hybrid backends: not measured ({exc})")
-        return available
-    available["semantic"] = lambda: semantic
-    available["hybrid"] = lambda: HybridBackend(Bm25Backend(), semantic)
-    return available
-
-
-def ranking() -> dict[str, Any]:
+def ranking(only: tuple[str, ...] = BACKENDS) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    made = backends()
+    made = backends(only)
     for corpus, imitation in (("main", False), ("with_flow", True)):
         registry = eval_registry(imitation=imitation)
         names = [tool.spec.name for tool in registry]
@@ -609,10 +563,17 @@ def embedding() -> dict[str, Any]:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Tool search: every part, saved; or one part, printed.")
     part = parser.add_mutually_exclusive_group()
-    part.add_argument("--public", nargs="?", const="all", choices=("all", *_public_eval.SPLITS), help="only part 0")
+    part.add_argument(
+        "--public",
+        nargs="*",
+        metavar="NAME|SPLIT",
+        help=f"only part 0, the public evaluations: sources ({', '.join(SOURCES)}; default all) and splits "
+        f"({', '.join(_public_eval.SPLITS)}; default both), e.g. --public etom tune",
+    )
     part.add_argument("--ranking", action="store_true", help="only part 1, the project's own query sets")
     part.add_argument("--scale", action="store_true", help="only parts 2-4: 10,000 tools, stalls, context")
     part.add_argument("--embed", action="store_true", help="only part 5, cold embedding")
+    add_public_options(parser)
     return parser.parse_args()
 
 
@@ -624,10 +585,10 @@ def _print(figures: dict[str, Any]) -> None:
 def main() -> None:
     arguments = _arguments()
     if arguments.public is not None:
-        public(_public_eval.SPLITS if arguments.public == "all" else (arguments.public,))
+        run(public_request(arguments))
         return
     if arguments.ranking:
-        _print(ranking())
+        _print(ranking(tuple(arguments.backend or BACKENDS)))
         return
     if arguments.embed:
         _print(embedding())
@@ -639,7 +600,13 @@ def main() -> None:
     # Stalls first: a gen-2 garbage collection during a build stalls the loop in proportion to the heap,
     # and the other parts leave this process a heap larger than an agent's with 10,000 tools.
     stall_figures = stalls()
-    figures = {**public(), **ranking(), **scale(), **stall_figures, **context()}
+    figures = {
+        **run(public_request(arguments)),
+        **ranking(tuple(arguments.backend or BACKENDS)),
+        **scale(),
+        **stall_figures,
+        **context(),
+    }
     save("search", figures)
 
 

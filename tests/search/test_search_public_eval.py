@@ -1,4 +1,4 @@
-"""The evaluation built from public data (BFCL, read from the installed ``bfcl-eval`` package)."""
+"""The evaluation built from BFCL's data (read from the installed ``bfcl-eval`` package)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from toolsift.search import index_tools
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import _public_bfcl
 import _public_eval
+from _search_eval import backends
 
-DATA = _public_eval.data_folder()
-pytestmark = pytest.mark.skipif(DATA is None, reason=f"needs {_public_eval.INSTALL}")
+DATA = _public_bfcl.data_folder()
+pytestmark = pytest.mark.skipif(DATA is None, reason=f"needs {_public_bfcl.INSTALL}")
 
 
 @pytest.fixture(scope="module")
 def catalogues() -> dict[str, _public_eval.Catalogue]:
     assert DATA is not None
-    return {category: _public_eval.load(category, DATA) for category in _public_eval.CATEGORIES}
+    return {category: _public_bfcl.load(category, DATA) for category in _public_bfcl.CATEGORIES}
 
 
 def test_every_catalogue_pools_its_functions_and_every_answer_is_in_it(
@@ -35,8 +35,9 @@ def test_every_catalogue_pools_its_functions_and_every_answer_is_in_it(
         "pooled": (1183, 2184),
     }
     for catalogue in catalogues.values():
-        names = {tool["name"] for tools in catalogue.servers.values() for tool in tools}
-        assert all(query.expected and query.expected <= names for query in catalogue.queries)
+        names = {f"{server}__{tool['name']}" for server, tools in catalogue.servers.items() for tool in tools}
+        assert all(query.needs and frozenset().union(*query.needs) <= names for query in catalogue.queries)
+        assert len({query.id for query in catalogue.queries}) == len(catalogue.queries)
         tune = sum(query.split == "tune" for query in catalogue.queries) / len(catalogue.queries)
         assert 0.25 < tune < 0.42 and {query.split for query in catalogue.queries} == set(_public_eval.SPLITS)
     # BFCL's API descriptions became the servers' own; the functions keep theirs.
@@ -48,10 +49,10 @@ def test_every_catalogue_pools_its_functions_and_every_answer_is_in_it(
 
 
 def test_a_whole_task_falls_in_one_split(catalogues: dict[str, _public_eval.Catalogue]) -> None:
-    assert _public_eval.split_of("multi_turn_base_0") == _public_eval.split_of("multi_turn_base_0")
-    by_text = {query.text: query.split for query in catalogues["multi_turn_task"].queries}
+    tasks = {query.id: query for query in catalogues["multi_turn_task"].queries}
     for step in catalogues["multi_turn"].queries:
-        assert any(step.text in text and split == step.split for text, split in by_text.items())
+        task = tasks[step.id.partition("#")[0]]
+        assert step.text in task.text and step.split == task.split == _public_eval.split_of(task.id)
 
 
 def test_the_default_ranking_beats_plain_bm25_on_the_tuning_steps(
@@ -59,12 +60,9 @@ def test_the_default_ranking_beats_plain_bm25_on_the_tuning_steps(
 ) -> None:
     steps = catalogues["multi_turn"]
     queries = [query for query in steps.queries if query.split == "tune"]
-    index = index_tools(steps.servers, descriptions=steps.about)
-    ours = _public_eval.evaluate(
-        lambda q: [frozenset(doc.local_name for doc in hit.members) for hit in index.search(q, limit=10)], queries
-    )
+    ours = _public_eval.evaluate(_public_eval.index_ranker(steps, backends(("bm25",))["bm25"]()), queries)
     plain = _public_eval.evaluate(_public_eval.plain_bm25s(steps), queries)
     assert ours.hit5 >= 0.80 and ours.recall10 >= 0.65
     assert ours.hit5 > plain.hit5 and ours.recall10 > plain.recall10 and ours.mrr > plain.mrr
-    gap, low, _ = _public_eval.hit5_gap(ours, plain)
-    assert gap > 0 and low > 0
+    gap = _public_eval.paired_gap(ours, plain, "hit5")
+    assert gap.mean > 0 and gap.low > 0 and gap.queries == len(queries)
