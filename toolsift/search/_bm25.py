@@ -17,7 +17,7 @@ meeting two words of three keeps 82 % of its score, one of three 58 %.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -26,16 +26,35 @@ from ._documents import SearchDocument
 from ._fielded import DEFAULT_WEIGHTS, FieldedIndex, FieldedScorer, FieldWeights
 from ._query import expand
 
-__all__ = ["Bm25Backend", "Ranker", "Scores", "SearchBackend"]
+__all__ = ["BM25_WEAK_BELOW", "Bm25Backend", "JudgingRanker", "Ranker", "Scores", "SearchBackend"]
 
 Scores = npt.NDArray[np.float32]
+#: The share of a query (its words weighted by rarity) a tool must meet to be more than a weak match.
+#: Chosen on the tuning splits: it keeps 9x % of the right first hits and flags most requests no tool meets.
+BM25_WEAK_BELOW = 0.12
 
 
 class Ranker(Protocol):
-    """One build of a backend: scores queries against the documents it was built from."""
+    """One build of a backend: scores queries against the documents it was built from.
+
+    A ranker may also judge how well each document meets a query
+    (:class:`JudgingRanker`); search then marks the hits below its line as weak.
+    """
 
     def scores(self, query: str) -> Scores:
         """One relevance score per document, in build order; 0 means "does not match at all"."""
+        ...
+
+
+@runtime_checkable
+class JudgingRanker(Ranker, Protocol):
+    """A ranker that also says how fully each document meets a query, on a scale of its own."""
+
+    #: Below this strength a document does not meet the query (a need no tool meets finds only such).
+    weak_below: float
+
+    def strength(self, query: str) -> Scores:
+        """How fully each document meets ``query``: comparable with :attr:`weak_below`, not across rankers."""
         ...
 
 
@@ -55,6 +74,8 @@ class SearchBackend(Protocol):
 
 
 class _Bm25Ranker:
+    weak_below = BM25_WEAK_BELOW
+
     def __init__(self, scorer: FieldedScorer) -> None:
         self._scorer = scorer
 
@@ -66,6 +87,20 @@ class _Bm25Ranker:
             met = np.sum([scorer.meeting(concept) for concept in read.concepts], axis=0, dtype=np.float32)
             scores *= np.sqrt(met / len(read.concepts))
         return scores
+
+    def strength(self, query: str) -> Scores:
+        """The share of the query's concepts each document meets, each weighted by its rarity (idf).
+
+        A concept no document meets weighs most: a request for something the
+        catalogue lacks stays weak however well its common words match.
+        """
+        scorer = self._scorer
+        read = expand(query, scorer.vocabulary, scorer.stems)
+        if not read.concepts or not scorer.size:
+            return np.zeros(scorer.size, dtype=np.float32)
+        met = [scorer.meeting(concept) for concept in read.concepts]
+        rarity = np.log1p(scorer.size / np.maximum(1, [np.count_nonzero(m) for m in met])).astype(np.float32)
+        return np.asarray(np.tensordot(rarity, np.stack(met), axes=1) / rarity.sum(), dtype=np.float32)
 
 
 class Bm25Backend:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._bm25 import Ranker, Scores, SearchBackend
+from ._bm25 import JudgingRanker, Ranker, Scores, SearchBackend
 from ._documents import SearchDocument
 
 __all__ = ["HybridBackend"]
@@ -35,6 +35,9 @@ def _fuse(rankings: Sequence[Scores], k: int, depth: int) -> Scores:
 
 
 class _FusedRanker:
+    #: Strengths are each member's over its own line: at 1 or above, some member finds the document meets it.
+    weak_below = 1.0
+
     def __init__(self, rankers: Sequence[Ranker], k: int, depth: int) -> None:
         self._rankers = rankers
         self._k = k
@@ -42,6 +45,14 @@ class _FusedRanker:
 
     def scores(self, query: str) -> Scores:
         return _fuse([ranker.scores(query) for ranker in self._rankers], self._k, self._depth)
+
+    def strength(self, query: str) -> Scores:
+        """The best of the members' strengths, each over its own line: weak only when every member finds it weak."""
+        judged = [r.strength(query) / r.weak_below for r in self._rankers if isinstance(r, JudgingRanker)]
+        if not judged:  # no member judges: nothing is called weak
+            return np.full(len(self.scores(query)), np.inf, dtype=np.float32)
+        best: Scores = np.max(judged, axis=0).astype(np.float32)
+        return best
 
 
 class HybridBackend:

@@ -21,12 +21,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import islice
 from typing import Literal, Protocol
 
 import anyio
-import numpy as np
 from anyio.abc import TaskStatus
 
 from .._exceptions import ConfigError
@@ -35,10 +34,10 @@ from ..registry import ToolRegistry
 from ..registry._internal import RegistryChange
 from ._bm25 import Bm25Backend, SearchBackend
 from ._documents import DocumentKind, IndexedSkill, SearchDocument
+from ._hits import SearchHit, check_limit, ranked
 from ._hybrid import HybridBackend
 from ._semantic import SemanticBackend, default_cache_folder, load_local_embedder
 from ._snapshot import BuildInputs, Snapshot, SnapshotBuilder, unknown_server
-from ._tokens import identifiers, name_key
 
 __all__ = ["BACKENDS", "BackendName", "SearchHit", "SearchIndex", "SkillProvider", "server_descriptions"]
 
@@ -54,34 +53,6 @@ class SkillProvider(Protocol):
     def invocable(self) -> Sequence[IndexedSkill]:
         """The skills ``/use`` offers."""
         ...
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One ranked result: a tool (or skill), or the same tool offered by several servers.
-
-    Attributes:
-        document: What matched (the best-scoring member the filters kept).
-        score: The backend's score (``inf`` for an exact name match).
-        exact: True when the query named the tool exactly.
-        members: Every document of the hit, ``document`` first: the same tool
-            (same name on its server, same input schema) on each server that offers it.
-    """
-
-    document: SearchDocument
-    score: float
-    exact: bool = False
-    members: tuple[SearchDocument, ...] = ()
-
-    @property
-    def servers(self) -> list[str]:
-        """The servers offering the hit's tool, ``document``'s first."""
-        return [doc.server for doc in self.members or (self.document,) if doc.server is not None]
-
-    @property
-    def names(self) -> list[str]:
-        """The canonical name of every tool (or the skill) the hit stands for, ``document``'s first."""
-        return [doc.name for doc in self.members or (self.document,)]
 
 
 def server_descriptions(sessions: Mapping[str, McpSession]) -> dict[str, str]:
@@ -266,7 +237,7 @@ class SearchIndex:
         accept: Callable[[SearchDocument], bool] | None = None,
     ) -> Iterator[SearchHit]:
         """Every matching document, best first; see :meth:`search`. Refreshes in this thread first."""
-        return _rank(self._checked(self._current(), server), self.registry, query, server, kind, accept)
+        return ranked(self._checked(self._current(), server), self.registry, query, server, kind, accept)
 
     def search(
         self,
@@ -299,7 +270,7 @@ class SearchIndex:
             ValueError: ``limit`` is below 1.
             LookupError: ``server`` names no searchable server; the message lists them.
         """
-        _check_limit(limit)
+        check_limit(limit)
         return list(islice(self.rank(query, server=server, kind=kind, accept=accept), limit))
 
     async def asearch(
@@ -312,10 +283,10 @@ class SearchIndex:
         accept: Callable[[SearchDocument], bool] | None = None,
     ) -> list[SearchHit]:
         """:meth:`search` for async code: a needed rebuild runs in a worker thread (see :meth:`arefresh`)."""
-        _check_limit(limit)
+        check_limit(limit)
         await self.arefresh()
         snapshot = self._checked(self._snapshot, server)
-        return list(islice(_rank(snapshot, self.registry, query, server, kind, accept), limit))
+        return list(islice(ranked(snapshot, self.registry, query, server, kind, accept), limit))
 
     async def tool_names(self) -> frozenset[str]:
         """The canonical names of every indexed tool, after a refresh in a worker thread."""
@@ -338,69 +309,3 @@ class SearchIndex:
         if server is not None and server not in snapshot.servers:
             raise LookupError(unknown_server(server, snapshot.servers))
         return snapshot
-
-
-def _check_limit(limit: int) -> None:
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit!r}")
-
-
-def _rank(
-    snapshot: Snapshot,
-    registry: ToolRegistry,
-    query: str,
-    server: str | None,
-    kind: DocumentKind | None,
-    accept: Callable[[SearchDocument], bool] | None,
-) -> Iterator[SearchHit]:
-    documents = snapshot.documents
-    seen: set[str] = set()
-
-    def hit(doc: SearchDocument, score: float, exact: bool) -> SearchHit | None:
-        seen.add(doc.identity)
-        members = [doc, *(documents[p] for p in snapshot.groups[doc.identity] if documents[p] is not doc)]
-        kept = [m for m in members if (server is None or m.server == server) and (accept is None or accept(m))]
-        return SearchHit(kept[0], score, exact, tuple(kept)) if kept else None
-
-    whole = query.strip().strip("`'\"")
-    exact_skill = snapshot.skill_names.get(name_key(whole))
-    named_alone = bool(_resolve(snapshot, registry, whole, server)) or exact_skill is not None
-    if kind in (None, "tool"):
-        candidates = dict.fromkeys([whole, *identifiers(query)])
-        for name in dict.fromkeys(n for word in candidates for n in _resolve(snapshot, registry, word, server)):
-            doc = snapshot.tools[name]
-            if doc.identity not in seen and (found := hit(doc, float("inf"), True)) is not None:
-                yield found
-    if exact_skill is not None and kind in (None, "skill"):
-        doc = snapshot.skill_docs[exact_skill]
-        if (found := hit(doc, float("inf"), True)) is not None:
-            yield found
-    if named_alone:
-        return
-    scores = snapshot.ranker.scores(query)
-    positive = np.flatnonzero(scores > 0)
-    order = positive[np.argsort(-scores[positive], kind="stable")]
-    for position in order.tolist():
-        doc = snapshot.ranked[position]
-        if doc.identity in seen or (kind is not None and doc.kind != kind):
-            continue
-        if (found := hit(doc, float(scores[position]), False)) is not None:
-            yield found
-
-
-def _resolve(snapshot: Snapshot, registry: ToolRegistry, word: str, server: str | None) -> list[str]:
-    """Indexed tools that ``word`` names: canonically, by provider alias, or by their name on their server."""
-    if not word:
-        return []
-    if word in registry:
-        names = [registry.resolve(word)]
-    else:
-        key = name_key(word)
-        names = snapshot.names.get(key, [])
-        if server is not None:
-            names = [*names, *snapshot.names.get(name_key(f"{server}__{word}"), [])]
-    return [
-        n
-        for n in dict.fromkeys(names)
-        if n in snapshot.tools and (server is None or snapshot.tools[n].server == server)
-    ]

@@ -11,6 +11,8 @@ __all__ = ["format_ranking"]
 def format_ranking(index: SearchIndex, query: str, *, limit: int = 10, server: str | None = None) -> str:
     """One line per hit, best first: rank, score, kind, name, server and one-line description.
 
+    A hit that meets little of the query has ``weak`` after its score.
+
     Every indexed tool is ranked, internal ones included: this shows what the
     index holds, not what a given agent may call (``search_tools`` applies the
     permission layers).
@@ -29,7 +31,7 @@ def format_ranking(index: SearchIndex, query: str, *, limit: int = 10, server: s
     rows = []
     for rank, hit in enumerate(hits, start=1):
         doc = hit.document
-        score = "exact" if hit.exact else f"{hit.score:.2f}"
+        score = "exact" if hit.exact else f"{hit.score:.2f}" + (" weak" if hit.weak else "")
         servers = hit.servers
         where = (servers[0] + (f" +{len(servers) - 1}" if len(servers) > 1 else "")) if servers else "-"
         rows.append((str(rank), score, doc.kind, doc.name, where, doc.summary))

