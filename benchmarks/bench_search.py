@@ -77,6 +77,7 @@ from pathlib import Path
 from typing import Any
 
 import _public_eval
+import _weak_eval
 from _public_run import SOURCES, add_public_options, public_request, run
 from _report import median_us, save
 from _search_eval import (
@@ -131,6 +132,14 @@ def clear_caches() -> None:
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
+
+
+def weak(split: str, etom: str | None) -> None:
+    """Weak hits: the right first hits each backend keeps, and the needs no tool meets it flags."""
+    own = ("tuning",) if split == "tune" else ("heldout", "fresh", "blind", "final")
+    folder = _public_eval.folder_from("TOOLSIFT_ETOM")(etom)
+    for name, make in backends().items():
+        print(f"  {name:9} {split}: {_weak_eval.measure(make, split, own, folder).row()}", flush=True)
 
 
 # -- 1. ranking --------------------------------------------------------------------------------------------
@@ -573,6 +582,13 @@ def _arguments() -> argparse.Namespace:
     part.add_argument("--ranking", action="store_true", help="only part 1, the project's own query sets")
     part.add_argument("--scale", action="store_true", help="only parts 2-4: 10,000 tools, stalls, context")
     part.add_argument("--embed", action="store_true", help="only part 5, cold embedding")
+    part.add_argument(
+        "--weak",
+        nargs="?",
+        const="heldout",
+        choices=_public_eval.SPLITS,
+        help="only how well weak hits mark needs no tool meets",
+    )
     add_public_options(parser)
     return parser.parse_args()
 
@@ -592,6 +608,9 @@ def main() -> None:
         return
     if arguments.embed:
         _print(embedding())
+        return
+    if arguments.weak is not None:
+        weak(arguments.weak, getattr(arguments, "etom", None))
         return
     if arguments.scale:
         stall_figures = stalls()  # first, as below
