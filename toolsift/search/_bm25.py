@@ -30,7 +30,8 @@ __all__ = ["BM25_WEAK_BELOW", "Bm25Backend", "JudgingRanker", "Ranker", "Scores"
 
 Scores = npt.NDArray[np.float32]
 #: The share of a query (its words weighted by rarity) a tool must meet to be more than a weak match.
-#: Chosen on the tuning splits: it keeps 9x % of the right first hits and flags most requests no tool meets.
+#: Chosen on the tuning splits (``bench_search.py --weak tune``): the line that keeps about 97 % of the right
+#: first hits; a higher one flags more needs no tool meets but calls more right hits weak.
 BM25_WEAK_BELOW = 0.12
 
 
