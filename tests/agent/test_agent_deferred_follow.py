@@ -11,9 +11,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import openai
 import pytest
-from mcp_helpers import wait_for
 
 from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
 from toolsift.toolbox import Toolbox
@@ -48,6 +48,18 @@ async def box(tmp_path: Path) -> AsyncIterator[Toolbox]:
         yield started
 
 
+async def registered(box: Toolbox, name: str, present: bool) -> None:
+    """Wait until ``name`` is (or is no longer) registered, checking at each change of the registry."""
+    changed = anyio.Event()
+    unsubscribe = box.registry.subscribe(lambda _: changed.set())
+    try:
+        while (name in box.registry) != present:
+            await changed.wait()
+            changed = anyio.Event()
+    finally:
+        unsubscribe()
+
+
 async def search(box: Toolbox, query: str) -> list[str]:
     return [name for hit in await box.index.asearch(query, limit=3) for name in hit.names]
 
@@ -62,13 +74,13 @@ async def test_a_list_changed_updates_the_index_and_what_a_deferring_model_is_gi
         assert "faulty__echo" in deferred_names(endpoint.requests[0].body)
 
         assert not (await session.call_tool("add_tool", {"name": "zebra_count"})).is_error
-        await wait_for(session, lambda s: "faulty__zebra_count" in box.registry)
+        await registered(box, "faulty__zebra_count", True)
         assert (await search(box, "zebra_count"))[:1] == ["faulty__zebra_count"]
         await conversation.send("again", model)
         assert "faulty__zebra_count" in deferred_names(endpoint.requests[1].body)
 
         assert not (await session.call_tool("remove_tool", {"name": "zebra_count"})).is_error
-        await wait_for(session, lambda s: "faulty__zebra_count" not in box.registry)
+        await registered(box, "faulty__zebra_count", False)
         assert "faulty__zebra_count" not in await search(box, "zebra count")
         await conversation.send("once more", model)
         assert "faulty__zebra_count" not in deferred_names(endpoint.requests[2].body)
