@@ -23,9 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import SecretError
-from .._secrets._expand import expand_variables, has_references
-from .._secrets._resolvers import is_secret_reference
+from ._launch_folder import absolute_path, expanded_now, found_in, launch_folder
 from ._server import HttpServer, ServerConfig, StdioServer
 from ._toolsift import ToolsiftConfig
 
@@ -48,35 +46,6 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _plain(value: str) -> str | None:
-    """``value`` with ``${VAR}`` expanded from the environment; None for a secret or an unset variable.
-
-    Only the written form of such a value is fingerprinted: a secret is never
-    read for it, and an unset variable stops the start anyway.
-    """
-    if is_secret_reference(value):
-        return None
-    if not has_references(value):
-        return value
-    try:
-        return expand_variables(value, os.environ)
-    except SecretError:
-        return None
-
-
-def _absolute(value: str, base: Path) -> Path:
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else base / path
-
-
-def _runs_in(server: StdioServer, cwd: Path) -> Path | None:
-    """The real folder a stdio child starts in: its ``cwd`` (against the config's folder), else ``cwd``."""
-    if server.cwd is None:
-        return Path(os.path.realpath(cwd))
-    plain = _plain(server.cwd)
-    return None if plain is None else Path(os.path.realpath(_absolute(plain, server.base_dir)))
-
-
 def _resolved_paths(server: StdioServer, folder: Path) -> dict[str, str]:
     """The real path of each relative command or argument that names something in ``folder``.
 
@@ -88,22 +57,20 @@ def _resolved_paths(server: StdioServer, folder: Path) -> dict[str, str]:
         values.insert(0, server.command)
     resolved = {}
     for value in values:
-        plain = _plain(value)
-        if plain is None or not plain or Path(plain).expanduser().is_absolute():
-            continue
-        target = folder / plain
-        if os.path.lexists(target):
-            resolved[value] = os.path.realpath(target)
+        plain = expanded_now(value)
+        real = None if plain is None else found_in(plain, folder)
+        if real is not None:
+            resolved[value] = str(real)
     return resolved
 
 
 def _env_file_digest(env_file: str, base_dir: Path) -> str:
     """A digest of the env file's bytes, or why there are none (a missing file is part of the launch too)."""
-    plain = _plain(env_file)
+    plain = expanded_now(env_file)
     if plain is None:
         return "unresolved"
     try:
-        return hashlib.sha256(_absolute(plain, base_dir).read_bytes()).hexdigest()
+        return hashlib.sha256(absolute_path(plain, base_dir).read_bytes()).hexdigest()
     except FileNotFoundError:
         return "missing"
     except OSError as exc:
@@ -117,7 +84,7 @@ def _launch(server: ServerConfig, cwd: Path) -> dict[str, Any]:
     if isinstance(server, StdioServer):
         if server.env_file is not None:
             launch["envFileDigest"] = _env_file_digest(server.env_file, server.base_dir)
-        folder = _runs_in(server, cwd)
+        folder = launch_folder(server, cwd)
         launch["runsIn"] = None if folder is None else str(folder)
         launch["resolvedPaths"] = {} if folder is None else _resolved_paths(server, folder)
     return launch

@@ -6,6 +6,10 @@ Not public: a package imports from another either its public names or the names 
 
 from ._commands import CommandSettings as CommandSettings
 from ._fingerprint import configured_settings as configured_settings
+from ._launch_folder import absolute_path as absolute_path
+from ._launch_folder import expanded_now as expanded_now
+from ._launch_folder import found_in as found_in
+from ._launch_folder import launch_folder as launch_folder
 from ._lint import permission_glob_warnings as permission_glob_warnings
 from ._policies import ArgumentRule as ArgumentRule
 from ._policies import UrlPolicy as UrlPolicy
@@ -33,8 +37,12 @@ __all__ = [
     "SharedSettings",
     "TrustCheck",
     "UrlPolicy",
+    "absolute_path",
     "child_environment",
     "configured_settings",
+    "expanded_now",
+    "found_in",
+    "launch_folder",
     "permission_glob_warnings",
     "resolve_server",
     "validate_serve_settings",
