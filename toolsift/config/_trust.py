@@ -24,7 +24,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, final
+from typing import Any, Literal, final
 
 from .._exceptions import ConfigError
 from .._files import write_atomically
@@ -32,7 +32,10 @@ from ._fingerprint import configured_settings, launch_fingerprint, launch_finger
 from ._server import ServerConfig
 from ._toolsift import ToolsiftConfig
 
-__all__ = ["ProjectTrust", "TrustCheck", "TrustedLaunches"]
+__all__ = ["ProjectTrust", "Standing", "TrustCheck", "TrustedLaunches"]
+
+Standing = Literal["trusted", "new", "changed"]
+"""Where a launch stands with a file's consent: covered, never trusted for the file, or trusted with another launch."""
 
 # Version 1 fingerprinted launches as written, wherever the file was used from, and keyed records by the
 # file's real path: such a record cannot vouch for anything now, so it is ignored (asked again) and dropped
@@ -216,11 +219,19 @@ class TrustedLaunches:
         may change while the file does not. It reads files: call it in a
         worker thread.
         """
+        standing = self.standing(server)
+        return None if standing == "trusted" else _not_covered(server.name, new=standing == "new")
+
+    def standing(self, server: ServerConfig) -> Standing:
+        """Whether ``server``'s launch is covered now, new to this file's consent, or changed since it was trusted.
+
+        It reads files: call it in a worker thread.
+        """
         print_ = launch_fingerprint(server)
         remembered = self.store.trusted_launches(self.path)
         if print_ in (remembered.get(server.name), self.accepted.get(server.name)):
-            return None
-        return _not_covered(server.name, new=server.name not in remembered and server.name not in self.accepted)
+            return "trusted"
+        return "changed" if server.name in remembered or server.name in self.accepted else "new"
 
     def check(self, config: ToolsiftConfig) -> TrustCheck:
         """Which of ``config``'s launches neither the consent nor the start covers.
