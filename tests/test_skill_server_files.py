@@ -100,10 +100,13 @@ def test_a_plugin_may_declare_its_servers_inline_or_in_a_file_it_names(tmp_path:
     plugins, problems = load_plugins([tmp_path])
     assert problems == []
     by_name = {p.name: p for p in plugins}
-    server = by_name["inline"].servers["plugin_inline_s"]
+    declared = by_name["inline"].servers["plugin_inline_s"]
+    server = declared.server
     assert isinstance(server, StdioServer) and server.command == f"{inline.resolve()}/x"
+    assert (declared.file, declared.root) == (inline.resolve() / ".claude-plugin" / "plugin.json", inline.resolve())
     assert list(by_name["named"].servers) == ["plugin_named_t"]
-    assert by_name["named"].server_file == named.resolve() / "servers.json"
+    named_t = by_name["named"].servers["plugin_named_t"]
+    assert (named_t.file, named_t.root) == (named.resolve() / "servers.json", None)  # its entry uses no root
     assert (
         by_name["missing"].problem is not None and "cannot read the skill's server file" in by_name["missing"].problem
     )

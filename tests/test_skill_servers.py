@@ -191,8 +191,11 @@ async def test_a_project_skills_server_starts_only_once_trusted_and_a_users_own_
     async with host.running():
         chat = Conversation(registry, loader, skill_servers=host)
         listing = (await chat.handle_command("/skills")).text  # type: ignore[union-attr]
-        assert "! adder - cannot be used: server 'calc' is new, and the trust given" in listing
-        assert "run 'toolsift trust'" in listing and str(folder / ".mcp.json") in listing
+        assert (
+            f"! adder - cannot be used: server 'calc' of {folder / '.mcp.json'} reaches outside your own folders (its "
+            f"file is {folder / '.mcp.json'}), and the trust given to this project has no record of it; run "
+            f"'toolsift trust' in {Path.cwd()} to trust it"
+        ) in listing
         reply = await chat.handle_command("/use adder")
         assert reply is not None and not reply.ok and "toolsift trust" in reply.text
         assert "calc" not in host.group

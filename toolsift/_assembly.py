@@ -23,7 +23,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from ._folders import user_folder, user_folders
-from ._skill_servers import Plugin, SkillServers, load_plugins, owned_servers
+from ._skill_servers import Declared, LaunchPath, Plugin, SkillServers, load_plugins, owned_servers, untrusted_path
 from .builtins import CommandPolicy, Workspace, builtin_tools
 from .builtins._internal import FollowedProtection, builtin_tool_names
 from .config import ServerConfig, ToolsiftConfig, TrustedLaunches
@@ -90,22 +90,24 @@ def users_own_folders(user_dir: str | os.PathLike[str] | None = None) -> list[Pa
 
 def project_skill_launches(
     config: ToolsiftConfig, *, user_dir: str | os.PathLike[str] | None = None
-) -> list[tuple[Path, ServerConfig]]:
-    """The servers skills and plugins bring from outside the person's own folders, each with its file.
+) -> list[tuple[Declared, LaunchPath]]:
+    """The servers skills and plugins bring whose start reaches outside the person's own folders.
 
-    What ``toolsift trust`` records beside the config, so that a project's skills' servers start
-    under the same consent as its own servers (see :class:`~toolsift._skill_servers.SkillServers`).
+    Each comes with the first path that does (the file that declares it, ``${CLAUDE_PLUGIN_ROOT}``,
+    a relative path), judged from the current folder. What ``toolsift trust`` records beside the
+    config, so that they start under the same consent as the project's own servers (see
+    :class:`~toolsift._skill_servers.SkillServers`).
     """
     plugins, _ = load_plugins(config.skills.plugins)
     skills = skills_loader(config, user_dir=user_dir, plugins=plugins).load()
-    own = [Path(os.path.realpath(folder)) for folder in users_own_folders(user_dir)]
-    launches = []
+    own = users_own_folders(user_dir)
+    launches: dict[tuple[Path, str], tuple[Declared, LaunchPath]] = {}
     for entry in owned_servers(skills, plugins).values():
-        for server in entry.servers if entry.problem is None else ():
-            source = entry.sources[server.name]
-            if not any(Path(os.path.realpath(source)).is_relative_to(folder) for folder in own):
-                launches.append((source, server))
-    return launches
+        for declared in entry.declared if entry.problem is None else ():
+            outside = untrusted_path(declared, own, cwd=Path.cwd())
+            if outside is not None:  # a plugin's server is listed once, however many of its skills own it
+                launches[(declared.file, declared.server.name)] = (declared, outside)
+    return list(launches.values())
 
 
 def unprovided_skill_tools(config: ToolsiftConfig, skills: Iterable[Skill]) -> list[ConfigWarning]:

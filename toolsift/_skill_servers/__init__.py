@@ -1,8 +1,9 @@
 """The MCP servers skills own: a skill's ``.mcp.json``, a Claude Code plugin's servers.
 
 Reading them (``_server_file``, ``_plugin``), deciding which skill owns which
-(``_ownership``), running them as skills are used (``_host``: :class:`SkillServers`)
-and checking them without starting any (``_check``). A root package: it sits on
+(``_ownership``), where each one's start reaches and whether the person's trust
+covers it (``_reach``), running them as skills are used (``_host``:
+:class:`SkillServers`) and checking them without starting any (``_check``). A root package: it sits on
 ``config``, ``mcp_sessions`` and ``skills``, and the composition root
 (``_assembly``) and the CLI use it; none of it is public (``Toolbox`` and the
 ``skills`` config section are how users reach it).
@@ -18,8 +19,13 @@ from ._ownership import owned_servers as owned_servers
 from ._plugin import Plugin as Plugin
 from ._plugin import load_plugins as load_plugins
 from ._plugin import read_plugin as read_plugin
+from ._reach import LaunchPath as LaunchPath
+from ._reach import untrusted_path as untrusted_path
+from ._server_file import Declared as Declared
 
 __all__ = [
+    "Declared",
+    "LaunchPath",
     "Lease",
     "OwnedServers",
     "Plugin",
@@ -29,5 +35,6 @@ __all__ = [
     "load_plugins",
     "owned_servers",
     "read_plugin",
+    "untrusted_path",
     "with_skill_servers",
 ]

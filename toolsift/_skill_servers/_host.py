@@ -16,16 +16,17 @@ and stay while a lease is held. When the last lease on a server is released
 then stops; its tools leave the registry.
 
 They follow the trust rule of the config that brought them: under a
-project's consent (``trust`` given), a server from a file outside the user's
-own folders starts only when ``toolsift trust`` has recorded its launch for
-that file, as a project's own servers do; a file the person chose (``trust``
-None) or a skill in their own folders starts what it says.
+project's consent (``trust`` given), each server is judged on every path its
+start depends on (the file that declares it, ``${CLAUDE_PLUGIN_ROOT}``, its
+folder, its relative paths: see ``_reach``). When all lie in the person's own
+folders it starts; otherwise only once ``toolsift trust`` has recorded its
+launch for its file, as a project's own servers do. Under a file the person
+chose (``trust`` None) a skill starts what it says.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,8 @@ from ..skills import SkillSet
 from ._launch import launch_problem
 from ._ownership import OwnedServers, owned_servers
 from ._plugin import Plugin
+from ._reach import trust_refusal
+from ._server_file import Declared
 
 __all__ = ["Lease", "SkillServers"]
 
@@ -105,13 +108,13 @@ class SkillServers:
         self._configured = configured
         self._config_path = config_path
         self._trust = trust
-        self._user_folders = tuple(Path(os.path.realpath(folder)) for folder in user_folders)
+        self._user_folders = tuple(user_folders)
         self._idle_seconds = idle_seconds
         self._idle_wait = idle_wait
         options = replace(options or SessionOptions(), launch_check=self.refusal)
         self.group = McpSessionGroup(registry, options=options)
         self._cache: tuple[SkillSet, tuple[ServerConfig, ...], dict[str, OwnedServers]] | None = None
-        self._sources: dict[str, Path] = {}
+        self._declared: dict[str, Declared] = {}
         self._leases: dict[str, int] = {}
         self._stops: dict[str, anyio.CancelScope] = {}
         self._failures: dict[str, tuple[ServerConfig, str]] = {}
@@ -143,7 +146,7 @@ class SkillServers:
             taken = {name: where for server in configured for name in (server.name, server.namespace)}
             owned = owned_servers(snapshot, self._plugins, taken=taken)
             cache = self._cache = (snapshot, configured, owned)
-            self._sources = {name: path for entry in owned.values() for name, path in entry.sources.items()}
+            self._declared = {item.server.name: item for entry in owned.values() for item in entry.declared}
         return cache[2]
 
     def namespaces(self) -> set[str]:
@@ -161,9 +164,12 @@ class SkillServers:
             failure = self._failures.get(server.name)
             if failure is not None and failure[0] == server:
                 return f"server {server.name!r} cannot start: {failure[1]}"
-            problem = launch_problem(server) or self.refusal(server)
+            problem = launch_problem(server)
             if problem is not None:
                 return f"{problem} (it comes with {owned.sources[server.name]})"
+            refusal = self.refusal(server)
+            if refusal is not None:
+                return refusal
         return None
 
     def hidden_from(self, skill: str | None) -> tuple[str, ...]:
@@ -174,15 +180,15 @@ class SkillServers:
         return tuple(f"{ns}__*" for ns in sorted(others))
 
     def refusal(self, server: ServerConfig) -> str | None:
-        """Why ``server`` may not be launched under the trust rule, or None (it reads files)."""
-        source = self._sources.get(server.name)
-        if self._trust is None or source is None or self._is_users(source):
-            return None
-        return TrustedLaunches(self._trust.store, source, {}).refusal(server)
+        """Why ``server`` may not be launched under the trust rule, or None (it reads files).
 
-    def _is_users(self, path: Path) -> bool:
-        real = Path(os.path.realpath(path))
-        return any(real.is_relative_to(folder) for folder in self._user_folders)
+        Asked before every start (``/use``, a restart), so a link changed since is judged where it leads now.
+        """
+        declared = self._declared.get(server.name)
+        if self._trust is None or declared is None:
+            return None
+        declared = replace(declared, server=server)
+        return trust_refusal(declared, self._trust.store, self._user_folders, cwd=Path.cwd())
 
     # -- using them -------------------------------------------------------------------------
 

@@ -10,8 +10,9 @@ precedence), so a skill added later never takes a name away from one that works.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import final
 
@@ -19,7 +20,7 @@ from .._exceptions import ConfigError
 from ..config import ServerConfig
 from ..skills import Skill
 from ._plugin import Plugin
-from ._server_file import SERVER_FILE, read_server_file
+from ._server_file import SERVER_FILE, Declared, read_server_file
 
 __all__ = ["OwnedServers", "owned_servers"]
 
@@ -31,17 +32,26 @@ class OwnedServers:
 
     Attributes:
         skill: The skill's name.
-        servers: Its servers (skill-owned: internal, unsearchable), in file order.
-        sources: The file each server came from, by server name (what the trust rule keys on).
+        declared: Its servers (skill-owned: internal, unsearchable), in file order, each with the file that
+            declares it (what the trust rule judges it on).
         plugin: The plugin the skill came with, if any.
         problem: Why its servers cannot be used (a bad file, a name clash); None when they can.
     """
 
     skill: str
-    servers: tuple[ServerConfig, ...] = ()
-    sources: Mapping[str, Path] = field(default_factory=dict)
+    declared: tuple[Declared, ...] = ()
     plugin: Plugin | None = None
     problem: str | None = None
+
+    @property
+    def servers(self) -> tuple[ServerConfig, ...]:
+        """Its servers, in file order."""
+        return tuple(entry.server for entry in self.declared)
+
+    @property
+    def sources(self) -> dict[str, Path]:
+        """The file that declares each server, by server name."""
+        return {entry.server.name: entry.file for entry in self.declared}
 
     @property
     def namespaces(self) -> tuple[str, ...]:
@@ -73,39 +83,36 @@ def owned_servers(
 
 def _read(skill: Skill, plugin: Plugin | None) -> OwnedServers | None:
     assert skill.path is not None
-    servers: dict[str, ServerConfig] = {}
-    sources: dict[str, Path] = {}
+    declared: dict[str, Declared] = {}
     if plugin is not None:
         if plugin.problem is not None:
             return OwnedServers(skill.name, plugin=plugin, problem=f"its plugin's servers: {plugin.problem}")
-        servers.update(plugin.servers)
-        sources.update(dict.fromkeys(plugin.servers, plugin.server_file or plugin.manifest))
+        declared.update(plugin.servers)
     file = skill.path.parent / SERVER_FILE
     if file.is_file():
         try:
-            own = read_server_file(file, root=skill.path.parent)
+            # The skill's real folder: what a linked skill folder runs from is where the link leads.
+            declared.update(read_server_file(file, root=Path(os.path.realpath(skill.path.parent))))
         except ConfigError as exc:
             return OwnedServers(skill.name, plugin=plugin, problem=str(exc))
-        servers.update(own)
-        sources.update(dict.fromkeys(own, file))
-    if not servers:
+    if not declared:
         return None
-    return OwnedServers(skill.name, tuple(servers.values()), sources, plugin)
+    return OwnedServers(skill.name, tuple(declared.values()), plugin)
 
 
 def _claim(owned: OwnedServers, claims: dict[str, str]) -> OwnedServers:
     """``owned``, or its clash with a name claimed before; its names are claimed when it has none."""
     mine: dict[str, str] = {}
-    for server in owned.servers:
-        where = str(owned.sources[server.name])
-        for key in dict.fromkeys((server.name, server.namespace)):
+    for entry in owned.declared:
+        where = str(entry.file)
+        for key in dict.fromkeys((entry.server.name, entry.server.namespace)):
             other = claims.get(key)
             if other is not None and other != where:
                 problem = (
                     f"server {key!r} of {where} has the name of a server of {other}; "
                     "rename one of them (a skill's servers cannot share a name with another server)"
                 )
-                return OwnedServers(owned.skill, owned.servers, owned.sources, owned.plugin, problem)
+                return OwnedServers(owned.skill, owned.declared, owned.plugin, problem)
             mine[key] = where
     claims.update(mine)
     return owned

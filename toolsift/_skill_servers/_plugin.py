@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any, final
 
 from .._exceptions import ConfigError
-from ..config import ServerConfig
-from ._server_file import SERVER_FILE, read_server_file, read_server_map
+from ._server_file import SERVER_FILE, Declared, read_server_file, read_server_map
 
 __all__ = ["MANIFEST", "Plugin", "find_plugins", "load_plugins", "read_plugin"]
 
@@ -45,16 +44,15 @@ class Plugin:
         name: The manifest's ``name``.
         root: The plugin's folder (what ``${CLAUDE_PLUGIN_ROOT}`` stands for).
         skill_folders: Where its skills are (``skills/`` and those the manifest adds), existing or not.
-        servers: Its servers, by their toolsift name (``plugin_<plugin>_<server>``).
-        server_file: The file the servers came from (``.mcp.json`` or the manifest), if any.
+        servers: Its servers, by their toolsift name (``plugin_<plugin>_<server>``), each with the file
+            that declares it (``.mcp.json``, the manifest, or one of the files the manifest names).
         problem: Why its servers cannot be used (a bad server file); its skills still load.
     """
 
     name: str
     root: Path
     skill_folders: tuple[Path, ...]
-    servers: Mapping[str, ServerConfig] = field(default_factory=dict)
-    server_file: Path | None = None
+    servers: Mapping[str, Declared] = field(default_factory=dict)
     problem: str | None = None
 
     @property
@@ -102,10 +100,10 @@ def read_plugin(root: Path) -> Plugin:
     folders = [root / "skills", *(root / extra for extra in _paths(data.get("skills"), manifest, "skills"))]
     prefix = f"plugin_{name}_"
     try:
-        servers, source = _servers(data.get("mcpServers"), root, manifest, prefix)
+        servers = _servers(data.get("mcpServers"), root, manifest, prefix)
     except ConfigError as exc:
         return Plugin(name, root, tuple(dict.fromkeys(folders)), problem=str(exc))
-    return Plugin(name, root, tuple(dict.fromkeys(folders)), servers, source)
+    return Plugin(name, root, tuple(dict.fromkeys(folders)), servers)
 
 
 def _manifest(manifest: Path) -> dict[str, Any]:
@@ -129,17 +127,16 @@ def _paths(value: object, manifest: Path, key: str) -> list[str]:
     return items
 
 
-def _servers(value: object, root: Path, manifest: Path, prefix: str) -> tuple[dict[str, ServerConfig], Path | None]:
+def _servers(value: object, root: Path, manifest: Path, prefix: str) -> dict[str, Declared]:
+    """The plugin's servers, each kept with its own file: every file of a list is judged by trust on its own."""
     if isinstance(value, dict):
-        return read_server_map(value, path=manifest, root=root, prefix=prefix), manifest
+        return read_server_map(value, path=manifest, root=root, prefix=prefix)
     files = [root / path for path in _paths(value, manifest, "mcpServers")] or [root / SERVER_FILE]
-    servers: dict[str, ServerConfig] = {}
-    source = None
+    servers: dict[str, Declared] = {}
     for file in files:
         if file.is_file() or value is not None:  # a file the manifest names must be there
             servers.update(read_server_file(file, root=root, prefix=prefix))
-            source = source or file
-    return servers, source
+    return servers
 
 
 def load_plugins(paths: Iterable[Path]) -> tuple[list[Plugin], list[ConfigError]]:

@@ -57,10 +57,12 @@ def trust(
     store.remember(config, path)
     from .._assembly import project_skill_launches
 
-    for source, server in project_skill_launches(config):  # the servers the project's skills and plugins bring
+    for declared, outside in project_skill_launches(config):  # what the project's skills and plugins start
+        server = declared.server
         target = " ".join([server.command, *server.args]) if isinstance(server, StdioServer) else server.url
-        out.line(f"{source} starts: {server.name}: {target}")
-        store.remember_launch(source, server)
+        out.line(f"{declared.file} starts: {server.name}: {target}")
+        out.line(f"  it reaches outside your own folders: {outside.describe()}")
+        store.remember_launch(declared.file, server)
     out.line(
         "Trusted here; asked again when a server is added or what it launches changes (command, arguments, "
         "folder, environment, env file or URL), or when those settings change."
