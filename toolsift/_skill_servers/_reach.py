@@ -162,9 +162,8 @@ def _from_launch_folder(server: StdioServer, folder: Path) -> Iterator[LaunchPat
 
 
 def _environment(server: StdioServer) -> Iterator[tuple[str, str]]:
-    """The values the child's environment gets from its ``env`` and its env file, each with what names it."""
-    for key, raw in server.env.items():
-        yield f"its env variable {key!r}", expanded_now(raw) or ""
+    """What the child's environment gets from its ``env`` and its env file (``env`` wins), with what names each."""
+    yield from ((f"its env variable {key!r}", expanded_now(raw) or "") for key, raw in server.env.items())
     plain = None if server.env_file is None else expanded_now(server.env_file)
     if plain is None:
         return
@@ -174,5 +173,5 @@ def _environment(server: StdioServer) -> Iterator[tuple[str, str]]:
         return  # the start refuses a file it cannot read
     # As the start reads it: no interpolation, every value taken as written.
     for key, value in dotenv_values(stream=io.StringIO(text), interpolate=False).items():
-        if value is not None:
+        if value is not None and key not in server.env:
             yield f"the variable {key!r} of its envFile", value
