@@ -3,9 +3,9 @@ a start that reaches into it is never made without a question, and the person's 
 
 The person writes their skill's server entry (drawn from what such entries hold); the project chooses where that
 entry is found (the person's folder itself, a linked ``.mcp.json``, a linked skill folder, a plugin manifest that
-names the file through ``..``) and what its own folders hold there. What a start reaches is worked out apart from
-the rule, from what the start itself resolves (``resolve_server``): the file, the folder the child starts in, its
-program, arguments, environment and env file, each by its real path.
+names the file through ``..`` or by its path) and what its own folders hold there. What a start reaches is worked
+out apart from the rule, from what the start itself resolves (``resolve_server``): the file, the folder the child
+starts in, its program, arguments, environment and env file, each by its real path.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from toolsift.skills import SkillsLoader
 
 OWN = "<own>"  # stands for the person's folder in a drawn value: they write absolute paths of their own
 ROOT = "${CLAUDE_PLUGIN_ROOT}"
-PLACES = ("own", "linked file", "linked folder", "manifest")
+PLACES = ("own", "linked file", "linked folder", "manifest through ..", "manifest by path")
 
 commands = st.sampled_from(["python3", sys.executable, "./server.py", f"{ROOT}/server.py", f"{OWN}/server.py"])
 args = st.lists(
@@ -159,7 +159,8 @@ def _place(own: Path, project: Path, place: str, work_in_project: bool) -> tuple
         (folder / ".mcp.json").symlink_to(own / ".mcp.json")
         return SkillsLoader(project=folder.parent), []
     (folder / ".claude-plugin").mkdir()
-    manifest = {"name": "p", "mcpServers": os.path.relpath(own / ".mcp.json", folder)}
+    named = os.path.relpath(own / ".mcp.json", folder) if place == "manifest through .." else str(own / ".mcp.json")
+    manifest = {"name": "p", "mcpServers": named}
     (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
     skill_md(folder / "skills" / "use-p", "use-p")
     plugins = [read_plugin(folder)]
