@@ -19,10 +19,11 @@ import pytest
 from servers import EXAMPLES
 from trust_helpers import MARKER_SERVER
 
+from toolsift import Toolbox
 from toolsift._exceptions import SkillUnavailable
 from toolsift._skill_servers import Plugin, SkillServers, load_plugins
 from toolsift.cli import main
-from toolsift.config import ProjectTrust, TrustedLaunches
+from toolsift.config import ProjectTrust, TrustedLaunches, load_config
 from toolsift.registry import ToolRegistry
 from toolsift.skills import SkillsLoader
 
@@ -282,3 +283,24 @@ def test_trust_records_a_persons_server_file_that_reaches_into_the_project(
     assert "starts: own:" not in out  # the person's own skill reaches nothing of the project
     store = ProjectTrust(tmp_path / "xdg" / "toolsift" / "trusted-projects.json")
     assert list(store.trusted_launches(file)) == ["kit"]
+
+
+async def test_a_toolbox_under_a_projects_consent_refuses_what_reaches_the_project_and_runs_what_is_yours(
+    world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # ~/.claude is the person's own folder
+    folder = world.linked_kit()
+    mark = world.project_code(folder)
+    own = World.skill(world.own / "skills", "own", allowed="own__*")
+    World.servers(own, {"own": {"command": PY, "args": [str(own / "server.py"), str(own / "ran"), GENERAL]}})
+    (own / "server.py").write_text(MARKER_SERVER)
+    path = world.project / "toolsift.json"
+    path.write_text(json.dumps({"skills": {"paths": ["skills"]}}))
+    trust = world.store.launches(load_config(path), path)
+    async with Toolbox(load_config(path), trust=trust) as box:
+        chat = box.conversation()
+        reply = await chat.handle_command("/use kit")
+        assert reply is not None and not reply.ok and f"${{CLAUDE_PLUGIN_ROOT}} is {folder})" in reply.text
+        assert not mark.exists()
+        assert (await chat.handle_command("/use own")).ok  # type: ignore[union-attr]
+        assert (own / "ran").read_text() == "ran"
