@@ -304,3 +304,13 @@ async def test_a_toolbox_under_a_projects_consent_refuses_what_reaches_the_proje
         assert not mark.exists()
         assert (await chat.handle_command("/use own")).ok  # type: ignore[union-attr]
         assert (own / "ran").read_text() == "ran"
+
+
+async def test_what_resolves_only_at_the_start_is_left_to_the_start(world: World) -> None:
+    # An unset variable in a secret file's path, another kind of secret, a missing env file: the start says why.
+    own_skill = World.skill(world.own / "skills", "kit")
+    entry = {"env": {"A": "secret://file/${TOOLSIFT_TEST_UNSET}", "B": "secret://env/HOME"}, "envFile": "none.env"}
+    World.servers(own_skill, {"kit": {"command": PY, "args": [GENERAL], **entry}})
+    (world.project / "none.env").write_text("PYTHONPATH=.\n")  # not the file the server reads
+    async with hosted(world, user=world.own / "skills") as host:
+        assert refusal(host, "kit") is None
