@@ -3,10 +3,10 @@
 Reading them (``_server_file``, ``_plugin``), deciding which skill owns which
 (``_ownership``), where each one's start reaches and whether the person's trust
 covers it (``_reach``), running them as skills are used (``_host``:
-:class:`SkillServers`) and checking them without starting any (``_check``). A root package: it sits on
-``config``, ``mcp_sessions`` and ``skills``, and the composition root
-(``_assembly``) and the CLI use it; none of it is public (``Toolbox`` and the
-``skills`` config section are how users reach it).
+:class:`SkillServers`) and checking them without starting any (``_check``). A
+root package: it sits on ``config``, ``mcp_sessions`` and ``skills``, and the
+composition root (``_assembly``) and the CLI use it; none of it is public
+(``Toolbox`` and the ``skills`` config section are how users reach it).
 """
 
 from ._check import check_skill_servers as check_skill_servers
