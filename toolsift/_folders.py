@@ -17,6 +17,7 @@ __all__ = [
     "default_user_dir",
     "default_user_dirs",
     "find_config",
+    "user_cache_folder",
     "user_config_path",
     "user_folder",
     "user_folders",
@@ -37,6 +38,12 @@ def user_folder() -> Path:
     application) is followed.
     """
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "toolsift"
+
+
+def user_cache_folder() -> Path:
+    """``$XDG_CACHE_HOME/toolsift`` (``~/.cache/toolsift``): where search keeps embeddings, read at every call."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "toolsift"
 
 

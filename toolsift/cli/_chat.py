@@ -6,12 +6,15 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 
 from .._exceptions import AgentError, ConfigError
+from .._files import write_atomically
 from .._folders import user_folder
 from ..agent import ChatModel, Conversation, ToolCall, model_sampler, result_text
 from ..agent.llm import load_model
@@ -128,7 +131,20 @@ def _line_editing() -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError):  # a read-only home loses the history, not the chat
             history.parent.mkdir(parents=True, exist_ok=True)
-            readline.write_history_file(history)
+            _save_history(readline, history)
+
+
+def _save_history(readline: ModuleType, history: Path) -> None:
+    """The last lines typed, in GNU readline's file format, written as every file of toolsift's (never through a link).
+
+    libedit (macOS) keeps a format of its own, so it writes its file itself.
+    """
+    if "libedit" in (readline.__doc__ or ""):
+        readline.write_history_file(history)
+        return
+    count = readline.get_current_history_length()
+    lines = [readline.get_history_item(index) for index in range(max(1, count - HISTORY_LENGTH + 1), count + 1)]
+    write_atomically(history, "".join(f"{line}\n" for line in lines), what="the chat history")
 
 
 def _read_line(prompt: str) -> str | None:

@@ -13,6 +13,7 @@ owner may not write is left alone and the edit refused.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -82,7 +83,18 @@ def edit_json(path: Path) -> Iterator[dict[str, Any]]:
 @contextmanager
 def _locked(target: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``target``'s lock file, waiting for any other holder."""
-    descriptor = os.open(target.parent / f".{target.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    lock = target.parent / f".{target.name}.lock"
+    try:
+        # Not through a link: one planted in the project would have the lock create a file where it points.
+        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise ConfigError(
+            f"the lock file {lock} is a symbolic link; toolsift does not write through links a program could "
+            "have planted; remove it",
+            path=target,
+        ) from None
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)  # released when the descriptor closes
         yield

@@ -10,6 +10,7 @@ import typer
 
 from .._assembly import skills_loader
 from .._exceptions import ConfigError, SkillNotFound
+from .._files import OwnFile
 from .._folders import find_config
 from ..config import SkillGrants, load_config
 from ..mcp_sessions._internal import SessionState
@@ -132,11 +133,12 @@ def new(
     target = folder / name / "SKILL.md"
     text = SKELETON.format(name=name)
     parse_skill_text(text, target)  # refuses a bad name with the Agent Skills rule in the message
-    if target.exists():
-        out.error(f"{target} already exists; not overwriting it")
-        raise typer.Exit(EXIT["failed"])
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    try:
+        OwnFile(target, what="the skill").create_new(text)
+    except FileExistsError:
+        out.error(f"{target} already exists; not overwriting it")
+        raise typer.Exit(EXIT["failed"]) from None
     out.line(f"wrote {target}")
 
 

@@ -113,7 +113,7 @@ class SkillGrants:
         text = json.dumps({"version": _STORE_VERSION, "grants": records}, indent=2) + "\n"
         try:
             self.store.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(self.store, text)
+            write_atomically(self.store, text, what="the skill grants store")
         except OSError as exc:
             raise ConfigError(f"cannot save the skill grants: {exc}", path=self.store) from exc
 

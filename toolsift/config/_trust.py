@@ -120,7 +120,7 @@ class ProjectTrust:
         self.store.parent.mkdir(parents=True, exist_ok=True)
         data = {key: {"servers": dict(record.servers), "settings": record.settings} for key, record in projects.items()}
         text = json.dumps({"version": _STORE_VERSION, "projects": data}, indent=2, sort_keys=True) + "\n"
-        write_atomically(self.store, text)
+        write_atomically(self.store, text, what="the trusted projects store")
 
     @staticmethod
     def _key(path: Path) -> str:

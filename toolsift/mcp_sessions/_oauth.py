@@ -74,10 +74,11 @@ class FileTokenStorage:
         """Take away every permission of others on the folder and the file, where they have any."""
         for path, mode in ((self.path.parent, FOLDER_MODE), (self.path, FILE_MODE)):
             try:
-                current = stat.S_IMODE(path.stat().st_mode)
+                info = path.lstat()
             except FileNotFoundError:
                 continue
-            if current & ~mode:
+            current = stat.S_IMODE(info.st_mode)
+            if not stat.S_ISLNK(info.st_mode) and current & ~mode:  # a link's target is not the store's to change
                 path.chmod(current & mode)
 
     def _read(self) -> dict[str, Any]:
@@ -94,7 +95,7 @@ class FileTokenStorage:
     def _replace(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         self._private()  # mkdir leaves an existing folder's mode as it was
-        write_atomically(self.path, json.dumps(data))  # a private (0600) file, as tokens want
+        write_atomically(self.path, json.dumps(data), what="the sign-in token store")  # private (0600), as tokens want
 
     def saved_tokens(self) -> tuple[OAuthToken, datetime] | None:
         """The tokens as they were issued and when they were saved, or None."""

@@ -239,7 +239,11 @@ class ToolPins:
         self.file.parent.mkdir(parents=True, exist_ok=True)
         # Compact JSON: the C encoder writes a 350-tool server's pins in milliseconds (indent takes the slow one).
         data = {"version": _STORE_VERSION, "project": self._key, "servers": servers}
-        write_atomically(self.file, json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+        write_atomically(
+            self.file,
+            json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n",
+            what="the pinned tool definitions",
+        )
         self._memory = None  # written: the file is the truth again
 
     # -- reviewing a listing -----------------------------------------------------------------

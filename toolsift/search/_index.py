@@ -29,6 +29,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from .._exceptions import ConfigError
+from .._folders import user_cache_folder
 from ..mcp_sessions import McpSession
 from ..registry import ToolRegistry
 from ..registry._internal import RegistryChange
@@ -36,7 +37,7 @@ from ._bm25 import Bm25Backend, SearchBackend
 from ._documents import DocumentKind, IndexedSkill, SearchDocument
 from ._hits import SearchHit, check_limit, ranked
 from ._hybrid import HybridBackend
-from ._semantic import SemanticBackend, default_cache_folder, load_local_embedder
+from ._semantic import SemanticBackend, load_local_embedder
 from ._snapshot import BuildInputs, Snapshot, SnapshotBuilder, unknown_server
 
 __all__ = ["BACKENDS", "BackendName", "SearchHit", "SearchIndex", "SkillProvider", "server_descriptions"]
@@ -73,8 +74,8 @@ def server_descriptions(sessions: Mapping[str, McpSession]) -> dict[str, str]:
 
 def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
     """The backend called ``name`` (``bm25``, ``semantic``, ``hybrid``), or ``name`` itself.
-
-    The semantic ones keep embeddings on disk in :func:`default_cache_folder`.
+    The semantic ones keep embeddings on disk in ``$XDG_CACHE_HOME/toolsift`` (``~/.cache/toolsift``).
+    The semantic ones keep embeddings on disk in ``~/.cache/toolsift`` (:func:`toolsift._folders.user_cache_folder`).
 
     Raises:
         ConfigError: Unknown name, or a semantic backend without its package and model.
@@ -84,9 +85,9 @@ def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
     if name == "bm25":
         return Bm25Backend()
     if name == "semantic":
-        return SemanticBackend(load_local_embedder(), cache_folder=default_cache_folder())
+        return SemanticBackend(load_local_embedder(), cache_folder=user_cache_folder())
     if name == "hybrid":
-        return HybridBackend(Bm25Backend(), SemanticBackend(load_local_embedder(), cache_folder=default_cache_folder()))
+        return HybridBackend(Bm25Backend(), SemanticBackend(load_local_embedder(), cache_folder=user_cache_folder()))
     raise ConfigError(f"unknown search backend {name!r}; available: {', '.join(BACKENDS)}", field="backend")
 
 

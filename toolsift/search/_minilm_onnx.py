@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .._files import write_atomically
 from ._minilm import Encoder, Matrix
 
 if TYPE_CHECKING:
@@ -182,9 +183,7 @@ def load_graph(folder: Path, cache_folder: Path) -> bytes:
     graph: bytes = build_graph(folder).SerializeToString()
     try:
         cache_folder.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        temporary.write_bytes(graph)
-        os.replace(temporary, path)
+        write_atomically(path, graph, what="the embedding graph cache")
         for older in cache_folder.glob(f"{GRAPH_STEM}.*.onnx"):
             if older != path:
                 older.unlink(missing_ok=True)

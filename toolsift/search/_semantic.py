@@ -20,9 +20,8 @@ given a folder, on disk: a restart, or a rebuild after one server's
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
-import os
-import threading
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -32,13 +31,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .._exceptions import ConfigError
+from .._files import write_atomically
+from .._folders import user_cache_folder
 from .._install import install_advice
 from . import _minilm_onnx
 from ._bm25 import Ranker, Scores
 from ._documents import TEXT_FORM, SearchDocument
 from ._minilm import MODEL_PACKAGE, Encoder, MiniLM, missing, model_folder
 
-__all__ = ["Embedder", "SemanticBackend", "available", "default_cache_folder", "load_local_embedder"]
+__all__ = ["Embedder", "SemanticBackend", "available", "load_local_embedder"]
 
 logger = logging.getLogger("toolsift.search")
 
@@ -70,7 +71,7 @@ def _model() -> Encoder:
         logger.info("semantic search embeds in numpy, about 3x slower than with %s installed", " and ".join(absent))
         return MiniLM(folder)
     try:
-        return _minilm_onnx.OnnxMiniLM(folder, default_cache_folder())
+        return _minilm_onnx.OnnxMiniLM(folder, user_cache_folder())
     except _minilm_onnx.GraphError as exc:
         logger.warning("semantic search embeds in numpy: onnxruntime could not run the model: %s", exc)
         return MiniLM(folder)
@@ -97,12 +98,6 @@ def load_local_embedder() -> Embedder:
         raise ConfigError(
             f"the local embedding model did not load: {type(exc).__name__}: {exc}", field="backend"
         ) from exc
-
-
-def default_cache_folder() -> Path:
-    """Where the named semantic backends keep embeddings: ``$XDG_CACHE_HOME/toolsift`` (``~/.cache/toolsift``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "toolsift"
 
 
 def _normalise(matrix: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
@@ -166,16 +161,15 @@ class _DiskCache:
         kept = list(vectors.items())
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            with temporary.open("wb") as file:
-                np.savez(
-                    file,
-                    form=np.array(TEXT_FORM),
-                    producer=np.array(self.producer),
-                    keys=np.array([key for key, _ in kept]),
-                    vectors=np.stack([vector for _, vector in kept]) if kept else np.zeros((0, 0), np.float32),
-                )
-            os.replace(temporary, self.path)
+            archive = io.BytesIO()
+            np.savez(
+                archive,
+                form=np.array(TEXT_FORM),
+                producer=np.array(self.producer),
+                keys=np.array([key for key, _ in kept]),
+                vectors=np.stack([vector for _, vector in kept]) if kept else np.zeros((0, 0), np.float32),
+            )
+            write_atomically(self.path, archive.getvalue(), what="the embedding cache")
         except OSError as exc:
             logger.warning("could not write the embedding cache %s: %s", self.path, exc)
 

@@ -15,6 +15,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from .._exceptions import ConfigError, ToolsiftError
+from .._files import write_atomically
 from ..config import ToolsiftConfig, TrustedLaunches
 from ..config._internal import ServeSettings, validate_serve_settings
 from ._http import run_http_workers, serve_http
@@ -98,9 +99,7 @@ class _Announce(TaskStatus[str]):
         print(f"READY {value}", file=sys.stderr, flush=True)
         if self._ready_file is not None:
             # Written whole and renamed, so a reader never sees half a URL.
-            pending = self._ready_file.with_name(self._ready_file.name + ".tmp")
-            pending.write_text(f"{value}\n", encoding="utf-8")
-            pending.replace(self._ready_file)
+            write_atomically(self._ready_file, f"{value}\n", what="the ready file")
 
 
 def main(
