@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from .._files import OwnFile, UnsafeFile
+
 __all__ = ["AuditEvent", "AuditKind", "AuditLog"]
 
 logger = logging.getLogger("toolsift.audit")
@@ -73,7 +75,12 @@ class AuditLog:
     """Delivers audit events to subscribers and, when a path is set, to a JSON-lines file.
 
     A subscriber that raises is logged and skipped, so one bad listener cannot
-    break the calls it observes.
+    break the calls it observes. The file is created (0600) when the log is
+    made, before any call runs, so that a sandboxed program finds it there
+    and cannot plant a link in its place; it is never written through a link
+    or a second name (``toolsift._files.OwnFile``). A record that cannot be
+    written is counted and the failure logged as an error once, naming the
+    file; the calls and the subscribers go on.
 
     Args:
         path: The JSON-lines file; None: subscribers only.
@@ -89,6 +96,11 @@ class AuditLog:
         self._subscribers: list[AuditSubscriber] = []
         self._flushes: list[AuditFlush] = []
         self._lock = threading.Lock()
+        self._file = OwnFile(path, what="audit log") if path is not None else None
+        self._failure: str | None = None  # why records are not written, while they are not
+        self._lost = 0
+        if self._file is not None:
+            self._write(self._file, None)
 
     def subscribe(self, subscriber: AuditSubscriber, *, flush: AuditFlush | None = None) -> Callable[[], None]:
         """Call ``subscriber`` with every event; returns a function that unsubscribes.
@@ -132,7 +144,25 @@ class AuditLog:
                 subscriber(event)
             except Exception:
                 logger.exception("audit subscriber %r failed", subscriber)
-        if self.path is not None:
-            line = event.to_json() + "\n"
-            with self._lock, self.path.open("a", encoding="utf-8") as handle:
-                handle.write(line)
+        if self._file is not None:
+            self._write(self._file, event.to_json() + "\n")
+
+    def _write(self, file: OwnFile, line: str | None) -> None:
+        """Append ``line`` to ``file`` (None: create it); a failure is logged once, not raised."""
+        with self._lock:
+            try:
+                if line is None:
+                    file.create()
+                else:
+                    file.append(line)
+            except OSError as exc:
+                if line is not None:
+                    self._lost += 1
+                why = str(exc) if isinstance(exc, UnsafeFile) else f"audit log {file.path}: {exc.strerror or exc}"
+                if why != self._failure:
+                    self._failure = why
+                    logger.error("audit records are not written: %s", why)
+                return
+            if self._failure is not None:
+                logger.warning("the audit log %s is written again; %d records were lost", file.path, self._lost)
+                self._failure, self._lost = None, 0
