@@ -37,11 +37,14 @@ class ProtectedPath:
         path: An absolute path, as configured (links are resolved when it is checked).
         reason: What it is, as a noun phrase ("the config file toolsift loaded").
         folder: A folder (everything inside is protected too); else a file.
+        own: A file toolsift writes itself (the audit log): when missing, the
+            sandbox creates it (empty, 0600) rather than hold its name open.
     """
 
     path: Path
     reason: str
     folder: bool = False
+    own: bool = False
 
 
 def _absolute(path: Path, base: Path) -> Path:
@@ -133,7 +136,7 @@ def protected_paths(
     skill_folders = [*config.skills.paths, *(map(Path, user_skill_folders) if config.skills.user_skills else ())]
     found += [ProtectedPath(_absolute(folder, Path.cwd()), "a skills folder", folder=True) for folder in skill_folders]
     if config.audit.path is not None:
-        found.append(ProtectedPath(_absolute(config.audit.path, Path.cwd()), "toolsift's audit log"))
+        found.append(ProtectedPath(_absolute(config.audit.path, Path.cwd()), "toolsift's audit log", own=True))
     # One entry per path, the first reason kept (the loaded file before the project's other names).
     unique: dict[Path, ProtectedPath] = {}
     for entry in found:

@@ -40,32 +40,33 @@ async def sandboxed_process(sandbox: Sandbox, argv: Sequence[str]) -> AsyncItera
     """
     read_end, write_end = os.pipe()
     init: int | None = None
-    try:
-        command = await sandbox.command(argv, info_fd=write_end)
-        # Shielded: a call cancelled while the sandbox starts would otherwise leave it running, unseen.
-        with anyio.CancelScope(shield=True):
-            process = await anyio.open_process(
-                command,
-                env={},
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                pass_fds=(write_end,),
-            )
-            os.close(write_end)
-            write_end = -1
-            init = await _sandbox_init(read_end, process)
-    finally:
-        for fd in (read_end, write_end):
-            if fd >= 0:
-                os.close(fd)
-    try:
-        yield process
-    finally:
-        with anyio.CancelScope(shield=True):
-            _end(process, init)
-            await process.aclose()
+    # The command's placeholders are held until the sandbox and everything in it are gone.
+    async with sandbox.command(argv, info_fd=write_end) as command:
+        try:
+            # Shielded: a call cancelled while the sandbox starts would otherwise leave it running, unseen.
+            with anyio.CancelScope(shield=True):
+                process = await anyio.open_process(
+                    command,
+                    env={},
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    pass_fds=(write_end,),
+                )
+                os.close(write_end)
+                write_end = -1
+                init = await _sandbox_init(read_end, process)
+        finally:
+            for fd in (read_end, write_end):
+                if fd >= 0:
+                    os.close(fd)
+        try:
+            yield process
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _end(process, init)
+                await process.aclose()
 
 
 async def _sandbox_init(info: int, process: Process) -> int | None:
@@ -97,11 +98,18 @@ def _parent(pid: int) -> int | None:
         return None
 
 
-def _end(process: Process, init: int | None) -> None:
-    """Kill the sandbox's init (the kernel then kills its whole PID namespace) and bwrap, if still running."""
+async def _end(process: Process, init: int | None) -> None:
+    """Kill the sandbox's init and bwrap, if still running, and wait until the init is gone.
+
+    The kernel kills the whole PID namespace with its init, and the init's exit
+    completes only once every other process in it is gone: its pidfd turns
+    readable then, and nothing of the sandbox runs any more.
+    """
     if init is not None:
         with contextlib.suppress(ProcessLookupError):
             signal.pidfd_send_signal(init, signal.SIGKILL)
+        with anyio.move_on_after(_INFO_TIMEOUT):
+            await anyio.wait_readable(init)
         os.close(init)
     # Only while bwrap is unreaped: once reaped, its PID may already belong to another process.
     if process.returncode is None:
