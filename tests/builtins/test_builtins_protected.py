@@ -39,6 +39,7 @@ def test_protected_paths_cover_everything_that_configures_toolsift(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TOOLSIFT_TEST_DIR", str(tmp_path / "from-env"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     project = tmp_path / "project"
     config = load_config(
         write_config(
@@ -71,6 +72,7 @@ def test_protected_paths_cover_everything_that_configures_toolsift(
         project / ".vscode" / "mcp.json": "a config file toolsift reads in this project",
         project / ".cursor" / "mcp.json": "a config file toolsift reads in this project",
         xdg / "toolsift": "toolsift's user folder (user config, trust store, OAuth tokens)",
+        tmp_path / "cache" / "toolsift": "toolsift's cache (search embeddings)",
         project / "app.env": "the env file of server 'api'",
         project / "secrets" / "api.key": "a secret file of server 'api'",
         Path("/run/s/token"): "a secret file of server 'web'",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, final
 
 from .._exceptions import ToolsiftError
-from .._folders import CONFIG_NAME, PROJECT_CONFIGS, user_folder
+from .._folders import CONFIG_NAME, PROJECT_CONFIGS, user_cache_folder, user_folder
 from .._secrets._expand import expand_variables
 from .._secrets._resolvers import is_secret_reference, parse_secret_reference
 from ..config import ServerConfig, StdioServer, ToolsiftConfig
@@ -106,10 +106,10 @@ def protected_paths(
     That is: the config file and ``sources`` (other files it was loaded from),
     the other config files toolsift would find in the same project
     (``toolsift.json``, ``.mcp.json``, ``.vscode/mcp.json``, ``.cursor/mcp.json``),
-    toolsift's user folder (user config, trust store, OAuth tokens), each
-    server's ``envFile`` and ``secret://file`` files, the skill folders, and the
-    audit log. Paths that do not exist yet are included: creating them is as
-    much a change of configuration as editing them.
+    toolsift's user folder (user config, trust store, OAuth tokens) and cache
+    (search embeddings), each server's ``envFile`` and ``secret://file`` files,
+    the skill folders, and the audit log. Paths that do not exist yet are
+    included: creating them is as much a change of configuration as editing them.
 
     Args:
         config: The loaded config.
@@ -131,6 +131,8 @@ def protected_paths(
     found.append(
         ProtectedPath(user_folder(), "toolsift's user folder (user config, trust store, OAuth tokens)", folder=True)
     )
+    # Embeddings and the onnx graph search loads: a program must not plant what ranks or runs there.
+    found.append(ProtectedPath(user_cache_folder(), "toolsift's cache (search embeddings)", folder=True))
     for server in config.servers.values():
         found += _server_files(server)
     skill_folders = [*config.skills.paths, *(map(Path, user_skill_folders) if config.skills.user_skills else ())]
