@@ -71,8 +71,9 @@ def test_a_placeholder_left_by_a_killed_run_goes_after_the_next_run(ws: Path, lo
 def test_a_folder_the_user_replaced_the_placeholder_with_is_left_alone(ws: Path, locks: Path) -> None:
     held = Placeholders(locks)
     assert held.hold(ws / "app.env")
-    (ws / "app.env").rmdir()
-    (ws / "app.env").mkdir()  # another folder by the same name: not the one toolsift made
+    (ws / "app.env").rename(ws / "moved")
+    (ws / "app.env").mkdir()  # another folder by the same name (made while the first exists: another inode)
+    (ws / "moved").rmdir()
     held.release()
     assert (ws / "app.env").is_dir()
 
