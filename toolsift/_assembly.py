@@ -25,7 +25,7 @@ from anyio.abc import TaskStatus
 from ._folders import user_folder, user_folders
 from ._skill_servers import Declared, LaunchPath, Plugin, SkillServers, load_plugins, owned_servers, untrusted_path
 from .builtins import CommandPolicy, Workspace, builtin_tools
-from .builtins._internal import FollowedProtection, builtin_tool_names
+from .builtins._internal import FolderFiles, FollowedProtection, builtin_tool_names
 from .config import ServerConfig, ToolsiftConfig, TrustedLaunches
 from .config._internal import AgentConfig, ConfigWarning, permission_glob_warnings
 from .mcp_sessions import ClientCallbacks, SessionOptions
@@ -190,6 +190,8 @@ class Assembly:
             config_logger.warning("%s; the plugin is not loaded", problem)
         self.skills = skills_loader(config, user_dir=user_skills_dir, plugins=self.plugins)
         self._user_skill_folders = user_folders(config.skills.user_skills, user_skills_dir)
+        # What configures toolsift, for the config in force: off the workspace tools' and skill readers' reach.
+        self.protection = FollowedProtection(self.config_in_force, user_skill_folders=self._user_skill_folders)
         self.manager: McpServerManager | None = None
         self.skill_servers: SkillServers | None = None
         if servers:
@@ -257,8 +259,11 @@ class Assembly:
         Raises:
             ConfigError: When ``workspace`` is not an existing directory.
         """
-        protection = FollowedProtection(self.config_in_force, user_skill_folders=self._user_skill_folders)
-        self.registry.register_many(builtin_tools(Workspace(workspace, protected=protection), commands=commands))
+        self.registry.register_many(builtin_tools(Workspace(workspace, protected=self.protection), commands=commands))
+
+    def skill_files(self, skill: Any) -> FolderFiles | None:
+        """The files of a skill on disk, kept off what configures toolsift (a hard link to an env file included)."""
+        return FolderFiles.of(skill, protected=self.protection)
 
     def unsearchable(self) -> set[str]:
         """The namespaces ``search_tools`` never finds; read on every search, so that a reload's servers count.

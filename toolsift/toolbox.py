@@ -17,7 +17,7 @@ from ._assembly import Assembly
 from ._folders import find_config
 from ._skill_files import SkillFiles
 from .agent import Conversation
-from .builtins._internal import FolderFiles, SkillFileTool
+from .builtins._internal import SkillFileTool
 from .config import SkillGrants, ToolsiftConfig, TrustedLaunches, validate_config
 from .mcp_sessions import ClientCallbacks
 from .mcp_sessions._internal import ListMcpResources, ReadMcpResource, resource_context, server_instructions
@@ -182,7 +182,7 @@ class Toolbox:
             self._running = True
             self.registry.register_many([ListMcpResources(self.manager), ReadMcpResource(self.manager)])
             # Pinned to a turn only while a skill with bundled files is active (see Conversation).
-            self.registry.register(SkillFileTool(self.parts.catalog.get, _skill_files), internal=True)
+            self.registry.register(SkillFileTool(self.parts.catalog.get, self._skill_files), internal=True)
             self.parts.catalog.served = self.served_skills
             # Listening first: a server that reconnects while the skills are first taken is taken again.
             followers = await stack.enter_async_context(anyio.create_task_group())
@@ -272,14 +272,13 @@ class Toolbox:
             start_servers=manager.start_lazy,
             server_instructions=lambda nonce: server_instructions(sessions, nonce=nonce),
             skill_servers=self.parts.skill_servers,
-            skill_files=_skill_files,
+            skill_files=self._skill_files,
         )
 
     def agents(self) -> Sequence[str]:
         """The agent profiles the config defines."""
         return sorted(self.config.agents)
 
-
-def _skill_files(skill: Any) -> SkillFiles | None:
-    """The files of any skill ``/use`` activates: a served skill's from its server, a local one's from disk."""
-    return skill.files if isinstance(skill, McpServedSkill) else FolderFiles.of(skill)
+    def _skill_files(self, skill: Any) -> SkillFiles | None:
+        """The files of any skill ``/use`` activates: a served skill's from its server, a local one's from disk."""
+        return skill.files if isinstance(skill, McpServedSkill) else self.parts.skill_files(skill)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,10 +14,13 @@ from hypothesis import strategies as st
 
 from toolsift import PolicyDenied
 from toolsift._skill_files import sha256_digest, skill_files_note
+from toolsift.agent import ToolCall
 from toolsift.builtins._internal import FolderFiles, SkillFileTool
+from toolsift.builtins._protected import ProtectedPath
 from toolsift.registry import ToolContext, TurnScope
 from toolsift.search._mcp_skills import ServedSkillFiles
 from toolsift.skills import parse_skill
+from toolsift.toolbox import Toolbox
 
 SKILL = "---\nname: guide\ndescription: A skill with files.\n---\nSee reference/guide.md.\n"
 
@@ -110,7 +115,7 @@ def test_skill_files_note_says_where_the_skill_lives_and_lists_its_files(skill_f
 async def test_skill_file_tool_reads_the_active_skills_file_only(skill_folder: Path) -> None:
     skill = parse_skill(skill_folder / "SKILL.md")
     skills = {"guide": skill}
-    tool = SkillFileTool(skills.__getitem__)
+    tool = SkillFileTool(skills.__getitem__, FolderFiles.of)
 
     def ctx(name: str | None) -> ToolContext:
         return ToolContext("c1", scope=TurnScope(skill=name))
@@ -125,3 +130,64 @@ async def test_skill_file_tool_reads_the_active_skills_file_only(skill_folder: P
     assert "skill 'guide' has no file 'reference/nope.md'; its files: reference/alias.md" in missing.text_content()
     with pytest.raises(PolicyDenied, match="leaves the skill's folder"):
         await tool.call({"path": "../../secret.txt"}, ctx("guide"))
+
+
+# -- what configures toolsift, by another name in a skill's folder ----------------------------------
+
+
+def project_with_linked_env(tmp_path: Path) -> tuple[Path, Path]:
+    """A skill whose folder holds a hard link to a server's env file, and the skills folder it lies in."""
+    skills = tmp_path / "skills"
+    folder = skills / "guide"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(SKILL, encoding="utf-8")
+    (folder / "guide.md").write_text("# Guide\n", encoding="utf-8")
+    (tmp_path / "app.env").write_text("TOKEN=sk-skill-files-0123456789\n", encoding="utf-8")
+    os.link(tmp_path / "app.env", folder / "notes.md")
+    return folder, skills
+
+
+def protected(tmp_path: Path, skills: Path) -> list[ProtectedPath]:
+    return [
+        ProtectedPath(tmp_path / "app.env", "the env file of server 'api'"),
+        ProtectedPath(skills, "a skills folder", folder=True),  # holds the skill: not applied to its own files
+    ]
+
+
+async def test_folder_files_refuse_a_hard_link_to_a_protected_file(tmp_path: Path) -> None:
+    folder, skills = project_with_linked_env(tmp_path)
+    files = FolderFiles(folder, protected=lambda: protected(tmp_path, skills))
+    assert files.names() == ["SKILL.md", "guide.md"]
+    with pytest.raises(PolicyDenied) as caught:
+        await files.read("notes.md")
+    assert caught.value.reason == (
+        f"the skill's file 'notes.md' is {str(tmp_path / 'app.env')!r} (the env file of server 'api'), or another "
+        "name for it; a skill's files never include what configures toolsift"
+    )
+    assert await files.read("SKILL.md") == SKILL.encode()
+
+
+async def test_folder_files_refuse_a_protected_file_lying_in_the_skills_folder(tmp_path: Path) -> None:
+    # A skill at the project's root: the project's own config is among its files by location.
+    (tmp_path / "SKILL.md").write_text(SKILL, encoding="utf-8")
+    (tmp_path / "toolsift.json").write_text("{}", encoding="utf-8")
+    files = FolderFiles(tmp_path, protected=[ProtectedPath(tmp_path / "toolsift.json", "a config file")])
+    assert files.names() == ["SKILL.md"]
+    with pytest.raises(PolicyDenied, match="is .*toolsift.json' \\(a config file\\)"):
+        files.resolve("./toolsift.json")
+
+
+async def test_read_skill_file_in_a_toolbox_refuses_a_hard_link_to_an_env_file(tmp_path: Path) -> None:
+    project_with_linked_env(tmp_path)
+    server = {"command": sys.executable, "args": ["-c", "pass"], "envFile": "app.env", "lazy": True}
+    config = {"tools": {"mcpServers": {"api": server}}, "skills": {"paths": ["skills"], "userSkills": False}}
+    (tmp_path / "toolsift.json").write_text(json.dumps(config), encoding="utf-8")
+    async with Toolbox.from_config(tmp_path / "toolsift.json") as box:
+        chat = box.conversation()
+        assert (await chat.handle_command("/use guide")) is not None
+        called = await chat.call_tool(ToolCall("1", "read_skill_file", {"path": "notes.md"}))
+        listed = await chat.call_tool(ToolCall("2", "read_skill_file", {"path": "nope.md"}))
+    assert "its files: guide.md" in listed.result.text_content()  # the link is not among them
+    assert called.result.is_error
+    assert "sk-skill-files" not in called.result.text_content()
+    assert "the env file of server 'api'" in called.result.text_content()

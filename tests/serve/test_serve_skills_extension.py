@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ import mcp.types as types
 import pytest
 from mcp import Client, MCPError
 from pydantic import TypeAdapter
-from serve_project import stdio_params, text, write_project
+from serve_project import general_server, stdio_params, text, write_project
 from servers import EXAMPLES
 
 from toolsift.serve import build_server
@@ -116,3 +118,28 @@ async def test_serve_skills_extension_refuses_what_it_does_not_serve(config: Pat
             with pytest.raises(MCPError) as caught:
                 await client.read_resource(uri)
             assert caught.value.error.code == types.INVALID_PARAMS
+
+
+async def test_serve_skills_extension_never_serves_a_hard_link_to_what_configures_toolsift(config: Path) -> None:
+    secret = "TOKEN=sk-served-skill-0123456789"
+    (config.parent / "api.env").write_text(secret + "\n", encoding="utf-8")
+    project = json.loads(config.read_text(encoding="utf-8"))
+    project["tools"] = {"mcpServers": {"api": general_server(envFile="api.env", lazy=True)}}
+    config.write_text(json.dumps(project), encoding="utf-8")
+    reference = config.parent / "skills" / "release-notes" / "reference"
+    os.link(config.parent / "api.env", reference / "env.md")
+    os.link(config, reference / "config.md")
+    server = build_server(config)
+    async with server, Client(server.sdk, mode="legacy") as client:
+        listed = await ask(client, "skills/list")
+        uris = [resource["uri"] for entry in listed["skills"] for resource in entry["resources"]]
+        folder = await ask(client, "resources/directory/read", uri="skill://release-notes/reference")
+        resources = [str(resource.uri) for resource in (await client.list_resources()).resources]
+        tool = await client.call_tool("skill__release-notes", {"version": "2.1.0"})
+        for name in ("env.md", "config.md"):
+            uri = f"skill://release-notes/reference/{name}"
+            assert uri not in uris and uri not in resources and uri not in text(tool)
+            assert uri not in [resource["uri"] for resource in folder["resources"]]
+            with pytest.raises(MCPError, match=f"skill 'release-notes' has no file 'reference/{name}'"):
+                await client.read_resource(uri)
+    assert "skill://release-notes/reference/sections.md" in uris

@@ -22,7 +22,7 @@ from .._secrets._expand import expand_variables
 from .._secrets._resolvers import is_secret_reference, parse_secret_reference
 from ..config import ServerConfig, StdioServer, ToolsiftConfig
 
-__all__ = ["FollowedProtection", "ProtectedPath", "protected_paths"]
+__all__ = ["FollowedProtection", "ProtectedPath", "protected_paths", "within"]
 
 # Folders other clients keep inside a project; a config file in one belongs to the folder above.
 _CLIENT_FOLDERS = frozenset({".vscode", ".cursor", ".gemini", ".claude"})
@@ -45,6 +45,11 @@ class ProtectedPath:
     reason: str
     folder: bool = False
     own: bool = False
+
+
+def within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies inside it (lexically: resolve both first where links matter)."""
+    return path == folder or folder in path.parents
 
 
 def _absolute(path: Path, base: Path) -> Path:

@@ -35,7 +35,8 @@ import anyio
 
 from .._folders import user_folder
 from ._placeholders import Placeholders
-from ._sandbox_plan import ETC, SYSTEM, Plan, SandboxUnavailable, mounted_system, within
+from ._protected import within
+from ._sandbox_plan import ETC, SYSTEM, Plan, SandboxUnavailable, mounted_system
 from ._workspace import Workspace
 
 __all__ = ["SANDBOX_PATH", "Sandbox", "SandboxUnavailable"]

@@ -20,9 +20,9 @@ from typing import Literal
 
 from .._files import OwnFile
 from ._placeholders import Placeholders
-from ._protected import ProtectedPath
+from ._protected import ProtectedPath, within
 
-__all__ = ["ETC", "SYSTEM", "Plan", "SandboxUnavailable", "mounted_system", "within"]
+__all__ = ["ETC", "SYSTEM", "Plan", "SandboxUnavailable", "mounted_system"]
 
 # The system, read-only. Merged-/usr systems have links here, which the sandbox copies as links.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -75,11 +75,6 @@ def mounted_system() -> list[Path]:
     return [Path(os.path.realpath(path)) for path in SYSTEM if os.path.exists(path)] + [
         Path("/etc") / name for name in ETC
     ]
-
-
-def within(path: Path, folder: Path) -> bool:
-    """Whether ``path`` is ``folder`` or lies inside it (lexically)."""
-    return path == folder or folder in path.parents
 
 
 def _components(path: Path, root: Path) -> list[Path]:

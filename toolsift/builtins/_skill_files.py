@@ -5,7 +5,9 @@ Published skills point at files beside their ``SKILL.md`` (``reference/*.md``,
 rest, and nothing else: ``read_skill_file`` reads one file of the *active*
 skill, confined to that skill's folder by the workspace check every builtin
 file tool uses (``..``, absolute paths and symbolic links are resolved before
-the check, so none of them leaves the folder).
+the check, so none of them leaves the folder), and kept off the protected
+paths by the same check as theirs (``ProtectionGuard``: by real path, and by
+inode, so that a hard link in a skill's folder to an env file is refused).
 
 A skill's files come from a :class:`SkillFiles`: :class:`FolderFiles` for a
 skill on disk; a skill that arrived over MCP brings its own (reads of its
@@ -25,7 +27,8 @@ import mcp.types as mcp_types
 from .._exceptions import PolicyDenied, SkillNotFound
 from .._skill_files import SKILL_FILE_TOOL, SkillFiles
 from ..registry import Level, ToolContext, ToolResult, ToolSpec
-from ._workspace import Workspace
+from ._protected import ProtectedPath, within
+from ._workspace import Protected, Workspace
 
 __all__ = ["FolderFiles", "SkillFileTool"]
 
@@ -36,18 +39,30 @@ _SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_module
 
 @final
 class FolderFiles:
-    """The files of a skill on disk: its folder, with every read confined to it.
+    """The files of a skill on disk: its folder, with every read confined to it and kept off the protected paths.
+
+    Every reader of a skill's files goes through one (``read_skill_file``, the
+    ``skill://`` resources of ``toolsift serve``, the files a served skill names).
 
     Args:
         folder: The folder holding ``SKILL.md``.
+        protected: What no skill's file may be (``protected_paths``), or a function
+            returning it; a protected folder that holds the skill (the skills
+            folder it lies in) is left out, as the skill's own files are in it.
 
     Raises:
         ConfigError: When ``folder`` is not an existing directory.
     """
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
-        self._folder = Workspace(folder)
+    def __init__(self, folder: str | os.PathLike[str], *, protected: Protected = ()) -> None:
+        self._given = protected if callable(protected) else tuple(protected)
+        self._folder = Workspace(folder, protected=self._beside_the_skill)
         self.where = f"the folder {str(self._folder.root)!r}"
+
+    def _beside_the_skill(self) -> list[ProtectedPath]:
+        given = self._given() if callable(self._given) else self._given
+        root = self._folder.root
+        return [entry for entry in given if not (entry.folder and within(root, Path(os.path.realpath(entry.path))))]
 
     @property
     def root(self) -> Path:
@@ -58,27 +73,28 @@ class FolderFiles:
         return f"FolderFiles({str(self._folder.root)!r})"
 
     @classmethod
-    def of(cls, skill: Any) -> FolderFiles | None:
+    def of(cls, skill: Any, *, protected: Protected = ()) -> FolderFiles | None:
         """The files of a skill loaded from a SKILL.md on disk; None for one built in code or from a prompt."""
         path = getattr(skill, "path", None)
         if not isinstance(path, Path) or not path.parent.is_dir():
             return None
-        return cls(path.parent)
+        return cls(path.parent, protected=protected)
 
     def names(self) -> list[str]:
-        """Every regular file under the folder whose real path stays inside it, sorted.
+        """Every regular file under the folder whose real path stays inside it and is not protected, sorted.
 
         Links are not followed into folders; a link to a file counts only when it
         points inside the skill. Version-control and cache folders are skipped.
         """
         root = self._folder.root
+        guard = self._folder.guard()
         found: list[str] = []
         for current, folders, files in os.walk(root):
             folders[:] = sorted(name for name in folders if name not in _SKIPPED_FOLDERS)
             for name in files:
                 path = Path(current, name)
                 real = Path(os.path.realpath(path))
-                if (real == root or root in real.parents) and real.is_file():
+                if within(real, root) and real.is_file() and guard.covering(real) is None:
                     found.append(path.relative_to(root).as_posix())
         return sorted(found)
 
@@ -86,10 +102,23 @@ class FolderFiles:
         """The real path of the skill's file ``path``.
 
         Raises:
-            PolicyDenied: When ``path`` is not a non-empty string or resolves outside the folder.
+            PolicyDenied: When ``path`` is not a non-empty string, resolves outside
+                the folder, or is a protected file (by path, or by inode: a hard link to one).
         """
+        real = self._confined(path)
+        entry = self._folder.guard().covering(real)
+        if entry is not None:
+            raise PolicyDenied(
+                "skill-folder",
+                f"the skill's file {path!r} is {str(entry.path)!r} ({entry.reason}), or another name for it; "
+                "a skill's files never include what configures toolsift",
+                tool=SKILL_FILE_TOOL,
+            )
+        return real
+
+    def _confined(self, path: object) -> Path:
         try:
-            return self._folder.resolve(path, tool=SKILL_FILE_TOOL)
+            return self._folder.confine(path, tool=SKILL_FILE_TOOL)
         except PolicyDenied as exc:
             if not isinstance(path, str) or not path or "\0" in path:
                 raise  # not a path at all: the workspace's words fit
@@ -125,10 +154,10 @@ class SkillFileTool:
 
     Args:
         lookup: Finds a skill by name as its source holds it now (``SkillsLoader.get``).
-        files_for: The files of a skill (``FolderFiles.of`` for skills on disk).
+        files_for: The files of a skill (``FolderFiles.of`` with the protected paths, for skills on disk).
     """
 
-    def __init__(self, lookup: Callable[[str], Any], files_for: FilesFor = FolderFiles.of) -> None:
+    def __init__(self, lookup: Callable[[str], Any], files_for: FilesFor) -> None:
         self._lookup = lookup
         self._files_for = files_for
         reading = mcp_types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)

@@ -24,15 +24,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .._exceptions import ConfigError, PolicyDenied
-from ._protected import ProtectedPath
+from ._protected import ProtectedPath, within
 
 __all__ = ["ProtectionGuard", "Workspace"]
 
 Protected = Iterable[ProtectedPath] | Callable[[], Iterable[ProtectedPath]]
-
-
-def _within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
 
 
 class ProtectionGuard:
@@ -59,7 +55,7 @@ class ProtectionGuard:
     def covering(self, real: Path) -> ProtectedPath | None:
         """The entry that protects ``real`` (a resolved path), or None."""
         for spot, entry in self._spots:
-            if _within(real, spot):
+            if within(real, spot):
                 return entry
         if self._inodes:
             try:
@@ -128,21 +124,7 @@ class Workspace:
                 character, resolves to somewhere outside the workspace, or
                 to a protected path (one that configures toolsift).
         """
-        if not isinstance(path, str) or not path:
-            raise PolicyDenied("workspace", f"expected a non-empty path string, got {path!r}", tool=tool)
-        if "\0" in path:
-            raise PolicyDenied("workspace", f"the path {path!r} contains a NUL character", tool=tool)
-        candidate = Path(path)
-        joined = candidate if candidate.is_absolute() else self._root / candidate
-        real = Path(os.path.realpath(joined))
-        if not _within(real, self._root):
-            via = " through a symbolic link" if Path(os.path.normpath(joined)) != real else ""
-            raise PolicyDenied(
-                "workspace",
-                f"the path {path!r} resolves{via} to {str(real)!r}, outside the workspace {str(self._root)!r}; "
-                "builtin tools only reach files inside the workspace",
-                tool=tool,
-            )
+        real = self.confine(path, tool=tool)
         entry = (guard or self.guard()).covering(real)
         if entry is not None:
             kind = "inside" if entry.folder else "at"
@@ -150,6 +132,30 @@ class Workspace:
                 "workspace",
                 f"the path {path!r} resolves to {str(real)!r}, {kind} {str(entry.path)!r}: {entry.reason}; builtin "
                 "tools never read or write what configures toolsift",
+                tool=tool,
+            )
+        return real
+
+    def confine(self, path: object, *, tool: str | None = None) -> Path:
+        """The real path ``path`` names, checked to be inside the workspace only (see :meth:`resolve`).
+
+        Raises:
+            PolicyDenied: When ``path`` is not a non-empty string, holds a NUL
+                character, or resolves to somewhere outside the workspace.
+        """
+        if not isinstance(path, str) or not path:
+            raise PolicyDenied("workspace", f"expected a non-empty path string, got {path!r}", tool=tool)
+        if "\0" in path:
+            raise PolicyDenied("workspace", f"the path {path!r} contains a NUL character", tool=tool)
+        candidate = Path(path)
+        joined = candidate if candidate.is_absolute() else self._root / candidate
+        real = Path(os.path.realpath(joined))
+        if not within(real, self._root):
+            via = " through a symbolic link" if Path(os.path.normpath(joined)) != real else ""
+            raise PolicyDenied(
+                "workspace",
+                f"the path {path!r} resolves{via} to {str(real)!r}, outside the workspace {str(self._root)!r}; "
+                "builtin tools only reach files inside the workspace",
                 tool=tool,
             )
         return real

@@ -278,7 +278,7 @@ class ToolsiftServer:
         if self.tasks is not None:
             self.tasks.register(self.sdk)
         if settings.skills:  # beside skill__<name>, for clients of the MCP Skills extension
-            SkillPublisher(self._served_skills).install(self.sdk)
+            SkillPublisher(self._served_skills, self.parts.skill_files).install(self.sdk)
         # requestState is sealed and bound to its call: an approval answer counts only for the question asked.
         self.sdk.middleware.append(RequestStateBoundary(security, default_audience="toolsift"))
         asks = bool(self._permissions.ask or self._permissions.ask_destructive)
@@ -468,7 +468,8 @@ class ToolsiftServer:
 
     def _skills_reloaded(self, event: SkillsReloaded) -> None:
         main = self.endpoints.get(EndpointKey())
-        tools = skill_tools(event.skills, lambda skill: main.skill_reach(skill)[0]) if self.settings.skills else []
+        reach = main.skill_reach
+        tools = skill_tools(event.skills, lambda s: reach(s)[0], self.parts.skill_files) if self.settings.skills else []
         self.skill_registry.replace_server(SKILL_NAMESPACE, tools, internal=False)
         self.endpoints.forget("skill")
         if isinstance(self.settings.gateway, str) and self.settings.gateway in event.skills:

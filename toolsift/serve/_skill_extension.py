@@ -32,6 +32,7 @@ from mcp.server import Server, ServerRequestContext
 from .._skill_files import SKILLS_EXTENSION, sha256_digest
 from ..builtins._internal import FolderFiles
 from ..skills import Skill
+from ._skills import FilesOf
 
 __all__ = ["DIRECTORY_MIME", "SKILL_SCHEME", "SkillPublisher", "skill_uri"]
 
@@ -82,10 +83,12 @@ class SkillPublisher:
 
     Args:
         skills: The skills to publish, asked at each request (a reload's skills are served at once).
+        files_of: A skill's files on disk, kept off what configures toolsift (``Assembly.skill_files``).
     """
 
-    def __init__(self, skills: Callable[[], Sequence[Skill]]) -> None:
+    def __init__(self, skills: Callable[[], Sequence[Skill]], files_of: FilesOf) -> None:
         self._skills = skills
+        self._files_of = files_of
 
     def install(self, server: Server[Any]) -> None:
         """Declare the extension on ``server`` and add its methods, keeping the resource handlers it has."""
@@ -110,7 +113,7 @@ class SkillPublisher:
     def _published(self) -> dict[str, _Published]:
         found: dict[str, _Published] = {}
         for skill in self._skills():
-            files = FolderFiles.of(skill)
+            files = self._files_of(skill)
             if files is not None:
                 found[skill.name] = _Published(skill, files)
         return found

@@ -17,11 +17,13 @@ from ..builtins._internal import FolderFiles
 from ..registry import Level, ToolContext, ToolResult, ToolSpec
 from ..skills import Skill
 
-__all__ = ["SKILL_NAMESPACE", "SkillTool", "skill_tools"]
+__all__ = ["SKILL_NAMESPACE", "FilesOf", "SkillTool", "skill_tools"]
 
 SKILL_NAMESPACE = "skill"
 #: Given a skill, the served names of the tools its patterns allow.
 ToolsFor = Callable[[Skill], list[str]]
+#: Given a skill, its files on disk (None when it has none).
+FilesOf = Callable[[Skill], FolderFiles | None]
 
 
 def _schema(skill: Skill) -> dict[str, Any]:
@@ -48,11 +50,13 @@ class SkillTool:
     Args:
         skill: The skill.
         tools_for: Lists the served tools the skill's patterns allow, at call time.
+        files_of: The skill's files, whose URIs the result names.
     """
 
-    def __init__(self, skill: Skill, tools_for: ToolsFor) -> None:
+    def __init__(self, skill: Skill, tools_for: ToolsFor, files_of: FilesOf) -> None:
         self._skill = skill
         self._tools_for = tools_for
+        self._files_of = files_of
         self._spec = ToolSpec(
             name=f"{SKILL_NAMESPACE}__{skill.name}",
             description=f"{skill.description}\n\nReturns the skill's instructions and the tools to use with them.",
@@ -95,7 +99,7 @@ class SkillTool:
             "allowed_tools": list(skill.allowed_tools),
             "tools": tools,
         }
-        files = _bundled(skill)
+        files = _bundled(skill, self._files_of(skill))
         if files:
             # Its references resolve against its root; the files are this server's resources.
             footer += f"\nFiles of this skill (read them with resources/read): {', '.join(files)}"
@@ -103,13 +107,12 @@ class SkillTool:
         return ToolResult.text(f"{instructions.rstrip()}\n\n---\n{footer}", structured=structured)
 
 
-def _bundled(skill: Skill) -> list[str]:
+def _bundled(skill: Skill, files: FolderFiles | None) -> list[str]:
     """The URIs of the files a skill on disk bundles beside its SKILL.md (see ``_skill_extension``)."""
-    files = FolderFiles.of(skill)
     names = files.names() if files is not None else []
     return [f"skill://{skill.name}/{name}" for name in names if name != "SKILL.md"]
 
 
-def skill_tools(skills: Iterable[Skill], tools_for: ToolsFor) -> list[SkillTool]:
+def skill_tools(skills: Iterable[Skill], tools_for: ToolsFor, files_of: FilesOf) -> list[SkillTool]:
     """A tool for each user-invocable skill."""
-    return [SkillTool(skill, tools_for) for skill in skills if skill.user_invocable]
+    return [SkillTool(skill, tools_for, files_of) for skill in skills if skill.user_invocable]
