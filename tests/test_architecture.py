@@ -61,7 +61,7 @@ SHARED = {
     "_install",  # how to install what an optional feature needs, the same in every message
     "_tokens",  # the one estimate of what a text costs a model (bytes per token)
     "_skill_files",  # a skill's own files: the SkillFiles protocol, digests, the note naming them
-    "_files",  # writing a store in the user folder so that a crash mid-write loses nothing
+    "_files",  # every file toolsift writes: never through a planted link or second name, swapped in whole
 }
 # What a package offers the other packages and not its users: the names of its ``_internal`` module, the one
 # private module another package may import. Public names are for users (tests/test_public_api.py caps them); these
