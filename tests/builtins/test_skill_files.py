@@ -161,8 +161,8 @@ async def test_folder_files_refuse_a_hard_link_to_a_protected_file(tmp_path: Pat
     with pytest.raises(PolicyDenied) as caught:
         await files.read("notes.md")
     assert caught.value.reason == (
-        f"the skill's file 'notes.md' is {str(tmp_path / 'app.env')!r} (the env file of server 'api'), or another "
-        "name for it; a skill's files never include what configures toolsift"
+        f"the skill's file 'notes.md' is a hard link to {str(tmp_path / 'app.env')!r}: the env file of server "
+        "'api'; a skill's files never include what configures toolsift"
     )
     assert await files.read("SKILL.md") == SKILL.encode()
 
@@ -173,7 +173,7 @@ async def test_folder_files_refuse_a_protected_file_lying_in_the_skills_folder(t
     (tmp_path / "toolsift.json").write_text("{}", encoding="utf-8")
     files = FolderFiles(tmp_path, protected=[ProtectedPath(tmp_path / "toolsift.json", "a config file")])
     assert files.names() == ["SKILL.md"]
-    with pytest.raises(PolicyDenied, match="is .*toolsift.json' \\(a config file\\)"):
+    with pytest.raises(PolicyDenied, match="resolves to .*, at .*toolsift.json': a config file; a skill's files"):
         files.resolve("./toolsift.json")
 
 

@@ -106,14 +106,13 @@ class FolderFiles:
                 the folder, or is a protected file (by path, or by inode: a hard link to one).
         """
         real = self._confined(path)
-        entry = self._folder.guard().covering(real)
-        if entry is not None:
-            raise PolicyDenied(
-                "skill-folder",
-                f"the skill's file {path!r} is {str(entry.path)!r} ({entry.reason}), or another name for it; "
-                "a skill's files never include what configures toolsift",
-                tool=SKILL_FILE_TOOL,
-            )
+        self._folder.guard().refuse(
+            real,
+            f"the skill's file {path!r}",
+            policy="skill-folder",
+            tool=SKILL_FILE_TOOL,
+            rule="a skill's files never include what configures toolsift",
+        )
         return real
 
     def _confined(self, path: object) -> Path:

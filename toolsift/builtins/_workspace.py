@@ -65,6 +65,21 @@ class ProtectionGuard:
             return self._inodes.get((info.st_dev, info.st_ino))
         return None
 
+    def refuse(self, real: Path, named: str, *, policy: str, tool: str | None, rule: str) -> None:
+        """Raise when ``real`` (what ``named`` resolves to) is protected: by its path, or as a hard link to one.
+
+        Raises:
+            PolicyDenied: Naming the path, the protected one and why, then ``rule``.
+        """
+        entry = self.covering(real)
+        if entry is None:
+            return
+        if any(found is entry and within(real, spot) for spot, found in self._spots):
+            where = f"resolves to {str(real)!r}, {'inside' if entry.folder else 'at'} {str(entry.path)!r}"
+        else:
+            where = f"is a hard link to {str(entry.path)!r}"
+        raise PolicyDenied(policy, f"{named} {where}: {entry.reason}; {rule}", tool=tool)
+
 
 class Workspace:
     """A folder, resolved once, and the check that keeps paths inside it and off protected ones.
@@ -125,15 +140,13 @@ class Workspace:
                 to a protected path (one that configures toolsift).
         """
         real = self.confine(path, tool=tool)
-        entry = (guard or self.guard()).covering(real)
-        if entry is not None:
-            kind = "inside" if entry.folder else "at"
-            raise PolicyDenied(
-                "workspace",
-                f"the path {path!r} resolves to {str(real)!r}, {kind} {str(entry.path)!r}: {entry.reason}; builtin "
-                "tools never read or write what configures toolsift",
-                tool=tool,
-            )
+        (guard or self.guard()).refuse(
+            real,
+            f"the path {path!r}",
+            policy="workspace",
+            tool=tool,
+            rule="builtin tools never read or write what configures toolsift",
+        )
         return real
 
     def confine(self, path: object, *, tool: str | None = None) -> Path:
