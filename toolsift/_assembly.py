@@ -189,9 +189,8 @@ class Assembly:
         for problem in plugin_problems:
             config_logger.warning("%s; the plugin is not loaded", problem)
         self.skills = skills_loader(config, user_dir=user_skills_dir, plugins=self.plugins)
-        self._user_skill_folders = user_folders(config.skills.user_skills, user_skills_dir)
-        # What configures toolsift, for the config in force: off the workspace tools' and skill readers' reach.
-        self.protection = FollowedProtection(self.config_in_force, user_skill_folders=self._user_skill_folders)
+        user_skill_folders = user_folders(config.skills.user_skills, user_skills_dir)
+        self.protection = FollowedProtection(self.config_in_force, user_skill_folders=user_skill_folders)
         self.manager: McpServerManager | None = None
         self.skill_servers: SkillServers | None = None
         if servers:

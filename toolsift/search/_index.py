@@ -74,8 +74,8 @@ def server_descriptions(sessions: Mapping[str, McpSession]) -> dict[str, str]:
 
 def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
     """The backend called ``name`` (``bm25``, ``semantic``, ``hybrid``), or ``name`` itself.
-    The semantic ones keep embeddings on disk in ``$XDG_CACHE_HOME/toolsift`` (``~/.cache/toolsift``).
-    The semantic ones keep embeddings on disk in ``~/.cache/toolsift`` (:func:`toolsift._folders.user_cache_folder`).
+
+    The semantic ones keep embeddings on disk in :func:`~toolsift._folders.user_cache_folder`.
 
     Raises:
         ConfigError: Unknown name, or a semantic backend without its package and model.
