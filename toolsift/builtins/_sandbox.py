@@ -34,7 +34,6 @@ from typing import final
 import anyio
 
 from .._folders import user_folder
-from ._placeholders import Placeholders
 from ._protected import within
 from ._sandbox_plan import ETC, SYSTEM, Plan, SandboxUnavailable, mounted_system
 from ._workspace import Workspace
@@ -104,6 +103,8 @@ class Sandbox:
                 f"the workspace {str(root)!r} holds system folders (/usr), which programs "
                 "would then be able to change; choose a project folder as the workspace"
             )
+        from ._placeholders import Placeholders  # flock: POSIX only, where bubblewrap is; toolsift imports anywhere
+
         placeholders = Placeholders(self._locks or user_folder() / "placeholders")
         try:
             plan = Plan(root, placeholders)

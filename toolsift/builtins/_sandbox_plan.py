@@ -16,11 +16,13 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .._files import OwnFile
-from ._placeholders import Placeholders
 from ._protected import ProtectedPath, within
+
+if TYPE_CHECKING:
+    from ._placeholders import Placeholders
 
 __all__ = ["ETC", "SYSTEM", "Plan", "SandboxUnavailable", "mounted_system"]
 
