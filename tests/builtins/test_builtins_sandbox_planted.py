@@ -155,6 +155,8 @@ ATTEMPTS = """\
 import os, sys
 for path in sys.argv[1:]:
     try:
+        if os.path.isfile(os.path.dirname(path)):
+            os.remove(os.path.dirname(path))  # a file in the way of the folder: removed first
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         open(path, "w").write("planted")
         print(path, "made")
@@ -169,22 +171,27 @@ def shell(workspace: Workspace, timeout: float = 60) -> ToolRegistry:
     return registry
 
 
+# Missing protected files: directly in the workspace, behind a missing folder, in an existing folder, behind a file.
+MISSING = ["toolsift.json", ".mcp.json", ".vscode/mcp.json", "app.env", "secrets/api.key", "config/prod.env", "x/y.env"]
+
+
 def missing_files(ws: Path) -> Workspace:
     (ws / "config").mkdir()
-    names = [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json", "app.env", "secrets/api.key", "config/prod.env"]
-    return Workspace(ws, protected=[ProtectedPath(ws / name, "a protected file") for name in names])
+    (ws / "x").write_text("a file where a folder would go\n", encoding="utf-8")
+    return Workspace(ws, protected=[ProtectedPath(ws / name, "a protected file") for name in MISSING])
 
 
 async def test_no_missing_protected_file_can_be_made_and_none_is_left_behind(ws: Path) -> None:
     (ws / "attempts.py").write_text(ATTEMPTS, encoding="utf-8")
+    workspace = missing_files(ws)
     before = sorted(path.name for path in ws.iterdir())
-    names = [".mcp.json", ".vscode/mcp.json", ".cursor/mcp.json", "app.env", "secrets/api.key", "config/prod.env"]
-    result = await shell(missing_files(ws)).execute(
-        "exec_shell", {"command": f"python3 attempts.py {' '.join(names)}"}, permissions=EXECUTE
+    result = await shell(workspace).execute(
+        "exec_shell", {"command": f"python3 attempts.py {' '.join(MISSING)}"}, permissions=EXECUTE
     )
-    assert "made" not in result.text_content() and result.text_content().count("refused:") == len(names)
-    assert sorted(path.name for path in ws.iterdir()) == sorted([*before, "config"])
+    assert "made" not in result.text_content() and result.text_content().count("refused:") == len(MISSING)
+    assert sorted(path.name for path in ws.iterdir()) == before  # no placeholder left behind
     assert list((ws / "config").iterdir()) == []
+    assert (ws / "x").read_text(encoding="utf-8") == "a file where a folder would go\n"
 
 
 WAIT_THEN_PLANT = """\
