@@ -148,3 +148,16 @@ def test_an_unsafe_file_is_a_toolsift_error_and_an_os_error(folder: Path, outsid
         OwnFile(folder / "audit.jsonl", what="audit log").append("x")
     assert isinstance(caught.value, OSError)
     assert repr(OwnFile("x.json", what="a store")) == f"OwnFile({str(Path.cwd() / 'x.json')!r}, what='a store')"
+
+
+def test_append_refuses_a_device_in_the_files_place() -> None:
+    with pytest.raises(UnsafeFile, match="audit log /dev/null is not a regular file"):
+        OwnFile("/dev/null", what="audit log").append("x\n")
+
+
+def test_replace_that_fails_leaves_no_temporary_file(folder: Path) -> None:
+    (folder / "store.json").mkdir()
+    (folder / "store.json" / "kept").write_text("x", encoding="utf-8")  # a folder cannot be replaced by a file
+    with pytest.raises(IsADirectoryError):
+        write_atomically(folder / "store.json", "{}", what="a store")
+    assert sorted(path.name for path in folder.iterdir()) == ["store.json"]
