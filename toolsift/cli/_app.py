@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import sys
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import import_module
 from importlib.metadata import version as _version
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar, cast
 
 import anyio
 import click
@@ -26,29 +25,22 @@ from .._exceptions import (
     ToolNotFound,
     ToolsiftError,
 )
-from ._output import Output, reported_here
+from ._output import Output
 
 if TYPE_CHECKING:
     # Typer ships its own click: its groups and commands are of these types, not of the click package's.
     from typer._click import Command as TyperClickCommand
     from typer._click import Context as TyperClickContext
 
-    from ..config import ToolsiftConfig, TrustedLaunches
-    from ..mcp_sessions import ClientCallbacks
-    from ..toolbox import Toolbox
-
 __all__ = [
     "COMMANDS",
     "EXIT",
     "TRUST_ENV",
-    "Admitted",
     "app",
     "load_commands",
     "main",
-    "open_toolbox",
     "run_async",
     "state",
-    "trusted_config",
 ]
 
 T = TypeVar("T")
@@ -87,7 +79,7 @@ class _ClickError(Protocol):
 COMMANDS: dict[str, tuple[str, str]] = {
     "chat": ("_chat", "The agent REPL: /use, /unuse, /skills and /tools work; without --model you play the model."),
     "demo": ("_demo", "Offline tour: a 200-tool server kept out of the context, skills, the five layers."),
-    "check": ("_inspect", "Validate the config and the skills; print every problem with its file, line and field."),
+    "check": ("_check", "Validate the config and the skills; print every problem with its file, line and field."),
     "servers": (
         "_inspect",
         "Connect every configured server and show its status (transport, visibility, state, tools).",
@@ -97,7 +89,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Which tools a turn would see (with --skill, after '/use SKILL'), marked internal or global.",
     ),
     "schemas": ("_inspect", "The exact tool payload a turn sends, with its size in bytes and estimated tokens."),
-    "call": ("_inspect", "Call one tool through the five layers, as the model would in the agent's turn."),
+    "call": ("_call", "Call one tool through the five layers, as the model would in the agent's turn."),
     "serve": ("_serve", "Serve toolsift over MCP: `claude mcp add toolsift -- toolsift serve`."),
     "trust": (
         "_trust_command",
@@ -200,129 +192,6 @@ def _root(
 def run_async(function: Callable[[], Awaitable[T]]) -> T:
     """Run a command's async body on asyncio."""
     return anyio.run(function)
-
-
-class Admitted(NamedTuple):
-    """A config that passed the trust rule.
-
-    Attributes:
-        config: The usable config.
-        dropped: Servers left out for a problem in their entry, with why.
-        launches: What the file may launch from now on (None: anything, the person chose the file).
-    """
-
-    config: ToolsiftConfig
-    dropped: Mapping[str, str]
-    launches: TrustedLaunches | None
-
-
-def _always(config: ToolsiftConfig) -> bool:
-    return True
-
-
-def trusted_config(
-    out: Output, *, interactive: bool | None = None, starts_servers: Callable[[ToolsiftConfig], bool] = _always
-) -> Admitted:
-    """The config to use, loaded once and passed through the trust rule; every command that acts on it comes here.
-
-    Commands that only show or check a file (``check``, ``skills``, ``trust``)
-    read it without this: they start nothing and give no model anything.
-
-    Args:
-        out: Where a question or note goes.
-        interactive: Ask at the terminal (default: when stdin is one).
-        starts_servers: Whether the command starts the file's servers, given the file (no: only its other
-            settings need trust).
-
-    Raises:
-        ConfigError: No usable file, or not trusted (see ``ensure_trusted``).
-    """
-    from .._folders import find_config
-    from ..config import validate_config
-    from ._trust import ensure_trusted
-
-    report = validate_config(find_config(state.config))
-    config = report.usable()
-    launches = ensure_trusted(
-        config,
-        out,
-        named=state.config is not None,
-        assume=state.trust_project,
-        interactive=interactive,
-        servers=starts_servers(config),
-    )
-    return Admitted(config, report.dropped, launches)
-
-
-Needs = Callable[["ToolsiftConfig"], "Collection[str] | None"]
-
-
-def _everything(config: ToolsiftConfig) -> None:
-    return None
-
-
-def _started_only(config: ToolsiftConfig, namespaces: Collection[str]) -> ToolsiftConfig:
-    """``config`` with the servers outside ``namespaces`` made lazy: known, but started only once needed."""
-    servers = {
-        name: server if server.namespace in namespaces else server.model_copy(update={"lazy": True})
-        for name, server in config.servers.items()
-    }
-    return config.model_copy(update={"tools": config.tools.model_copy(update={"mcp_servers": servers})})
-
-
-@asynccontextmanager
-async def open_toolbox(
-    out: Output, callbacks: ClientCallbacks | None = None, needs: Needs = _everything, *, report_failures: bool = True
-) -> AsyncIterator[Toolbox]:
-    """Start the configured toolbox, showing progress while servers connect; ``callbacks`` answer the servers.
-
-    ``report_failures`` notes each server that did not start; a command that shows every server's state
-    (``servers``) turns it off, so as not to say it twice.
-
-    ``needs`` names, given the config, the namespaces of the servers the command needs: only those start (lazy
-    ones included), the others stay idle until a call or ``/use`` needs them. None starts what the config
-    starts: every server not marked lazy.
-    """
-    from ..mcp_sessions._internal import SessionState
-    from ..toolbox import Toolbox
-
-    admitted = trusted_config(out)
-    config = admitted.config
-    wanted = needs(config)
-    if wanted is not None:
-        config = _started_only(config, wanted)
-    box = Toolbox(config, callbacks=callbacks, trust=admitted.launches)
-    box.dropped = admitted.dropped
-    starting = sorted(
-        name
-        for name, server in config.servers.items()
-        if server.enabled and (server.namespace in wanted if wanted is not None else not server.lazy)
-    )
-    message = f"Connecting {len(starting)} MCP server(s) from {config.path}: {', '.join(starting) or 'none'} ..."
-    # The lines below report every server that failed to start, once; the session layer's own log lines
-    # saying the same (in its words, and more than once) are for library users and for --debug.
-    if not out.err.is_terminal:
-        out.note(message)
-    with (
-        nullcontext() if state.debug else reported_here("toolsift.mcp_sessions"),
-        out.err.status(message) if out.err.is_terminal else nullcontext(),
-    ):
-        await box.__aenter__()
-        try:
-            await box.sessions.start_lazy(wanted or ())
-        except BaseException:
-            await box.__aexit__(None, None, None)
-            raise
-    try:
-        for name, reason in box.dropped.items():
-            out.note(f"server {name!r} was left out: {reason}", style="yellow")
-        for row in box.sessions.status() if report_failures else ():
-            if row.error and row.state is not SessionState.IDLE:  # idle: a lazy server waiting for its first need
-                state_ = "down" if row.state is SessionState.ERROR else row.state.value
-                out.note(f"server {row.server!r} is {state_}: {row.error}", style="yellow")
-        yield box
-    finally:
-        await box.__aexit__(None, None, None)
 
 
 def _exit_code(error: ToolsiftError) -> int:

@@ -24,8 +24,9 @@ from .._exceptions import ConfigError, SessionError
 from ..config import HttpServer, ToolsiftConfig
 from ..mcp_sessions import ClientCallbacks, McpSession, SessionOptions, SignInHandler
 from ..mcp_sessions._internal import FileTokenStorage, SessionState, token_file
-from ._app import run_async, trusted_config
+from ._app import run_async
 from ._output import Output
+from ._toolbox import trusted_config
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)

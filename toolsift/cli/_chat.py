@@ -19,12 +19,13 @@ from .._folders import user_folder
 from ..agent import ChatModel, Conversation, ToolCall, model_sampler, result_text
 from ..agent.llm import load_model
 from ..mcp_sessions import ClientCallbacks
-from ._app import open_toolbox, run_async, state
+from ._app import run_async, state
 from ._approve import TerminalApprover
 from ._elicit import TerminalElicitor, log_printer
 from ._hints import internal_hint
 from ._interrupt import interruptible
 from ._output import Output, progress_printer
+from ._toolbox import open_toolbox
 
 if TYPE_CHECKING:
     from ..skills import SkillsReloaded

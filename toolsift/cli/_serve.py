@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ._app import trusted_config
 from ._output import Output
+from ._toolbox import trusted_config
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)

@@ -15,8 +15,9 @@ from .._folders import find_config
 from ..config import SkillGrants, load_config
 from ..mcp_sessions._internal import SessionState
 from ..skills import SkillsLoader
-from ._app import EXIT, open_toolbox, run_async, state
+from ._app import EXIT, run_async, state
 from ._output import Output, reported_here
+from ._toolbox import open_toolbox
 
 if TYPE_CHECKING:
     from ..config import ToolsiftConfig
