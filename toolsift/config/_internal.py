@@ -11,6 +11,7 @@ from ._launch_folder import expanded_now as expanded_now
 from ._launch_folder import found_in as found_in
 from ._launch_folder import launch_folder as launch_folder
 from ._lint import permission_glob_warnings as permission_glob_warnings
+from ._oauth import OAuthConfig as OAuthConfig
 from ._policies import ArgumentRule as ArgumentRule
 from ._policies import UrlPolicy as UrlPolicy
 from ._report import ConfigReport as ConfigReport
@@ -20,7 +21,6 @@ from ._resolve import resolve_server as resolve_server
 from ._serve import ServeSettings as ServeSettings
 from ._serve import SharedSettings as SharedSettings
 from ._serve import validate_serve_settings as validate_serve_settings
-from ._server import OAuthConfig as OAuthConfig
 from ._toolsift import AgentConfig as AgentConfig
 from ._toolsift import LimitsConfig as LimitsConfig
 from ._trust import TrustCheck as TrustCheck

@@ -24,85 +24,35 @@ ignored with a warning.
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import ValidationError
 
-from .._exceptions import ConfigError, InvalidToolName, SecretError
-from .._names import validate_server_name
+from .._exceptions import ConfigError
 from ._dialects import (
     Dialect,
-    FileSettings,
     Places,
     UnclosedComment,
     detect_dialect,
     project_folder,
     read_file_keys,
     strip_jsonc,
-    translate_entry,
 )
-from ._errors import format_field, validation_problems
+from ._errors import format_field
 from ._json_lines import MAX_DEPTH, JsonLines, Loc, too_deep
-from ._lint import server_warnings, transport_conflicts
 from ._model import BASE_DIR, key_spellings
-from ._report import ConfigReport, ConfigWarning, located
-from ._resolve import resolve_server
-from ._server import SERVER_KEYS, SERVER_TYPES, ServerBase, ServerConfig, StdioServer, transport_of
+from ._report import Checker, ConfigReport
+from ._server_entries import FileContext, ServerEntries
 from ._toolsift import ToolsConfig, ToolsiftConfig
 
 __all__ = ["load_config", "parse_config", "validate_config"]
 
-logger = logging.getLogger("toolsift.config")
-
 _SERVER_KEYS = ("mcpServers", "mcp_servers")
-Written = Callable[[Loc], Loc]
 
 
-def _as_written(loc: Loc) -> Loc:
-    return loc
-
-
-class _Checker:
-    """Collects the problems and warnings of one file."""
-
-    def __init__(self, path: Path | None, lines: JsonLines) -> None:
-        self.path = path
-        self.lines = lines
-        self.problems: list[ConfigError] = []
-        self.warnings: list[ConfigWarning] = []
-
-    def problem(self, loc: Loc, reason: str, *, line: int | None = None) -> None:
-        line = self.lines.line_of(loc) if line is None else line
-        self.problems.append(ConfigError(reason, path=self.path, field=format_field(loc) or None, line=line))
-
-    def invalid(
-        self, exc: ValidationError, model: type[BaseModel], prefix: Loc, written: Written = _as_written
-    ) -> None:
-        for loc, reason in validation_problems(exc, model):
-            self.problem((*prefix, *written(loc)), reason)
-
-    def warn(self, loc: Loc, message: str, *, server: str | None = None, line: int | None = None) -> None:
-        line = self.lines.line_of(loc) if line is None else line
-        warning = ConfigWarning(message, self.path, format_field(loc) or None, line, server)
-        logger.warning("%s", warning)
-        self.warnings.append(warning)
-
-
-@dataclass(frozen=True)
-class _File:
-    """What the servers of one file are read with: its dialect, its top-level settings, its folders."""
-
-    dialect: Dialect
-    settings: FileSettings
-    places: Places
-
-
-def _decode(source: str | Mapping[str, Any], check: _Checker) -> dict[str, Any] | None:
+def _decode(source: str | Mapping[str, Any], check: Checker) -> dict[str, Any] | None:
     """The top-level object of ``source``, or None after reporting why there is none."""
     if isinstance(source, str):
         try:
@@ -132,7 +82,7 @@ def _decode(source: str | Mapping[str, Any], check: _Checker) -> dict[str, Any] 
     return data
 
 
-def _split_servers(data: dict[str, Any], check: _Checker, dialect: Dialect) -> tuple[dict[str, Any], Loc, Any] | None:
+def _split_servers(data: dict[str, Any], check: Checker, dialect: Dialect) -> tuple[dict[str, Any], Loc, Any] | None:
     """Take the servers out of ``data``: (the rest, where they were, the servers), or None on a problem."""
     rest = dict(data)
     top_keys = tuple(dict.fromkeys((dialect.servers_key, *_SERVER_KEYS)))
@@ -155,139 +105,11 @@ def _split_servers(data: dict[str, Any], check: _Checker, dialect: Dialect) -> t
     return rest, (*where, key), servers
 
 
-def _drop_foreign_keys(rest: dict[str, Any], check: _Checker, servers_key: str) -> None:
+def _drop_foreign_keys(rest: dict[str, Any], check: Checker, servers_key: str) -> None:
     known = key_spellings(ToolsiftConfig)
     for key in [k for k in rest if k not in known]:
         del rest[key]
         check.warn((key,), f"ignored: {key!r} is not a toolsift setting (this file is read for its {servers_key!r})")
-
-
-def _spelling(entry: Mapping[str, Any]) -> Callable[[str], str]:
-    """A function from field name to the key this entry uses for it (camelCase when absent)."""
-
-    def spell(field: str) -> str:
-        written = [key for key in entry if SERVER_KEYS.get(key) == field]
-        return written[0] if written else to_camel(field)
-
-    return spell
-
-
-def _kept_without_transport(key: str) -> bool:
-    """Whether a key of an entry without a transport is checked: unknown keys and the settings of every server."""
-    field = SERVER_KEYS.get(key)
-    return field is None or field in ServerBase.model_fields
-
-
-class _Servers:
-    """The servers of one file as they are checked: the good ones, and why each other one was left out."""
-
-    def __init__(self, prefix: Loc, check: _Checker) -> None:
-        self.prefix = prefix
-        self.check = check
-        self.good: dict[str, ServerConfig] = {}
-        self.skipped: list[str] = []
-        self.dropped: dict[str, str] = {}
-        self.written: dict[str, Written] = {}
-
-    def skip(self, name: str, first_problem: int) -> None:
-        """Leave ``name`` out because of the problems reported from index ``first_problem`` on."""
-        self.good.pop(name, None)
-        self.skipped.append(name)
-        self.dropped[name] = located(self.check.problems[first_problem])
-
-    def add_all(self, servers: Mapping[str, Any], context: dict[str, Any], file: _File) -> None:
-        namespaces: dict[str, str] = {}
-        for name, entry in servers.items():
-            config = self._one(name, entry, context, file)
-            if config is None:
-                continue
-            owner = namespaces.setdefault(config.namespace, name)
-            if owner != name:
-                loc = (*self.prefix, name)
-                before = len(self.check.problems)
-                where = (*loc, _spelling(entry)("tool_prefix")) if config.tool_prefix else loc
-                self.check.problem(where, f"tool namespace {config.namespace!r} is already used by server {owner!r}")
-                self.skip(name, before)
-                continue
-            self.good[name] = config
-
-    def _one(self, name: str, entry: Any, context: dict[str, Any], file: _File) -> ServerConfig | None:
-        check = self.check
-        loc = (*self.prefix, name)
-        before = len(check.problems)
-        try:
-            validate_server_name(name)
-        except InvalidToolName as exc:
-            check.problem(loc, f"bad server name: {exc.reason}")
-        if not isinstance(entry, dict):
-            check.problem(loc, "expected an object of server settings")
-            self.skip(name, before)
-            return None
-        translation = translate_entry(entry, file.dialect, file.places, disabled=file.settings.disables(name))
-        written = self.written[name] = translation.written
-        for where, message in translation.notes:
-            check.warn((*loc, *where), message, server=name)
-        kind = transport_of(translation.entry)
-        if kind is None:
-            self._without_transport(name, translation.entry, context, written, before)
-            return None
-        # The type is picked by the entry's keys; what only the other transport reads is dropped, with a warning.
-        entry, ignored = transport_conflicts(translation.entry, kind)
-        model = SERVER_TYPES[kind]
-        try:
-            validated: ServerConfig | None = model.model_validate(entry, context=context)
-        except ValidationError as exc:
-            check.invalid(exc, model, loc, written)
-            validated = None
-        if validated is None or len(check.problems) > before:
-            self.skip(name, before)
-            return None
-        config = validated.with_name(name)
-        for where, message in [*ignored, *server_warnings(config, _spelling(entry))]:
-            check.warn((*loc, *written(where)), message, server=name)
-        return config
-
-    def _without_transport(
-        self, name: str, entry: Mapping[str, Any], context: dict[str, Any], written: Written, before: int
-    ) -> None:
-        """An entry with neither ``command`` nor ``url``: skipped with a warning, unless it has other problems.
-
-        Its unknown keys and the settings every server has are checked, against
-        a stdio server's keys, so that a misspelt ``command`` is still reported
-        with its close match rather than skipped.
-        """
-        loc = (*self.prefix, name)
-        rest = {key: value for key, value in entry.items() if _kept_without_transport(key)}
-        try:
-            StdioServer.model_validate(rest, context=context)
-        except ValidationError as exc:
-            for where, reason in validation_problems(exc, StdioServer):
-                if where != ("command",):
-                    self.check.problem((*loc, *written(where)), reason)
-        if len(self.check.problems) > before:
-            self.skip(name, before)
-            return
-        self.check.warn(loc, f"server {name!r} has neither 'command' nor 'url'; skipped", server=name)
-        self.dropped[name] = "neither 'command' nor 'url' is set"
-
-    def check_references(self, environ: Mapping[str, str] | None) -> None:
-        """Resolve every good server's references now; leave out the ones that fail."""
-        for name, server in list(self.good.items()):
-            try:
-                resolve_server(server, environ=environ)
-            except SecretError as exc:
-                before = len(self.check.problems)
-                self.check.problem((*self.prefix, name, *self.written[name](_field_loc(exc.field or ""))), str(exc))
-                self.skip(name, before)
-
-
-def _field_loc(field: str) -> Loc:
-    """``env.API_KEY`` -> ``('env', 'API_KEY')``; ``args[2]`` -> ``('args', 2)``; ``url`` -> ``('url',)``."""
-    head, _, key = field.partition(".")
-    if key:
-        return (head, key)
-    name, _, index = head.partition("[")
-    return (name, int(index.rstrip("]"))) if index else (name,)
 
 
 def _check(
@@ -297,7 +119,7 @@ def _check(
     resolve_references: bool = False,
     environ: Mapping[str, str] | None = None,
 ) -> ConfigReport:
-    check = _Checker(path, JsonLines())
+    check = Checker(path, JsonLines())
     data = _decode(source, check)
     if data is None:
         return ConfigReport(None, tuple(check.problems), tuple(check.warnings), path=path)
@@ -309,10 +131,10 @@ def _check(
     folder = path.parent if path is not None else Path.cwd()
     # A client's file inside .vscode/ (etc.) speaks of the project that holds it.
     base_dir = project_folder(path) if path is not None and dialect.translate else folder
-    file = _File(dialect, settings, Places(base_dir, folder, inputs=settings.inputs))
+    file = FileContext(dialect, settings, Places(base_dir, folder, inputs=settings.inputs))
     context = {BASE_DIR: base_dir}
     config: ToolsiftConfig | None = None
-    servers = _Servers(("tools", "mcpServers"), check)
+    servers = ServerEntries(("tools", "mcpServers"), check)
     split = _split_servers(data, check, dialect)
     if split is not None:
         rest, servers.prefix, found = split

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import final
 
+from pydantic import BaseModel, ValidationError
+
 from .._exceptions import ConfigError
+from ._errors import format_field, validation_problems
+from ._json_lines import JsonLines, Loc
 from ._toolsift import ToolsiftConfig
 
-__all__ = ["ConfigReport", "ConfigWarning"]
+__all__ = ["Checker", "ConfigReport", "ConfigWarning", "Written", "as_written", "located"]
 
 logger = logging.getLogger("toolsift.config")
 
@@ -107,3 +111,35 @@ class ConfigReport:
 def located(problem: ConfigError) -> str:
     line = f"line {problem.line}: " if problem.line is not None else ""
     return f"{line}{problem.field + ': ' if problem.field else ''}{problem.reason}"
+
+
+# Where a field of an entry stands in the file, given where it is in the model (a client's keys differ).
+Written = Callable[[Loc], Loc]
+
+
+def as_written(loc: Loc) -> Loc:
+    return loc
+
+
+class Checker:
+    """Collects the problems and warnings of one file."""
+
+    def __init__(self, path: Path | None, lines: JsonLines) -> None:
+        self.path = path
+        self.lines = lines
+        self.problems: list[ConfigError] = []
+        self.warnings: list[ConfigWarning] = []
+
+    def problem(self, loc: Loc, reason: str, *, line: int | None = None) -> None:
+        line = self.lines.line_of(loc) if line is None else line
+        self.problems.append(ConfigError(reason, path=self.path, field=format_field(loc) or None, line=line))
+
+    def invalid(self, exc: ValidationError, model: type[BaseModel], prefix: Loc, written: Written = as_written) -> None:
+        for loc, reason in validation_problems(exc, model):
+            self.problem((*prefix, *written(loc)), reason)
+
+    def warn(self, loc: Loc, message: str, *, server: str | None = None, line: int | None = None) -> None:
+        line = self.lines.line_of(loc) if line is None else line
+        warning = ConfigWarning(message, self.path, format_field(loc) or None, line, server)
+        logger.warning("%s", warning)
+        self.warnings.append(warning)

@@ -22,7 +22,8 @@ from .._redaction import MASK
 from .._secrets._display import mask_url
 from .._secrets._expand import expand_variables, has_references, written_in_full
 from .._secrets._resolvers import is_secret_reference, resolve_secret
-from ._server import HttpServer, OAuthConfig, ServerConfig, StdioServer
+from ._oauth import OAuthConfig
+from ._server import HttpServer, ServerConfig, StdioServer
 
 __all__ = ["ResolvedHttp", "ResolvedServer", "ResolvedStdio", "child_environment", "resolve_server"]
 

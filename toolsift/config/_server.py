@@ -9,7 +9,6 @@ Only their syntax is checked when the config loads.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Final, Literal, Self, TypeAlias, final, get_args
@@ -29,9 +28,11 @@ from pydantic import (
 from .._globs import validate_pattern
 from .._names import validate_server_name
 from .._secrets._display import mask_url
-from .._secrets._expand import has_references, reference_problem
-from .._secrets._resolvers import is_secret_reference, parse_secret_reference
+from .._secrets._expand import has_references
+from .._secrets._resolvers import is_secret_reference
 from ._model import ConfigModel, base_dir_of, key_spellings
+from ._oauth import OAuthConfig
+from ._setting_types import DrainSeconds, EnvName, Expandable, HeaderName, Seconds
 
 __all__ = [
     "NO_TRANSPORT",
@@ -55,8 +56,6 @@ TRANSPORT_KINDS: Final = get_args(TransportKind)
 # Far above any listing or ordinary result, far below what would strain the client's memory.
 _DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024
 
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-
 # The validation error of an entry with neither ``command`` nor ``url``: a file's loader skips such
 # an entry with a warning rather than reporting a problem.
 NO_TRANSPORT = "no_transport"
@@ -64,82 +63,6 @@ NO_TRANSPORT_MESSAGE = "neither 'command' nor 'url' is set; nothing to connect t
 # What each transport's servers are, for messages that tell them apart.
 STARTED_BY_COMMAND = "started by 'command' (stdio)"
 REACHED_AT_URL = "reached at 'url' (HTTP)"
-
-
-def _check_reference(value: str) -> str:
-    # Messages never include the value: it may be, or embed, a credential.
-    problem = reference_problem(value)
-    if problem is not None:
-        raise ValueError(problem)
-    if is_secret_reference(value):
-        parse_secret_reference(value, base_dir=Path())
-    return value
-
-
-def _check_env_name(name: str) -> str:
-    if not name or "=" in name or "\0" in name:
-        raise ValueError(f"environment variable name {name!r} must be non-empty and hold no '=' or NUL")
-    return name
-
-
-def _check_header_name(name: str) -> str:
-    if not _HEADER_NAME.fullmatch(name):
-        raise ValueError(f"header name {name!r} is not a valid HTTP field name")
-    return name
-
-
-# A setting that may hold ${VAR}, ${VAR:-default} or a whole-value secret:// reference.
-Expandable = Annotated[str, AfterValidator(_check_reference)]
-EnvName = Annotated[str, AfterValidator(_check_env_name)]
-HeaderName = Annotated[str, AfterValidator(_check_header_name)]
-Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-# How long a draining session may finish its calls; 0 cancels them at once.
-DrainSeconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-
-
-class OAuthConfig(ConfigModel):
-    """How toolsift signs in to an HTTP server that asks for OAuth 2.1 (a server's ``auth``).
-
-    Attributes:
-        grant: ``authorization_code`` (a person signs in once in a browser, with
-            PKCE; ``toolsift auth login SERVER``) or ``client_credentials`` (a
-            service signs in with its own secret or private key, no person).
-        client_id: A client registered ahead of time with the authorization
-            server (``${VAR}`` or ``secret://`` forms); without one, toolsift
-            registers itself (dynamic client registration) or names itself by
-            ``client_metadata_url``.
-        client_secret: That client's secret (``${VAR}`` or ``secret://`` forms).
-        private_key: A PEM private key: with ``client_credentials`` the client
-            proves itself by a signed JWT (``private_key_jwt``) instead of a secret.
-        signing_algorithm: The JWT's algorithm (``RS256``, ``ES256``, ...).
-        scopes: Scopes to ask for; without them, those the server names.
-        client_metadata_url: An HTTPS URL of this client's metadata document, used as
-            its client ID where the authorization server accepts them.
-        redirect_port: The loopback port the browser returns to after signing in.
-        token_endpoint_auth_method: How the client authenticates at the token
-            endpoint (``client_secret_basic``, ``client_secret_post`` or ``none``);
-            by default the one the server supports.
-    """
-
-    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
-    client_id: Expandable | None = None
-    client_secret: Expandable | None = None
-    private_key: Expandable | None = None
-    signing_algorithm: str = "RS256"
-    scopes: tuple[str, ...] = ()
-    client_metadata_url: str | None = None
-    redirect_port: int = Field(default=33418, ge=1, le=65535)
-    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] | None = None
-
-    @model_validator(mode="after")
-    def _check_grant(self) -> OAuthConfig:
-        if self.grant == "client_credentials" and (
-            self.client_id is None or (self.client_secret is None) == (self.private_key is None)
-        ):
-            raise ValueError("grant client_credentials needs clientId and one of clientSecret or privateKey")
-        if self.private_key is not None and self.grant != "client_credentials":
-            raise ValueError("privateKey signs client_credentials requests; set grant: client_credentials")
-        return self
 
 
 class ServerBase(ConfigModel):

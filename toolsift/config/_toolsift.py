@@ -20,7 +20,8 @@ from ._commands import CommandSettings
 from ._model import ConfigModel, resolve_path
 from ._search import SearchConfig
 from ._serve import ServeSettings
-from ._server import DrainSeconds, ServerConfig, ServerEntry
+from ._server import ServerConfig, ServerEntry
+from ._setting_types import DrainSeconds
 
 __all__ = [
     "AgentConfig",

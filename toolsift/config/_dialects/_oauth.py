@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from .._json_lines import Loc
 from .._model import key_spellings
-from .._server import OAuthConfig
+from .._oauth import OAuthConfig
 
 __all__ = ["OAuthBlock", "read_oauth_block"]
 
