@@ -16,10 +16,10 @@ from ._permissions import Permissions as Permissions
 from ._permissions import ToolRule as ToolRule
 from ._registry import ToolRegistry as ToolRegistry
 from ._scope import TurnScope as TurnScope
+from ._spec import ToolSpec as ToolSpec
 from ._tools import Tool as Tool
 from ._tools import ToolContext as ToolContext
 from ._tools import ToolResult as ToolResult
-from ._tools import ToolSpec as ToolSpec
 
 __all__ = [
     "ApprovalRequest",

@@ -4,28 +4,26 @@ Rules come in three strengths, the strongest winning, as in Claude Code:
 ``deny`` (the denylist: never runs) > ``ask`` (runs when approved) > allow
 (runs). A call asks when its tool matches one of the caller's ``ask`` globs or,
 with ``ask_destructive``, when the tool may be destructive by MCP's
-annotations. Who approves is the caller's business: an async callback on the
-caller's :class:`~toolsift.registry.Permissions` (a person at a terminal, an
-MCP client asked by elicitation, a policy in code). Without one, a call that
+annotations (``approval_reason``, beside the other rules of layer 5). Who
+approves is the caller's business: an async callback on the caller's
+:class:`~toolsift.registry.Permissions` (a person at a terminal, an MCP
+client asked by elicitation, a policy in code). Without one, a call that
 asks is refused: silence never means yes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._globs import compile_patterns
 from ._approval_text import SecretMask, Spill, describe_call
-from ._known_names import first_matching, matches_any, tool_names
-from ._tools import find_extension
+from ._extensions import find_extension
 
 if TYPE_CHECKING:
-    from ._permissions import Permissions
-    from ._tools import ToolSpec
+    from ._spec import ToolSpec
 
-__all__ = ["ApprovalRequest", "Approver", "approval_reason"]
+__all__ = ["ApprovalRequest", "Approver"]
 
 E = TypeVar("E")
 
@@ -75,18 +73,3 @@ class ApprovalRequest:
 
 # Returns True to run the call. Raising refuses it, with the exception's message as the reason.
 Approver = Callable[[ApprovalRequest], Awaitable[bool]]
-
-
-def approval_reason(spec: ToolSpec, permissions: Permissions, names: Sequence[str] | None = None) -> str | None:
-    """Why a call of ``spec`` must be approved under ``permissions``, or None when it need not be.
-
-    ``names`` are every name the tool is known by (``ToolRegistry.names``); an
-    ask rule written with any of them holds the call back.
-    """
-    if permissions.ask:
-        known = names if names is not None else tool_names(spec)
-        if matches_any(compile_patterns(permissions.ask), known):
-            return f"it matches ask rule {first_matching(permissions.ask, known)!r}"
-    if permissions.ask_destructive and spec.destructive:
-        return "it may be destructive (MCP annotations: not readOnlyHint, destructiveHint not false)"
-    return None

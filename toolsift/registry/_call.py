@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, final
 
+from ._extensions import find_extension
 from ._permissions import Permissions
 from ._scope import TurnScope
-from ._tools import ProgressCallback, ToolResult, find_extension
+from ._tools import ProgressCallback, ToolResult
 
 __all__ = ["CallHandler", "CallRecord"]
 

@@ -24,11 +24,11 @@ from jsonschema.exceptions import SchemaError
 
 from .._exceptions import InvalidArguments, PermissionDenied, ToolNotFound, ToolsiftError
 from .._redaction import redact
-from ._approval import ApprovalRequest, approval_reason
+from ._approval import ApprovalRequest
 from ._arguments import argument_problems
 from ._audit import AuditEvent, AuditKind, AuditLog
 from ._call import CallRecord
-from ._permissions import PermissionLayer, check_permissions
+from ._permissions import PermissionLayer, approval_reason, check_permissions
 from ._tools import ToolContext, ToolResult
 from ._visibility import Entry, hidden_reason
 from .formats._strict import drop_optional_nulls

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from .._names import validate_tool_name
 from ._levels import Level
-from ._tools import ToolContext, ToolResult, ToolSpec
+from ._spec import ToolSpec
+from ._tools import ToolContext, ToolResult
 
 __all__ = ["FunctionTool", "tool"]
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 from .._globs import PatternSet, compile_patterns
 from .._names import SEPARATOR, SERVED_BUILTIN_NAMESPACE, namespace_of
-from ._tools import ToolSpec
+from ._spec import ToolSpec
 
 __all__ = ["first_matching", "matches_any", "tool_names"]
 

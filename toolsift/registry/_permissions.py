@@ -9,11 +9,11 @@ from typing import Any, Protocol
 
 from .._globs import compile_patterns
 from ._approval import Approver
-from ._known_names import matches_any, tool_names
+from ._known_names import first_matching, matches_any, tool_names
 from ._levels import Level
-from ._tools import ToolSpec
+from ._spec import ToolSpec
 
-__all__ = ["PermissionLayer", "Permissions", "ToolRule", "check_permissions"]
+__all__ = ["PermissionLayer", "Permissions", "ToolRule", "approval_reason", "check_permissions"]
 
 
 @dataclass(frozen=True)
@@ -143,3 +143,18 @@ class ToolRule:
             required_level=level,
             required_permissions=spec.required_permissions | self.required_permissions,
         )
+
+
+def approval_reason(spec: ToolSpec, permissions: Permissions, names: Sequence[str] | None = None) -> str | None:
+    """Why a call of ``spec`` must be approved under ``permissions``, or None when it need not be.
+
+    ``names`` are every name the tool is known by (``ToolRegistry.names``); an
+    ask rule written with any of them holds the call back.
+    """
+    if permissions.ask:
+        known = names if names is not None else tool_names(spec)
+        if matches_any(compile_patterns(permissions.ask), known):
+            return f"it matches ask rule {first_matching(permissions.ask, known)!r}"
+    if permissions.ask_destructive and spec.destructive:
+        return "it may be destructive (MCP annotations: not readOnlyHint, destructiveHint not false)"
+    return None

@@ -18,7 +18,8 @@ from ._known_names import tool_names
 from ._permissions import PermissionLayer, Permissions, ToolRule
 from ._scope import TurnScope
 from ._selection import SelectionIndex
-from ._tools import ProgressCallback, Tool, ToolResult, ToolSpec
+from ._spec import ToolSpec
+from ._tools import ProgressCallback, Tool, ToolResult
 from ._visibility import Entry, hidden_reason
 from .formats import FORMATS, SchemaFormat, get_format
 

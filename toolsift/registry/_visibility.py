@@ -11,7 +11,8 @@ from typing import Any
 
 from .._names import SEPARATOR
 from ._scope import TurnScope
-from ._tools import Tool, ToolSpec
+from ._spec import ToolSpec
+from ._tools import Tool
 
 __all__ = ["Entry", "hidden_reason"]
 

@@ -18,7 +18,7 @@ import shlex
 
 from .._exceptions import SkillArgumentError
 from ._model import Skill
-from ._render import RESERVED_VARIABLE
+from ._variables import RESERVED_VARIABLE
 
 __all__ = ["bind_arguments"]
 

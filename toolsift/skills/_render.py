@@ -15,22 +15,38 @@ undefined names, in a worker process with a time, output and memory budget).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import TYPE_CHECKING, Final
+from pathlib import Path
+from typing import Final, Protocol
 
 from .._exceptions import SkillRenderError, TemplateError
 from ._sandbox import TemplateSandbox, default_sandbox
+from ._variables import RESERVED_VARIABLE, SkillVariable
 
-if TYPE_CHECKING:
-    from ._model import Skill
+__all__ = ["RenderedSkill", "check_template", "render_skill"]
 
-__all__ = ["RESERVED_VARIABLE", "check_template", "render_skill"]
-
-#: Always defined while rendering: the raw argument text, like Claude Code's ``$ARGUMENTS``.
-RESERVED_VARIABLE: Final = "arguments"
 _ARGUMENTS_LINE: Final = "ARGUMENTS: "
 
 
-def check_template(skill: Skill, sandbox: TemplateSandbox | None = None) -> None:
+class RenderedSkill(Protocol):
+    """What rendering reads of a skill: a :class:`~toolsift.skills.Skill` (whose model builds on this module)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def path(self) -> Path | None: ...
+
+    @property
+    def body(self) -> str: ...
+
+    @property
+    def variables(self) -> Mapping[str, SkillVariable]: ...
+
+    @property
+    def templated(self) -> bool: ...
+
+
+def check_template(skill: RenderedSkill, sandbox: TemplateSandbox | None = None) -> None:
     """Compile a templated skill's body and check that it reads only declared names.
 
     Blocks for at most the sandbox's time budget (plus a worker's start-up).
@@ -65,7 +81,7 @@ def _plain(body: str, arguments: object) -> str:
 
 
 async def render_skill(
-    skill: Skill, variables: Mapping[str, object] | None = None, *, sandbox: TemplateSandbox | None = None
+    skill: RenderedSkill, variables: Mapping[str, object] | None = None, *, sandbox: TemplateSandbox | None = None
 ) -> str:
     """Render a skill's body with the given variables, without blocking other tasks.
 

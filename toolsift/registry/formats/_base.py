@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .._tools import ToolSpec
+from .._spec import ToolSpec
 
 __all__ = ["NameRule", "SchemaFormat"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tools import ToolSpec
+from .._spec import ToolSpec
 from ._base import NameRule, base_schema
 from ._gemini_schema import to_gemini
 from ._rules import GEMINI_NAMES
