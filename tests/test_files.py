@@ -161,3 +161,27 @@ def test_replace_that_fails_leaves_no_temporary_file(folder: Path) -> None:
     with pytest.raises(IsADirectoryError):
         write_atomically(folder / "store.json", "{}", what="a store")
     assert sorted(path.name for path in folder.iterdir()) == ["store.json"]
+
+
+def test_remove_removes_the_file_or_a_link_in_its_place_never_what_it_points_to(folder: Path, outside: Path) -> None:
+    file = OwnFile(folder / "record", what="used approval record")
+    file.create()
+    file.remove()
+    assert not (folder / "record").exists()
+    file.remove()  # already gone: nothing to do
+    (folder / "record").symlink_to(outside)
+    file.remove()
+    assert not (folder / "record").is_symlink() and outside.read_text(encoding="utf-8") == "alias ls='ls --color'\n"
+
+
+def test_remove_refuses_a_folder_made_a_link_after_the_file_was_set_up(folder: Path, tmp_path: Path) -> None:
+    (folder / "used").mkdir()
+    file = OwnFile(folder / "used" / "record", what="used approval record")
+    (folder / "used").rename(folder / "old")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "record").write_text("kept", encoding="utf-8")
+    (folder / "used").symlink_to(elsewhere)
+    with pytest.raises(UnsafeFile, match="has become a symbolic link"):
+        file.remove()
+    assert (elsewhere / "record").read_text(encoding="utf-8") == "kept"

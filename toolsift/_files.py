@@ -122,6 +122,21 @@ class OwnFile:
         finally:
             os.close(folder)
 
+    def remove(self) -> None:
+        """Remove the file if it is there; a link in its place is removed, never followed.
+
+        Raises:
+            UnsafeFile: Its folder became a link.
+            OSError: The folder cannot be written.
+        """
+        folder = self._open_folder()
+        try:
+            os.unlink(self.path.name, dir_fd=folder)
+        except FileNotFoundError:
+            pass
+        finally:
+            os.close(folder)
+
     def _refused(self, problem: str) -> UnsafeFile:
         return UnsafeFile(self.what, self.path, problem)
 

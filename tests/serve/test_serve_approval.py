@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import mcp.types as types
 import pytest
+from approvals import ASKING, WRITE, YES, audit, executed, retry
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
 from serve_project import general_server, text, write_project
@@ -17,7 +17,6 @@ from toolsift.registry import ApprovalRequest
 from toolsift.serve import build_server
 from toolsift.serve._approval import ENV_STATE_KEY
 
-ASKING = {"default": {"permissions": {"level": "execute", "ask": ["write_file"]}}}
 MODES = ["legacy", "2026-07-28"]
 
 
@@ -32,10 +31,6 @@ class Person:
     async def __call__(self, ctx: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         self.questions.append(params)
         return types.ElicitResult(action=self.action, content=self.content)  # type: ignore[arg-type]
-
-
-def audit(project: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (project / "audit.jsonl").read_text().splitlines()]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -149,27 +144,6 @@ async def test_a_no_on_any_page_refuses_the_call(tmp_path: Path, mode: str) -> N
     assert len(person.questions) == 2 and not (tmp_path / "ws" / "long.txt").exists()
 
 
-YES = types.ElicitResult(action="accept", content={"approve": True})
-WRITE = {"path": "out.txt", "content": "hi"}
-
-
-async def retry(
-    client: Client, arguments: dict[str, Any], answer: types.InputResponse | None = None, state: str | None = None
-) -> types.CallToolResult | types.InputRequiredResult:
-    """One round of a 2026-07-28 call of write_file, driven by hand: the answer and state are the test's."""
-    return await client.session.call_tool(
-        "builtin__write_file",
-        arguments,
-        input_responses={"toolsift.approval": answer} if answer else None,
-        request_state=state,
-        allow_input_required=True,
-    )
-
-
-def executed(project: Path) -> int:
-    return sum(record["kind"] == "tool.executed" and record["tool"] == "write_file" for record in audit(project))
-
-
 async def test_an_answer_of_the_wrong_kind_is_refused(tmp_path: Path) -> None:
     server = build_server(write_project(tmp_path, agents=ASKING))
     async with server, Client(server.sdk, mode="2026-07-28", elicitation_callback=Person("accept")) as client:
@@ -224,11 +198,12 @@ async def test_a_retry_is_answered_by_any_server_that_shares_the_state_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_key: bool
 ) -> None:
     # Workers and replicas seal requestState with $TOOLSIFT_REQUEST_STATE_KEY; without it, with a key of their own.
+    # Sharing the key, they share the record of used approvals too (a folder here, Redis for shared replicas).
     if shared_key:
         monkeypatch.setenv(ENV_STATE_KEY, "k" * 32)
     else:
         monkeypatch.delenv(ENV_STATE_KEY, raising=False)
-    config = write_project(tmp_path, agents=ASKING)
+    config = write_project(tmp_path, agents=ASKING, serve={"approvalFolder": "used"} if shared_key else None)
     asker, answerer = build_server(config), build_server(config)
     async with (
         asker,

@@ -108,6 +108,10 @@ class ServeSettings(ConfigModel):
         shared: Share sessions, resumable streams, unlocked tools and audit
             records in Redis, so that several replicas (processes or machines)
             behind a load balancer serve one session; None: one process.
+        approval_folder: A folder where the approvals servers acted on are
+            recorded (one file each), shared by every server of this machine
+            that holds the same ``$TOOLSIFT_REQUEST_STATE_KEY``, so that one
+            yes runs one call; ``shared`` keeps them in Redis instead.
         max_request_bytes: Largest HTTP request body (larger: 413).
         max_argument_bytes: Largest arguments of one call, as JSON.
         max_result_bytes: Largest result of one call.
@@ -148,6 +152,7 @@ class ServeSettings(ConfigModel):
     json_response: bool = False
     workers: int = Field(default=1, ge=1)
     shared: SharedSettings | None = None
+    approval_folder: Path | None = None
     max_request_bytes: Bytes = 4 * MiB
     max_argument_bytes: Bytes = 1 * MiB
     max_result_bytes: Bytes = 1 * MiB
@@ -165,7 +170,7 @@ class ServeSettings(ConfigModel):
     skills: bool = True
     watch_skills: bool = True
 
-    @field_validator("workspace")
+    @field_validator("workspace", "approval_folder")
     @classmethod
     def _resolve(cls, value: Path | None, info: ValidationInfo) -> Path | None:
         return None if value is None else resolve_path(value, info)
@@ -219,6 +224,8 @@ class ServeSettings(ConfigModel):
         if self.workers > 1 and not self.stateless and self.shared is None:
             # Sessions live in one process; a second worker would not know them.
             raise ValueError(f"workers = {self.workers} needs stateless = true, or shared sessions (serve.shared)")
+        if self.shared is not None and self.approval_folder is not None:
+            raise ValueError("approvalFolder is for servers without shared: shared replicas record approvals in Redis")
         if self.shared is not None and self.stateless:
             raise ValueError("shared and stateless exclude each other: stateless serving keeps no session to share")
         if self.shared is not None and self.shared.replica is not None and self.workers > 1:

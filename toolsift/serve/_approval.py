@@ -22,7 +22,9 @@ page must be accepted, and the last acceptance runs the call.
 
 A client that declared no form elicitation, or a connection with no
 back-channel (stateless HTTP in the older era), cannot be asked, and the call
-is refused with that reason: silence never means yes.
+is refused with that reason: silence never means yes. So is a 2026-07-28
+call where the used nonces cannot be recorded as far as the sealing key
+reaches (:mod:`._used_approvals`): a yes that could run twice is not asked for.
 """
 
 from __future__ import annotations
@@ -32,10 +34,9 @@ import json
 import logging
 import os
 import secrets
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -44,6 +45,9 @@ from mcp_types.version import is_version_at_least
 
 from .._exceptions import ConfigError
 from ..registry import ApprovalRequest
+
+if TYPE_CHECKING:
+    from ._used_approvals import UsedApprovals
 
 __all__ = ["APPROVAL_INPUT", "ENV_STATE_KEY", "Asking", "ClientApprover", "request_state_security"]
 
@@ -126,11 +130,13 @@ class ClientApprover:
 
     Args:
         mask: Hides configured secrets in the question (``McpServerManager.mask_secrets``).
+        used: The record of answered questions' nonces, reaching every process that
+            accepts this server's ``requestState`` (:func:`~._used_approvals.used_approvals`).
     """
 
-    def __init__(self, mask: Callable[[str], str] | None = None) -> None:
+    def __init__(self, used: UsedApprovals, mask: Callable[[str], str] | None = None) -> None:
         self._mask = mask
-        self._used: dict[str, float] = {}  # nonces of answered questions -> when their state expires
+        self.used = used
 
     async def __call__(self, request: ApprovalRequest) -> bool:
         asking = request.extension(Asking)
@@ -151,8 +157,10 @@ class ClientApprover:
                 if not _accepted(asked):
                     return False
             return True
+        if self.used.unkept is not None:
+            raise RuntimeError(self.used.unkept)
         question = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        page = self._answered_page(asking.params, question, len(pages))
+        page = await self._answered_page(asking.params, question, len(pages))
         if page is None:
             self._ask(asking, pages, 1, question)
         answer = (asking.params.input_responses or {}).get(APPROVAL_INPUT)
@@ -178,7 +186,7 @@ class ClientApprover:
         )
         raise RuntimeError("waiting for the client's answer (input required)")
 
-    def _answered_page(self, params: types.CallToolRequestParams, question: str, pages: int) -> int | None:
+    async def _answered_page(self, params: types.CallToolRequestParams, question: str, pages: int) -> int | None:
         """The page of this question that the retry answers, or None when it answers no question asked here.
 
         The state arrives unsealed and verified by the SDK's boundary (bound to
@@ -200,10 +208,7 @@ class ClientApprover:
         ):
             logger.warning("an approval answer for another question was ignored; asking again")
             return None
-        now = time.monotonic()
-        self._used = {used: until for used, until in self._used.items() if until > now}
-        if nonce in self._used:
+        if not await self.used.first_use(str(nonce), seconds=_STATE_SECONDS):
             logger.warning("an approval answer was sent again; asking again")
             return None
-        self._used[nonce] = now + _STATE_SECONDS
         return page

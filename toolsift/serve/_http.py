@@ -15,7 +15,7 @@ import os
 import secrets
 import socket
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from ._health import HEALTH_PATH, READY_PATH, health_routes
 from ._load import load_serve_config
 from ._replicas import SharedSessionManager
 from ._server import ToolsiftServer
+from ._used_approvals import workers_folder
 
 __all__ = ["ENV_CONFIG", "ENV_SETTINGS", "app_from_environment", "create_http_app", "run_http_workers", "serve_http"]
 
@@ -285,15 +286,33 @@ def run_http_workers(
     so the server must be stateless (``ServeSettings`` enforces it).
     ``announce`` gets the URL once the socket listens: from then on a client's
     connection is accepted, and answered as soon as a worker has started.
+    Unless ``$TOOLSIFT_REQUEST_STATE_KEY`` is set, the workers seal
+    ``requestState`` with a key made for the run and record used approvals
+    in a private folder of the run (removed when it ends).
 
     Raises:
         ConfigError: When the settings would expose the server without a token.
     """
     check_binding(settings)
+    with ExitStack() as run:
+        # An approval asked by one worker may be answered on another: they seal requestState with one key,
+        # and a key made for this run reaches these workers only, so a folder of theirs keeps each yes to one call.
+        if not os.environ.get(ENV_STATE_KEY):
+            os.environ[ENV_STATE_KEY] = secrets.token_hex(32)
+            if settings.shared is None and settings.approval_folder is None:
+                settings = settings.model_copy(update={"approval_folder": run.enter_context(workers_folder())})
+        _run_workers(config_path, settings, announce, trust)
+
+
+def _run_workers(
+    config_path: str | os.PathLike[str],
+    settings: ServeSettings,
+    announce: Callable[[str], None] | None,
+    trust: TrustedLaunches | None,
+) -> None:
+    """Hand the workers their config, settings and trust through the environment, and run them."""
     os.environ[ENV_CONFIG] = str(Path(config_path).absolute())
     os.environ[ENV_SETTINGS] = _settings_json(settings)
-    # An approval asked by one worker may be answered on another: they seal requestState with one key.
-    os.environ.setdefault(ENV_STATE_KEY, secrets.token_hex(32))
     if trust is not None:
         os.environ[ENV_TRUST] = _trust_json(trust)
     else:

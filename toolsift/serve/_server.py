@@ -68,6 +68,7 @@ from ._skill_extension import SkillPublisher
 from ._skills import SKILL_NAMESPACE, skill_tools
 from ._stdio import AnsweringReadStream
 from ._tasks import TaskRoutes, handed_task
+from ._used_approvals import used_approvals
 
 __all__ = ["ToolsiftServer"]
 
@@ -255,7 +256,11 @@ class ToolsiftServer:
         # What configures toolsift is out of the builtins' reach, following the servers a reload puts in force.
         self.parts.register_workspace_tools(settings.workspace or config.workspace, self.commands)
         self.skill_registry = ToolRegistry(audit=self.registry.audit)
-        self.approver = ClientApprover(mask=self._mask_secrets)
+        # Several replicas serving one set of sessions keep what they share in Redis.
+        self.shared = SharedState(settings.shared, self.registry.audit) if settings.shared is not None else None
+        # Used approvals are recorded as far as the requestState key reaches: one yes, one call.
+        used = used_approvals(settings, self.shared.redis if self.shared is not None else None)
+        self.approver = ClientApprover(used, mask=self._mask_secrets)
         # Handshake-era clients' own state (what they unlocked, skills they called), per endpoint they use.
         self._clients: WeakKeyDictionary[Any, dict[EndpointKey, LegacyClient]] = WeakKeyDictionary()
         self.endpoints = Endpoints(
@@ -269,8 +274,6 @@ class ToolsiftServer:
         bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(bus)
         self.announcer = ToolListAnnouncer(bus, self._signature)
-        # Several replicas serving one set of sessions keep what they share in Redis.
-        self.shared = SharedState(settings.shared, self.registry.audit) if settings.shared is not None else None
         security = request_state_security()
         # Tasks of upstream servers: their ids are sealed with the same key, so any replica routes them.
         self.tasks = TaskRoutes(security.codec, self.sessions, self._task_result) if self.sessions is not None else None
@@ -288,6 +291,8 @@ class ToolsiftServer:
                 "answer to an approval is accepted only by the replica that asked",
                 ENV_STATE_KEY,
             )
+        if asks and used.unkept is not None:
+            logger.warning("%s", used.unkept)
         self.sdk.middleware.append(self.announcer.track)
         self._stack: AsyncExitStack | None = None
         self._entered = False
