@@ -40,28 +40,66 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@dataclass
+class RedisServer:
+    """A redis-server on a loopback port, nothing saved to disk: a restart brings it back empty."""
+
+    program: str
+    port: int
+    process: Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    async def start(self) -> None:
+        """Start it and return once it says it accepts connections."""
+        command = [self.program, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        assert self.process.stdout is not None
+        seen = b""
+        async for chunk in self.process.stdout:
+            seen += chunk
+            if b"Ready to accept connections" in seen:
+                return
+        raise RuntimeError(f"redis-server exited before accepting connections: {seen.decode(errors='replace')}")
+
+    async def stop(self) -> None:
+        if self.process is not None:
+            await stop_process(self.process)
+            self.process = None
+
+    async def restart(self) -> None:
+        """Stop it and start it again on the same port, holding no data (as a Redis without persistence)."""
+        await self.stop()
+        await self.start()
+
+
 @asynccontextmanager
-async def redis_server() -> AsyncIterator[str]:
-    """A redis-server on a free loopback port, nothing saved to disk; yields its URL.
+async def restartable_redis() -> AsyncIterator[RedisServer]:
+    """A :class:`RedisServer` on a free port, stopped on the way out.
 
     Skips the test when Debian's ``redis-server`` is not installed.
     """
     program = shutil.which("redis-server")
     if program is None:
         pytest.skip("redis-server is not installed (Debian package redis-server)")
-    port = _free_port()
-    command = [program, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    server = RedisServer(program, _free_port())
     try:
-        assert process.stdout is not None
-        seen = b""
-        async for chunk in process.stdout:  # it says when it accepts connections
-            seen += chunk
-            if b"Ready to accept connections" in seen:
-                break
-        yield f"redis://127.0.0.1:{port}/0"
+        await server.start()
+        yield server
     finally:
-        await stop_process(process)
+        await server.stop()
+
+
+@asynccontextmanager
+async def redis_server() -> AsyncIterator[str]:
+    """A redis-server on a free loopback port, nothing saved to disk; yields its URL.
+
+    Skips the test when Debian's ``redis-server`` is not installed.
+    """
+    async with restartable_redis() as server:
+        yield server.url
 
 
 async def _wait_for_port(port: int, process: Process, name: str) -> None:

@@ -504,17 +504,17 @@ async def test_a_replica_full_of_sessions_refuses_more(tmp_path: Path, monkeypat
 
 
 def test_bodies_are_told_apart_without_mistaking_malformed_ones() -> None:
-    from toolsift.serve._replicas._manager import _calls, _json, _routed
+    from toolsift.serve._replicas._bodies import json_of, routed, tool_calls
 
     answer = {"jsonrpc": "2.0", "id": 7, "result": {}}
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 8}}
     call = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "x"}}
-    assert _json(b"{not json") is None and _routed(None) is None
-    assert _routed(answer) == [answer] and _routed([answer, cancel]) == [answer, cancel]
-    assert _routed([answer, call]) is None and _routed([]) is None and _routed([1]) is None
-    assert _routed({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
-    assert _routed({"id": 1, "result": 5, "bogus": True, "jsonrpc": "1.0"}) is None  # not JSON-RPC 2.0
-    assert _calls([call, answer, {"method": "tools/call"}]) == {"8": json.dumps(call)}
+    assert json_of(b"{not json") is None and routed(None) is None
+    assert routed(answer) == [answer] and routed([answer, cancel]) == [answer, cancel]
+    assert routed([answer, call]) is None and routed([]) is None and routed([1]) is None
+    assert routed({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+    assert routed({"id": 1, "result": 5, "bogus": True, "jsonrpc": "1.0"}) is None  # not JSON-RPC 2.0
+    assert tool_calls([call, answer, {"method": "tools/call"}]) == {"8": json.dumps(call)}
 
 
 async def test_each_replica_numbers_its_requests_to_the_client_from_its_own_random_start() -> None:

@@ -2,7 +2,8 @@
 
 It takes the SDK session manager's place when ``serve.shared`` is set. A
 session opened on one replica is recorded in Redis (the client's
-``initialize`` parameters and the negotiated version); a request for it that
+``initialize`` parameters and the negotiated version; written again by the
+replicas holding it when Redis loses it, :mod:`._records`); a request for it that
 lands on another replica makes that replica *adopt* it: a transport with the
 same session id and an SDK connection born initialized from the record. From
 then on each replica serves the requests it receives, and what must cross
@@ -33,7 +34,6 @@ from typing import Any
 from uuid import uuid4
 
 import anyio
-import pydantic_core
 from anyio.abc import TaskGroup, TaskStatus
 from mcp.server.connection import Connection
 from mcp.server.lowlevel.server import Server
@@ -44,25 +44,22 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.message import SessionMessage
 from mcp_types import (
-    INVALID_REQUEST,
-    ErrorData,
     InitializeRequestParams,
-    JSONRPCError,
-    JSONRPCNotification,
     JSONRPCRequest,
-    JSONRPCResponse,
     jsonrpc_message_adapter,
 )
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 from starlette.datastructures import Headers
 from starlette.responses import Response
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
+from ._bodies import buffered, error_response, json_of, oversized_batch, routed, status_of, tool_calls
 from ._channels import InjectableReadStream, PublishingWriteStream, SharedDispatcher
 from ._events import RedisEventStore
+from ._records import SessionRecords, record_of
 from ._resume import resume_request_stream
 from ._state import SharedState, replica_of
+from ._subscription import listen
 
 __all__ = ["SharedSessionManager"]
 
@@ -72,8 +69,6 @@ logger = logging.getLogger("toolsift.serve")
 _POLL_MS = 500
 # Milliseconds a client waits before resuming a broken stream (the SSE retry field).
 _RETRY_MS = 250
-# The longest wait between attempts to subscribe again while Redis is away.
-_MAX_RETRY_SECONDS = 5.0
 # Sessions one replica serves at once (opened or taken up); past it, new ones get 503, as with the SDK.
 MAX_SESSIONS = 10_000
 
@@ -90,96 +85,6 @@ class _Session:
     connection: Connection | None = None
     listeners: int = 0  # open standalone GET streams on this replica
     touched: float = field(default_factory=time.monotonic)
-
-
-def _error(message: str, status: int) -> Response:
-    body = JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=message))
-    return Response(
-        body.model_dump_json(by_alias=True, exclude_unset=True), status_code=status, media_type="application/json"
-    )
-
-
-async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
-    """The whole request body, and a ``receive`` that gives it again (then the original's messages)."""
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    body = b"".join(chunks)
-    replayed = False
-
-    async def again() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return body, again
-
-
-def _json(body: bytes) -> Any:
-    """The body's JSON; None when it is not JSON, or nested too deep (the SDK's transport answers that, 400).
-
-    Read with the parser the SDK's transport uses, whose nesting limit keeps
-    a hostile body from exhausting the stack.
-    """
-    try:
-        return pydantic_core.from_json(body)
-    except ValueError:
-        return None
-
-
-def _calls(data: Any) -> dict[str, str]:
-    """The body's ``tools/call`` requests, as JSON by stream id (the request id as text)."""
-    items = data if isinstance(data, list) else [data]
-    return {
-        str(item["id"]): json.dumps(item)
-        for item in items
-        if isinstance(item, dict) and item.get("method") == "tools/call" and item.get("id") is not None
-    }
-
-
-def _routed(data: Any) -> list[dict[str, Any]] | None:
-    """The body's messages when each concerns a request some replica holds, and nothing else is in it.
-
-    Those are the client's answers to the server's requests, and its cancellations of its own requests:
-    either may reach a replica other than the one holding that request.
-    """
-    if data is None:
-        return None
-    items = data if isinstance(data, list) else [data]
-    if not items or not all(isinstance(item, dict) for item in items):
-        return None
-    try:
-        parsed = [jsonrpc_message_adapter.validate_python(item, by_name=False) for item in items]
-    except ValidationError:
-        return None  # the SDK's transport answers malformed bodies
-    routed = all(
-        isinstance(message, JSONRPCResponse | JSONRPCError)
-        or (isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled")
-        for message in parsed
-    )
-    return items if routed else None
-
-
-async def _status_of(
-    app: Callable[[Scope, Receive, Send], Any], scope: Scope, receive: Receive, send: Send
-) -> int | None:
-    status: int | None = None
-
-    async def watch(message: Message) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-        await send(message)
-
-    await app(scope, receive, watch)
-    return status
 
 
 class SharedSessionManager:
@@ -231,6 +136,7 @@ class SharedSessionManager:
         self._answers_channel = redis.key("answers")
         self._notes_channel = redis.key("notes")
         self._ended_channel = redis.key("ended")
+        self.records = SessionRecords(state, lambda: [(held.id, held.connection) for held in self._sessions.values()])
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
@@ -242,9 +148,11 @@ class SharedSessionManager:
         ):
             self._lifespan_state, self._group = lifespan_state, group
             await group.start(self._subscribe)
+            self.state.lease.lapsed.append(self.records.lost)
             try:
                 yield
             finally:
+                self.state.lease.lapsed.remove(self.records.lost)
                 group.cancel_scope.cancel()
                 self._group = None
 
@@ -262,36 +170,32 @@ class SharedSessionManager:
         session_id = headers.get(MCP_SESSION_ID_HEADER)
         if session_id not in self._sessions and len(self._sessions) >= MAX_SESSIONS:
             logger.warning("replica %s refuses a session: %d are open", self.state.replica, len(self._sessions))
-            await _error("Too many open sessions", 503)(scope, receive, send)
+            await error_response("Too many open sessions", 503)(scope, receive, send)
             return
         if session_id is None:
             await self._open(scope, receive, send)
             return
         session = await self._find(session_id)
         if session is None:
-            await _error("Session not found", 404)(scope, receive, send)
+            await error_response("Session not found", 404)(scope, receive, send)
             return
         await self._touch(session)
         method = scope["method"]
         if method == "POST":
-            body, receive = await _buffered(receive)
-            data = _json(body)
-            limit = self.state.settings.max_batch_messages
-            if isinstance(data, list) and len(data) > limit:  # refused before any replica reads them
-                await _error(
-                    f"A POST body may carry at most {limit} JSON-RPC messages (serve.shared."
-                    f"maxBatchMessages); this one carries {len(data)}",
-                    413,
-                )(scope, receive, send)
+            body, receive = await buffered(receive)
+            data = json_of(body)
+            oversized = oversized_batch(data, self.state.settings.max_batch_messages)
+            if oversized is not None:  # refused before any replica reads them
+                await oversized(scope, receive, send)
                 return
-            routed = _routed(data)
-            if routed is not None:
+            answers = routed(data)
+            if answers is not None:
                 await self.state.redis.publish(
-                    self._answers_channel, json.dumps({"session": session.id, "messages": routed})
+                    self._answers_channel, json.dumps({"session": session.id, "messages": answers})
                 )
                 await Response(status_code=202)(scope, receive, send)
                 return
-            calls = _calls(data)
+            calls = tool_calls(data)
             session.store.requests.update(calls)  # kept in the priming events: a lost call can run again
             try:
                 await session.transport.handle_request(scope, receive, send)
@@ -389,19 +293,10 @@ class SharedSessionManager:
         try:
             assert self._group is not None
             await self._group.start(self._serve, session, None)
-            status = await _status_of(session.transport.handle_request, scope, receive, send)
-            connection = session.connection
-            params = connection.client_params if connection is not None else None
-            if status is not None and status < 400 and connection is not None and params is not None:
-                record = {
-                    "protocolVersion": connection.protocol_version,
-                    "client": params.model_dump(mode="json", by_alias=True, exclude_none=True),
-                }
-                await self.state.redis.set(
-                    self.state.record_key(session.id),
-                    json.dumps(record),
-                    seconds=self.state.settings.session_idle_seconds,
-                )
+            status = await status_of(session.transport.handle_request, scope, receive, send)
+            record = record_of(session.connection)
+            if status is not None and status < 400 and record is not None:
+                await self.records.save(session.id, record)
                 established = True
         finally:
             if not established:
@@ -412,16 +307,16 @@ class SharedSessionManager:
         session = self._sessions.get(session_id)
         if session is not None:
             return session
+        record = await self.records.load(session_id)
+        if record is None:
+            return None
         async with self._adopting:
             session = self._sessions.get(session_id)
             if session is not None:
                 return session
-            saved = await self.state.redis.get(self.state.record_key(session_id))
-            if saved is None:
-                return None
             session = self._local(session_id)
             assert self._group is not None
-            await self._group.start(self._serve, session, json.loads(saved))
+            await self._group.start(self._serve, session, record)
             logger.debug("replica %s adopted session %s", self.state.replica, session_id)
             return session
 
@@ -484,34 +379,13 @@ class SharedSessionManager:
 
     async def _subscribe(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Receive what other replicas publish for sessions, until cancelled."""
-        pubsub = self.state.redis.pubsub()
-        await pubsub.subscribe(self._answers_channel, self._notes_channel, self._ended_channel)
-        task_status.started()
-        delay = 0.0
-        try:
-            while True:
-                try:
-                    async for message in pubsub.listen():
-                        if delay:
-                            logger.warning("replica %s has its Redis subscription back", self.state.replica)
-                            delay = 0.0
-                        await self._deliver_safely(message["channel"], message["data"])
-                except Exception as exc:  # Redis away: redis-py reconnects and subscribes again on the next read
-                    if not delay:
-                        logger.warning("replica %s lost its Redis subscription (%s); retrying", self.state.replica, exc)
-                    delay = min(_MAX_RETRY_SECONDS, max(_RETRY_MS / 1000, delay * 2))
-                    await anyio.sleep(delay)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self.state.redis.close_pubsub(pubsub)
-
-    async def _deliver_safely(self, channel: str, data: str) -> None:
-        try:
-            await self._deliver(channel, json.loads(data))
-        except Exception:
-            logger.exception("replica %s could not deliver a message from %s", self.state.replica, channel)
+        channels = [self._answers_channel, self._notes_channel, self._ended_channel, self.records.channel]
+        await listen(self.state, channels, self._deliver, task_status=task_status)
 
     async def _deliver(self, channel: str, data: dict[str, Any]) -> None:
+        if channel == self.records.channel:
+            await self.records.restore()
+            return
         session = self._sessions.get(data["session"])
         if session is None:
             return

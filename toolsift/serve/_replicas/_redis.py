@@ -106,6 +106,22 @@ class RedisClient:
             return True, value
         return False, await self.get(key) or value
 
+    async def claim_many(self, values: Mapping[str, str], *, seconds: float) -> int:
+        """SET NX each key to its value; returns how many were set (the others were set already)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key, value in values.items():
+                pipe.set(key, value, px=_ms(seconds), nx=True)
+            results: list[Any] = await pipe.execute()
+        return sum(bool(result) for result in results)
+
+    async def renew(self, key: str, value: str, *, seconds: float) -> bool:
+        """SET ``key``; returns whether it was there before (a key renewed in time is)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.exists(key)
+            pipe.set(key, value, px=_ms(seconds))
+            results: list[Any] = await pipe.execute()
+        return bool(results[0])
+
     async def exists(self, key: str) -> bool:
         return bool(await self.redis.exists(key))
 
