@@ -7,12 +7,16 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
 from replicas import redis_keys, restartable_redis
 from serve_project import served_http, write_project
 from waits import poll_until
+
+from toolsift.serve._replicas._lease import ReplicaLease
+from toolsift.serve._replicas._redis import RedisClient
 
 HEADERS = {
     "content-type": "application/json",
@@ -93,3 +97,33 @@ async def test_a_session_no_replica_holds_is_not_found_after_a_restart_too(tmp_p
         async with httpx2.AsyncClient() as http:
             missing = await _listed(http, url_b, "f" * 32)
     assert missing.startswith("404") and "Session not found" in missing
+
+
+async def test_a_lease_found_gone_calls_every_callback_even_past_one_that_fails(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with restartable_redis() as redis:
+        pool, renewer = RedisClient(redis.url, prefix="t"), RedisClient(redis.url, prefix="t", max_connections=1)
+        lease = ReplicaLease(pool, renewer, "r#1", seconds=0.3)
+        called = anyio.Event()
+
+        async def broken() -> None:
+            raise RuntimeError("Redis went away again")
+
+        async def written() -> None:
+            called.set()
+
+        lease.lapsed += [broken, written]
+        try:
+            with caplog.at_level(logging.WARNING, logger="toolsift.serve"):
+                async with anyio.create_task_group() as group:
+                    await group.start(lease.hold)
+                    await redis.restart()  # the lease is gone with everything else
+                    await called.wait()
+                    assert await lease.alive("r#1")  # renewed all the same
+                    group.cancel_scope.cancel()
+        finally:
+            await pool.aclose()
+            await renewer.aclose()
+    assert "found its lease gone from Redis" in caplog.text
+    assert "could not write what it keeps in Redis again: Redis went away again" in caplog.text
