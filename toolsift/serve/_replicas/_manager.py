@@ -147,6 +147,7 @@ class SharedSessionManager:
             anyio.create_task_group() as group,
         ):
             self._lifespan_state, self._group = lifespan_state, group
+            await self.records.start()
             await group.start(self._subscribe)
             self.state.lease.lapsed.append(self.records.lost)
             try:

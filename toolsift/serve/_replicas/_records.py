@@ -10,19 +10,22 @@ holds again when it finds that Redis lost its data:
 
 - its lease renewal finds the lease gone (it never expires while renewed);
 - another replica asks (the ``restore`` channel), having found the loss first;
-- a request for a session Redis does not know lands here while this
-  replica's own lease is gone: this replica asks every other to write its
-  records again, and waits for the record up to one lease period, the time
-  in which every live replica renews its lease and so finds the loss itself.
+- a request for a session Redis does not know lands here, and Redis's
+  *epoch* (a token the first replica to look sets, with no expiry) is not the
+  one this replica last saw: the data it belonged to is gone. This replica
+  asks every other to write its records again, and waits for the record for
+  one lease period (and a reconnection), the time in which every live
+  replica renews its lease and so finds the loss itself.
 
-A request for a session no replica holds waits that long only in the lease
-period after a loss; otherwise it is answered at once.
+A request for a session no replica holds waits that long only in that period
+after a loss; otherwise it is answered at once.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import secrets
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -30,6 +33,7 @@ from typing import Any
 import anyio
 from mcp.server.connection import Connection
 
+from ._redis import RETRY_SECONDS
 from ._state import SharedState
 
 __all__ = ["SessionRecords", "record_of"]
@@ -67,6 +71,16 @@ class SessionRecords:
         #: Where a replica that found Redis's data lost asks the others to write their records again.
         self.channel = state.redis.key("restore")
         self._lost_at = -float("inf")
+        self._epoch_key = state.redis.key("epoch")
+        self._epoch = ""
+
+    async def start(self) -> None:
+        """Note the epoch of the Redis this replica starts on, to tell later whether it lost its data."""
+        self._epoch = await self._current_epoch()
+
+    async def _current_epoch(self) -> str:
+        _, epoch = await self.state.redis.claim(self._epoch_key, secrets.token_hex(8), seconds=None)
+        return epoch
 
     async def save(self, session_id: str, record: Record) -> None:
         await self.state.redis.set(
@@ -77,7 +91,7 @@ class SessionRecords:
         """The session's record; None when no replica holds the session."""
         key = self.state.record_key(session_id)
         saved = await self.state.redis.get(key)
-        if saved is None and self._waiting() <= 0 and not await self.state.lease.alive(self.state.instance):
+        if saved is None and self._waiting() <= 0 and await self._current_epoch() != self._epoch:
             await self.lost()
         with anyio.move_on_after(self._waiting()):
             while saved is None:
@@ -87,11 +101,12 @@ class SessionRecords:
 
     def _waiting(self) -> float:
         """How long a missing record may still be written again: the rest of the lease period after a loss."""
-        return self._lost_at + self.state.lease.seconds - time.monotonic()
+        return self._lost_at + self.state.lease.seconds + RETRY_SECONDS - time.monotonic()
 
     async def lost(self) -> None:
         """Redis lost its data: write this replica's records again, and ask every other replica to."""
         self._lost_at = time.monotonic()
+        self._epoch = await self._current_epoch()
         await self.restore()
         await self.state.redis.publish(self.channel, json.dumps({"replica": self.state.replica}))
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
     from redis.asyncio.client import PubSub
 
-__all__ = ["RedisClient", "StreamEntry"]
+__all__ = ["RETRY_SECONDS", "RedisClient", "StreamEntry"]
 
 T = TypeVar("T")
 # One stream entry as XRANGE and XREAD give it: (entry id, fields).
@@ -39,6 +39,8 @@ _SOCKET_TIMEOUT_SECONDS = 10.0
 # Attempts after the first on a broken connection, each on a fresh one: about 1.5 s in all, then the error.
 _RETRIES = 5
 _RETRY_BASE_SECONDS = 0.05
+#: About how long a command goes on retrying a broken connection before it fails (the backoffs add up to ~1.55 s).
+RETRY_SECONDS = 2.0
 
 
 async def _awaited(value: Awaitable[T] | T) -> T:
@@ -100,9 +102,12 @@ class RedisClient:
     async def set(self, key: str, value: str, *, seconds: float) -> None:
         await self.redis.set(key, value, px=_ms(seconds))
 
-    async def claim(self, key: str, value: str, *, seconds: float) -> tuple[bool, str]:
-        """SET NX: set ``key`` unless it is set; returns whether this call set it, and the value it holds."""
-        if await self.redis.set(key, value, px=_ms(seconds), nx=True):
+    async def claim(self, key: str, value: str, *, seconds: float | None) -> tuple[bool, str]:
+        """SET NX: set ``key`` unless it is set; returns whether this call set it, and the value it holds.
+
+        ``seconds``: how long the key lives; None: until it is deleted (or Redis loses its data).
+        """
+        if await self.redis.set(key, value, px=None if seconds is None else _ms(seconds), nx=True):
             return True, value
         return False, await self.get(key) or value
 
