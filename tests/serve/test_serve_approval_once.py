@@ -200,3 +200,13 @@ def test_each_nonce_is_a_first_use_once_whichever_server_sees_it(uses: list[tupl
 
         firsts = anyio.run(run)
     assert firsts == [nonce not in [seen for _, seen in uses[:at]] for at, (_, nonce) in enumerate(uses)]
+
+
+async def test_a_folder_gone_fails_the_approval_rather_than_run_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = FolderApprovals(tmp_path / "used")
+    (tmp_path / "used").rmdir()
+    with caplog.at_level(logging.WARNING, logger="toolsift.serve"), pytest.raises(OSError):
+        await store.first_use("n", seconds=STATE_SECONDS)
+    assert "cannot list the used approvals" in caplog.text

@@ -129,9 +129,9 @@ class ClientApprover:
     """The approver of served calls: asks the MCP client of the request being served.
 
     Args:
-        mask: Hides configured secrets in the question (``McpServerManager.mask_secrets``).
         used: The record of answered questions' nonces, reaching every process that
             accepts this server's ``requestState`` (:func:`~._used_approvals.used_approvals`).
+        mask: Hides configured secrets in the question (``McpServerManager.mask_secrets``).
     """
 
     def __init__(self, used: UsedApprovals, mask: Callable[[str], str] | None = None) -> None:
