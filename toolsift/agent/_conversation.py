@@ -268,9 +268,9 @@ class Conversation:
             strict: OpenAI strict mode.
             defer: For a model with native tool search (and ``search_tools``
                 registered): ``tools`` holds the scope's global and pinned tools (and
-                ``search_tools`` while there is something to find); ``deferred`` every internal
-                tool the scope has allowed so far (what ``search_tools`` could unlock
-                and what the active skill surfaces), a list that only grows. A
+                ``search_tools`` while there is something to find); ``deferred`` exactly the
+                tools the scope lets the model load now (what ``search_tools`` could unlock
+                and what the active skill surfaces), never one it forbids. A
                 skill's tools not yet loaded are loaded by a ``search_tools`` call and
                 result appended to :attr:`history` (by reference), or appended to
                 ``tools`` when that costs less (:class:`LoadRule`). The turn's scope
@@ -555,12 +555,8 @@ class Conversation:
             result = await self._handler(record)
         except ToolsiftError as exc:  # a handler that raises rather than answers, such as ``registry.handle``
             result = ToolResult.error(str(exc))
-        left = self._declared.left_why(call.name, live) if result.is_error else None
-        if left is not None:
-            note = (
-                f"Tool {call.name!r} is still in your tool list but no longer in scope: {left}. "
-                "Calls to it are refused until it is in scope again."
-            )
+        note = self._declared.refusal_note(call.name, live) if result.is_error else None
+        if note is not None:
             result = result.model_copy(update={"content": [*result.content, mcp_types.TextContent(text=note)]})
         return ToolMessage(call, result)
 

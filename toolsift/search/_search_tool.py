@@ -363,4 +363,10 @@ def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discover
         )
     if more:
         parts.append("To add another listed tool, call search_tools with unlock: [its name].")
+    if any(not tool["callable"] for tool in tools or ()):
+        parts.append(
+            "A tool listed with callable: false is not allowed in this conversation's scope now, "
+            "for the reason given: you cannot unlock or call it. Only the user can change that (by /use of a skill "
+            "its granted_by names); say so rather than trying other names for it."
+        )
     return " ".join(parts)
