@@ -92,6 +92,7 @@ INTERNAL = {
     ],
     "mcp_sessions": [
         "FileTokenStorage",
+        "InstructionsChange",
         "ListMcpResources",
         "ManagerEvent",
         "ReadMcpResource",

@@ -6,6 +6,7 @@ Not public: a package imports from another either its public names or the names 
 
 from ._catalog import ServerCatalog as ServerCatalog
 from ._events import ManagerEvent as ManagerEvent
+from ._instruction_pins import InstructionsChange as InstructionsChange
 from ._instructions import server_instructions as server_instructions
 from ._oauth import FileTokenStorage as FileTokenStorage
 from ._oauth import token_file as token_file
@@ -22,6 +23,7 @@ from ._wrapper import tool_spec as tool_spec
 
 __all__ = [
     "FileTokenStorage",
+    "InstructionsChange",
     "ListMcpResources",
     "ManagerEvent",
     "ReadMcpResource",

@@ -143,6 +143,7 @@ class McpSession:
         self._listed: tuple[types.Tool, ...] | None = None  # what the wrappers were built from, while registered
         self._held: dict[str, str] = {}  # tool (the server's name) -> why it is held back (see ``_pins``)
         self._changes: tuple[ToolChange, ...] = ()  # changed since pinned: held back, or kept with a warning
+        self._instructions_held: str | None = None  # why its instructions are held back (see ``_instruction_pins``)
         self._sup = Supervisor(
             config,
             self._options,
@@ -183,8 +184,14 @@ class McpSession:
 
     @property
     def instructions(self) -> str | None:
-        """What the server said about using it (its handshake's ``instructions``), once it connected."""
-        return self._sup.instructions
+        """What the server said about using it (its handshake's ``instructions``), once it connected; None
+        while they are held back (see :attr:`instructions_held`)."""
+        return self._sup.instructions if self._instructions_held is None else None
+
+    @property
+    def instructions_held(self) -> str | None:
+        """Why the server's instructions are held back (changed since pinned, ``pinTools: hold``), or None."""
+        return self._instructions_held
 
     @property
     def description(self) -> str | None:
@@ -215,7 +222,8 @@ class McpSession:
         return {f"{namespace}__{tool}": (self.name, why) for tool, why in self._held.items()}
 
     def accept_tool_changes(self, tools: Iterable[str] | None = None) -> tuple[str, ...]:
-        """Pin the changed definitions of this server's tools (all, or ``tools``) and make them usable now.
+        """Pin the changed (or added) definitions of this server's tools (all, or ``tools``) and make them
+        usable now; without ``tools``, its changed instructions too.
 
         Returns:
             The tools whose new definition was pinned.
@@ -226,6 +234,8 @@ class McpSession:
         """
         pins = self._options.pins
         accepted = pins.accept(self.name, tools) if pins is not None else ()
+        if pins is not None and tools is None and pins.accept_instructions(self.name):
+            self._instructions_held = pins.review_instructions(self.config, self._sup.instructions)
         if accepted and self._sup.catalog.tools:
             self._listed = None  # the same listing, reviewed again against the new pins
             self._apply_tools(self._sup.catalog.tools)
@@ -436,6 +446,8 @@ class McpSession:
     # -- the owner's hooks -----------------------------------------------------------------
 
     def _apply_tools(self, tools: Sequence[types.Tool]) -> None:
+        pins = self._options.pins  # a listing follows every handshake: its instructions are reviewed here
+        self._instructions_held = pins.review_instructions(self.config, self._sup.instructions) if pins else None
         listed = tuple(tools)
         if listed == self._listed and not self._held:
             # Unchanged (a reconnect, a list_changed that changed nothing): swapping equal tools in would
