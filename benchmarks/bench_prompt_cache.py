@@ -48,7 +48,8 @@ from _provider import TOKEN_ESTIMATE, Call, ProviderEndpoint, Reply, Request, co
 from _report import save
 from _search_eval import load_catalog, server_tools
 
-from toolsift import Toolbox, ToolsiftError
+from toolsift import ToolsiftError
+from toolsift.toolbox import Toolbox
 from toolsift.agent import (
     ChatModel,
     ContextMessage,

@@ -1,11 +1,11 @@
 """toolsift: many MCP servers, one agent, only the tools that matter this turn.
 
-The package root re-exports the entry points and the exception tree; the
-rooms of the product live in ``toolsift.registry``, ``toolsift.mcp_sessions``,
-``toolsift.skills`` and ``toolsift.agent``.
+The package root publishes the exception tree, which every room raises from;
+every other public name has one home: ``toolsift.toolbox`` (the facade),
+``toolsift.registry`` (tools, the registry, ``@tool``), ``toolsift.mcp_sessions``,
+``toolsift.skills``, ``toolsift.agent`` and the other rooms. Importing the root
+loads none of them (``toolsift --version`` pays for nothing else).
 """
-
-from typing import TYPE_CHECKING, Any
 
 from . import _exceptions
 from ._exceptions import AgentError as AgentError
@@ -36,12 +36,6 @@ from ._exceptions import ToolsiftError as ToolsiftError
 from ._exceptions import UnknownFormat as UnknownFormat
 from ._public import publish
 
-if TYPE_CHECKING:
-    from .registry import ToolRegistry as ToolRegistry
-    from .registry import TurnScope as TurnScope
-    from .registry import tool as tool
-    from .toolbox import Toolbox as Toolbox
-
 __version__ = "0.1.0"
 
 __all__ = [
@@ -69,25 +63,8 @@ __all__ = [
     "TemplateError",
     "ToolHeld",
     "ToolNotFound",
-    "ToolRegistry",
-    "Toolbox",
     "ToolsiftError",
-    "TurnScope",
     "UnknownFormat",
-    "tool",
 ]
 
 publish(globals(), __name__, _exceptions.__all__)
-
-
-# Imported on first use: the registry pulls in the MCP SDK and the facade sessions, skills and search, which
-# ``import toolsift`` (and so ``toolsift --version``, or a submodule's import) should not pay for.
-_LAZY = {"ToolRegistry": "registry", "TurnScope": "registry", "tool": "registry", "Toolbox": "toolbox"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'toolsift' has no attribute {name!r}")

@@ -38,7 +38,7 @@ from .._tool_list import common_length
 from ._context import context_text
 from ._entries import EarlierEntries
 
-__all__ = ["AnthropicChatModel", "to_anthropic_messages"]
+__all__ = ["AnthropicChatModel"]
 
 ToolSearch = Literal["client", "bm25", "regex"]
 # The server-side search tools of the installed SDK (ToolSearchToolBm25_20251119Param, ...Regex...).

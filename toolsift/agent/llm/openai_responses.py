@@ -32,7 +32,7 @@ from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, Too
 from .._results import describe_result, result_text
 from ._context import context_text
 
-__all__ = ["OpenAIResponsesModel", "to_responses_input", "to_responses_tools"]
+__all__ = ["OpenAIResponsesModel"]
 
 ToolSearch = Literal["server", "client"]
 
