@@ -93,7 +93,7 @@ def test_shares_kept_per_namespace_are_bounded_and_the_oldest_is_recomputed() ->
     for index in range(300):
         registry.schemas_for_tools(TurnScope(skill_allowed=(f"alpha__r{'?' * (index % 3)}*", f"x{index}")))
     assert len(registry._selection._shares["alpha"]) == 256
-    registry._scope_cache.clear()  # the schema-list cache would answer before the evicted share is needed
+    registry._selection._lists.clear()  # the kept schema lists would answer before the evicted share is needed
     assert _listed(registry, first) == ["alpha__memory_store"]
 
 

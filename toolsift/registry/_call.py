@@ -15,8 +15,9 @@ from typing import Any, TypeVar, final
 
 from ._extensions import find_extension
 from ._permissions import Permissions
+from ._result import ToolResult
 from ._scope import TurnScope
-from ._tools import ProgressCallback, ToolResult
+from ._tools import ProgressCallback
 
 __all__ = ["CallHandler", "CallRecord"]
 

@@ -29,7 +29,8 @@ from ._arguments import argument_problems
 from ._audit import AuditEvent, AuditKind, AuditLog
 from ._call import CallRecord
 from ._permissions import PermissionLayer, approval_reason, check_permissions
-from ._tools import ToolContext, ToolResult
+from ._result import ToolResult
+from ._tools import ToolContext
 from ._visibility import Entry, hidden_reason
 from .formats._strict import drop_optional_nulls
 

@@ -7,7 +7,7 @@ Not public: a package imports from another either its public names or the names 
 from ._audit import AuditEvent as AuditEvent
 from ._function import FunctionTool as FunctionTool
 from ._permissions import check_permissions as check_permissions
-from ._registry import RegistryChange as RegistryChange
+from ._registration import RegistryChange as RegistryChange
 from ._spec import repeatable_by as repeatable_by
 from ._tools import ProgressCallback as ProgressCallback
 
