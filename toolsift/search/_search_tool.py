@@ -106,39 +106,7 @@ class SearchToolsTool:
         self._spec = ToolSpec(
             name=SEARCH_TOOL_NAME,
             description=_DESCRIPTION,
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "query": {
-                        "type": "string",
-                        "minLength": 1,
-                        "description": "What the tool should do, in a few words, or an exact tool name",
-                    },
-                    "queries": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1},
-                        "minItems": 1,
-                        "maxItems": MAX_NEEDS,
-                        "description": "Several needs at once, one short query per step of the task; "
-                        "each is searched on its own",
-                    },
-                    "max": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": max_limit,
-                        "description": f"How many tools to return at most per query (default {default_max} "
-                        f"for one query, {min(NEED_MAX, default_max)} each for several)",
-                    },
-                    "server": {"type": "string", "description": "Only tools of this MCP server"},
-                    "unlock": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1},
-                        "maxItems": max_limit,
-                        "description": "Names of listed tools to add to your tools",
-                    },
-                },
-                "additionalProperties": False,
-            },
+            input_schema=_input_schema(default_max, max_limit),
             title="Search tools",
             annotations=types.ToolAnnotations(
                 title="Search tools",
@@ -370,3 +338,40 @@ def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discover
             "its granted_by names); say so rather than trying other names for it."
         )
     return " ".join(parts)
+
+
+def _input_schema(default_max: int, max_limit: int) -> dict[str, Any]:
+    """The arguments ``search_tools`` takes, with the limits this instance was built with."""
+    return {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "description": "What the tool should do, in a few words, or an exact tool name",
+            },
+            "queries": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": MAX_NEEDS,
+                "description": "Several needs at once, one short query per step of the task; "
+                "each is searched on its own",
+            },
+            "max": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": max_limit,
+                "description": f"How many tools to return at most per query (default {default_max} "
+                f"for one query, {min(NEED_MAX, default_max)} each for several)",
+            },
+            "server": {"type": "string", "description": "Only tools of this MCP server"},
+            "unlock": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": max_limit,
+                "description": "Names of listed tools to add to your tools",
+            },
+        },
+        "additionalProperties": False,
+    }
