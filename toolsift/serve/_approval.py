@@ -32,33 +32,28 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.request_state import RequestStateSecurity
 from mcp_types.version import is_version_at_least
 
-from .._exceptions import ConfigError
 from ..registry import ApprovalRequest
+from ._state_key import STATE_SECONDS
 
 if TYPE_CHECKING:
     from ._used_approvals import UsedApprovals
 
-__all__ = ["APPROVAL_INPUT", "ENV_STATE_KEY", "Asking", "ClientApprover", "request_state_security"]
+__all__ = ["APPROVAL_INPUT", "Asking", "ClientApprover"]
 
 logger = logging.getLogger("toolsift.serve")
 
 # The key of the question in InputRequiredResult.input_requests, and of its answer in input_responses.
 APPROVAL_INPUT: Final = "toolsift.approval"
-#: The secret that seals ``requestState``: the same on every worker and replica that may get a retry.
-ENV_STATE_KEY: Final = "TOOLSIFT_REQUEST_STATE_KEY"
 _INPUT_REQUIRED_SINCE = "2026-07-28"
-_STATE_SECONDS = 600.0
 # One message stays under the SDK client's 1 MiB SSE event limit: 4 bytes per character at worst in UTF-8.
 _PAGE_CHARS = 200_000
 _SCHEMA: types.ElicitRequestedSchema = {
@@ -66,25 +61,6 @@ _SCHEMA: types.ElicitRequestedSchema = {
     "properties": {"approve": {"type": "boolean", "title": "Approve", "description": "Run this tool call"}},
     "required": ["approve"],
 }
-
-
-def request_state_security(environ: Mapping[str, str] | None = None) -> RequestStateSecurity:
-    """How ``requestState`` is sealed: under ``$TOOLSIFT_REQUEST_STATE_KEY``, else a key of this process only.
-
-    Raises:
-        ConfigError: When the variable is set but shorter than 32 bytes.
-    """
-    key = (os.environ if environ is None else environ).get(ENV_STATE_KEY)
-    if not key:
-        return RequestStateSecurity.ephemeral(ttl=_STATE_SECONDS)
-    try:
-        return RequestStateSecurity(keys=[key], ttl=_STATE_SECONDS)
-    except ValueError as exc:
-        raise ConfigError(
-            f"${ENV_STATE_KEY} must hold at least 32 bytes of secret randomness (for example "
-            f"the output of 'python -c \"import secrets; print(secrets.token_hex(32))\"'): {exc}",
-            field=ENV_STATE_KEY,
-        ) from None
 
 
 def _pages(text: str) -> list[str]:
@@ -208,7 +184,7 @@ class ClientApprover:
         ):
             logger.warning("an approval answer for another question was ignored; asking again")
             return None
-        if not await self.used.first_use(str(nonce), seconds=_STATE_SECONDS):
+        if not await self.used.first_use(str(nonce), seconds=STATE_SECONDS):
             logger.warning("an approval answer was sent again; asking again")
             return None
         return page

@@ -34,13 +34,13 @@ from .._exceptions import ConfigError
 from .._net import is_loopback
 from ..config import ProjectTrust, TrustedLaunches
 from ..config._internal import ServeSettings
-from ._approval import ENV_STATE_KEY
 from ._endpoints import SEGMENTS, EndpointKey, ScopedEndpoint
 from ._guard import HttpGuard
 from ._health import HEALTH_PATH, READY_PATH, health_routes
 from ._load import load_serve_config
 from ._replicas import SharedSessionManager
 from ._server import ToolsiftServer
+from ._state_key import ENV_STATE_KEY
 from ._used_approvals import workers_folder
 
 __all__ = ["ENV_CONFIG", "ENV_SETTINGS", "app_from_environment", "create_http_app", "run_http_workers", "serve_http"]

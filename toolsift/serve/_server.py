@@ -47,7 +47,7 @@ from ..pipeline._internal import profile_scope
 from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, ToolSpec, TurnScope
 from ..search import Discovery, SearchIndex
 from ..skills import Skill, SkillsReloaded
-from ._approval import ENV_STATE_KEY, Asking, ClientApprover, request_state_security
+from ._approval import Asking, ClientApprover
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._endpoints import Endpoint, EndpointKey, EndpointNotFound, Endpoints, LegacyClient
 from ._meta import (
@@ -66,6 +66,7 @@ from ._relay import ClientRelay, client_of
 from ._replicas import SharedState
 from ._skill_extension import SkillPublisher
 from ._skills import SKILL_NAMESPACE, skill_tools
+from ._state_key import ENV_STATE_KEY, request_state_security
 from ._stdio import AnsweringReadStream
 from ._tasks import TaskRoutes, handed_task
 from ._used_approvals import used_approvals
