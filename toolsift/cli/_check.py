@@ -16,7 +16,7 @@ from ..mcp_sessions._internal import InstructionsChange, ToolChange, ToolPins
 from ._app import EXIT, state
 from ._coverage import known_tools, pattern_coverage, rule_coverage
 from ._hints import internal_hint
-from ._output import Output, reported_here
+from ._output import JsonOption, Output, reported_here
 
 # Registered on the root app when this command runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -43,7 +43,7 @@ def _finding(file: Path | str | None, line: int | None, field: str | None, messa
 
 @commands.command()
 def check(
-    json_mode: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    json_mode: JsonOption = False,
     resolve: Annotated[
         bool,
         typer.Option("--resolve", help="Also resolve ${VAR} and secret:// references now (values are never printed)."),

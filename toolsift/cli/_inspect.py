@@ -17,9 +17,9 @@ from ..search._internal import BackendName, format_ranking, server_descriptions
 from ..toolbox import Toolbox
 from ._app import EXIT, run_async
 from ._hints import internal_hint
-from ._output import Output
+from ._output import JsonOption, Output
 from ._toolbox import open_toolbox
-from ._turn import AgentOption, ArgsOption, JsonOption, SkillOption, named_servers, turn_conversation
+from ._turn import AgentOption, ArgsOption, SkillOption, named_servers, turn_conversation
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)

@@ -16,7 +16,7 @@ from ..config import SkillGrants, load_config
 from ..mcp_sessions._internal import SessionState
 from ..skills import SkillsLoader
 from ._app import EXIT, run_async, state
-from ._output import Output, reported_here
+from ._output import JsonOption, Output, reported_here
 from ._toolbox import open_toolbox
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ skills_app = typer.Typer(
 )
 commands.add_typer(skills_app, name="skills")
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 SKELETON = """---
 name: {name}

@@ -17,7 +17,6 @@ from ..registry import Approver, TurnScope
 from ..toolbox import Toolbox
 from ._output import reported_here
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 SkillOption = Annotated[str | None, typer.Option("--skill", "-s", help="Act as if '/use SKILL' were active.")]
 ArgsOption = Annotated[
     str,
