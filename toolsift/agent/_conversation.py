@@ -545,9 +545,8 @@ class Conversation:
             )
         live = self.scope() if scope is None else replace(scope, **self._skill_fields())
         # What search_tools finds during the call is this conversation's (its Discovery rides in the record).
-        extensions = (self.discovery,) if self.discovery is not None else ()
         record = CallRecord(
-            call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress, extensions
+            call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress, self.discovery
         )
         if self.discovery is not None:
             self.discovery.touch(call.name)  # a used unlock is evicted last

@@ -37,12 +37,12 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
 from .._exceptions import ServerUnavailable, ToolHeld
-from .._input_exchange import InputExchange, TaskCall
 from .._names import validate_server_name
 from .._redaction import Redactor
 from ..config import ServerConfig
 from ..registry import ToolResult
 from ..registry._internal import ProgressCallback, repeatable_by
+from ._as_client import send_as_client
 from ._catalog import ServerCatalog
 from ._connection import ConnectionEvents
 from ._draining import DRAINED, Drain
@@ -56,12 +56,6 @@ from ._failures import (
     timeout_result,
     too_large_result,
 )
-from ._input_exchange import (
-    call_passing_input,
-    get_prompt_passing_input,
-    read_resource_passing_input,
-    send_as_client,
-)
 from ._lifecycle import Lifecycle
 from ._masking import mask_result, mask_wire
 from ._options import SessionOptions
@@ -69,11 +63,12 @@ from ._pins import ToolChange
 from ._progress import AwaitedProgress
 from ._publisher import ToolPublisher
 from ._resource import TaskGroupResource
+from ._sender import Era, Sender
 from ._state import SessionEvent, SessionState, SessionStatus
 from ._stderr import StderrBuffer
 from ._substitutes import not_sent_reason, too_large_sizes
 from ._supervisor import Supervisor
-from ._tasks import call_as_task, hand_task, runs_as_task
+from ._tasks import call_as_task, runs_as_task
 from ._tracker import CallCounts, CallTracker
 from ._wrapper import McpToolWrapper, build_wrappers
 
@@ -479,9 +474,8 @@ class McpSession:
         *,
         timeout: float | None = _CONFIG_TIMEOUT,
         progress: ProgressCallback | None = None,
-        exchange: InputExchange | None = None,
-        task: TaskCall | None = None,
-        mid_call: bool = False,
+        era: Era | None = None,
+        sender: Sender | None = None,
     ) -> ToolResult:
         """Call a tool by the server's own name.
 
@@ -499,17 +493,13 @@ class McpSession:
             arguments: Its arguments.
             timeout: Seconds to wait for the answer; defaults to ``toolTimeout``; None waits forever.
             progress: Receives the server's progress notifications.
-            exchange: On a 2026-07-28 connection, the caller's answers to the server's previous
-                ``InputRequiredResult``, and where its next one goes instead of this session's callbacks.
-            task: On a handshake-era connection, a gateway client's request that a tool that supports
-                tasks run as one: the server's task goes to ``task.created``, for the client to follow.
-            mid_call: The caller answers the server's questions in the middle of the call (a gateway's
-                handshake-era client): where the session keeps a handshake-era connection beside a
-                2026-07-28 one, the call goes over it (as with ``task``). Otherwise, a call the server
-                refuses over 2026-07-28 because it asked mid-call (a tool written against the classic
-                API) is made once more over that connection when the tool is read-only or idempotent by its
-                annotations; any other ends in an error saying why, since it may have acted before it
-                asked (later calls go to that connection at once).
+            era: The connection the caller's era needs (see :class:`Era`); None lets the session choose.
+                Then a call the server refuses over 2026-07-28 because it asked mid-call (a tool
+                written against the classic API) is made once more in the handshake era when the tool
+                is read-only or idempotent by its annotations; any other ends in an error saying why,
+                since it may have acted before it asked (later calls go to that connection at once).
+            sender: The caller's own way of sending the call over the connection chosen (a gateway
+                sends it as its client); what it returns is what the call returns, masked.
 
         Raises:
             ToolHeld: The tool changed since it was pinned and is held back.
@@ -519,21 +509,16 @@ class McpSession:
         if name in self._held:
             # What the registry does not list, a direct call must not reach either.
             raise ToolHeld(f"{self.config.namespace}__{name}", self.name, self._held[name])
-        client, events = await self._client(exchange, handshake=mid_call or task is not None), self._sup.events
+        client, events = await self.client(era), self._sup.events
         seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
         # The result waits for the progress reported before it, so that none arrives after it.
         awaited = AwaitedProgress(progress) if progress is not None else None
         with self._calls.track():
             try:
-                if task is not None and self._hands_task(client, name):
-                    raw = await hand_task(client, name, arguments, task)
-                    task.created = mask_wire(task.created or {}, self._redact)
+                if sender is not None and sender.sends_over(client):
+                    raw = await sender(client, name, arguments, seconds=seconds, progress=awaited)
                 elif runs_as_task(self.catalog.task_support.get(name), self.config.tasks):
                     raw = await self._call_as_task(client, name, arguments, seconds, awaited)
-                elif exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    raw = await call_passing_input(client, name, arguments, exchange, seconds=seconds, progress=awaited)
-                    if exchange.claimed is not None:
-                        exchange.claimed = mask_wire(exchange.claimed, self._redact)
                 else:
                     # The SDK calls progress callbacks positionally, as ProgressCallback promises.
                     raw = await client.call_tool(
@@ -549,11 +534,13 @@ class McpSession:
                         self.name,
                         name,
                     )
-                return mask_result(ToolResult.from_mcp(raw), self._redact)
+                return mask_result(raw if isinstance(raw, ToolResult) else ToolResult.from_mcp(raw), self._redact)
             except MCPError as exc:
-                if exchange is None and await self._sup.ask_again(client, exc):
+                if era != "modern" and await self._sup.ask_again(client, exc):
                     if self._repeatable(name):
-                        return await self.call_tool(name, arguments, timeout=timeout, progress=progress, task=task)
+                        return await self.call_tool(
+                            name, arguments, timeout=timeout, progress=progress, era=era, sender=sender
+                        )
                     return asked_mid_call_result(self.name, name)
                 return self._call_error(name, exc, seconds, events)
             except Exception as exc:
@@ -565,10 +552,6 @@ class McpSession:
         """Whether tool ``name`` may run again without more effect: read-only or idempotent by its annotations."""
         tool = next((tool for tool in self.catalog.tools if tool.name == name), None)
         return tool is not None and repeatable_by(tool.annotations)
-
-    def _hands_task(self, client: Client, name: str) -> bool:
-        """Whether a client's own task request for tool ``name`` goes to the server (a 2025-11-25 task)."""
-        return self.catalog.can_run_as_task(name) and client.protocol_version not in MODERN_PROTOCOL_VERSIONS
 
     async def _call_as_task(
         self,
@@ -620,26 +603,15 @@ class McpSession:
             self.name, tool, stdio=self.config.transport_kind == "stdio", plan=self._sup.plan_after_loss()
         )
 
-    async def read_resource(
-        self, uri: str, *, exchange: InputExchange | None = None, mid_call: bool = False
-    ) -> types.ReadResourceResult:
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Read one resource (a lazy session is started first).
-
-        Args:
-            uri: The resource's URI.
-            exchange: As for :meth:`call_tool`: on a 2026-07-28 connection the server's question
-                goes to ``exchange.pending`` (the result is then empty) instead of this session's callbacks.
-            mid_call: As for :meth:`call_tool`: the caller answers questions mid-request.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown resource, failure).
         """
-        client = await self._client(exchange, handshake=mid_call)
-        if exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return await read_resource_passing_input(client, uri, exchange)
-        return await client.read_resource(uri)
+        return await (await self.client()).read_resource(uri)
 
     async def extension_request(self, extension: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """Send a request of an extension the server declared (the SDK has no method for it); the raw result.
@@ -657,7 +629,7 @@ class McpSession:
                 server without the extension answers ``-32601`` (method not found).
             MCPError: The server refused.
         """
-        client = await self._client()
+        client = await self.client()
         modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
         if modern and extension not in (client.server_capabilities.extensions or {}):
             raise LookupError(f"MCP server {self.name!r} does not declare the extension {extension!r}")
@@ -678,32 +650,15 @@ class McpSession:
             return None
         return extension in (client.server_capabilities.extensions or {})
 
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: dict[str, str] | None = None,
-        *,
-        exchange: InputExchange | None = None,
-        mid_call: bool = False,
-    ) -> types.GetPromptResult:
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
         """Render one prompt (a lazy session is started first).
-
-        Args:
-            name: The prompt's name on the server.
-            arguments: Its arguments.
-            exchange: As for :meth:`call_tool`: on a 2026-07-28 connection the server's question
-                goes to ``exchange.pending`` (the result is then empty) instead of this session's callbacks.
-            mid_call: As for :meth:`call_tool`: the caller answers questions mid-request.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown prompt, bad arguments).
         """
-        client = await self._client(exchange, handshake=mid_call)
-        if exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return await get_prompt_passing_input(client, name, arguments, exchange)
-        return await client.get_prompt(name, arguments)
+        return await (await self.client()).get_prompt(name, arguments)
 
     async def complete(
         self,
@@ -718,7 +673,7 @@ class McpSession:
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (no completions, unknown reference).
         """
-        return await (await self._client()).complete(ref, argument, context_arguments)
+        return await (await self.client()).complete(ref, argument, context_arguments)
 
     async def subscribe_resource(self, uri: str) -> None:
         """Ask the server for ``notifications/resources/updated`` of ``uri`` (to ``ClientCallbacks``).
@@ -729,7 +684,7 @@ class McpSession:
             MCPError: The server refused, or the connection speaks 2026-07-28, where
                 ``resources/subscribe`` is gone (connect with ``protocol: legacy``).
         """
-        client = await self._client(handshake=True)
+        client = await self.client("handshake")
         with _legacy_method(client, "resources/subscribe"):
             await client.subscribe_resource(uri)
 
@@ -741,7 +696,7 @@ class McpSession:
             ServerUnavailable: The session is not ready.
             MCPError: The server refused, or the connection speaks 2026-07-28.
         """
-        client = await self._client(handshake=True)
+        client = await self.client("handshake")
         with _legacy_method(client, "resources/unsubscribe"):
             await client.unsubscribe_resource(uri)
 
@@ -756,7 +711,7 @@ class McpSession:
             ServerUnavailable: The session is not ready.
             MCPError: The server refused.
         """
-        client = await self._client(handshake=True)
+        client = await self.client("handshake")
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return
         with _legacy_method(client, "logging/setLevel"):
@@ -782,25 +737,29 @@ class McpSession:
             ServerUnavailable: The session is not ready.
             MCPError: The server refused.
         """
-        client = await self._client(handshake=capabilities is None)
+        client = await self.client("handshake" if capabilities is None else None)
         with self._calls.track():
             return mask_wire(await send_as_client(client, method, params, capabilities, name=name), self._redact)
         # Reached only when close() or the end of a drain cancelled the request.
         raise ServerUnavailable(self.name, SessionState.CLOSED.value, self._closed_text())
 
-    async def _client(self, exchange: InputExchange | None = None, *, handshake: bool = False) -> Client:
-        """The connection a request goes over, after starting a lazy session that has not started yet.
+    async def client(self, era: Era | None = None) -> Client:
+        """The SDK client a request goes over now, after starting a lazy session that has not started yet.
 
-        A 2026-07-28 client's request (``exchange``) stays on the session's connection; one that
-        wants the handshake era may go over the connection of that era kept beside it
-        (``Supervisor.client_for``).
+        A caller of the 2026-07-28 era (``modern``) stays on the session's connection; one that wants
+        the handshake era (``handshake``) goes over the connection of that era kept beside it, and so
+        does any request once the server asked mid-call (``Supervisor.client_for``).
+
+        Raises:
+            ServerDraining: The session is draining.
+            ServerUnavailable: The session is not ready.
         """
         if self._life.state is SessionState.IDLE and self._running:
             await self.ensure_started()
         client = self._ready_client()
-        if exchange is not None:
+        if era == "modern":
             return client
-        routed = await self._sup.client_for(client, handshake=handshake)
+        routed = await self._sup.client_for(client, handshake=era == "handshake")
         if routed is not client:
             self._ready_client()  # it may have stopped being ready while the other connection opened
         return routed

@@ -21,7 +21,7 @@ from typing import Any, Generic, ParamSpec, Protocol, final
 
 from .._exceptions import ToolsiftError
 from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
-from ..registry._internal import ProgressCallback
+from ..registry._internal import ProgressCallback, Unlocks
 from ._call import refuse
 
 __all__ = ["Middleware", "Pipeline", "RegistryHandler"]
@@ -114,7 +114,7 @@ class Pipeline:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
-        extensions: tuple[object, ...] = (),
+        discovery: Unlocks | None = None,
     ) -> ToolResult:
         """Run one call through every stage.
 
@@ -125,7 +125,7 @@ class Pipeline:
             permissions: The caller's permissions; ``Permissions()`` by default.
             timeout: Seconds the tool may run.
             progress: Receives the tool's progress notifications.
-            extensions: State for the tool (see ``CallRecord.extensions``).
+            discovery: The caller's unlocked tools, for ``search_tools`` (see ``CallRecord.discovery``).
 
         Returns:
             The tool's result, or an error result saying which stage refused
@@ -140,7 +140,7 @@ class Pipeline:
             permissions if permissions is not None else Permissions(),
             timeout,
             progress,
-            extensions,
+            discovery,
         )
         return await self.handle(call)
 

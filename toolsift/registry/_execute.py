@@ -5,8 +5,8 @@ route the name to its entry (layer 2: unknown names stop here), the mask of laye
 scope would not list), layer 5's permissions, argument validation against the inputSchema, then
 approval (the ask tier: an approver is shown only valid calls), the audited start (where the log
 records starts), the tool itself (an MCP tool fences an untrusted server's text), then one audit
-record of how it ended. The record's extensions reach the tool (``ToolContext``) and the approver
-(``ApprovalRequest``) unread.
+record of how it ended. What the record carries for the tool (the caller's discovery, its way of
+forwarding an MCP call) reaches it in its ``ToolContext`` unread.
 """
 
 from __future__ import annotations
@@ -110,6 +110,9 @@ class Executor:
                 run.arguments = drop_optional_nulls(entry.spec.input_schema, run.arguments)
             schema_problem = self._validate(entry, run.arguments)
             approved = schema_problem is None and await _approve(entry, run)
+            if isinstance(approved, ToolResult):  # the approver's answer is not yet known: the call ends for now
+                self._audit(run, "tool.denied", layer=5, reason=approved.text_content()[:200])
+                return approved
         except ToolNotFound as exc:
             self._audit(run, "tool.denied", layer=2, reason=str(exc))
             raise
@@ -129,7 +132,8 @@ class Executor:
                 permissions=call.permissions,
                 timeout=call.timeout,
                 progress=call.progress,
-                extensions=call.extensions,
+                discovery=call.discovery,
+                forward=call.forward,
             )
             try:
                 result = await self._run(entry, run.arguments, ctx)
@@ -243,8 +247,10 @@ class Executor:
         )
 
 
-async def _approve(entry: Entry, run: _Running) -> bool:
+async def _approve(entry: Entry, run: _Running) -> bool | ToolResult:
     """Ask the caller's approver when the call asks; True when it was asked and approved.
+
+    An approver that cannot answer yet gives the result the call ends with for now.
 
     Raises:
         PermissionDenied: Layer 5, when the call asks and there is no approver,
@@ -255,15 +261,16 @@ async def _approve(entry: Entry, run: _Running) -> bool:
     reason = approval_reason(spec, permissions, entry.names)
     if reason is None:
         return False
-    if permissions.approver is None:
+    approver = call.approver if call.approver is not None else permissions.approver
+    if approver is None:
         raise PermissionDenied(spec.name, 5, f"{reason}, so it needs approval, and no approver is set")
-    request = ApprovalRequest(
-        spec, run.arguments, reason, run.call_id, call.scope.skill, call.scope.agent, call.extensions
-    )
+    request = ApprovalRequest(spec, run.arguments, reason, run.call_id, call.scope.skill, call.scope.agent)
     try:
-        approved = await permissions.approver(request)
+        approved = await approver(request)
     except Exception as exc:  # an approver that cannot ask (no terminal, no elicitation) refuses
         raise PermissionDenied(spec.name, 5, f"{reason}, so it needs approval, which failed: {exc}") from exc
+    if isinstance(approved, ToolResult):
+        return approved
     if approved is not True:
         raise PermissionDenied(spec.name, 5, f"{reason}, and approval was declined")
     return True

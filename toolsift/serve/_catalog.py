@@ -37,8 +37,8 @@ from .._globs import compile_patterns
 from .._names import SEARCH_TOOL_NAME, SERVED_BUILTIN_NAMESPACE, split_name
 from ..pipeline import Pipeline
 from ..pipeline._internal import refuse
-from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
-from ..registry._internal import ProgressCallback, check_permissions
+from ..registry import Approver, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
+from ..registry._internal import Forward, ProgressCallback, Unlocks, check_permissions
 from ..skills import Skill
 from ._skills import SKILL_NAMESPACE
 
@@ -273,13 +273,16 @@ class ServedTools:
         *,
         progress: ProgressCallback | None = None,
         routed: tuple[ToolSource, str] | None,
-        extensions: tuple[object, ...] = (),
+        discovery: Unlocks | None = None,
+        approver: Approver | None = None,
+        forward: Forward | None = None,
     ) -> ToolResult:
         """Run one call of served tool ``name`` through its source's pipeline, as :meth:`route` routed it.
 
         The caller routes once (and may act on the route: start a lazy server, relay its requests); an
-        unknown name (``routed`` None) gives an error result. ``extensions`` travel with the call record
-        to the tool (see ``CallRecord.extensions``). Never raises but for cancellation, which reaches the tool.
+        unknown name (``routed`` None) gives an error result. ``discovery``, ``approver`` and ``forward``
+        go into the call record (see :class:`CallRecord`). Never raises but for cancellation, which
+        reaches the tool.
         """
         if routed is None:
             return refuse("router", self._unknown(name))
@@ -291,6 +294,8 @@ class ServedTools:
                 source.scope,
                 timeout=self._timeout,
                 progress=progress,
-                extensions=extensions,
+                discovery=discovery,
+                approver=approver,
+                forward=forward,
             )
         )

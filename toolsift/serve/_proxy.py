@@ -26,7 +26,7 @@ from mcp.server.context import ServerRequestContext
 
 from .._exceptions import ServerDraining, ServerUnavailable
 from ..mcp_sessions import McpSession
-from ._passthrough import answers_mid_call, input_exchange
+from ._exchange import request_as_client
 from ._relay import ClientRelay
 
 __all__ = ["GatewayProxy"]
@@ -113,14 +113,24 @@ class GatewayProxy:
         params: types.GetPromptRequestParams,
     ) -> types.GetPromptResult | types.InputRequiredResult:
         session, prompt = self._prompt(params.name)
-        exchange = input_exchange(ctx, params)
+        named = types.GetPromptRequestParams(
+            name=prompt.name,
+            arguments=params.arguments,
+            input_responses=params.input_responses,
+            request_state=params.request_state,
+        )
         try:
-            result = await session.get_prompt(
-                prompt.name, params.arguments, exchange=exchange, mid_call=answers_mid_call(ctx)
+            return await request_as_client(
+                session,
+                ctx,
+                "prompts/get",
+                named,
+                lambda client: client.get_prompt(prompt.name, params.arguments),
+                types.GetPromptResult,
+                types.GetPromptResult(messages=[]),
             )
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
-        return exchange.pending if exchange is not None and exchange.pending is not None else result
 
     # -- resources ---------------------------------------------------------------------------
 
@@ -171,14 +181,21 @@ class GatewayProxy:
         ctx: ServerRequestContext[Any],
         params: types.ReadResourceRequestParams,
     ) -> types.ReadResourceResult | types.InputRequiredResult:
-        exchange = input_exchange(ctx, params)
+        uri = str(params.uri)
         try:
-            result = await self.owner(str(params.uri)).read_resource(
-                str(params.uri), exchange=exchange, mid_call=answers_mid_call(ctx)
+            return await request_as_client(
+                self.owner(uri),
+                ctx,
+                "resources/read",
+                types.ReadResourceRequestParams(
+                    uri=uri, input_responses=params.input_responses, request_state=params.request_state
+                ),
+                lambda client: client.read_resource(uri),
+                types.ReadResourceResult,
+                types.ReadResourceResult(contents=[]),
             )
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
-        return exchange.pending if exchange is not None and exchange.pending is not None else result
 
     async def subscribe(
         self,

@@ -40,14 +40,14 @@ from .._names import SEARCH_TOOL_NAME, split_name
 from ..builtins import CommandPolicy
 from ..config import ToolsiftConfig, TrustedLaunches
 from ..config._internal import AgentConfig, ServeSettings
-from ..mcp_sessions._internal import VerbatimResults, guard_result, present_result, server_instructions
+from ..mcp_sessions._internal import guard_result, present_result, server_instructions
 from ..mcp_sessions.reload import McpServerManager
 from ..pipeline import AuditTrail, Middleware, PermissionFilter, Pipeline, ResultGuard, SecurityGuard
 from ..pipeline._internal import profile_scope
 from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, ToolSpec, TurnScope
 from ..search import Discovery, SearchIndex
 from ..skills import Skill, SkillsReloaded
-from ._approval import ENV_STATE_KEY, Asking, ClientApprover, request_state_security
+from ._approval import ENV_STATE_KEY, ClientApprover, request_state_security
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._endpoints import Endpoint, EndpointKey, EndpointNotFound, Endpoints, LegacyClient
 from ._meta import (
@@ -60,14 +60,15 @@ from ._meta import (
     with_reach,
 )
 from ._notify import ToolListAnnouncer
-from ._passthrough import era_extensions, input_exchange
+from ._outcome import CapabilityMissing, ClaimedResult, HandedTask, InputRequired
 from ._proxy import GatewayProxy
 from ._relay import ClientRelay, client_of
 from ._replicas import SharedState
 from ._skill_extension import SkillPublisher
 from ._skills import SKILL_NAMESPACE, skill_tools
 from ._stdio import AnsweringReadStream
-from ._tasks import TaskRoutes, handed_task
+from ._tasks import TaskRoutes
+from ._upstream import ClientForward
 from ._used_approvals import used_approvals
 
 __all__ = ["ToolsiftServer"]
@@ -664,23 +665,15 @@ class ToolsiftServer:
         tools: ServedTools,
         discovery: Discovery | None,
     ) -> ToolResult | types.InputRequiredResult | dict[str, Any]:
-        """One served call as routed, or the question (the approval's, the upstream server's) to put to the client.
+        """One served call as routed: its result, or what only the client can act on (see :meth:`_answer`).
 
-        Or, for a 2026-07-28 client, the upstream server's result of an extension's shape (a task), passed on;
-        a refusal for a capability the client did not declare is raised as the server's error.
+        The call's approver asks the client of this request; an upstream tool is called as that client would.
         """
         server = self._gateway_server(routed)
-        # What the call's tools need of this request: who approves, whose search it is, who reads the result.
-        asking = Asking(ctx, params)
-        exchange = input_exchange(ctx, params) if server is not None else None
-        task = handed_task(ctx, params) if server is not None and self.tasks is not None else None
-        extensions: tuple[object, ...] = (
-            asking,
-            *((discovery,) if discovery is not None else ()),
-            *((VerbatimResults(),) if server is not None and not self.settings.fence_gateway_results else ()),
-            *((exchange,) if exchange is not None else ()),
-            *((task,) if task is not None else ()),
-            *(era_extensions(ctx) if server is not None else ()),
+        forward = (
+            ClientForward(ctx, params, fence=self.settings.fence_gateway_results, tasks=self.tasks is not None)
+            if server is not None
+            else None
         )
         with self.relay.calling(server, ctx) if server is not None else nullcontext():
             try:
@@ -689,26 +682,33 @@ class ToolsiftServer:
                     params.arguments,
                     progress=ctx.session.report_progress,
                     routed=routed,
-                    extensions=extensions,
+                    discovery=discovery,
+                    approver=self.approver.for_request(ctx, params),
+                    forward=forward,
                 )
             except Exception:
                 # The pipeline answers every failure with a result; this is the last line, not the plan.
                 logger.exception("serving a call of %r failed", params.name)
                 result = ToolResult.error(f"Tool {params.name!r} failed with an internal error; see the server log")
-        if asking.pending is not None:  # an approval to ask for: the client calls again with the answer
-            return asking.pending
-        if exchange is not None and exchange.pending is not None:  # the upstream server asks the client
-            return exchange.pending
-        if exchange is not None and exchange.refused is not None:  # only the client can declare what is missing
-            raise exchange.refused
-        claimed = exchange.claimed if exchange is not None else None
-        created = task.created if task is not None else None
-        spec = self._gateway_spec(routed)
-        if (claimed or created) is not None and server is not None and spec is not None and self.tasks is not None:
-            tool = spec.remote_name or params.name
-            if created is not None:  # a handshake-era client's task, which it follows itself
-                return self.tasks.handed(ctx, server, created, tool=tool, called=params.name)
-            return self.tasks.outward(server, claimed or {}, tool=tool, called=params.name)
+        return self._answer(ctx, params.name, result)
+
+    def _answer(
+        self, ctx: ServerRequestContext[Any], called: str, result: ToolResult
+    ) -> ToolResult | types.InputRequiredResult | dict[str, Any]:
+        """What the client gets of how its call ended: the one place the outcomes are told apart.
+
+        Raises:
+            MCPError: The upstream server refused for want of a capability only the client can declare.
+        """
+        match result:
+            case InputRequired():  # a question (the approval's, the upstream server's): the client calls again
+                return result.request
+            case CapabilityMissing():
+                raise result.refusal
+            case HandedTask() if self.tasks is not None:  # a handshake-era client's task, which it follows itself
+                return self.tasks.handed(ctx, result.server, result.created, tool=result.tool, called=called)
+            case ClaimedResult() if self.tasks is not None:  # an extension's result (a task) for a 2026-07-28 client
+                return self.tasks.outward(result.server, result.wire, tool=result.tool, called=called)
         return result
 
     @classmethod

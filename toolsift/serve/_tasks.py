@@ -55,12 +55,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 
 from .._exceptions import ServerDraining, ServerUnavailable
-from .._input_exchange import TaskCall
 from ..mcp_sessions import McpSession
 from ..registry import ToolResult, ToolSpec
 from ._relay import client_of
 
-__all__ = ["TASKS", "PresentResult", "TaskRoutes", "declared_capabilities", "handed_task"]
+__all__ = ["TASKS", "PresentResult", "TaskRoutes", "declared_capabilities"]
 
 TASKS: Final = "io.modelcontextprotocol/tasks"
 # The methods that name a task; each goes to the server that created it. tasks/update is the extension's only,
@@ -90,13 +89,6 @@ def declared_capabilities(ctx: ServerRequestContext[Any]) -> dict[str, Any]:
     """What the client declared for this request (wire form), to declare to an upstream server in its place."""
     declared = ctx.session.client_capabilities
     return declared.model_dump(by_alias=True, mode="json", exclude_none=True) if declared is not None else {}
-
-
-def handed_task(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> TaskCall | None:
-    """A 2025-11-25 client's request that its call run as a task (the ``task`` param), or None."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or params.task is None:
-        return None  # 2026-07-28: the server alone decides, by the extension the client declared
-    return TaskCall(params.task.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
 def _names_task(ctx: ServerRequestContext[Any], task_id: str) -> bool:
