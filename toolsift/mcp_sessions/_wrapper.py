@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Protocol, final
 
 import mcp.types as types
 
@@ -17,11 +17,22 @@ from ._untrusted import guard_result
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
-    from ._session import McpSession
+    from ..registry._internal import ProgressCallback
 
-__all__ = ["McpToolWrapper", "build_wrappers", "present_result", "tool_spec"]
+__all__ = ["McpToolWrapper", "ToolSession", "build_wrappers", "present_result", "tool_spec"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
+
+
+class ToolSession(Protocol):
+    """What a tool calls through: the session that owns its server's connection (``McpSession``)."""
+
+    @property
+    def config(self) -> ServerConfig: ...
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, progress: ProgressCallback | None = None
+    ) -> ToolResult: ...
 
 
 def tool_spec(config: ServerConfig, tool: types.Tool) -> ToolSpec:
@@ -69,7 +80,7 @@ class McpToolWrapper:
         InvalidToolName: ``namespace__name`` breaks toolsift's naming rules.
     """
 
-    def __init__(self, session: McpSession, tool: types.Tool) -> None:
+    def __init__(self, session: ToolSession, tool: types.Tool) -> None:
         self._session = session
         self.tool = tool
         self._spec = tool_spec(session.config, tool)
@@ -80,7 +91,7 @@ class McpToolWrapper:
         return self._spec
 
     @property
-    def session(self) -> McpSession:
+    def session(self) -> ToolSession:
         """The session this tool calls through."""
         return self._session
 
@@ -122,7 +133,7 @@ def present_result(config: ServerConfig, tool: str, result: ToolResult) -> ToolR
     return result
 
 
-def build_wrappers(session: McpSession, tools: Iterable[types.Tool]) -> list[McpToolWrapper]:
+def build_wrappers(session: ToolSession, tools: Iterable[types.Tool]) -> list[McpToolWrapper]:
     """Wrappers for the tools that pass the server's include/exclude globs.
 
     Globs match the server's own tool names. A tool whose name breaks the

@@ -56,6 +56,7 @@ from starlette.requests import Request
 
 from .._exceptions import ServerDraining, ServerUnavailable
 from ..mcp_sessions import McpSession
+from ..mcp_sessions._internal import mask_wire, send_as_client
 from ..registry import ToolResult, ToolSpec
 from ._relay import client_of
 
@@ -115,9 +116,18 @@ async def _send(
     *,
     name: str | None = None,
 ) -> dict[str, Any]:
-    """``session.send_as_client``, an upstream that cannot take it answered as a JSON-RPC error."""
+    """Send a request of the client's to the upstream server as the client's own; the result as it came, masked.
+
+    ``capabilities`` None is a handshake-era client's request, which goes over the handshake-era connection
+    where the session keeps one (where that client's calls made their tasks). An upstream that cannot take
+    it is answered as a JSON-RPC error.
+    """
     try:
-        return await session.send_as_client(method, params, capabilities, name=name)
+        client = await session.client("handshake" if capabilities is None else None)
+        with session.tracked():
+            return mask_wire(
+                await send_as_client(client, method, params, capabilities, name=name), session.mask_secrets
+            )
     except (ServerUnavailable, ServerDraining) as exc:
         raise MCPError(types.INTERNAL_ERROR, str(exc)) from exc
 

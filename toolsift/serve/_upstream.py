@@ -126,8 +126,8 @@ class ClientForward:
     tasks: bool
 
     async def __call__(self, tool: Tool, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
-        if not isinstance(tool, McpToolWrapper):  # only an MCP tool is forwarded; any other runs as it would
-            return await tool.call(arguments, replace(context, forward=None))
+        if not isinstance(tool, McpToolWrapper) or not isinstance(tool.session, McpSession):
+            return await tool.call(arguments, replace(context, forward=None))  # only a session's MCP tool is forwarded
         session, name = tool.session, tool.tool.name
         result = await session.call_tool(
             name, arguments, progress=context.progress, era=client_era(self.ctx), sender=self._sender(session, name)
