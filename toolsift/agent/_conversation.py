@@ -17,7 +17,7 @@ from .._globs import literal_server
 from .._names import SEARCH_TOOL_NAME
 from .._skill_files import SKILL_FILE_TOOL, SkillFiles, skill_files_note
 from ..config._internal import AgentConfig, LimitsConfig
-from ..pipeline import Pipeline, ResultGuard
+from ..pipeline import Middleware, Pipeline, ResultGuard
 from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
 from ..registry._internal import AuditEvent, ProgressCallback
 from ..search import Discovery
@@ -123,10 +123,12 @@ class Conversation:
         self.history: list[Message] = []
         self.discovery = discovery
         # The size rule of every call path (see toolsift.pipeline): past the limits, cut with a note.
-        self._handler = ResultGuard(
-            call_handler or Pipeline.for_registry(registry).handle,
-            max_bytes=self.limits.max_result_bytes,
-            max_tokens=self.limits.max_result_tokens,
+        most, tokens = self.limits.max_result_bytes, self.limits.max_result_tokens
+        # The size rule is the pipeline's last stage (one loop, no frame of its own), or wraps a handler given.
+        self._handler = (
+            ResultGuard(call_handler, max_bytes=most, max_tokens=tokens)
+            if call_handler is not None
+            else Pipeline.for_registry(registry, [Middleware(ResultGuard, max_bytes=most, max_tokens=tokens)]).handle
         )
         self._context = context
         self._context_text = ""

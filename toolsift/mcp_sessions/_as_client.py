@@ -12,19 +12,54 @@ back as it came.
 from __future__ import annotations
 
 import math
+from collections.abc import Awaitable, Mapping
 from typing import Any, cast
 
+import mcp.types as types
 from mcp import Client
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from mcp.shared.inbound import MCP_NAME_HEADER, encode_header_value
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import CLIENT_CAPABILITIES_META_KEY
+from pydantic import BaseModel, ConfigDict
 
 from ..registry._internal import ProgressCallback
 
-__all__ = ["send_as_client"]
+__all__ = ["extension_request", "send_as_client"]
 
 
-async def send_as_client(
+class _RawResult(BaseModel):
+    """An extension's result, kept whole: the SDK knows no model for it."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+async def extension_request(
+    client: Client, server: str, extension: str, method: str, params: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Send a request of an extension ``server`` declared (the SDK has no method for it); the raw result.
+
+    Args:
+        extension: The extension's identifier (``io.modelcontextprotocol/skills``).
+        method: The request's method (``skills/list``).
+        params: Its params.
+
+    Raises:
+        LookupError: On a 2026-07-28 connection, the server does not declare ``extension`` (it must
+            not be asked). A 2025-11-25 handshake carries no extensions, so there it is asked, and a
+            server without the extension answers ``-32601`` (method not found).
+        MCPError: The server refused.
+    """
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS and extension not in (
+        client.server_capabilities.extensions or {}
+    ):
+        raise LookupError(f"MCP server {server!r} does not declare the extension {extension!r}")
+    request = types.Request[dict[str, Any], str](method=method, params=dict(params))
+    result = await client.session.send_request(request, _RawResult)
+    return dict(result.model_extra or {})
+
+
+def send_as_client(
     client: Client,
     method: str,
     params: dict[str, Any],
@@ -33,8 +68,11 @@ async def send_as_client(
     name: str | None = None,
     seconds: float | None = None,
     progress: ProgressCallback | None = None,
-) -> dict[str, Any]:
+) -> Awaitable[dict[str, Any]]:
     """Send one request stamped as ``client``'s session would, with ``capabilities`` declared in its place.
+
+    Not a coroutine: it stamps the request and returns the SDK's sending of it, to be awaited, so that
+    it adds no frame to the call it makes.
 
     Args:
         capabilities: The capabilities to declare (wire form); None keeps the session's.
@@ -59,4 +97,4 @@ async def send_as_client(
     opts["timeout"] = seconds if seconds is not None else math.inf
     if progress is not None:
         opts["on_progress"] = cast("ProgressFnT", progress)  # the SDK calls it positionally, as promised
-    return await session._dispatcher.send_raw_request(method, data["params"], opts)
+    return session._dispatcher.send_raw_request(method, data["params"], opts)

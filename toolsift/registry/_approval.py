@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["ApprovalRequest", "Approver"]
 
 
-
 @dataclass(frozen=True)
 class ApprovalRequest:
     """One call waiting for approval, as the approver sees it.

@@ -92,7 +92,7 @@ class Discovery:
     2. builds every round's scope with :meth:`scope_for_turn` (its schema set
        then holds the global tools, ``search_tools``, the pinned tools and what
        was unlocked so far);
-    3. runs tool calls with itself in the call record's extensions (or through
+    3. runs tool calls with itself as the call record's ``discovery`` (or through
        :meth:`wrap`), so that ``search_tools`` unlocks into this conversation.
 
     Args:

@@ -266,36 +266,34 @@ class ServedTools:
         canonical = source.canonical(name)
         return (source, canonical) if canonical is not None else None
 
-    async def call(
+    def record(
         self,
         name: str,
         arguments: Mapping[str, Any] | None,
+        routed: tuple[ToolSource, str] | None,
         *,
         progress: ProgressCallback | None = None,
-        routed: tuple[ToolSource, str] | None,
         discovery: Unlocks | None = None,
         approver: Approver | None = None,
         forward: Forward | None = None,
-    ) -> ToolResult:
-        """Run one call of served tool ``name`` through its source's pipeline, as :meth:`route` routed it.
+    ) -> tuple[Pipeline, CallRecord] | ToolResult:
+        """The call of served tool ``name`` as :meth:`route` routed it, and the pipeline of its source to run it.
 
         The caller routes once (and may act on the route: start a lazy server, relay its requests); an
-        unknown name (``routed`` None) gives an error result. ``discovery``, ``approver`` and ``forward``
-        go into the call record (see :class:`CallRecord`). Never raises but for cancellation, which
-        reaches the tool.
+        unknown name (``routed`` None) gives its error result instead. ``discovery``, ``approver`` and
+        ``forward`` go into the call record (see :class:`CallRecord`).
         """
         if routed is None:
             return refuse("router", self._unknown(name))
         source, canonical = routed
-        return await source.pipeline.handle(
-            CallRecord(
-                canonical,
-                arguments if arguments is not None else {},
-                source.scope,
-                timeout=self._timeout,
-                progress=progress,
-                discovery=discovery,
-                approver=approver,
-                forward=forward,
-            )
+        record = CallRecord(
+            canonical,
+            arguments if arguments is not None else {},
+            source.scope,
+            timeout=self._timeout,
+            progress=progress,
+            discovery=discovery,
+            approver=approver,
+            forward=forward,
         )
+        return source.pipeline, record

@@ -32,11 +32,10 @@ from pydantic import BaseModel
 
 from ..mcp_sessions import McpSession
 from ..mcp_sessions._internal import Era, send_as_client
-from ..registry._internal import ProgressCallback
 from ._approval import APPROVAL_INPUT
 from ._tasks import declared_capabilities
 
-__all__ = ["InputExchange", "asked", "client_era", "exchanged", "input_exchange", "is_modern", "request_as_client"]
+__all__ = ["InputExchange", "asked", "client_era", "input_exchange", "is_modern", "request_as_client"]
 
 R = TypeVar("R", bound=BaseModel)
 Params = types.CallToolRequestParams | types.GetPromptRequestParams | types.ReadResourceRequestParams
@@ -57,6 +56,11 @@ class InputExchange:
     responses: types.InputResponses | None
     request_state: str | None
     capabilities: dict[str, Any]
+
+    def wire(self, params: Params) -> dict[str, Any]:
+        """``params`` as the server gets them (wire form): with this exchange's answers and state, or none."""
+        answered = params.model_copy(update={"input_responses": self.responses, "request_state": self.request_state})
+        return answered.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def is_modern(client: Client) -> bool:
@@ -86,27 +90,6 @@ def input_exchange(ctx: ServerRequestContext[Any], params: Params) -> InputExcha
     if APPROVAL_INPUT in responses:
         return InputExchange(None, None, capabilities)
     return InputExchange(responses or None, params.request_state, capabilities)
-
-
-async def exchanged(
-    client: Client,
-    method: str,
-    params: Params,
-    exchange: InputExchange,
-    *,
-    seconds: float | None = None,
-    progress: ProgressCallback | None = None,
-) -> dict[str, Any]:
-    """Send ``method`` with the exchange's answers, as its client; the result as it came, whatever its ``resultType``.
-
-    Raises:
-        MCPError: The server answered with an error.
-    """
-    answered = params.model_copy(
-        update={"input_responses": exchange.responses, "request_state": exchange.request_state}
-    )
-    wire = answered.model_dump(by_alias=True, mode="json", exclude_none=True)
-    return await send_as_client(client, method, wire, exchange.capabilities, seconds=seconds, progress=progress)
 
 
 def asked(raw: dict[str, Any]) -> types.InputRequiredResult | None:
@@ -140,7 +123,7 @@ async def request_as_client(
     client = await session.client(client_era(ctx))
     if exchange is None or not is_modern(client):
         return await plain(client)
-    raw = await exchanged(client, method, params, exchange)
+    raw = await send_as_client(client, method, exchange.wire(params), exchange.capabilities)
     question = asked(raw)
     if question is not None:
         return question

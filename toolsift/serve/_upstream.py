@@ -23,7 +23,7 @@ from ..mcp_sessions import McpSession
 from ..mcp_sessions._internal import McpToolWrapper, Sender, mask_wire, present_result, send_as_client
 from ..registry import Tool, ToolContext, ToolResult
 from ..registry._internal import ProgressCallback
-from ._exchange import InputExchange, asked, client_era, exchanged, input_exchange, is_modern
+from ._exchange import InputExchange, asked, client_era, input_exchange, is_modern
 from ._outcome import CapabilityMissing, ClaimedResult, HandedTask, InputRequired
 
 __all__ = ["ClientForward"]
@@ -58,7 +58,8 @@ class ExchangeSender:
     ) -> types.CallToolResult | ToolResult:
         params = types.CallToolRequestParams(name=name, arguments=arguments)
         try:
-            raw = await exchanged(client, "tools/call", params, self.exchange, seconds=seconds, progress=progress)
+            wire, capabilities = self.exchange.wire(params), self.exchange.capabilities
+            raw = await send_as_client(client, "tools/call", wire, capabilities, seconds=seconds, progress=progress)
         except MCPError as exc:
             if exc.code != types.MISSING_REQUIRED_CLIENT_CAPABILITY:
                 raise
