@@ -15,17 +15,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, cast, final
 
-import anyio
 import mcp.types as types
-from mcp import Client, MCPError
+from mcp import MCPError
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict
 
-from .._exceptions import ToolHeld
 from ..config import ServerConfig
 from ..registry import ToolResult
 from ..registry._internal import ProgressCallback, repeatable_by
+from ._as_client import extension_request
 from ._catalog import ServerCatalog
 from ._connection_events import ConnectionEvents
 from ._failures import (
@@ -58,12 +56,6 @@ if TYPE_CHECKING:
 __all__ = ["McpSession", "SessionEvent"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
-
-
-class _RawResult(BaseModel):
-    """An extension's result, kept whole: the SDK knows no model for it."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 _CONFIG_TIMEOUT: Any = object()
@@ -269,16 +261,12 @@ class McpSession(SupervisedClient):
         era: Era | None = None,
         sender: Sender | None = None,
     ) -> ToolResult:
-        """Call a tool by the server's own name.
+        """Call a tool by the server's own name (a lazy session is started first).
 
-        Every content block and the structured content are kept, with the
-        secrets this session resolved masked. A tool that fails (``isError``, a
-        JSON-RPC error, a timeout, an answer over ``maxResultBytes``, a crash of
-        the server, the session closing under it) returns ``is_error=True`` with
-        a text that names the server and the tool; text is not fenced here (the
-        registry wrapper does that for untrusted servers). If the caller is cancelled, the
-        server is sent ``notifications/cancelled`` and the cancellation propagates.
-        A lazy session that has not started yet is started first.
+        Content and structured content are kept, the session's secrets masked, text not fenced (the
+        registry's wrapper does that). A tool that fails (``isError``, a JSON-RPC error, a timeout, an
+        answer over ``maxResultBytes``, a crash, the session closing) returns ``is_error=True`` with a
+        text naming the server and the tool. A cancelled caller's call is cancelled on the server too.
 
         Args:
             name: The tool's name on the server.
@@ -286,22 +274,15 @@ class McpSession(SupervisedClient):
             timeout: Seconds to wait for the answer; defaults to ``toolTimeout``; None waits forever.
             progress: Receives the server's progress notifications.
             era: The connection the caller's era needs (see :class:`Era`); None lets the session choose.
-                Then a call the server refuses over 2026-07-28 because it asked mid-call (a tool
-                written against the classic API) is made once more in the handshake era when the tool
-                is read-only or idempotent by its annotations; any other ends in an error saying why,
-                since it may have acted before it asked (later calls go to that connection at once).
-            sender: The caller's own way of sending the call over the connection chosen (a gateway
-                sends it as its client); what it returns is what the call returns, masked.
+            sender: The caller's own way of sending the call (a gateway's, as its client); what it
+                returns is what the call returns, masked.
 
         Raises:
             ToolHeld: The tool changed since it was pinned and is held back.
             ServerDraining: The session is draining.
             ServerUnavailable: The session is connecting, restarting, failed or closed.
         """
-        held = self._tools.held
-        if name in held:
-            # What the registry does not list, a direct call must not reach either.
-            raise ToolHeld(f"{self.config.namespace}__{name}", self.name, held[name])
+        self._tools.refuse_held(name)  # what the registry does not list, a direct call must not reach either
         client, events = await self.client(era), self._sup.events
         seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
         # The result waits for the progress reported before it, so that none arrives after it.
@@ -311,57 +292,47 @@ class McpSession(SupervisedClient):
                 if sender is not None and sender.sends_over(client):
                     raw = await sender(client, name, arguments, seconds=seconds, progress=awaited)
                 elif runs_as_task(self.catalog.task_support.get(name), self.config.tasks):
-                    raw = await self._call_as_task(client, name, arguments, seconds, awaited)
+                    raw = await call_as_task(client, name, arguments, seconds=seconds, progress=awaited)
                 else:
                     # The SDK calls progress callbacks positionally, as ProgressCallback promises.
+                    on_progress, limit = cast("ProgressFnT", awaited), seconds if seconds is not None else math.inf
                     raw = await client.call_tool(
-                        name,
-                        arguments,
-                        progress_callback=cast("ProgressFnT", awaited),
-                        read_timeout_seconds=seconds if seconds is not None else math.inf,
+                        name, arguments, progress_callback=on_progress, read_timeout_seconds=limit
                     )
-                if awaited is not None and not await awaited.settled():
-                    logger.warning(
-                        "MCP server %r: tool %r answered while its progress callback was still busy; the result "
-                        "goes on without waiting longer",
-                        self.name,
-                        name,
-                    )
+                if awaited is not None:
+                    await awaited.settle(self.name, name)
                 return mask_result(raw if isinstance(raw, ToolResult) else ToolResult.from_mcp(raw), self._redact)
             except MCPError as exc:
                 if era != "modern" and await self._sup.ask_again(client, exc):
-                    if self._repeatable(name):
-                        return await self.call_tool(
-                            name, arguments, timeout=timeout, progress=progress, era=era, sender=sender
-                        )
-                    return asked_mid_call_result(self.name, name)
+                    return await self._once_more(name, arguments, timeout, progress, era, sender)
                 return self._call_error(name, exc, seconds, events)
             except Exception as exc:
                 return invalid_result(self.name, name, exc, self._redact)
         # Reached only when close() or the end of a drain cancelled this call.
         return cancelled_result(self.name, name, self._closed_text())
 
+    async def _once_more(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+        era: Era | None,
+        sender: Sender | None,
+    ) -> ToolResult:
+        """A call the server refused over 2026-07-28 for asking mid-call, made again in the handshake era.
+
+        Only a tool that repeats nothing by running again (read-only or idempotent) is: another may
+        have acted before it asked, so its call ends in an error saying why.
+        """
+        if not self._repeatable(name):
+            return asked_mid_call_result(self.name, name)
+        return await self.call_tool(name, arguments, timeout=timeout, progress=progress, era=era, sender=sender)
+
     def _repeatable(self, name: str) -> bool:
         """Whether tool ``name`` may run again without more effect: read-only or idempotent by its annotations."""
         tool = next((tool for tool in self.catalog.tools if tool.name == name), None)
         return tool is not None and repeatable_by(tool.annotations)
-
-    async def _call_as_task(
-        self,
-        client: Client,
-        name: str,
-        arguments: dict[str, Any] | None,
-        seconds: float | None,
-        progress: ProgressCallback | None,
-    ) -> types.CallToolResult:
-        # Only handshake-era listings carry execution.taskSupport (2026-07-28 moved tasks to an extension).
-        with anyio.fail_after(seconds if seconds is not None else math.inf) as deadline:
-            try:
-                return await call_as_task(client, name, arguments, ttl=seconds, progress=progress)
-            except anyio.get_cancelled_exc_class():
-                if deadline.cancel_called:
-                    raise MCPError(types.REQUEST_TIMEOUT, "the task did not finish in time") from None
-                raise
 
     def _call_error(self, tool: str, exc: MCPError, seconds: float | None, events: ConnectionEvents) -> ToolResult:
         if exc.code == types.REQUEST_TIMEOUT:
@@ -391,28 +362,15 @@ class McpSession(SupervisedClient):
         return await (await self.client()).read_resource(uri)
 
     async def extension_request(self, extension: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Send a request of an extension the server declared (the SDK has no method for it); the raw result.
-
-        Args:
-            extension: The extension's identifier (``io.modelcontextprotocol/skills``).
-            method: The request's method (``skills/list``).
-            params: Its params.
+        """Send a request of an extension the server declared (see :func:`extension_request`); the raw result.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
-            LookupError: On a 2026-07-28 connection, the server does not declare ``extension`` (it must
-                not be asked). A 2025-11-25 handshake carries no extensions, so there it is asked, and a
-                server without the extension answers ``-32601`` (method not found).
+            LookupError: On a 2026-07-28 connection, the server does not declare ``extension``.
             MCPError: The server refused.
         """
-        client = await self.client()
-        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if modern and extension not in (client.server_capabilities.extensions or {}):
-            raise LookupError(f"MCP server {self.name!r} does not declare the extension {extension!r}")
-        request = types.Request[dict[str, Any], str](method=method, params=dict(params))
-        result = await client.session.send_request(request, _RawResult)
-        return dict(result.model_extra or {})
+        return await extension_request(await self.client(), self.name, extension, method, params)
 
     def declares(self, extension: str) -> bool | None:
         """Whether the connected server declares ``extension``: False when not connected, None when it cannot say.

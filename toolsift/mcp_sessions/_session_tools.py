@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import mcp.types as types
 
+from .._exceptions import ToolHeld
 from ..config import ServerConfig
 from ._pins import ToolChange, ToolPins
 from ._publisher import ToolPublisher
@@ -82,6 +83,15 @@ class SessionTools:
         self._listed = None
         if self._publisher is not None:
             self._publisher.withdraw(self.wrappers)
+
+    def refuse_held(self, tool: str) -> None:
+        """Raise ``ToolHeld`` when ``tool`` (the server's name) is held back.
+
+        Raises:
+            ToolHeld: It is.
+        """
+        if tool in self.held:
+            raise ToolHeld(f"{self._config.namespace}__{tool}", self._config.name, self.held[tool])
 
     def held_back(self) -> dict[str, tuple[str, str]]:
         """The held tools as the registry explains them: canonical name -> (server, why)."""

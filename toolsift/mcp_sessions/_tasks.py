@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 import mcp.types as types
-from mcp import Client
+from mcp import Client, MCPError
 
 from ..registry._internal import ProgressCallback
 from ._as_client import send_as_client
@@ -39,24 +39,42 @@ _CANCEL_WITHIN = 5.0
 
 
 def runs_as_task(support: str | None, mode: str) -> bool:
-    """Whether a tool with ``execution.taskSupport`` ``support`` is called as a task under the server's ``tasks``."""
+    """Whether a tool with ``execution.taskSupport`` ``support`` is called as a task under the server's ``tasks``.
+
+    Only handshake-era listings carry ``execution.taskSupport`` (2026-07-28 moved tasks to an extension).
+    """
     return support == "required" or (support == "optional" and mode == "when-supported")
 
 
 async def call_as_task(
-    client: Client, name: str, arguments: dict[str, Any] | None, *, ttl: float | None, progress: ProgressCallback | None
+    client: Client,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    seconds: float | None,
+    progress: ProgressCallback | None,
 ) -> types.CallToolResult:
-    """Run one tool call as a task and return the tool's result.
+    """Run one tool call as a task within ``seconds`` (None: no limit) and return the tool's result.
 
-    The requests wait as long as the task runs: the caller's own deadline
-    ends the call, and the task with it.
-
-    Args:
-        ttl: Seconds the server should keep the task (the call's time limit; None: an hour).
+    The server keeps the task as long as the call may take (an hour without a limit); at the
+    deadline the task is cancelled and the call fails as a request that timed out.
 
     Raises:
-        MCPError: The server refused a request.
+        MCPError: The server refused a request, or the deadline passed (``REQUEST_TIMEOUT``).
     """
+    with anyio.fail_after(seconds if seconds is not None else math.inf) as deadline:
+        try:
+            return await _run_task(client, name, arguments, ttl=seconds, progress=progress)
+        except anyio.get_cancelled_exc_class():
+            if deadline.cancel_called:
+                raise MCPError(types.REQUEST_TIMEOUT, "the task did not finish in time") from None
+            raise
+
+
+async def _run_task(
+    client: Client, name: str, arguments: dict[str, Any] | None, *, ttl: float | None, progress: ProgressCallback | None
+) -> types.CallToolResult:
+    """Create the task, follow it, and fetch its result; the requests wait as long as the task runs."""
     ttl_ms = _UNLIMITED_TTL_MS if ttl is None or math.isinf(ttl) else max(int(ttl * 1000), 1_000)
     params = types.CallToolRequestParams(name=name, arguments=arguments, task=types.TaskMetadata(ttl=ttl_ms))
     # Sent raw: the SDK validates every tools/call answer as a CallToolResult, and knows no CreateTaskResult.
