@@ -74,7 +74,8 @@ class Conversation:
         call_handler: Runs a call record; by default a pipeline of just the
             registry (``Pipeline.for_registry(registry).handle``); pass another
             pipeline's ``handle`` to add stages. Either way its results pass the
-            size rule of ``limits`` (a ``ResultGuard`` around it).
+            size rule of ``limits`` (a ``ResultGuard``: the default pipeline's
+            own stage, or around the handler given).
         discovery: Pinned tools and what ``search_tools`` unlocked; its tools
             join every turn's scope (layers 3 and 4 still apply).
         context: Fetches the resources context once per user message (the
@@ -122,9 +123,9 @@ class Conversation:
         self.instructions = instructions
         self.history: list[Message] = []
         self.discovery = discovery
-        # The size rule of every call path (see toolsift.pipeline): past the limits, cut with a note.
+        # The size rule of every call path (see toolsift.pipeline): past the limits, cut with a note. It is the
+        # pipeline's last stage (a checkpoint: no frame of its own), or wraps the handler given.
         most, tokens = self.limits.max_result_bytes, self.limits.max_result_tokens
-        # The size rule is the pipeline's last stage (one loop, no frame of its own), or wraps a handler given.
         self._handler = (
             ResultGuard(call_handler, max_bytes=most, max_tokens=tokens)
             if call_handler is not None

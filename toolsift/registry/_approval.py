@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from ._approval_text import SecretMask, Spill, describe_call
 
 if TYPE_CHECKING:
+    from ._result import ToolResult
     from ._spec import ToolSpec
-    from ._tools import ToolResult
 
 __all__ = ["ApprovalRequest", "Approver"]
 
