@@ -226,8 +226,7 @@ class ToolsiftServer:
         )
         main = self.endpoints.get(EndpointKey())
         self.tools, self._permissions = main.tools, main.permissions
-        bus = InMemorySubscriptionBus()
-        self._listen = ListenHandler(bus)
+        self._listen = ListenHandler(bus := InMemorySubscriptionBus())
         self.announcer = ToolListAnnouncer(bus, self._signature)
         security = request_state_security()
         # Tasks of upstream servers: their ids are sealed with the same key, so any replica routes them.
