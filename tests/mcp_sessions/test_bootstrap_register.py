@@ -30,7 +30,7 @@ from toolsift import ConfigError, ServerUnavailable
 from toolsift.config import HttpServer, load_config
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, register_mcp_tools
 from toolsift.mcp_sessions._internal import SessionState
-from toolsift.mcp_sessions._state import SessionEvent
+from toolsift.mcp_sessions._session import SessionEvent
 from toolsift.mcp_sessions._status import format_status, status_rows
 from toolsift.mcp_sessions._transport import MemoryTransport, TransportContext
 from toolsift.registry import ToolRegistry, TurnScope

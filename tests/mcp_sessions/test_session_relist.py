@@ -9,7 +9,7 @@ import pytest
 from mcp_helpers import faulty, in_memory, stdio_server, wait_for
 
 from toolsift.mcp_sessions import McpSession
-from toolsift.mcp_sessions._state import SessionEvent
+from toolsift.mcp_sessions._session import SessionEvent
 from toolsift.registry import ToolRegistry, ToolResult
 from toolsift.registry._internal import RegistryChange
 

@@ -19,7 +19,7 @@ from toolsift.config import HttpServer
 from toolsift.mcp_sessions import McpSession, McpSessionGroup, SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._options import RestartPolicy
-from toolsift.mcp_sessions._state import SessionEvent
+from toolsift.mcp_sessions._session import SessionEvent
 from toolsift.registry import ToolRegistry, ToolResult
 
 CANCELLED = "CANCELLED slow\n"

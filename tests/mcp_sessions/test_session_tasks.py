@@ -77,7 +77,7 @@ async def test_a_task_the_caller_stops_waiting_for_is_cancelled_on_the_server() 
         timed_out = await session.call_tool("simulate-research-query", {"topic": "bees"}, timeout=0.3)
         assert timed_out.is_error and "did not answer within 0.3s" in text(timed_out)
         # The cancel was awaited before the call returned, so the server's task list says so now.
-        client = await session._client()
+        client = await session.client()
         listed = await client.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
     assert [task.status for task in listed.tasks] == ["cancelled"]
 

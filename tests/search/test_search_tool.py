@@ -56,8 +56,7 @@ async def search(
     discovery: Discovery | None = None,
     **args: Any,
 ) -> dict[str, Any]:
-    extensions = (discovery,) if discovery is not None else ()
-    result = await registry.execute(SEARCH, {"query": query, **args}, scope, permissions, extensions=extensions)
+    result = await registry.execute(SEARCH, {"query": query, **args}, scope, permissions, discovery=discovery)
     assert not result.is_error, result.text_content()
     payload = json.loads(result.text_content())
     assert payload == result.structured_content

@@ -30,8 +30,7 @@ from pydantic import ConfigDict, Field
 from serve_project import served_http, text, write_project
 from servers import http_server
 
-from toolsift._input_exchange import TaskCall
-from toolsift.mcp_sessions._tasks import hand_task
+from toolsift.mcp_sessions._internal import send_as_client
 
 TASKS = "io.modelcontextprotocol/tasks"
 
@@ -270,9 +269,12 @@ def everything_project(tmp_path: Path) -> Path:
 
 async def create_task(client: Client, server: str, topic: str) -> str:
     """A task of ``server``'s research tool, asked for with ``tools/call``'s ``task``; its id."""
-    call = TaskCall({"ttl": 60_000})  # sent as toolsift's own sessions send it: the SDK reads no CreateTaskResult
-    await hand_task(client, f"{server}__{RESEARCH}", {"topic": topic}, call)
-    return types.CreateTaskResult.model_validate(call.created).task.task_id
+    task = types.TaskMetadata(ttl=60_000)
+    params = types.CallToolRequestParams(name=f"{server}__{RESEARCH}", arguments={"topic": topic}, task=task)
+    # Sent as toolsift's own sessions send it: the SDK reads no CreateTaskResult.
+    wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+    created = await send_as_client(client, "tools/call", wire, None)
+    return types.CreateTaskResult.model_validate(created).task.task_id
 
 
 async def listed(client: Client) -> list[str]:

@@ -17,7 +17,7 @@ from .._globs import literal_server
 from .._names import SEARCH_TOOL_NAME
 from .._skill_files import SKILL_FILE_TOOL, SkillFiles, skill_files_note
 from ..config._internal import AgentConfig, LimitsConfig
-from ..pipeline import Pipeline, ResultGuard
+from ..pipeline import Middleware, Pipeline, ResultGuard
 from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
 from ..registry._internal import AuditEvent, ProgressCallback
 from ..search import Discovery
@@ -74,7 +74,8 @@ class Conversation:
         call_handler: Runs a call record; by default a pipeline of just the
             registry (``Pipeline.for_registry(registry).handle``); pass another
             pipeline's ``handle`` to add stages. Either way its results pass the
-            size rule of ``limits`` (a ``ResultGuard`` around it).
+            size rule of ``limits`` (a ``ResultGuard``: the default pipeline's
+            own stage, or around the handler given).
         discovery: Pinned tools and what ``search_tools`` unlocked; its tools
             join every turn's scope (layers 3 and 4 still apply).
         context: Fetches the resources context once per user message (the
@@ -122,11 +123,13 @@ class Conversation:
         self.instructions = instructions
         self.history: list[Message] = []
         self.discovery = discovery
-        # The size rule of every call path (see toolsift.pipeline): past the limits, cut with a note.
-        self._handler = ResultGuard(
-            call_handler or Pipeline.for_registry(registry).handle,
-            max_bytes=self.limits.max_result_bytes,
-            max_tokens=self.limits.max_result_tokens,
+        # The size rule of every call path (see toolsift.pipeline): past the limits, cut with a note. It is the
+        # pipeline's last stage (a checkpoint: no frame of its own), or wraps the handler given.
+        most, tokens = self.limits.max_result_bytes, self.limits.max_result_tokens
+        self._handler = (
+            ResultGuard(call_handler, max_bytes=most, max_tokens=tokens)
+            if call_handler is not None
+            else Pipeline.for_registry(registry, [Middleware(ResultGuard, max_bytes=most, max_tokens=tokens)]).handle
         )
         self._context = context
         self._context_text = ""
@@ -545,9 +548,8 @@ class Conversation:
             )
         live = self.scope() if scope is None else replace(scope, **self._skill_fields())
         # What search_tools finds during the call is this conversation's (its Discovery rides in the record).
-        extensions = (self.discovery,) if self.discovery is not None else ()
         record = CallRecord(
-            call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress, extensions
+            call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress, self.discovery
         )
         if self.discovery is not None:
             self.discovery.touch(call.name)  # a used unlock is evicted last

@@ -19,7 +19,7 @@ from ._result import ToolResult
 from ._scope import TurnScope
 from ._selection import SelectionIndex
 from ._spec import ToolSpec
-from ._tools import ProgressCallback, Tool
+from ._tools import ProgressCallback, Tool, Unlocks
 from ._visibility import Entry, hidden_reason
 from .formats import SchemaFormat, get_format
 
@@ -358,7 +358,7 @@ class ToolRegistry:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
-        extensions: tuple[object, ...] = (),
+        discovery: Unlocks | None = None,
     ) -> ToolResult:
         """Run one tool call through the five layers.
 
@@ -376,7 +376,7 @@ class ToolRegistry:
             permissions: The caller's permissions; ``Permissions()`` by default.
             timeout: Seconds the tool may run.
             progress: Receives the tool's progress notifications.
-            extensions: State for the tool (see ``CallRecord.extensions``).
+            discovery: The caller's unlocked tools, for ``search_tools`` (see ``CallRecord.discovery``).
 
         Raises:
             ToolNotFound: Unknown name (layer 2).
@@ -392,6 +392,6 @@ class ToolRegistry:
                 permissions if permissions is not None else _DEFAULT_PERMISSIONS,
                 timeout,
                 progress,
-                extensions,
+                discovery,
             )
         )

@@ -1,4 +1,8 @@
-"""The outcome of one tool call, in MCP's own content model."""
+"""What a tool call returns: ``ToolResult``, in MCP's own content model.
+
+A module of its own, below the rest of the registry: whoever answers for a
+call (a tool, an approver that cannot answer yet) returns one.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from typing import Any
 import mcp.types as mcp_types
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ToolResult"]
+__all__ = ["ContentBlock", "ToolResult"]
+
+ContentBlock = mcp_types.ContentBlock
 
 
 class ToolResult(BaseModel):
@@ -22,7 +28,7 @@ class ToolResult(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    content: list[mcp_types.ContentBlock] = Field(default_factory=list)
+    content: list[ContentBlock] = Field(default_factory=list)
     structured_content: Any = None
     is_error: bool = False
     meta: dict[str, Any] = Field(default_factory=dict)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ._extensions import find_extension
-from ._result import ToolResult
+from ._result import ContentBlock, ToolResult
 from ._spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -15,13 +14,32 @@ if TYPE_CHECKING:
     from ._scope import TurnScope
 
 __all__ = [
+    "ContentBlock",
+    "Forward",
     "ProgressCallback",
     "Tool",
     "ToolContext",
+    "ToolResult",
+    "Unlocks",
 ]
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
-E = TypeVar("E")
+
+
+class Unlocked(Protocol):
+    """What an unlock changed: the names the caps pushed out."""
+
+    @property
+    def evicted(self) -> Sequence[str]: ...
+
+
+class Unlocks(Protocol):
+    """A caller's unlocked tools, which ``search_tools`` adds what it finds to (``toolsift.search.Discovery``)."""
+
+    @property
+    def unlocked(self) -> frozenset[str]: ...
+
+    def unlock(self, names: Iterable[str]) -> Unlocked: ...
 
 
 @dataclass(frozen=True)
@@ -34,7 +52,8 @@ class ToolContext:
         permissions: The caller's permissions.
         timeout: Seconds the call may take, or None for no limit.
         progress: Called with (progress, total, message) when the tool reports progress.
-        extensions: The call record's extensions (see ``CallRecord.extensions``), passed on unread.
+        discovery: The caller's unlocked tools, for ``search_tools`` to unlock into (see ``CallRecord``).
+        forward: The caller's own way of making an MCP server's tool call (see ``CallRecord``).
     """
 
     call_id: str
@@ -42,11 +61,8 @@ class ToolContext:
     permissions: Permissions | None = None
     timeout: float | None = None
     progress: ProgressCallback | None = None
-    extensions: tuple[object, ...] = ()
-
-    def extension(self, kind: type[E]) -> E | None:
-        """The extension of type ``kind`` the call carries (``ctx.extension(Discovery)``), or None."""
-        return find_extension(self.extensions, kind)
+    discovery: Unlocks | None = None
+    forward: Forward | None = None
 
 
 @runtime_checkable
@@ -68,3 +84,8 @@ class Tool(Protocol):
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the tool with validated arguments."""
         ...
+
+
+#: How a caller that speaks MCP itself (a gateway, for its client) makes the call of an MCP server's tool:
+#: given the tool, its validated arguments and the context, the outcome. Tools of other kinds never use it.
+Forward = Callable[[Tool, dict[str, Any], ToolContext], Awaitable[ToolResult]]

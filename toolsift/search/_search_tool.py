@@ -39,7 +39,8 @@ import mcp.types as types
 from .._exceptions import InvalidArguments
 from .._names import SEARCH_TOOL_NAME
 from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope
-from ._discovery import Discovery, unlock_denial
+from ..registry._internal import Unlocks
+from ._discovery import unlock_denial
 from ._documents import SearchDocument, cut, quoted
 from ._index import SearchHit, SearchIndex
 
@@ -163,14 +164,14 @@ class SearchToolsTool:
                 refused.append({"name": name, "reason": reason})
             elif self.index.registry.hidden_reason(canonical, scope) is not None:
                 wanted.append(canonical)
-        discovery = ctx.extension(Discovery)
+        discovery = ctx.discovery
         if discovery is not None and wanted:
             changed = discovery.unlock(wanted)
             now = [name for name in dict.fromkeys(wanted) if name in discovery.unlocked]
             if now:
                 payload["unlocked"] = now
             if changed.evicted:
-                payload["evicted"] = changed.evicted
+                payload["evicted"] = list(changed.evicted)
         if refused:
             payload["refused"] = refused
         payload["note"] = _note(needs, payload, wanted, discovery, more)
@@ -299,7 +300,7 @@ class SearchToolsTool:
         return entry
 
 
-def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discovery: Discovery | None, more: bool) -> str:
+def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discovery: Unlocks | None, more: bool) -> str:
     tools, skills = payload.get("tools"), payload.get("skills")
     if len(needs) == 1 and not tools and not skills:
         return f"Nothing matches {quoted(needs[0])}; try other words, fewer words, or an exact tool name."
