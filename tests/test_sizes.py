@@ -20,23 +20,18 @@ MOST_FUNCTION_LINES = 60
 # (docs/architecture.md, "Sizes"); and an LLM adapter being split beside its prompt-cache work. Each name leaves
 # this list when its file is within the limits.
 LONG_MODULES = {
-    "mcp_sessions/_session.py": "the session hub: its gateway parts move to serve/ with the typed call outcome",
-    "mcp_sessions/_connection.py": "a part of the session hub, reworked with it",
+    "mcp_sessions/_session.py": "the session's calls and status: the pin holds for added tools and instructions "
+    "grew it past the limit as its tools moved out",
     "mcp_sessions/_group.py": "the session group, reworked with the session hub",
     "serve/_server.py": "the gateway hub: shrinks as the session's gateway parts move in and out by job",
     "agent/_conversation.py": "the conversation hub: shrinks with the typed call outcome",
     "agent/llm/openai_responses.py": "the Responses adapter: split by job with its prompt-cache work",
 }
 LONG_FUNCTIONS = {
-    "mcp_sessions/_session.py:call_tool": "the session's call, with the gateway-only branches that leave it",
-    "serve/_server.py:__init__": "the gateway's wiring, taken apart with the gateway hub",
+    "agent/llm/openai_responses.py:to_responses_input": "the Responses adapter: split by job with its prompt-cache work",
 }
 # Circles inside the session hub, undone with it: a circle found must lie within one of these.
-SESSION_CIRCLES = [
-    {"mcp_sessions/_lifecycle.py", "mcp_sessions/_session.py", "mcp_sessions/_state.py", "mcp_sessions/_supervisor.py",
-     "mcp_sessions/_wrapper.py"},
-    {"mcp_sessions/_connection.py", "mcp_sessions/_handshake.py"},
-]  # fmt: skip
+SESSION_CIRCLES: list[set[str]] = []
 
 
 def _files() -> list[Path]:
