@@ -243,32 +243,32 @@ async def _connect(
     # entering alone. Once ready, the deadline is lifted.
     with connect_deadline:
         opened = _open_client(mode, config, endpoint, options, stderr, events, events.request_relist)
-        async with opened as client:
+        async with opened as client, anyio.create_task_group() as watchers:
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            followed = _followed(client) if modern else frozenset()
+            if followed:
+                # Listened to before the first listing: a change made after that listing is always heard.
+                await watchers.start(_listen, client, events, followed)
             catalog = await list_catalog(client, config.name)
             connect_deadline.deadline = math.inf
             sibling = (
                 HandshakeSibling(config.name, events, config.timeout) if modern and two_eras(config, options) else None
             )
-            async with anyio.create_task_group() as watchers:
-                watchers.start_soon(_relist_loop, client, events, relist)
-                followed = _followed(client) if modern else frozenset()
-                if followed:
-                    watchers.start_soon(_listen, client, events, followed)
-                if sibling is not None:
+            watchers.start_soon(_relist_loop, client, events, relist)
+            if sibling is not None:
 
-                    def unfollowed(kind: ListKind) -> None:
-                        # What the listen stream follows, the handshake-era connection hears too: list once.
-                        if kind not in followed:
-                            events.request_relist(kind)
+                def unfollowed(kind: ListKind) -> None:
+                    # What the listen stream follows, the handshake-era connection hears too: list once.
+                    if kind not in followed:
+                        events.request_relist(kind)
 
-                    watchers.start_soon(
-                        sibling.run,
-                        partial(_open_client, "legacy", config, endpoint, options, stderr, relist=unfollowed),
-                    )
-                on_ready(client, catalog, sibling)
-                await events.wake.wait()
-                watchers.cancel_scope.cancel()
+                watchers.start_soon(
+                    sibling.run,
+                    partial(_open_client, "legacy", config, endpoint, options, stderr, relist=unfollowed),
+                )
+            on_ready(client, catalog, sibling)
+            await events.wake.wait()
+            watchers.cancel_scope.cancel()
     return not connect_deadline.cancelled_caught
 
 
@@ -417,14 +417,26 @@ def _followed(client: Client) -> frozenset[ListKind]:
     return frozenset(kinds)
 
 
-async def _listen(client: Client, events: ConnectionEvents, kinds: frozenset[ListKind]) -> None:
-    """Follow a 2026-07-28 server's list-changed events of ``kinds`` on a ``subscriptions/listen`` stream."""
+async def _listen(
+    client: Client,
+    events: ConnectionEvents,
+    kinds: frozenset[ListKind],
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Follow a 2026-07-28 server's list-changed events of ``kinds`` on a ``subscriptions/listen`` stream.
+
+    Started once the server acknowledged the stream, or once it could not be opened (which is logged).
+    """
+    started = False
     try:
         async with client.listen(
             tools_list_changed="tools" in kinds,
             resources_list_changed="resources" in kinds,
             prompts_list_changed="prompts" in kinds,
         ) as subscription:
+            started = True
+            task_status.started()
             async for event in subscription:
                 kind = _EVENT_KINDS.get(type(event))
                 if kind is not None:
@@ -434,3 +446,5 @@ async def _listen(client: Client, events: ConnectionEvents, kinds: frozenset[Lis
             logger.warning(
                 "MCP server %r: cannot follow its list changes (subscriptions/listen: %s)", events.server, exc
             )
+    if not started:
+        task_status.started()
