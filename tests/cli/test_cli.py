@@ -29,8 +29,18 @@ def write_config(folder: Path, **extra: object) -> Path:
     config = {
         "tools": {
             "mcpServers": {
-                "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
-                "general": {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False},
+                # Real children where no fixture runs them in this process: their start is the event waited for.
+                "claude-flow": {
+                    "command": sys.executable,
+                    "args": [str(SERVERS / "flow.py")],
+                    "timeout": CHILD_SECONDS,
+                },
+                "general": {
+                    "command": sys.executable,
+                    "args": [str(SERVERS / "general.py")],
+                    "internalOnly": False,
+                    "timeout": CHILD_SECONDS,
+                },
             },
             "permissions": [{"match": "claude-flow__*_delete", "requiredLevel": "admin"}],
         },
