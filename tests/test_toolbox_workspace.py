@@ -120,6 +120,25 @@ async def test_workspace_tools_keep_their_permission_levels_and_command_allowlis
 
 
 @in_process
+async def test_a_workspace_tool_the_agent_may_never_call_is_not_offered(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path,
+        builtins={"enabled": True},
+        agents={"runner": {"permissions": {"level": "execute"}}, "careful": {"permissions": {"denylist": ["*_file"]}}},
+    )
+    async with Toolbox.from_config(path) as box:
+        # The default agent's level is below what exec_shell requires: every call would be refused.
+        chat = box.conversation()
+        offered = names(chat.turn("openai").tools)
+        assert "exec_shell" not in offered and {"read_file", "write_file", "list_directory"} <= set(offered)
+        refused = await chat.call_tool(ToolCall("1", "exec_shell", {"command": "ls"}))
+        assert refused.result.is_error and "requires level execute" in refused.result.text_content()
+        assert "exec_shell" in names(box.conversation("runner").turn("openai").tools)
+        careful = names(box.conversation("careful").turn("openai").tools)
+        assert "list_directory" in careful and not {"read_file", "write_file", "exec_shell"} & set(careful)
+
+
+@in_process
 async def test_a_skill_without_allowed_tools_keeps_search_tools_in_its_turns(tmp_path: Path) -> None:
     folder = tmp_path / "skills" / "plain"
     folder.mkdir(parents=True)

@@ -225,6 +225,7 @@ class Conversation:
             agent_allowed=self.allowed_tools,
             agent=self.agent,
             read_only=self.plan_mode,
+            permissions=self.permissions,
             **self._skill_fields(),
         )
         scope = self.discovery.scope_for_turn(base) if self.discovery is not None else base
