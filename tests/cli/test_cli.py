@@ -84,6 +84,7 @@ def test_check_reports_each_broken_config_and_skill(capsys: pytest.CaptureFixtur
                         "bad__name": {"command": "x"},
                         "slow": {"command": "x", "timeout": -1},
                         "odd": {"command": "x", "transport": "carrier-pigeon"},
+                        "half-saved": {"args": ["server.py"]},
                     }
                 },
                 "skills": {"paths": [str(skills)], "userSkills": False},
@@ -99,6 +100,7 @@ def test_check_reports_each_broken_config_and_skill(capsys: pytest.CaptureFixtur
     assert fields["tools.mcpServers.slow.timeout"]["message"] == "expected greater than 0, found -1"
     assert fields["tools.mcpServers.slow.timeout"]["line"] == 9
     assert "carrier-pigeon" in fields["tools.mcpServers.odd.transport"]["message"]
+    assert "neither 'command' (a program to run) nor 'url'" in fields["tools.mcpServers.half-saved"]["message"]
     assert any(p["file"].endswith("SKILL.md") and "description" in p["message"] for p in report["problems"])
     code, out, _ = run(capsys, "-c", str(tmp_path / "toolsift.json"), "check")
     assert code == 1 and "problem" in out
