@@ -457,7 +457,8 @@ class Conversation:
         """Answer a slash command, or return None when ``text`` is a message for the model.
 
         Errors (unknown skill, missing arguments, a template that fails) come back
-        as a reply with ``ok=False``; the conversation goes on.
+        as a reply with ``ok=False``, as a chat shows them; the conversation goes on.
+        Code that must not go on without the skill calls :meth:`use`, which raises.
         """
         command = parse_command(text)
         if command is None:
