@@ -17,20 +17,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from importlib import metadata
-from typing import Literal
 
 import anyio
 import mcp.types as types
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import IncomingMessage, ListRootsFnT
-from mcp.client.subscriptions import (
-    ListenNotSupportedError,
-    PromptsListChanged,
-    ResourcesListChanged,
-    SubscriptionLost,
-    ToolsListChanged,
-)
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -39,6 +31,7 @@ from ..config import ServerConfig
 from ._catalog import ServerCatalog, list_catalog
 from ._endpoint import Endpoint
 from ._handshake import HandshakeSibling
+from ._list_changes import ListKind, followed_lists, listen
 from ._oauth import sign_in_flow
 from ._options import SessionOptions
 from ._stderr import StderrBuffer
@@ -48,16 +41,10 @@ __all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "connect_mode", "run_c
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
-ListKind = Literal["tools", "resources", "prompts"]
 # A burst of list_changed notifications (some servers send one per tool they register) becomes one
 # listing: it starts once none came for this long, or this long after the first at the latest.
 RELIST_QUIET_SECONDS = 0.05
 RELIST_MAX_WAIT_SECONDS = 1.0
-_EVENT_KINDS: dict[type, ListKind] = {
-    ToolsListChanged: "tools",
-    ResourcesListChanged: "resources",
-    PromptsListChanged: "prompts",
-}
 _NOTIFICATION_KINDS: dict[type, ListKind] = {
     types.ToolListChangedNotification: "tools",
     types.ResourceListChangedNotification: "resources",
@@ -245,10 +232,10 @@ async def _connect(
         opened = _open_client(mode, config, endpoint, options, stderr, events, events.request_relist)
         async with opened as client, anyio.create_task_group() as watchers:
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            followed = _followed(client) if modern else frozenset()
+            followed = followed_lists(client) if modern else frozenset()
             if followed:
                 # Listened to before the first listing: a change made after that listing is always heard.
-                await watchers.start(_listen, client, events, followed)
+                await watchers.start(listen, client, events, followed)
             catalog = await list_catalog(client, config.name)
             connect_deadline.deadline = math.inf
             sibling = (
@@ -402,49 +389,3 @@ async def _relist_loop(client: Client, events: ConnectionEvents, relist: Reliste
                 "/".join(sorted(kinds)),
                 exc,
             )
-
-
-def _followed(client: Client) -> frozenset[ListKind]:
-    """The lists whose changes a 2026-07-28 server announces on a listen stream (its capabilities say)."""
-    caps = client.server_capabilities
-    kinds: list[ListKind] = []
-    if caps.tools and caps.tools.list_changed:
-        kinds.append("tools")
-    if caps.resources and caps.resources.list_changed:
-        kinds.append("resources")
-    if caps.prompts and caps.prompts.list_changed:
-        kinds.append("prompts")
-    return frozenset(kinds)
-
-
-async def _listen(
-    client: Client,
-    events: ConnectionEvents,
-    kinds: frozenset[ListKind],
-    *,
-    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-) -> None:
-    """Follow a 2026-07-28 server's list-changed events of ``kinds`` on a ``subscriptions/listen`` stream.
-
-    Started once the server acknowledged the stream, or once it could not be opened (which is logged).
-    """
-    started = False
-    try:
-        async with client.listen(
-            tools_list_changed="tools" in kinds,
-            resources_list_changed="resources" in kinds,
-            prompts_list_changed="prompts" in kinds,
-        ) as subscription:
-            started = True
-            task_status.started()
-            async for event in subscription:
-                kind = _EVENT_KINDS.get(type(event))
-                if kind is not None:
-                    events.request_relist(kind)
-    except (ListenNotSupportedError, MCPError, SubscriptionLost, TimeoutError) as exc:
-        if not events.wake.is_set():
-            logger.warning(
-                "MCP server %r: cannot follow its list changes (subscriptions/listen: %s)", events.server, exc
-            )
-    if not started:
-        task_status.started()
