@@ -28,7 +28,7 @@ LONG_MODULES = {
     "agent/llm/openai_responses.py": "the Responses adapter: split by job with its prompt-cache work",
 }
 LONG_FUNCTIONS = {
-    "agent/llm/openai_responses.py:to_responses_input": "the Responses adapter: split by job with its prompt-cache work",
+    "agent/llm/openai_responses.py:to_responses_input": "the Responses adapter: split by job with its cache work",
 }
 # Circles inside the session hub, undone with it: a circle found must lie within one of these.
 SESSION_CIRCLES: list[set[str]] = []

@@ -17,11 +17,18 @@ SERVER_NAMES = ALL_NAMES[len(BUILTINS) :]
 
 
 def _plain_filter(registry: ToolRegistry, scope: TurnScope) -> list[str]:
-    """Every registered tool, in registration order, kept where DESIGN's layers 1-4 keep it."""
+    """Every registered tool, in registration order, kept where DESIGN's layers 1-4 (and 5, asked) keep it."""
     return [
         t.spec.name
         for t in registry
-        if expected_visible(t.spec.name, registry.is_internal(t.spec.name), t.spec.read_only, scope)
+        if expected_visible(
+            t.spec.name,
+            registry.is_internal(t.spec.name),
+            t.spec.read_only,
+            scope,
+            t.spec.required_level,
+            registry.names(t.spec.name),
+        )
     ]
 
 

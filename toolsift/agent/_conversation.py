@@ -29,6 +29,7 @@ from ._messages import AssistantMessage, ContextMessage, Message, ToolCall, Tool
 from ._skill_servers import SkillServerHost, SkillServerLease
 from ._tool_list import KeepRule, LoadRule, estimated_tokens
 from ._turn import AgentReply, ChatModel, CommandReply, Turn
+from ._unreached import unreached
 
 __all__ = ["Conversation"]
 
@@ -228,6 +229,7 @@ class Conversation:
             agent_allowed=self.allowed_tools,
             agent=self.agent,
             read_only=self.plan_mode,
+            permissions=self.permissions,
             **self._skill_fields(),
         )
         scope = self.discovery.scope_for_turn(base) if self.discovery is not None else base
@@ -459,7 +461,8 @@ class Conversation:
         """Answer a slash command, or return None when ``text`` is a message for the model.
 
         Errors (unknown skill, missing arguments, a template that fails) come back
-        as a reply with ``ok=False``; the conversation goes on.
+        as a reply with ``ok=False``, as a chat shows them; the conversation goes on.
+        Code that must not go on without the skill calls :meth:`use`, which raises.
         """
         command = parse_command(text)
         if command is None:
@@ -507,8 +510,10 @@ class Conversation:
         named = sorted({server for pattern in skill.allowed_tools if (server := literal_server(pattern))})
         if named and self._start_servers is not None:
             await self._start_servers(named)
-        count = len(self.registry.visible_tools(self.scope()))
-        return CommandReply(f"Using skill {name!r}: {count} tool(s) in scope. /unuse to stop.")
+        scope = self.scope()
+        missing = unreached(self.registry, skill.allowed_tools, scope)
+        text = f"Using skill {name!r}: {len(self.registry.visible_tools(scope))} tool(s) in scope. /unuse to stop."
+        return CommandReply("\n  ".join([text, *missing]))
 
     async def refresh_skill(self) -> None:
         """Look the active skill up now: drop it (with a notice) when it is gone or broken, and

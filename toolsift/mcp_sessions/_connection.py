@@ -22,13 +22,6 @@ import mcp.types as types
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import IncomingMessage, ListRootsFnT
-from mcp.client.subscriptions import (
-    ListenNotSupportedError,
-    PromptsListChanged,
-    ResourcesListChanged,
-    SubscriptionLost,
-    ToolsListChanged,
-)
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._exceptions import SessionError
@@ -37,6 +30,7 @@ from ._catalog import ServerCatalog, list_catalog
 from ._connection_events import ConnectionEvents, ListKind
 from ._endpoint import Endpoint
 from ._handshake import HandshakeSibling
+from ._list_changes import followed_lists, listen
 from ._oauth import sign_in_flow
 from ._options import SessionOptions
 from ._stderr import StderrBuffer
@@ -46,11 +40,6 @@ __all__ = ["CLIENT_INFO", "connect_mode", "run_connection", "two_eras"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
-_EVENT_KINDS: dict[type, ListKind] = {
-    ToolsListChanged: "tools",
-    ResourcesListChanged: "resources",
-    PromptsListChanged: "prompts",
-}
 _NOTIFICATION_KINDS: dict[type, ListKind] = {
     types.ToolListChangedNotification: "tools",
     types.ResourceListChangedNotification: "resources",
@@ -151,32 +140,32 @@ async def _connect(
     # entering alone. Once ready, the deadline is lifted.
     with connect_deadline:
         opened = _open_client(mode, config, endpoint, options, stderr, events, events.request_relist)
-        async with opened as client:
+        async with opened as client, anyio.create_task_group() as watchers:
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            followed = followed_lists(client) if modern else frozenset()
+            if followed:
+                # Listened to before the first listing: a change made after that listing is always heard.
+                await watchers.start(listen, client, events, followed)
             catalog = await list_catalog(client, config.name)
             connect_deadline.deadline = math.inf
             sibling = (
                 HandshakeSibling(config.name, events, config.timeout) if modern and two_eras(config, options) else None
             )
-            async with anyio.create_task_group() as watchers:
-                watchers.start_soon(_relist_loop, client, events, relist)
-                followed = _followed(client) if modern else frozenset()
-                if followed:
-                    watchers.start_soon(_listen, client, events, followed)
-                if sibling is not None:
+            watchers.start_soon(_relist_loop, client, events, relist)
+            if sibling is not None:
 
-                    def unfollowed(kind: ListKind) -> None:
-                        # What the listen stream follows, the handshake-era connection hears too: list once.
-                        if kind not in followed:
-                            events.request_relist(kind)
+                def unfollowed(kind: ListKind) -> None:
+                    # What the listen stream follows, the handshake-era connection hears too: list once.
+                    if kind not in followed:
+                        events.request_relist(kind)
 
-                    watchers.start_soon(
-                        sibling.run,
-                        partial(_open_client, "legacy", config, endpoint, options, stderr, relist=unfollowed),
-                    )
-                on_ready(client, catalog, sibling)
-                await events.wake.wait()
-                watchers.cancel_scope.cancel()
+                watchers.start_soon(
+                    sibling.run,
+                    partial(_open_client, "legacy", config, endpoint, options, stderr, relist=unfollowed),
+                )
+            on_ready(client, catalog, sibling)
+            await events.wake.wait()
+            watchers.cancel_scope.cancel()
     return not connect_deadline.cancelled_caught
 
 
@@ -309,36 +298,4 @@ async def _relist_loop(client: Client, events: ConnectionEvents, relist: Reliste
                 events.server,
                 "/".join(sorted(kinds)),
                 exc,
-            )
-
-
-def _followed(client: Client) -> frozenset[ListKind]:
-    """The lists whose changes a 2026-07-28 server announces on a listen stream (its capabilities say)."""
-    caps = client.server_capabilities
-    kinds: list[ListKind] = []
-    if caps.tools and caps.tools.list_changed:
-        kinds.append("tools")
-    if caps.resources and caps.resources.list_changed:
-        kinds.append("resources")
-    if caps.prompts and caps.prompts.list_changed:
-        kinds.append("prompts")
-    return frozenset(kinds)
-
-
-async def _listen(client: Client, events: ConnectionEvents, kinds: frozenset[ListKind]) -> None:
-    """Follow a 2026-07-28 server's list-changed events of ``kinds`` on a ``subscriptions/listen`` stream."""
-    try:
-        async with client.listen(
-            tools_list_changed="tools" in kinds,
-            resources_list_changed="resources" in kinds,
-            prompts_list_changed="prompts" in kinds,
-        ) as subscription:
-            async for event in subscription:
-                kind = _EVENT_KINDS.get(type(event))
-                if kind is not None:
-                    events.request_relist(kind)
-    except (ListenNotSupportedError, MCPError, SubscriptionLost, TimeoutError) as exc:
-        if not events.wake.is_set():
-            logger.warning(
-                "MCP server %r: cannot follow its list changes (subscriptions/listen: %s)", events.server, exc
             )

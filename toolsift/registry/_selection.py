@@ -31,7 +31,7 @@ from .._globs import PatternSet
 from .._names import namespace_of
 from ._name_index import NameIndex
 from ._scope import TurnScope
-from ._visibility import Entry, hidden_reason
+from ._visibility import Entry, hidden_reason, refused_whatever_the_arguments
 from .formats import SchemaFormat
 
 __all__ = ["SelectionIndex"]
@@ -137,6 +137,8 @@ class SelectionIndex:
             ``(shares, None)`` when concatenating the shares gives registration
             order, else ``([], entries)`` with every visible entry sorted.
         """
+        if scope.permissions is not None:
+            return self._callable(scope, entries)
         named = [entries[n] for n in (*scope.unlocked, *scope.pinned) if n in entries]
         plain = replace(scope, unlocked=frozenset(), pinned=frozenset()) if named else scope
         key = _pattern_key(plain)
@@ -154,6 +156,16 @@ class SelectionIndex:
         merged = [e for share in shares for e in share.entries] + list(extra.values())
         merged.sort(key=lambda e: e.order)
         return [], merged
+
+    def _callable(self, scope: TurnScope, entries: Mapping[str, Entry]) -> tuple[list[_Share], list[Entry] | None]:
+        """``select`` for a scope with permissions: the tools of the scope without them, less those they refuse.
+
+        The shares are cached by patterns alone, so they are made without the permissions and filtered after.
+        """
+        shares, merged = self.select(replace(scope, permissions=None), entries)
+        visible = merged if merged is not None else [e for share in shares for e in share.entries]
+        kept = [entry for entry in visible if refused_whatever_the_arguments(entry, scope) is None]
+        return (shares, merged) if len(kept) == len(visible) else ([], kept)
 
     def schemas(
         self, scope: TurnScope, entries: Mapping[str, Entry], fmt: SchemaFormat, strict: bool
