@@ -49,7 +49,6 @@ from _report import save
 from _search_eval import load_catalog, server_tools
 
 from toolsift import ToolsiftError
-from toolsift.toolbox import Toolbox
 from toolsift.agent import (
     ChatModel,
     ContextMessage,
@@ -60,6 +59,7 @@ from toolsift.agent import (
 from toolsift.agent._compact import compact_declaration  # what the agent loop sends the model
 from toolsift.registry import ToolContext, ToolResult, ToolSpec, TurnScope
 from toolsift.skills import bind_arguments
+from toolsift.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
