@@ -42,7 +42,7 @@ from toolsift.config import StdioServer
 from toolsift.mcp_sessions._wrapper import tool_spec
 from toolsift.registry import ToolContext, ToolRegistry, ToolResult, ToolSpec
 from toolsift.search._bm25 import Bm25Backend, SearchBackend
-from toolsift.search._hybrid import HybridBackend
+from toolsift.search._hybrid import bm25_and
 from toolsift.search._semantic import SemanticBackend, load_local_embedder
 
 BACKENDS = ("bm25", "semantic", "hybrid")
@@ -183,5 +183,5 @@ def backends(only: Sequence[str] = BACKENDS) -> dict[str, Callable[[], SearchBac
     if "semantic" in only:
         available["semantic"] = lambda: semantic
     if "hybrid" in only:
-        available["hybrid"] = lambda: HybridBackend(Bm25Backend(), semantic)
+        available["hybrid"] = lambda: bm25_and(semantic)
     return available

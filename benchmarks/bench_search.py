@@ -116,7 +116,7 @@ from toolsift.search import (  # noqa: E402
     semantic_available,
 )
 from toolsift.search._bm25 import Bm25Backend, Ranker  # noqa: E402
-from toolsift.search._hybrid import HybridBackend  # noqa: E402
+from toolsift.search._hybrid import bm25_and  # noqa: E402
 from toolsift.search._semantic import SemanticBackend, load_local_embedder  # noqa: E402
 from toolsift.skills import SkillsLoader  # noqa: E402
 
@@ -253,7 +253,7 @@ def semantic_scale(registry: ToolRegistry, queries: Iterator[str]) -> dict[str, 
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
         backend = SemanticBackend(load_local_embedder(), cache_folder=Path(folder))
-        index = SearchIndex(registry, backend=HybridBackend(Bm25Backend(), backend))
+        index = SearchIndex(registry, backend=bm25_and(backend))
         index.refresh()
         embed_s = time.perf_counter() - started
         restarted = SemanticBackend(load_local_embedder(), cache_folder=Path(folder))
@@ -522,14 +522,14 @@ def embedding() -> dict[str, Any]:
     scale = len(documents) / len(sample)
     with tempfile.TemporaryDirectory() as cache:
         semantic = SemanticBackend(embed, cache_folder=Path(cache))
-        index = SearchIndex(registry, backend=HybridBackend(Bm25Backend(), semantic))
+        index = SearchIndex(registry, backend=bm25_and(semantic))
         cold_load = os.getloadavg()[0]
         wall, cpu = time.perf_counter(), time.process_time()
         index.refresh()
         cold_wall, cold_cpu = time.perf_counter() - wall, time.process_time() - cpu
         restarted = SemanticBackend(embed, cache_folder=Path(cache))
         started = time.perf_counter()
-        SearchIndex(registry, backend=HybridBackend(Bm25Backend(), restarted)).refresh()
+        SearchIndex(registry, backend=bm25_and(restarted)).refresh()
         restart_s = time.perf_counter() - started
         queries = [q.text for q in load_queries()]
         cycle = iter(queries * 20)
