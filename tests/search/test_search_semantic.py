@@ -19,7 +19,7 @@ from toolsift.search import SearchIndex, _documents, _minilm, _semantic, semanti
 from toolsift.search._documents import tool_document
 from toolsift.search._hybrid import HybridBackend
 from toolsift.search._offline import index_tools
-from toolsift.search._semantic import SemanticBackend, load_local_embedder
+from toolsift.search._semantic import SERVER_SHARE, SemanticBackend, load_local_embedder
 
 LOCAL_MODEL = pytest.mark.skipif(not semantic_available(), reason=f"needs {_semantic.INSTALL_HINT}")
 
@@ -148,8 +148,7 @@ def test_embeddings_on_disk_are_reused_by_a_new_process_and_only_changed_tools_e
     first = HashingEmbedder()
     registry = tools("store a value", "drop a value", "list the values")
     SearchIndex(registry, backend=SemanticBackend(first, cache_folder=tmp_path, model="hashing")).refresh()
-    # Three tools and their server's text (its name alone: it says nothing of itself).
-    assert first.embedded[3:] == ["kv"] and len(first.embedded) == 4 and (tmp_path / "hashing.npz").is_file()
+    assert len(first.embedded) == 3 and (tmp_path / "hashing.npz").is_file()
     # A restart: a new backend over the same folder embeds nothing it has on disk.
     again = HashingEmbedder()
     backend = SemanticBackend(again, cache_folder=tmp_path, model="hashing")
@@ -165,7 +164,7 @@ def test_embeddings_on_disk_are_reused_by_a_new_process_and_only_changed_tools_e
     # Another model's embeddings never mix with these.
     other = HashingEmbedder()
     SearchIndex(registry, backend=SemanticBackend(other, cache_folder=tmp_path, model="other")).refresh()
-    assert len(other.embedded) == 4
+    assert len(other.embedded) == 3
 
 
 def test_a_tool_is_embedded_by_its_name_title_first_sentence_head_and_first_parameters() -> None:
@@ -190,25 +189,25 @@ def test_embeddings_cached_for_another_form_of_the_texts_are_dropped(
     registry = tools("store a value", "drop a value")
     first = HashingEmbedder()
     SearchIndex(registry, backend=SemanticBackend(first, cache_folder=tmp_path, model="hashing")).refresh()
-    assert len(first.embedded) == 3  # two tools and their server's text
+    assert len(first.embedded) == 2
     form = _documents.TEXT_FORM
     with np.load(tmp_path / "hashing.npz") as data:
-        assert int(data["form"]) == form and len(data["keys"]) == 3
+        assert int(data["form"]) == form and len(data["keys"]) == 2
     # The same texts under a new form: every one is embedded again, and the old rows leave the file.
     monkeypatch.setattr(_semantic, "TEXT_FORM", form + 1)
     again = HashingEmbedder()
     with caplog.at_level(logging.INFO, logger="toolsift.search"):
         SearchIndex(registry, backend=SemanticBackend(again, cache_folder=tmp_path, model="hashing")).refresh()
-    assert len(again.embedded) == 3 and "written for another form of the texts" in caplog.text
+    assert len(again.embedded) == 2 and "written for another form of the texts" in caplog.text
     with np.load(tmp_path / "hashing.npz") as data:
-        assert int(data["form"]) == form + 1 and len(data["keys"]) == 3
+        assert int(data["form"]) == form + 1 and len(data["keys"]) == 2
     # A file from before forms were recorded is dropped the same way, without a warning.
     np.savez(tmp_path / "hashing.npz", keys=np.array(["a"]), vectors=np.zeros((1, 64), np.float32))
     caplog.clear()
     third = HashingEmbedder()
     with caplog.at_level(logging.WARNING, logger="toolsift.search"):
         SearchIndex(registry, backend=SemanticBackend(third, cache_folder=tmp_path, model="hashing")).refresh()
-    assert len(third.embedded) == 3 and not caplog.text
+    assert len(third.embedded) == 2 and not caplog.text
 
 
 def test_embeddings_cached_by_another_embedder_are_dropped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -221,9 +220,9 @@ def test_embeddings_cached_by_another_embedder_are_dropped(tmp_path: Path, caplo
         assert str(data["producer"]) == "numpy float32"
     with caplog.at_level(logging.INFO, logger="toolsift.search"):
         SearchIndex(registry, backend=SemanticBackend(int8_rows, cache_folder=tmp_path, model="hashing")).refresh()
-    assert len(int8_rows.embedded) == 3 and "written by another embedder" in caplog.text
+    assert len(int8_rows.embedded) == 2 and "written by another embedder" in caplog.text
     with np.load(tmp_path / "hashing.npz") as data:
-        assert str(data["producer"]) == "onnxruntime int8" and len(data["keys"]) == 3
+        assert str(data["producer"]) == "onnxruntime int8" and len(data["keys"]) == 2
     # The same producer again: nothing is embedded.
     again = HashingEmbedder()
     again.producer = "onnxruntime int8"  # type: ignore[attr-defined]
@@ -240,7 +239,7 @@ def test_an_unreadable_cache_is_rebuilt_and_an_unwritable_one_only_logged(
         SearchIndex(
             tools("store a value"), backend=SemanticBackend(embedder, cache_folder=tmp_path, model="hashing")
         ).refresh()
-    assert len(embedder.embedded) == 2 and "ignoring the unreadable embedding cache" in caplog.text
+    assert len(embedder.embedded) == 1 and "ignoring the unreadable embedding cache" in caplog.text
     blocked = tmp_path / "file"
     blocked.write_text("")
     with caplog.at_level(logging.WARNING, logger="toolsift.search"):
@@ -272,7 +271,7 @@ def test_a_need_naming_the_service_finds_that_servers_tool_by_its_embedded_serve
     index = index_tools(
         {"hub": [search_tool("repo")], "lab": [search_tool("project")]},
         descriptions=about,
-        backend=SemanticBackend(embedder),
+        backend=SemanticBackend(embedder, server_share=SERVER_SHARE),
     )
     assert [hit.document.name for hit in index.search("search code of my GitHub repositories")] == [
         "hub__search_code",
@@ -289,8 +288,22 @@ def test_where_a_tool_is_does_not_make_it_a_strong_match() -> None:
     index = index_tools(
         {"hub": [{"name": "ping", "description": "Ping.", "inputSchema": {"type": "object"}}]},
         descriptions=about,
-        backend=SemanticBackend(HashingEmbedder()),
+        backend=SemanticBackend(HashingEmbedder(), server_share=SERVER_SHARE),
     )
     (hit,) = index.search("everything about github repositories")
     assert hit.weak  # only its server's text matches: strength is the tool's own cosine
     assert hit.score > 0
+
+
+def test_without_a_server_share_no_server_text_is_embedded_and_a_bad_share_is_refused() -> None:
+    embedder = HashingEmbedder()
+    index = index_tools(
+        {"hub": [{"name": "ping", "description": "Ping.", "inputSchema": {"type": "object"}}]},
+        descriptions={"hub": "GitHub."},
+        backend=SemanticBackend(embedder),
+    )
+    index.refresh()
+    assert embedder.embedded == ["ping. Ping"]
+    for share in (-0.1, 1.5):
+        with pytest.raises(ValueError, match=f"server_share must lie in 0..1, got {share}"):
+            SemanticBackend(embedder, server_share=share)
