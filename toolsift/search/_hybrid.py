@@ -4,9 +4,9 @@ BM25 scores are unbounded and cosine similarities lie in 0..1, so neither is
 added as it stands: each ranking's scores are divided by its best for the
 query, which puts its first document at 1 and keeps how far behind the others
 are. Reciprocal rank fusion, used before, kept only the order: a document
-BM25 placed far ahead counted no more than one it barely preferred, and on the
-tune splits the scaled sum found the first right tool more often (ETOM tune,
-hit@1 0.85 -> 0.88).
+BM25 placed far ahead counted no more than one it barely preferred. On ETOM's
+tune split the scaled sum put a right tool first more often (hit@1 0.85 ->
+0.86; 0.88 with the server's text on the semantic side, see ``_semantic``).
 """
 
 from __future__ import annotations
