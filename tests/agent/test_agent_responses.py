@@ -163,7 +163,8 @@ async def test_responses_model_reads_cache_figures_into_usage() -> None:
         async with responses_model(stub.url) as model:
             answer = await model.complete("", [UserMessage("hi")], [])
     assert answer.text == "hi" and answer.tool_calls == ()
-    assert answer.usage == Usage(input_tokens=2000, cache_read_tokens=1536, cache_write_tokens=0, output_tokens=20)
+    gpt_5_4 = pytest.approx((464 * 2.5 + 1536 * 0.25 + 20 * 15) / 1e6)  # the shipped prices of gpt-5.4
+    assert answer.usage == Usage(2000, 1536, 0, 20, cost=gpt_5_4)
     assert answer.provider_blocks == (text("hi"),)
 
 

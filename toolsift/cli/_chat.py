@@ -6,6 +6,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
@@ -17,7 +18,7 @@ from .._exceptions import AgentError, ConfigError
 from .._files import write_atomically
 from .._folders import user_folder
 from ..agent import ChatModel, Conversation, ToolCall, model_sampler, result_text
-from ..agent.llm import load_model
+from ..agent.llm import PriceTable, load_model
 from ..mcp_sessions import ClientCallbacks
 from ._app import run_async, state
 from ._approve import TerminalApprover
@@ -59,6 +60,10 @@ def chat(
     ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="Agent profile from the config.")] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option("--prices", help="A JSON price table laid over the shipped one (USD per million tokens)."),
+    ] = None,
 ) -> None:
     """The agent REPL: /use, /unuse, /skills and /tools work; without --model you play the model.
 
@@ -66,7 +71,9 @@ def chat(
     """
     out = Output()
     model = model or _profile_model(agent)
-    chat_model = load_model(model, base_url=base_url) if model else None
+    table = PriceTable.default().merged(PriceTable.from_file(prices)) if prices is not None else None
+    chat_model = load_model(model, base_url=base_url, prices=table) if model else None
+    spent = Spent()
 
     # Servers may ask the person (elicitation) and the model (sampling, with --model); their logs are shown.
     callbacks = ClientCallbacks(
@@ -94,7 +101,9 @@ def chat(
                     line = await anyio.to_thread.run_sync(_read_line, "you> " if sys.stdin.isatty() else "")
                     if line is None or line.strip() in ("/quit", "/exit"):
                         break
-                    if line.strip() and await interruptible(_one_input(out, conversation, chat_model, line.strip())):
+                    if line.strip() and await interruptible(
+                        _one_input(out, conversation, chat_model, line.strip(), spent)
+                    ):
                         out.line("(cancelled)", style="yellow")
             watchers.cancel_scope.cancel()
 
@@ -172,7 +181,16 @@ def _skills_reloaded(out: Output, event: SkillsReloaded) -> None:
         out.note(f"  {problem}", style="yellow")
 
 
-async def _one_input(out: Output, conversation: Conversation, model: ChatModel | None, line: str) -> None:
+@dataclass
+class Spent:
+    """What the chat's model requests cost so far, in USD (those the price table knows)."""
+
+    usd: float = 0.0
+
+
+async def _one_input(
+    out: Output, conversation: Conversation, model: ChatModel | None, line: str, spent: Spent | None = None
+) -> None:
     if model is not None:
         try:
             reply = await conversation.send(line, model)
@@ -189,7 +207,11 @@ async def _one_input(out: Output, conversation: Conversation, model: ChatModel |
         usage = reply.usage
         if usage.input_tokens:  # what the provider counted: the prompt cache's hit rate shows here
             cached = f"{usage.cached_share:.0%} from cache"
-            out.note(f"[tokens] {usage.input_tokens:,} in, {cached}, {usage.output_tokens:,} out")
+            bill = ""
+            if usage.cost is not None and spent is not None:
+                spent.usd += usage.cost
+                bill = f", ${usage.cost:.4f} (chat ${spent.usd:.4f})"
+            out.note(f"[tokens] {usage.input_tokens:,} in, {cached}, {usage.output_tokens:,} out{bill}")
         return
     command = await conversation.handle_command(line)
     if command is not None:

@@ -37,6 +37,7 @@ from .._results import describe_result
 from .._tool_list import common_length
 from ._context import context_text
 from ._entries import EarlierEntries
+from ._prices import PriceTable, priced
 
 __all__ = ["AnthropicChatModel", "to_anthropic_messages"]
 
@@ -168,6 +169,7 @@ class AnthropicChatModel:
             and let the search load each tool when the model first calls it, a skill's tools
             included (named at ``/use`` rather than loaded): the tool list then never changes
             with the scope, and only the definitions the model uses join the prompt.
+        prices: The price table ``usage.cost`` is computed with (default: the one shipped).
     """
 
     format = "anthropic"
@@ -183,6 +185,7 @@ class AnthropicChatModel:
         cache: bool = True,
         tool_search: ToolSearch | None = "client",
         on_demand: bool = False,
+        prices: PriceTable | None = None,
     ) -> None:
         if tool_search is not None and tool_search not in ("client", *_SEARCH_TOOLS):
             raise AgentError(f"tool_search must be 'client', 'bm25', 'regex' or None, not {tool_search!r}")
@@ -195,6 +198,7 @@ class AnthropicChatModel:
         self.max_tokens = max_tokens
         self.cache = cache
         self.tool_search = tool_search
+        self.price = (prices or PriceTable.default()).price("anthropic", model)
         self._client = client or anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
         self._sent_tools: OrderedDict[tuple[str, ...], None] = OrderedDict()
         self._entries = EarlierEntries()
@@ -278,4 +282,6 @@ class AnthropicChatModel:
         blocks: tuple[dict[str, Any], ...] = ()
         if any(b.type in _SERVER_BLOCKS for b in response.content):
             blocks = tuple(b.model_dump(mode="json", exclude_none=True) for b in response.content)
-        return AssistantMessage(text=text, tool_calls=calls, usage=_usage(response.usage), provider_blocks=blocks)
+        return AssistantMessage(
+            text=text, tool_calls=calls, usage=priced(_usage(response.usage), self.price), provider_blocks=blocks
+        )

@@ -31,6 +31,7 @@ from ..._names import SEARCH_TOOL_NAME
 from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from .._results import describe_result
 from ._context import context_text
+from ._prices import PriceTable, priced
 
 __all__ = ["OpenAIResponsesModel", "to_responses_input", "to_responses_tools"]
 
@@ -313,6 +314,7 @@ class OpenAIResponsesModel:
         encrypted_reasoning: Ask for reasoning items with their encrypted content, which a
             stateless request must echo for the model to keep its reasoning across tool calls;
             turn off for an endpoint that rejects ``include``.
+        prices: The price table ``usage.cost`` is computed with (default: the one shipped).
     """
 
     format = "openai-responses"
@@ -331,6 +333,7 @@ class OpenAIResponsesModel:
         max_output_tokens: int | None = None,
         reasoning_effort: str | None = None,
         encrypted_reasoning: bool = True,
+        prices: PriceTable | None = None,
     ) -> None:
         if tool_search not in ("server", "client", None):
             raise AgentError(f"tool_search must be 'server', 'client' or None, not {tool_search!r}")
@@ -344,6 +347,7 @@ class OpenAIResponsesModel:
         self.max_output_tokens = max_output_tokens
         self.reasoning_effort = reasoning_effort
         self.encrypted_reasoning = encrypted_reasoning
+        self.price = (prices or PriceTable.default()).price("openai", model)
         self._client = client or openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
         self.prompt_cache_key: str | None = None
         if isinstance(prompt_cache_key, str):
@@ -437,5 +441,8 @@ class OpenAIResponsesModel:
             elif (search_id := _search_call_id(block)) is not None:
                 calls.append(ToolCall(search_id, SEARCH_TOOL_NAME, _parse_arguments(block.get("arguments"))))
         return AssistantMessage(
-            text="".join(texts) or None, tool_calls=tuple(calls), usage=_usage(response), provider_blocks=tuple(blocks)
+            text="".join(texts) or None,
+            tool_calls=tuple(calls),
+            usage=priced(_usage(response), self.price),
+            provider_blocks=tuple(blocks),
         )
