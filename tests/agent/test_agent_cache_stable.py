@@ -686,8 +686,9 @@ async def test_a_model_that_loads_on_demand_keeps_one_tool_list_and_is_told_the_
     model = OnDemandModel()
     conversation, (stored, refused) = await skill_session(model)
     lists = [serialized(tools) for _, _, tools in model.seen]
-    # Only search_tools (pinned by the discovery) is up front, in every request: the globals are deferred too.
-    assert [name_of(t) for t in model.seen[0][2]] == [SEARCH_TOOL_NAME] and len(set(map(tuple, lists))) == 1
+    # Nothing is up front, in every request: the globals are deferred too, and search_tools (pinned by the
+    # discovery) is not declared beside the provider's own search.
+    assert model.seen[0][2] == [] and len(set(map(tuple, lists))) == 1
     first_deferred = [name_of(t) for t in model.deferred[0]]
     assert {"read_file", "write_file", "general__echo", *MEMORY} <= set(first_deferred)
     assert "vault__secret_read" not in first_deferred  # never what the scope does not allow
@@ -711,7 +712,10 @@ async def test_a_model_that_loads_on_demand_keeps_one_tool_list_and_is_told_the_
 @pytest.mark.parametrize(
     ("make", "needs"),
     [
-        (lambda: AnthropicChatModel("claude-x", api_key="k", on_demand=True), "tool_search='bm25' or 'regex'"),
+        (
+            lambda: AnthropicChatModel("claude-x", api_key="k", tool_search="client", on_demand=True),
+            "tool_search='bm25' or 'regex'",
+        ),
         (
             lambda: OpenAIResponsesModel("gpt-x", api_key="k", tool_search="client", on_demand=True),
             "tool_search='server'",

@@ -414,10 +414,10 @@ async def test_on_demand_defers_the_global_tools_and_the_hosted_search_loads_wha
     first, second = (request.body for request in endpoint.requests)
     for request in (first, second):
         check_request(request)
-    # Only search_tools is a function loaded up front; general is a namespace the model sees by name and
-    # description, and the builtins are deferred functions of their own.
+    # No function is loaded up front (search_tools is not declared beside the hosted search); general is a
+    # namespace the model sees by name and description, and the builtins are deferred functions of their own.
     functions = [t for t in first["tools"] if t["type"] == "function"]
-    assert [t["name"] for t in functions if not t.get("defer_loading")] == ["search_tools"]
+    assert [t["name"] for t in functions if not t.get("defer_loading")] == []
     assert {"read_skill_file", "ListMcpResources"} <= {t["name"] for t in functions if t.get("defer_loading")}
     (general,) = [t for t in first["tools"] if t.get("name") == "general"]
     assert general["type"] == "namespace" and all(f["defer_loading"] for f in general["tools"])
@@ -455,7 +455,7 @@ async def test_hosted_tool_search_loads_a_deferred_tool_that_runs_through_toolsi
     box.registry.audit.subscribe(events.append)
     replies = [(200, response(search_call, loaded, store)), (200, response(text("Stored.")))]
     with llm_stub(*replies) as stub:
-        async with responses_model(stub.url) as model:
+        async with responses_model(stub.url, on_demand=False) as model:
             reply = await box.conversation(instructions="Be brief.").send("Remember the release is May 4", model)
     assert reply.text == "Stored." and not reply.tool_calls[0].result.is_error
     calls = [(e.kind, e.tool) for e in events if e.kind.startswith("tool.")]

@@ -37,6 +37,7 @@ from .._results import describe_result
 from .._tool_list import common_length
 from ._context import context_text
 from ._entries import EarlierEntries
+from ._models import anthropic_features, refusal, warn_refused
 from ._prices import PriceTable, priced
 
 __all__ = ["AnthropicChatModel", "to_anthropic_messages"]
@@ -159,16 +160,20 @@ class AnthropicChatModel:
         max_tokens: Upper bound of each answer.
         cache: Mark prompt-cache breakpoints (tools, system, the last turns).
         tool_search: How the tools the scope allows but the turn does not show are offered.
-            ``"client"`` (the default): sent with ``defer_loading: true``, and toolsift's own
-            ``search_tools`` loads what it finds with ``tool_reference`` blocks in its result, so a
-            search ranks and checks the scope as everywhere else, is audited, and appends to the
-            prompt instead of changing the tool list. ``"bm25"`` / ``"regex"``: Anthropic's
-            server-side search tool also searches the deferred tools. ``None``: nothing is
-            deferred, for models without tool search (before the Claude 4.5 family).
-        on_demand: With a server-side search (``"bm25"``, ``"regex"``), defer the global tools too
-            and let the search load each tool when the model first calls it, a skill's tools
-            included (named at ``/use`` rather than loaded): the tool list then never changes
-            with the scope, and only the definitions the model uses join the prompt.
+            By default the best the model allows: ``"bm25"`` from the Claude 4.5 family on,
+            None before. ``"bm25"`` / ``"regex"``: sent with ``defer_loading: true``, and
+            Anthropic's server-side search finds and loads them (toolsift's ``search_tools`` is
+            then not declared beside it when tools load on demand). ``"client"``: deferred too,
+            and toolsift's own ``search_tools`` loads what it finds with ``tool_reference`` blocks
+            in its result, so a search ranks and checks the scope as everywhere else and is
+            audited. ``None``: nothing is deferred.
+        on_demand: With a server-side search, defer the global tools too and let the search load
+            each tool when the model first calls it, a skill's tools included (named at ``/use``
+            rather than loaded): the tool list then never changes with the scope, and only the
+            definitions the model uses join the prompt. On by default with a server-side search;
+            ``False`` opts out.
+        When the endpoint refuses the search tool (an older model, another server), the adapter
+        logs one line and goes on without it, every tool up front.
         prices: The price table ``usage.cost`` is computed with (default: the one shipped).
     """
 
@@ -183,10 +188,14 @@ class AnthropicChatModel:
         client: anthropic.AsyncAnthropic | None = None,
         max_tokens: int = 4096,
         cache: bool = True,
-        tool_search: ToolSearch | None = "client",
-        on_demand: bool = False,
+        tool_search: ToolSearch | Literal["auto"] | None = "auto",
+        on_demand: bool | None = None,
         prices: PriceTable | None = None,
     ) -> None:
+        if tool_search == "auto":
+            tool_search = "bm25" if anthropic_features(model).tool_search or on_demand else None
+        if on_demand is None:
+            on_demand = tool_search in _SEARCH_TOOLS
         if tool_search is not None and tool_search not in ("client", *_SEARCH_TOOLS):
             raise AgentError(f"tool_search must be 'client', 'bm25', 'regex' or None, not {tool_search!r}")
         if on_demand and tool_search not in _SEARCH_TOOLS:
@@ -217,7 +226,7 @@ class AnthropicChatModel:
     ) -> dict[str, Any]:
         """The Messages API request :meth:`complete` sends (a ``MessageCreateParams``)."""
         shown = [dict(tool) for tool in tools]
-        if self.tool_search in _SEARCH_TOOLS:
+        if self.tool_search in _SEARCH_TOOLS and deferred:  # nothing to search without deferred tools
             shown.append(dict(_SEARCH_TOOLS[self.tool_search]))
         names = {tool["name"] for tool in shown}
         hidden = [{**tool, "defer_loading": True} for tool in deferred if tool["name"] not in names]
@@ -258,6 +267,22 @@ class AnthropicChatModel:
         if not grown or not has_system:
             _mark_last(shown)
 
+    async def _without_search(
+        self, exc: BaseException, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
+    ) -> Any:
+        """The request again with every tool up front, after the endpoint refused it with deferred tools.
+        When that passes, the search was what it refused: this model defers nothing from then on, and one
+        log line says so; when it fails too, the first error stands and nothing changes."""
+        search, on_demand = self.tool_search, self.loads_on_demand
+        self.tool_search, self.loads_on_demand = None, False
+        try:
+            response = await self._client.messages.create(**self.request(instructions, history, tools))
+        except anthropic.AnthropicError:
+            self.tool_search, self.loads_on_demand = search, on_demand
+            raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
+        warn_refused("Anthropic", self.model, f"tool search ({search})", exc)
+        return response
+
     async def complete(
         self,
         instructions: str,
@@ -274,7 +299,9 @@ class AnthropicChatModel:
         try:
             response = await self._client.messages.create(**request)
         except anthropic.AnthropicError as exc:
-            raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
+            if not (refusal(exc) and self.tool_search is not None and deferred):
+                raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
+            response = await self._without_search(exc, instructions, history, [*tools, *deferred])
         text = "".join(b.text for b in response.content if b.type == "text") or None
         calls = tuple(
             ToolCall(id=b.id, name=b.name, arguments=dict(b.input)) for b in response.content if b.type == "tool_use"

@@ -31,6 +31,7 @@ from ..._names import SEARCH_TOOL_NAME
 from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from .._results import describe_result
 from ._context import context_text
+from ._models import refusal, responses_features, warn_refused
 from ._prices import PriceTable, priced
 
 __all__ = ["OpenAIResponsesModel", "to_responses_input", "to_responses_tools"]
@@ -299,16 +300,18 @@ class OpenAIResponsesModel:
             endpoint is api.openai.com, a string is used as given (a conversation or user id,
             never a secret; to share a cache across processes), ``False`` sends none.
         tool_search: Who answers the model's tool searches over deferred tools: ``"server"``
-            (OpenAI, the default: no extra round trip, and it only ever sees the tools the
-            turn's scope allows), ``"client"`` (toolsift's ``search_tools``, audited and within
-            the unlock caps), or None for models without tool search (before ``gpt-5.4``):
-            then the model defers nothing and toolsift's ``search_tools`` is the way to find tools.
+            (OpenAI: no extra round trip, and it only ever sees the tools the turn's scope
+            allows), ``"client"`` (toolsift's ``search_tools``, audited and within the unlock
+            caps), or None: the model defers nothing and toolsift's ``search_tools`` is the
+            way to find tools. By default ``"server"`` from ``gpt-5.4`` on, None before.
         on_demand: With the hosted search, defer the global tools too (the model sees each
             server's namespace) and let the search load each tool when the model first calls
             it, a skill's tools included (named at ``/use`` rather than loaded): the tool list
             then never changes with the scope, and only the definitions the model uses join
             the prompt, at the point it used them. Each first use costs a search within the
-            answer, no extra request.
+            answer, no extra request. On by default with the hosted search; ``False`` opts out.
+        When the endpoint refuses deferred tools (an older model, an OpenAI-compatible server),
+        the adapter logs one line and goes on without them, every tool up front.
         max_output_tokens: Upper bound of each answer (None: the model's own).
         reasoning_effort: ``reasoning.effort`` for reasoning models (None: the model's default).
         encrypted_reasoning: Ask for reasoning items with their encrypted content, which a
@@ -328,13 +331,17 @@ class OpenAIResponsesModel:
         client: openai.AsyncOpenAI | None = None,
         strict: bool = False,
         prompt_cache_key: str | bool = True,
-        tool_search: ToolSearch | None = "server",
-        on_demand: bool = False,
+        tool_search: ToolSearch | Literal["auto"] | None = "auto",
+        on_demand: bool | None = None,
         max_output_tokens: int | None = None,
         reasoning_effort: str | None = None,
         encrypted_reasoning: bool = True,
         prices: PriceTable | None = None,
     ) -> None:
+        if tool_search == "auto":
+            tool_search = "server" if responses_features(model).tool_search or on_demand else None
+        if on_demand is None:
+            on_demand = tool_search == "server"
         if tool_search not in ("server", "client", None):
             raise AgentError(f"tool_search must be 'server', 'client' or None, not {tool_search!r}")
         self.model = model
@@ -417,12 +424,30 @@ class OpenAIResponsesModel:
         try:
             response = await self._client.responses.create(**self.request(instructions, history, tools, deferred))
         except openai.OpenAIError as exc:
-            raise AgentError(f"OpenAI Responses request to model {self.model!r} failed: {exc}") from exc
+            if not (refusal(exc) and self.defers_tools and deferred):
+                raise AgentError(f"OpenAI Responses request to model {self.model!r} failed: {exc}") from exc
+            response = await self._without_search(exc, instructions, history, [*tools, *deferred])
         if getattr(response, "status", None) == "failed":
             error = getattr(response, "error", None)
             reason = getattr(error, "message", None) or "no reason given"
             raise AgentError(f"OpenAI model {self.model!r} failed the response: {reason}")
         return self._answer(response)
+
+    async def _without_search(
+        self, exc: BaseException, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
+    ) -> Any:
+        """The request again with every tool up front, after the endpoint refused it with deferred tools.
+        When that passes, deferring was what it refused: this model defers nothing from then on, and one
+        log line says so; when it fails too, the first error stands and nothing changes."""
+        before = (self.tool_search, self.defers_tools, self.loads_on_demand)
+        self.tool_search, self.defers_tools, self.loads_on_demand = None, False, False
+        try:
+            response = await self._client.responses.create(**self.request(instructions, history, tools))
+        except openai.OpenAIError:
+            self.tool_search, self.defers_tools, self.loads_on_demand = before
+            raise AgentError(f"OpenAI Responses request to model {self.model!r} failed: {exc}") from exc
+        warn_refused("OpenAI", self.model, f"deferred tools (tool_search={before[0]!r})", exc)
+        return response
 
     def _answer(self, response: Any) -> AssistantMessage:
         blocks: list[dict[str, Any]] = []
