@@ -27,7 +27,7 @@ from toolsift import AgentError
 from toolsift.agent import AssistantMessage, ContextMessage, Conversation, ToolCall, ToolMessage, Usage, UserMessage
 from toolsift.agent.llm import load_model
 from toolsift.agent.llm.openai_responses import (
-    _INPUT_FIELDS,
+    INPUT_FIELDS,
     OpenAIResponsesModel,
     to_responses_input,
     to_responses_tools,
@@ -386,9 +386,7 @@ def test_echoed_items_keep_exactly_the_fields_the_sdk_input_types_declare() -> N
         "tool_search_call": ToolSearchCall,
         "tool_search_output": ResponseToolSearchOutputItemParamParam,
     }
-    assert {
-        kind: param.__required_keys__ | param.__optional_keys__ for kind, param in declared.items()
-    } == _INPUT_FIELDS
+    assert {kind: param.__required_keys__ | param.__optional_keys__ for kind, param in declared.items()} == INPUT_FIELDS
 
 
 @pytest.fixture
