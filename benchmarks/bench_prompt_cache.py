@@ -38,7 +38,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -311,18 +311,14 @@ class Figures:
     last10: float
     cached: float
     usd: float | None = None
-    before_use: float = 0.0
-    after_unuse: float = 0.0
+    unuse: tuple[tuple[int, int], ...] = ()  # tool tokens before each stretch's first /use, and after its /unuse
     note: str = ""
 
     @classmethod
     def of(cls, requests: Sequence[Request], session: Sequence[Step], ran: Ran) -> Figures:
         usages = [r.usage for r in requests]
         total = sum(u.input_tokens for u in usages)
-        commands = [i for i, step in enumerate(session) if step.text.split()[0] in ("/use", "/unuse")]
-        first_use = next((i for i in commands if session[i].text.startswith("/use")), len(session))
-        last_unuse = max((i for i in commands if session[i].text == "/unuse"), default=len(session))
-        before, after = sum(ran.requests[:first_use]), sum(ran.requests[: last_unuse + 1])
+        pairs = _use_pairs(session, ran.requests)
         return cls(
             len(usages),
             sum(u.tool_tokens for u in usages) / len(usages),
@@ -332,15 +328,23 @@ class Figures:
             sum(u.cost for u in usages[-10:]),
             sum(u.cache_read for u in usages) / total,
             ran.spent.cost,
-            _mean(u.tool_tokens for u in usages[:before]),
-            _mean(u.tool_tokens for u in usages[after:]),
+            tuple((usages[before].tool_tokens, usages[after].tool_tokens) for before, after in pairs),
             ran.note,
         )
 
 
-def _mean(values: Iterable[int]) -> float:
-    taken = list(values)
-    return sum(taken) / len(taken) if taken else 0.0
+def _use_pairs(session: Sequence[Step], requests: Sequence[int]) -> list[tuple[int, int]]:
+    """For each ``/unuse``: the index of the last request before the first ``/use`` of the skills it ends,
+    and of the first request after it (both messages' requests, in session order)."""
+    done = [sum(requests[: i + 1]) for i in range(len(session))]  # requests made once each step is over
+    pairs, start = [], None
+    for index, step in enumerate(session):
+        if step.text.startswith("/use") and start is None:
+            start = index
+        elif step.text == "/unuse" and start is not None and done[start] > 0 and done[index] < done[-1]:
+            pairs.append((done[start] - 1, done[index]))
+            start = None
+    return pairs
 
 
 ModelFactory = Callable[[str], ChatModel]
@@ -420,15 +424,16 @@ def print_row(row: str, ours: Figures, naive: Figures) -> dict[str, Any]:
     if ours.loaded_tokens:
         up_front = ours.tool_tokens - ours.loaded_tokens
         print(f"  {'  of which loaded in the messages':34}{ours.loaded_tokens:>14,.0f}   (up front: {up_front:,.0f})")
-    print(f"  {'  before the first /use':34}{ours.before_use:>14,.0f}")
-    print(f"  {'  after the last /unuse':34}{ours.after_unuse:>14,.0f}")
+    if ours.unuse:
+        pairs = ", ".join(f"{before:,} -> {after:,}" for before, after in ours.unuse)
+        print(f"  {'  before /use -> after /unuse':34}{pairs:>14}")
     print(f"  {'input tokens':34}{ours.input_tokens:>14,}{naive.input_tokens:>14,}")
     print(f"  {'effective input cost':34}{ours.cost:>14,.0f}{naive.cost:>14,.0f}   toolsift {ratio:.2f}x")
     print(f"  {'last 10 requests':34}{ours.last10:>14,.0f}{naive.last10:>14,.0f}   toolsift {last:.2f}x")
     print(f"  {'input tokens read from cache':34}{ours.cached:>14.1%}{naive.cached:>14.1%}")
     if ours.usd is not None and naive.usd is not None:
         print(f"  {'the bill (USD, the price table)':34}{ours.usd:>14.4f}{naive.usd:>14.4f}")
-    unuse = ours.after_unuse <= ours.before_use
+    unuse = all(after <= before for before, after in ours.unuse)
     if row in GOALS:
         goal_ratio, goal_cached = GOALS[row]
         met = ratio <= goal_ratio and ours.cached >= goal_cached and unuse
@@ -441,8 +446,8 @@ def print_row(row: str, ours: Figures, naive: Figures) -> dict[str, Any]:
     return {
         f"{row}_tool_tokens": ours.tool_tokens,
         f"{row}_loaded_tool_tokens": ours.loaded_tokens,
-        f"{row}_tool_tokens_before_use": ours.before_use,
-        f"{row}_tool_tokens_after_unuse": ours.after_unuse,
+        f"{row}_tool_tokens_before_use": [before for before, _ in ours.unuse],
+        f"{row}_tool_tokens_after_unuse": [after for _, after in ours.unuse],
         f"{row}_naive_tool_tokens": naive.tool_tokens,
         f"{row}_cost_ratio": ratio,
         f"{row}_last10_ratio": last,

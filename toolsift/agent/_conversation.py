@@ -144,6 +144,7 @@ class Conversation:
         self._declared = DeclaredTools(registry, discovery)
         self._last_scope: TurnScope | None = None
         self._loaded: set[str] = set()  # deferred tools loaded by reference (or named, for on-demand loading)
+        self._withdrawn: set[str] = set()  # named tools a scope change withdrew (on-demand loading)
         self._load_rules: list[LoadRule] = []
         self._requests = 0
         self._history_tokens = 0
@@ -391,13 +392,17 @@ class Conversation:
             stopped_why=self._skill.dropped_why,
         )
         self.history.extend(news)
+        if on_demand:
+            self._withdraw(load, format)
         given = self._declared.given(format)
         missing = [name for name in load if name not in self._loaded and name not in given]
         if not missing:
             return
         if on_demand:
-            self.history.append(_deferred_note(scope.skill, missing, self.registry, format))
+            again = [name for name in missing if name in self._withdrawn]
+            self.history.append(_deferred_note(scope.skill, missing, self.registry, format, again))
             self._loaded.update(missing)
+            self._withdrawn.difference_update(missing)
             return
         rule = LoadRule(
             skill=scope.skill,
@@ -412,6 +417,18 @@ class Conversation:
             self._loaded.update(missing)
         else:
             self._declared.put_up_front(missing)
+
+    def _withdraw(self, given: Sequence[str], format: str) -> None:
+        """Tell a model that loads on demand which of the tools named to it the scope no longer gives (a skill
+        stopped or was replaced), so that it stops being offered them; a later ``/use`` names them again."""
+        gone = sorted(name for name in self._loaded if name not in given and name in self.registry)
+        if not gone:
+            return
+        exported = tuple(self.registry.exported_name(name, format) for name in gone)
+        text = f"These tools are withdrawn from here on: {', '.join(exported)}."
+        self.history.append(ContextMessage(text, source="tools", withdrawn=exported))
+        self._loaded.difference_update(gone)
+        self._withdrawn.update(gone)
 
     def _loading(self, skill: str | None, names: Sequence[str], format: str) -> tuple[AssistantMessage, ToolMessage]:
         """A ``search_tools`` call and its result that load ``names`` by reference.
@@ -683,12 +700,16 @@ class Conversation:
                 self.history.append(ToolMessage(call, ToolResult.error(f"Tool {call.name!r} {reason}")))
 
 
-def _deferred_note(skill: str | None, names: Sequence[str], registry: ToolRegistry, format: str) -> ContextMessage:
-    """What a model that loads tools on demand is told of the tools a skill surfaces."""
+def _deferred_note(
+    skill: str | None, names: Sequence[str], registry: ToolRegistry, format: str, again: Sequence[str] = ()
+) -> ContextMessage:
+    """What a model that loads tools on demand is told of the tools a skill surfaces (``again``: those
+    withdrawn before, offered anew)."""
     whose = f"Skill {skill!r} gives" if skill else "The conversation's scope gives"
     exported = ", ".join(registry.exported_name(name, format) for name in names)
     text = f"{whose} these tools; they are deferred, so search for each before its first call: {exported}."
-    return ContextMessage(text, source=f"skill:{skill}" if skill else "tools")
+    added = tuple(registry.exported_name(name, format) for name in again)
+    return ContextMessage(text, source=f"skill:{skill}" if skill else "tools", added=added)
 
 
 def _message_text(message: Message) -> str:

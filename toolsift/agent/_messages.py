@@ -46,10 +46,16 @@ class ContextMessage:
     Attributes:
         text: What the model reads.
         source: Where it comes from (``skill:pdf``, ``server:github``, ``resources``), for display and audit.
+        added: Tools, by the names the model calls, offered again from here on (they were withdrawn).
+        withdrawn: Tools, by the names the model calls, no longer offered from here on. An adapter
+            whose provider takes tool changes mid-conversation sends both as such (Anthropic's
+            ``tool_addition`` and ``tool_removal``); for the others the text says it.
     """
 
     text: str
     source: str = ""
+    added: tuple[str, ...] = ()
+    withdrawn: tuple[str, ...] = ()
     role: Literal["context"] = "context"
 
 

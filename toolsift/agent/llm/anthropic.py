@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import anthropic
@@ -40,7 +40,7 @@ from ._entries import EarlierEntries
 from ._models import anthropic_features, refusal, warn_refused
 from ._prices import PriceTable, priced
 
-__all__ = ["AnthropicChatModel", "to_anthropic_messages"]
+__all__ = ["TOOL_CHANGES_BETA", "AnthropicChatModel", "to_anthropic_messages", "tool_changes"]
 
 ToolSearch = Literal["client", "bm25", "regex"]
 # The server-side search tools of the installed SDK (ToolSearchToolBm25_20251119Param, ...Regex...).
@@ -51,6 +51,8 @@ _SEARCH_TOOLS: dict[str, dict[str, str]] = {
 # Blocks only the provider can produce: an answer carrying them is sent back exactly as it came.
 _SERVER_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result"})
 _BREAKPOINT = {"type": "ephemeral"}
+#: The beta that ``tool_addition`` / ``tool_removal`` blocks by reference need.
+TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"
 # A breakpoint finds an earlier cache entry at its own block or one of the 19 before it.
 _LOOKBACK = 20
 # How many tool lists sent earlier are remembered to find where a grown list's cached part ends.
@@ -91,8 +93,26 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
+def _system_message(message: ContextMessage) -> dict[str, Any]:
+    """A context message as a mid-conversation system message, with its tool changes as blocks."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": context_text(message)}]
+    for kind, names in (("tool_addition", message.added), ("tool_removal", message.withdrawn)):
+        content += [{"type": kind, "tool": {"type": "tool_reference", "name": name}} for name in names]
+    return {"role": "system", "content": content}
+
+
+def tool_changes(request: Mapping[str, Any]) -> bool:
+    """Whether a request carries mid-conversation tool changes (which need :data:`TOOL_CHANGES_BETA`)."""
+    return any(
+        block.get("type") in ("tool_addition", "tool_removal")
+        for message in request.get("messages") or ()
+        if message["role"] == "system"
+        for block in message["content"]
+    )
+
+
 def to_anthropic_messages(
-    history: Sequence[Message], *, references: frozenset[str] = frozenset()
+    history: Sequence[Message], *, references: frozenset[str] = frozenset(), system_messages: bool = False
 ) -> list[dict[str, Any]]:
     """The conversation as Messages API turns, every content a list of blocks (a breakpoint needs a block).
 
@@ -100,7 +120,9 @@ def to_anthropic_messages(
     share one user turn, tool results first; answers that follow one another (an answer, then the
     conversation's own ``search_tools`` call loading a skill's tools) share one assistant turn. A tool
     result carries a ``tool_reference`` for each of its message's ``references`` that is in
-    ``references`` (the deferred tools the request defines).
+    ``references`` (the deferred tools the request defines). With ``system_messages`` (a model that
+    takes them), context after the first message is a mid-conversation system message, its tool
+    changes ``tool_addition`` / ``tool_removal`` blocks.
     """
     messages: list[dict[str, Any]] = []
 
@@ -113,6 +135,8 @@ def to_anthropic_messages(
     for message in history:
         if isinstance(message, UserMessage):
             user_turn().append({"type": "text", "text": message.text})
+        elif isinstance(message, ContextMessage) and system_messages and messages:
+            messages.append(_system_message(message))
         elif isinstance(message, ContextMessage):
             user_turn().append({"type": "text", "text": context_text(message)})
         elif isinstance(message, AssistantMessage):
@@ -172,8 +196,12 @@ class AnthropicChatModel:
             rather than loaded): the tool list then never changes with the scope, and only the
             definitions the model uses join the prompt. On by default with a server-side search;
             ``False`` opts out.
-        When the endpoint refuses the search tool (an older model, another server), the adapter
-        logs one line and goes on without it, every tool up front.
+        mid_conversation: Send what the conversation adds (a skill's instructions, the tools it
+            withdraws or offers again) as mid-conversation system messages with ``tool_removal`` /
+            ``tool_addition`` blocks (and their beta header), rather than as user text. By default
+            for the models that take them (Claude Sonnet 5.5, Opus 4.8 on, ...).
+        When the endpoint refuses the search tool or system messages (an older model, another
+        server), the adapter logs one line and goes on without them, every tool up front.
         prices: The price table ``usage.cost`` is computed with (default: the one shipped).
     """
 
@@ -190,6 +218,7 @@ class AnthropicChatModel:
         cache: bool = True,
         tool_search: ToolSearch | Literal["auto"] | None = "auto",
         on_demand: bool | None = None,
+        mid_conversation: bool | None = None,
         prices: PriceTable | None = None,
     ) -> None:
         if tool_search == "auto":
@@ -203,6 +232,9 @@ class AnthropicChatModel:
                 f"on_demand needs a server-side search (tool_search='bm25' or 'regex'), not {tool_search!r}"
             )
         self.loads_on_demand = on_demand
+        self.mid_conversation = (
+            anthropic_features(model).mid_conversation if mid_conversation is None else mid_conversation
+        )
         self.model = model
         self.max_tokens = max_tokens
         self.cache = cache
@@ -233,7 +265,9 @@ class AnthropicChatModel:
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "messages": to_anthropic_messages(history, references=frozenset(t["name"] for t in hidden)),
+            "messages": to_anthropic_messages(
+                history, references=frozenset(t["name"] for t in hidden), system_messages=self.mid_conversation
+            ),
         }
         if instructions:
             request["system"] = [{"type": "text", "text": instructions}]
@@ -267,21 +301,49 @@ class AnthropicChatModel:
         if not grown or not has_system:
             _mark_last(shown)
 
-    async def _without_search(
-        self, exc: BaseException, instructions: str, history: Sequence[Message], tools: list[dict[str, Any]]
+    async def _send(self, request: dict[str, Any]) -> Any:
+        """One request, with the beta its tool changes need."""
+        headers = {"anthropic-beta": TOOL_CHANGES_BETA} if tool_changes(request) else None
+        return await self._client.messages.create(**request, extra_headers=headers)
+
+    async def _fall_back(
+        self,
+        exc: anthropic.AnthropicError,
+        instructions: str,
+        history: Sequence[Message],
+        tools: list[dict[str, Any]],
+        deferred: Sequence[dict[str, Any]],
     ) -> Any:
-        """The request again with every tool up front, after the endpoint refused it with deferred tools.
-        When that passes, the search was what it refused: this model defers nothing from then on, and one
-        log line says so; when it fails too, the first error stands and nothing changes."""
-        search, on_demand = self.tool_search, self.loads_on_demand
-        self.tool_search, self.loads_on_demand = None, False
-        try:
-            response = await self._client.messages.create(**self.request(instructions, history, tools))
-        except anthropic.AnthropicError:
-            self.tool_search, self.loads_on_demand = search, on_demand
-            raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
-        warn_refused("Anthropic", self.model, f"tool search ({search})", exc)
-        return response
+        """After a refusal, the request again without what the endpoint may not take (mid-conversation
+        system messages, then deferred tools), one at a time. The first that passes stays off for this
+        model, one log line each; when none passes, the first error stands and nothing changes."""
+        sent = self.request(instructions, history, tools, deferred if self.defers_tools else ())
+        optional = [
+            feature
+            for feature, used in (
+                ("mid-conversation system messages", any(m["role"] == "system" for m in sent["messages"])),
+                (f"tool search ({self.tool_search})", self.defers_tools and bool(deferred)),
+            )
+            if used
+        ]
+        before = (self.mid_conversation, self.tool_search, self.loads_on_demand)
+        for count, feature in enumerate(optional if refusal(exc) else [], 1):
+            if feature.startswith("mid-conversation"):
+                self.mid_conversation = False
+            else:
+                self.tool_search, self.loads_on_demand = None, False
+            shown = tools if self.defers_tools else [*tools, *deferred]
+            try:
+                response = await self._send(
+                    self.request(instructions, history, shown, deferred if self.defers_tools else ())
+                )
+            except anthropic.AnthropicError:
+                continue
+            for dropped in optional[:count]:
+                warn_refused("Anthropic", self.model, dropped, exc)
+            return response
+        self.mid_conversation, self.tool_search, self.loads_on_demand = before
+        raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
 
     async def complete(
         self,
@@ -297,11 +359,9 @@ class AnthropicChatModel:
         """
         request = self.request(instructions, history, tools, deferred if self.defers_tools else ())
         try:
-            response = await self._client.messages.create(**request)
+            response = await self._send(request)
         except anthropic.AnthropicError as exc:
-            if not (refusal(exc) and self.tool_search is not None and deferred):
-                raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
-            response = await self._without_search(exc, instructions, history, [*tools, *deferred])
+            response = await self._fall_back(exc, instructions, history, tools, deferred)
         text = "".join(b.text for b in response.content if b.type == "text") or None
         calls = tuple(
             ToolCall(id=b.id, name=b.name, arguments=dict(b.input)) for b in response.content if b.type == "tool_use"
