@@ -550,11 +550,12 @@ class ProviderEndpoint:
 
 
 def _withdrawn_call(tools: Offered, reply: Reply) -> Reply | ErrorReply:
-    """A reply that calls a tool a ``tool_removal`` withdrew is one a model cannot give: refused, naming it."""
+    """A reply that calls a tool a ``tool_removal`` withdrew is one a model cannot give: the script is wrong
+    (a server error, not a refusal of the request), naming the tool."""
     called = [call.name for call in reply.calls if call.name in tools.withdrawn]
     if called:
         why = "which a tool_removal withdrew and nothing offered again"
-        return ErrorReply(400, f"the script calls {called[0]!r}, {why}")
+        return ErrorReply(500, f"the script calls {called[0]!r}, {why}")
     return reply
 
 

@@ -162,7 +162,8 @@ def first_messages(session: Sequence[Step], count: int) -> tuple[Step, ...]:
 
 
 def script(session: Sequence[Step], *, naive: bool) -> list[Reply]:
-    """The scripted model's answers to the session, in order (the naive agent makes no search)."""
+    """The scripted model's answers to the session, in order (the naive agent, and a model whose provider
+    searches, make no search_tools call)."""
     replies: list[Reply] = []
     for step in session:
         if step.command:
@@ -354,7 +355,9 @@ Runner = Callable[[Toolbox, ChatModel, Sequence[Step]], Awaitable[Ran]]
 async def measure(
     box: Toolbox, factory: ModelFactory, runner: Runner, session: Sequence[Step], *, naive: bool, verbose: bool
 ) -> Figures:
-    async with ProviderEndpoint(script(session, naive=naive)) as endpoint:
+    # A model whose provider's search loads what it calls is not given search_tools: it calls the tool directly.
+    searchless = naive or bool(getattr(factory("http://127.0.0.1:9"), "loads_on_demand", False))
+    async with ProviderEndpoint(script(session, naive=searchless)) as endpoint:
         ran = await runner(box, factory(endpoint.url), session)
     if verbose:
         print(f"  {'naive agent' if naive else 'toolsift'}, each request: input / read / written / tool tokens")

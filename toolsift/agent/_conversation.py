@@ -144,7 +144,8 @@ class Conversation:
         self._declared = DeclaredTools(registry, discovery)
         self._last_scope: TurnScope | None = None
         self._loaded: set[str] = set()  # deferred tools loaded by reference (or named, for on-demand loading)
-        self._withdrawn: set[str] = set()  # named tools a scope change withdrew (on-demand loading)
+        self._named: set[str] = set()  # a skill's tools named to a model that loads on demand
+        self._withdrawn: set[str] = set()  # named tools a scope change withdrew
         self._load_rules: list[LoadRule] = []
         self._requests = 0
         self._history_tokens = 0
@@ -402,6 +403,7 @@ class Conversation:
             again = [name for name in missing if name in self._withdrawn]
             self.history.append(_deferred_note(scope.skill, missing, self.registry, format, again))
             self._loaded.update(missing)
+            self._named.update(missing)
             self._withdrawn.difference_update(missing)
             return
         rule = LoadRule(
@@ -421,13 +423,14 @@ class Conversation:
     def _withdraw(self, given: Sequence[str], format: str) -> None:
         """Tell a model that loads on demand which of the tools named to it the scope no longer gives (a skill
         stopped or was replaced), so that it stops being offered them; a later ``/use`` names them again."""
-        gone = sorted(name for name in self._loaded if name not in given and name in self.registry)
+        gone = sorted(name for name in self._named if name not in given and name in self.registry)
         if not gone:
             return
         exported = tuple(self.registry.exported_name(name, format) for name in gone)
         text = f"These tools are withdrawn from here on: {', '.join(exported)}."
         self.history.append(ContextMessage(text, source="tools", withdrawn=exported))
         self._loaded.difference_update(gone)
+        self._named.difference_update(gone)
         self._withdrawn.update(gone)
 
     def _loading(self, skill: str | None, names: Sequence[str], format: str) -> tuple[AssistantMessage, ToolMessage]:
