@@ -6,6 +6,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from toolsift.agent import (
     Usage,
     UserMessage,
 )
-from toolsift.agent._tool_list import KeepRule, LoadRule, StableToolList, estimated_tokens
+from toolsift.agent._tool_list import HOLD, KeepRule, LoadRule, StableToolList, estimated_tokens
 from toolsift.agent.llm.anthropic import AnthropicChatModel, to_anthropic_messages
 from toolsift.agent.llm.openai import to_openai_messages
 from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
@@ -442,6 +443,40 @@ def test_a_list_rebuilt_after_a_removal_is_the_list_the_same_scope_had_before() 
     again = tools.update(first, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=3)
     assert again == before and tools.names == ("g1", "g2", "search")
     assert tools.decisions[-1].rewritten_tokens == estimated_tokens(schema("search"))  # behind g1 and g2 again
+
+
+def test_tools_kept_before_are_removed_only_once_that_pays_off_by_the_margin() -> None:
+    tools = StableToolList()
+    both = [("a", schema("a", 400)), ("big", schema("big", 4000))]
+    tools.update(both, registered=lambda n: True, why_left=str, tail_tokens=1000, requests=1)
+    only_a = [("a", schema("a", 400))]
+    tools.update(only_a, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=1)
+    first = tools.decisions[-1]
+    assert first.keep and first.hold == 1.0
+    requests = next(n for n in range(2, 10_000) if replace(first, expected_requests=n).keep_cost > first.removal_cost)
+    # Past the plain break-even, kept tools stay: the saving must be worth HOLD times the rewrite.
+    tools.update(only_a, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=requests)
+    assert tools.names == ("a", "big") and tools.decisions[-1] is first
+    enough = next(n for n in range(requests, 100_000) if not replace(first, expected_requests=n, hold=HOLD).keep)
+    tools.update(only_a, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=enough)
+    assert tools.names == ("a",) and tools.decisions[-1].hold == HOLD and not tools.decisions[-1].keep
+
+
+@given(
+    left_tokens=st.integers(1, 5000),
+    rewritten=st.integers(0, 50_000),
+    requests=st.integers(1, 1000),
+    hold=st.floats(1.0, 4.0),
+)
+def test_a_kept_decision_flips_only_past_the_margin(
+    left_tokens: int, rewritten: int, requests: int, hold: float
+) -> None:
+    rule = KeepRule(
+        left=("x",), left_tokens=left_tokens, rewritten_tokens=rewritten, expected_requests=requests, hold=hold
+    )
+    assert rule.keep == (rule.keep_cost < hold * rule.removal_cost)
+    if rule.keep_cost < rule.removal_cost:
+        assert rule.keep  # below the plain break-even, never removed
 
 
 # -- what the model is told, and where ---------------------------------------------------------------
