@@ -421,16 +421,22 @@ class Conversation:
             self._declared.put_up_front(missing)
 
     def _withdraw(self, given: Sequence[str], format: str) -> None:
-        """Tell a model that loads on demand which of the tools named to it the scope no longer gives (a skill
-        stopped or was replaced), so that it stops being offered them; a later ``/use`` names them again."""
-        gone = sorted(name for name in self._named if name not in given and name in self.registry)
+        """Tell a model that loads on demand which of the tools it loaded (called) the scope no longer gives (a
+        skill stopped or was replaced), so that it stops being offered them; a later ``/use`` names them again,
+        and offers anew those withdrawn."""
+        stopped = {name for name in self._named if name not in given}
+        self._loaded.difference_update(stopped)
+        self._named.difference_update(stopped)
+        # Only what the model called was loaded; the rest leaves with the deferred list.
+        called = {m.call.name for m in self.history if isinstance(m, ToolMessage)}
+        gone = sorted(
+            name for name in stopped if name in self.registry and self.registry.exported_name(name, format) in called
+        )
         if not gone:
             return
         exported = tuple(self.registry.exported_name(name, format) for name in gone)
         text = f"These tools are withdrawn from here on: {', '.join(exported)}."
         self.history.append(ContextMessage(text, source="tools", withdrawn=exported))
-        self._loaded.difference_update(gone)
-        self._named.difference_update(gone)
         self._withdrawn.update(gone)
 
     def _loading(self, skill: str | None, names: Sequence[str], format: str) -> tuple[AssistantMessage, ToolMessage]:
