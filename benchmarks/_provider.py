@@ -21,7 +21,9 @@ https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool):
   it (the 20-block lookback); everything after the read point up to the last breakpoint written is a write;
 - tools with ``defer_loading: true`` are not in the prefix; a ``tool_reference`` (in a ``tool_result`` or a
   server tool search result) loads the referenced definition at that point of the conversation;
-- the cache lives for the endpoint's lifetime (the 5-minute TTL never runs out in a scripted session).
+- the cache lives for the endpoint's lifetime (the 5-minute TTL never runs out in a scripted session);
+- ``role: "system"`` messages with ``tool_addition`` / ``tool_removal`` blocks change the tools offered from
+  where they stand, and need their beta header (``_tool_changes``); a script that calls a withdrawn tool fails.
 
 OpenAI (https://platform.openai.com/docs/guides/prompt-caching): caching is automatic for prompts of
 1,024 tokens or more; the cached part is the longest prefix shared with an earlier request, counted in

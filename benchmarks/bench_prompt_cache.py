@@ -18,14 +18,17 @@ The anchor, in the same run on the same transcript: a naive agent that sends eve
 catalogue) in every request under a fixed system prompt, with a skill's text appended as a context message at
 ``/use``, through the same adapter and so the same breakpoints. It needs no search, so it skips those rounds.
 
-Per provider it prints the tool tokens per request (every tool definition the prompt carries: the ``tools``
-given up front, plus, for a deferring model, the deferred ones the messages loaded, by a ``tool_reference``
-or in a ``tool_search_output``, on every request after the load; the loaded part is printed apart), the
-effective input cost (uncached 1x, cache reads 0.1x, writes 1.25x), the cost of the last 10 requests, the
-share of input tokens read from the cache, and the toolsift/naive ratio against the goal (cost <= 0.20x the
-naive agent's, >= 90 % of input tokens cached, tool tokens no more than toolsift's before the cache work).
-A model with a provider-run search (Anthropic's ``bm25``, OpenAI's hosted ``tool_search``) also runs with
-``on_demand=True``: every tool but ``search_tools`` deferred, each loaded when the model first calls it.
+Per provider it prints, first for a plain model name (each adapter's defaults for ``claude-sonnet-5-5`` and
+``gpt-5.4``), then for the flags that opt out: the tool tokens per request (every tool definition the model is
+offered: the ``tools`` given up front, plus, for a deferring model, the deferred ones the messages loaded, by a
+``tool_reference``, a ``tool_addition`` or in a ``tool_search_output``, on every request after the load, less
+those a ``tool_removal`` withdrew; the loaded part is printed apart), those of the request before each stretch of
+skills and of the one after its ``/unuse``, the effective input cost (uncached 1x, cache reads 0.1x, writes
+1.25x), the cost of the last 10 requests, the share of input tokens read from the cache, the bill in USD by the
+adapters' price table (toolsift's and the naive agent's), and the plain names' ratio against the goal (Anthropic
+and Responses: <= 0.15x the naive agent's cost and >= 95 % cached; Chat Completions: <= 0.20x and >= 90 %; the
+tools offered after each ``/unuse`` no more than before its ``/use``). A model whose provider searches makes no
+``search_tools`` call (it is not offered): it calls the tool, and the endpoint's search loads it.
 ``--quick`` runs the first 10 messages and only the Anthropic rows (for CI); ``--verbose`` also prints every
 request's tokens (input, read, written, tool definitions), which shows where a prefix broke.
 """
