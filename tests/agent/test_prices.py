@@ -13,8 +13,9 @@ from llm_stub import llm_stub, recorded
 
 from toolsift import AgentError
 from toolsift.agent import Usage, UserMessage
-from toolsift.agent.llm import Price, PriceTable, load_model
+from toolsift.agent.llm import load_model
 from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
+from toolsift.agent.llm.prices import Price, PriceTable
 
 SONNET = Price(input=2.0, output=10.0, cache_read=0.1, cache_write=2.5)
 

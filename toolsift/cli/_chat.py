@@ -18,7 +18,8 @@ from .._exceptions import AgentError, ConfigError
 from .._files import write_atomically
 from .._folders import user_folder
 from ..agent import ChatModel, Conversation, ToolCall, model_sampler, result_text
-from ..agent.llm import PriceTable, load_model
+from ..agent.llm import load_model
+from ..agent.llm.prices import PriceTable
 from ..mcp_sessions import ClientCallbacks
 from ._app import run_async, state
 from ._approve import TerminalApprover

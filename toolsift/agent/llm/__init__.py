@@ -12,9 +12,9 @@ from typing import Any
 from ..._exceptions import AgentError
 from ..._install import install_advice
 from .._turn import ChatModel
-from ._prices import Price, PriceTable
+from .prices import PriceTable
 
-__all__ = ["Price", "PriceTable", "load_model"]
+__all__ = ["load_model"]
 
 # provider -> (module, class, environment variable with the key, pip extra)
 PROVIDERS: dict[str, tuple[str, str, str, str]] = {
@@ -38,7 +38,8 @@ def load_model(
     The API key comes from ``api_key`` or the provider's environment variable;
     ``base_url`` (or ``OPENAI_BASE_URL``) reaches OpenAI-compatible local servers.
     ``scripted:FILE`` is the offline model of :mod:`toolsift.agent.llm.scripted`: answers read from FILE.
-    ``prices`` prices each reply's ``usage.cost`` (default: the table shipped, :meth:`PriceTable.default`).
+    ``prices`` prices each reply's ``usage.cost`` (default: the table shipped; see
+    :class:`toolsift.agent.llm.prices.PriceTable`).
 
     Raises:
         AgentError: Unknown provider, missing SDK (with the pip command), missing key, or a bad script.

@@ -38,7 +38,7 @@ from .._tool_list import common_length
 from ._context import context_text
 from ._entries import EarlierEntries
 from ._models import anthropic_features, refusal, warn_refused
-from ._prices import PriceTable, priced
+from .prices import PriceTable, priced
 
 __all__ = ["TOOL_CHANGES_BETA", "AnthropicChatModel", "to_anthropic_messages", "tool_changes"]
 

@@ -18,7 +18,7 @@ from ..._exceptions import AgentError
 from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from .._results import result_text
 from ._context import context_text
-from ._prices import PriceTable, priced
+from .prices import PriceTable, priced
 
 __all__ = ["OpenAIChatModel", "to_openai_messages"]
 

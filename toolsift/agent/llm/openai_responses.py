@@ -29,7 +29,6 @@ from ..._exceptions import AgentError
 from ..._names import SEARCH_TOOL_NAME
 from .._messages import AssistantMessage, Message, ToolCall, ToolMessage
 from ._models import refusal, responses_features, warn_refused
-from ._prices import PriceTable, priced
 from ._responses_input import (
     INPUT_FIELDS,
     as_input,
@@ -41,6 +40,7 @@ from ._responses_input import (
     usage_of,
 )
 from ._responses_tools import ToolSearch, flat, to_responses_tools
+from .prices import PriceTable, priced
 
 __all__ = ["INPUT_FIELDS", "OpenAIResponsesModel", "to_responses_input", "to_responses_tools"]
 

@@ -20,7 +20,7 @@ from typing import Any, final
 from ..._exceptions import AgentError
 from .._messages import Usage
 
-__all__ = ["Price", "PriceTable", "priced", "provider_of"]
+__all__ = ["Price", "PriceTable", "priced"]
 
 _PACKAGED = Path(__file__).with_name("prices.json")
 _FIELDS = ("input", "output", "cache_read", "cache_write")
@@ -57,11 +57,6 @@ class Price:
             + usage.output_tokens * self.output
         )
         return total / 1_000_000
-
-
-def provider_of(format: str) -> str:
-    """The provider whose prices a model of this wire format pays (both OpenAI APIs bill alike)."""
-    return "anthropic" if format == "anthropic" else "openai"
 
 
 @final
