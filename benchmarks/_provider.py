@@ -58,7 +58,7 @@ from typing import Any, Literal
 
 import anyio
 import uvicorn
-from _tool_changes import Offered, missing_beta, offered, references
+from _tool_changes import Offered, offered, references, refused_change
 from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse
@@ -387,7 +387,7 @@ class ProviderEndpoint:
         if api is None:
             return JSONResponse({"error": {"message": f"no such endpoint /v1/{path}"}}, status_code=404)
         body = await http.json()
-        if api == "anthropic" and (why := missing_beta(body, http.headers.get("anthropic-beta", ""))) is not None:
+        if api == "anthropic" and (why := refused_change(body, http.headers.get("anthropic-beta", ""))) is not None:
             return JSONResponse(_error(api, ErrorReply(400, why)), status_code=400)
         request = Request(api, body, self.usage_of(api, body))
         self.requests.append(request)

@@ -3,7 +3,7 @@
 A ``role: "system"`` message may carry ``tool_addition`` and ``tool_removal`` blocks (the installed SDK's
 ``BetaRequestToolAdditionBlockParam`` / ``BetaRequestToolRemovalBlockParam``), each naming one tool by
 a ``tool_reference`` (``{"type": "tool_reference", "name": ...}``); they need the
-``mid-conversation-tool-changes-2026-07-01`` beta header
+``mid-conversation-tool-changes-2026-07-01`` beta header, and a reference names a tool the request defines
 (https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages). From a
 removal on, the tool is not offered: a model does not call it, and a search does not find it, until an
 addition offers it again (a deferred tool's definition then loads at the addition, as a
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BETA", "Offered", "changed_tool", "missing_beta", "offered", "references"]
+__all__ = ["BETA", "Offered", "changed_tool", "offered", "references", "refused_change"]
 
 BETA = "mid-conversation-tool-changes-2026-07-01"
 CHANGES = ("tool_addition", "tool_removal")
@@ -81,12 +81,18 @@ def offered(body: dict[str, Any], plain: Any) -> Offered:
     return state
 
 
-def missing_beta(body: dict[str, Any], beta_header: str) -> str | None:
-    """Why a request with tool changes is refused without the beta header (None: it is not)."""
+def refused_change(body: dict[str, Any], beta_header: str) -> str | None:
+    """Why a request with tool changes is refused (None: it is not): without the beta header, or with a
+    change naming a tool the request's ``tools`` do not define."""
     betas = {beta.strip() for beta in beta_header.split(",")}
+    defined = {tool.get("name") for tool in body.get("tools") or []}
     for message in body.get("messages") or []:
         content = message["content"]
         for part in content if isinstance(content, list) else []:
-            if part.get("type") in CHANGES and BETA not in betas:
+            if part.get("type") not in CHANGES:
+                continue
+            if BETA not in betas:
                 return f"messages: {part['type']} blocks need the anthropic-beta header {BETA!r}"
+            if (name := changed_tool(part)) is not None and name not in defined:
+                return f"messages: {part['type']} names {name!r}, which the request's tools do not define"
     return None

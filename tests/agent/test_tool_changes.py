@@ -18,7 +18,7 @@ from toolsift.agent.llm.anthropic import TOOL_CHANGES_BETA, AnthropicChatModel, 
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _provider import Call, ErrorReply, ProviderEndpoint, Reply, Request, anthropic_usage
-from _tool_changes import missing_beta
+from _tool_changes import refused_change
 
 ECHO = {"name": "echo", "description": "Echo.", "input_schema": {"type": "object", "properties": {}}}
 LOOKUP = {"name": "lookup", "description": "Look " * 50, "input_schema": {"type": "object", "properties": {}}}
@@ -48,17 +48,27 @@ def test_context_after_the_first_message_is_a_system_message_with_its_tool_chang
     assert [m["role"] for m in plain] == ["user", "assistant", "user"] and "Withdrawn: lookup." in str(plain[2])
 
 
-def test_the_loopback_refuses_tool_changes_without_their_beta() -> None:
-    body = {
-        "messages": [
-            {"role": "system", "content": [{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "x"}}]}
-        ]
-    }
+def test_the_loopback_refuses_tool_changes_without_their_beta_or_naming_an_undefined_tool() -> None:
+    removal = {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "x"}}
+    body = {"tools": [{"name": "x"}], "messages": [{"role": "system", "content": [removal]}]}
+    beta = f"other-beta, {TOOL_CHANGES_BETA}"
     assert (
-        missing_beta(body, "") == f"messages: tool_removal blocks need the anthropic-beta header {TOOL_CHANGES_BETA!r}"
+        refused_change(body, "")
+        == f"messages: tool_removal blocks need the anthropic-beta header {TOOL_CHANGES_BETA!r}"
     )
-    assert missing_beta(body, f"other-beta, {TOOL_CHANGES_BETA}") is None
-    assert missing_beta({"messages": [{"role": "user", "content": "hi"}]}, "") is None
+    assert refused_change(body, beta) is None
+    undefined = {**body, "tools": [{"name": "y"}]}
+    assert (
+        refused_change(undefined, beta) == "messages: tool_removal names 'x', which the request's tools do not define"
+    )
+    assert refused_change({"messages": [{"role": "user", "content": "hi"}]}, "") is None
+
+
+def test_a_tool_change_is_sent_only_for_a_tool_the_request_defines() -> None:
+    history: list[Message] = [UserMessage("hi"), AssistantMessage("hello"), withdrawn("lookup", "gone")]
+    messages = to_anthropic_messages(history, system_messages=True, defined=frozenset({"lookup"}))
+    assert [block["type"] for block in messages[-1]["content"]] == ["text", "tool_removal"]
+    assert messages[-1]["content"][1]["tool"]["name"] == "lookup"
 
 
 def test_a_withdrawn_tool_leaves_the_offered_tools_and_an_addition_offers_it_again() -> None:

@@ -93,11 +93,16 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _system_message(message: ContextMessage) -> dict[str, Any]:
-    """A context message as a mid-conversation system message, with its tool changes as blocks."""
+def _system_message(message: ContextMessage, defined: frozenset[str] | None) -> dict[str, Any]:
+    """A context message as a mid-conversation system message, with its tool changes as blocks: those of
+    the tools the request defines (``defined``; None: all), as a reference must name one."""
     content: list[dict[str, Any]] = [{"type": "text", "text": context_text(message)}]
     for kind, names in (("tool_addition", message.added), ("tool_removal", message.withdrawn)):
-        content += [{"type": kind, "tool": {"type": "tool_reference", "name": name}} for name in names]
+        content += [
+            {"type": kind, "tool": {"type": "tool_reference", "name": name}}
+            for name in names
+            if defined is None or name in defined
+        ]
     return {"role": "system", "content": content}
 
 
@@ -112,7 +117,11 @@ def tool_changes(request: Mapping[str, Any]) -> bool:
 
 
 def to_anthropic_messages(
-    history: Sequence[Message], *, references: frozenset[str] = frozenset(), system_messages: bool = False
+    history: Sequence[Message],
+    *,
+    references: frozenset[str] = frozenset(),
+    system_messages: bool = False,
+    defined: frozenset[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The conversation as Messages API turns, every content a list of blocks (a breakpoint needs a block).
 
@@ -122,7 +131,7 @@ def to_anthropic_messages(
     result carries a ``tool_reference`` for each of its message's ``references`` that is in
     ``references`` (the deferred tools the request defines). With ``system_messages`` (a model that
     takes them), context after the first message is a mid-conversation system message, its tool
-    changes ``tool_addition`` / ``tool_removal`` blocks.
+    changes ``tool_addition`` / ``tool_removal`` blocks for the tools in ``defined`` (the request's).
     """
     messages: list[dict[str, Any]] = []
 
@@ -136,7 +145,7 @@ def to_anthropic_messages(
         if isinstance(message, UserMessage):
             user_turn().append({"type": "text", "text": message.text})
         elif isinstance(message, ContextMessage) and system_messages and messages:
-            messages.append(_system_message(message))
+            messages.append(_system_message(message, defined))
         elif isinstance(message, ContextMessage):
             user_turn().append({"type": "text", "text": context_text(message)})
         elif isinstance(message, AssistantMessage):
@@ -266,7 +275,10 @@ class AnthropicChatModel:
             "model": self.model,
             "max_tokens": self.max_tokens,
             "messages": to_anthropic_messages(
-                history, references=frozenset(t["name"] for t in hidden), system_messages=self.mid_conversation
+                history,
+                references=frozenset(t["name"] for t in hidden),
+                system_messages=self.mid_conversation,
+                defined=frozenset(names | {t["name"] for t in hidden}),
             ),
         }
         if instructions:
