@@ -420,8 +420,9 @@ LABELS = {
 }
 
 
-def print_row(row: str, ours: Figures, naive: Figures) -> dict[str, Any]:
-    """Print one provider's figures beside the naive agent's; return the ones to save."""
+def print_row(row: str, ours: Figures, naive: Figures, *, judged: bool = True) -> dict[str, Any]:
+    """Print one provider's figures beside the naive agent's (``judged``: against the goal, which is the
+    whole session's); return the ones to save."""
     ratio, last = ours.cost / naive.cost, ours.last10 / naive.last10
     print(f"\n{LABELS[row]}")
     print(f"  {'':34}{'toolsift':>14}{'naive agent':>14}")
@@ -440,7 +441,7 @@ def print_row(row: str, ours: Figures, naive: Figures) -> dict[str, Any]:
     if ours.usd is not None and naive.usd is not None:
         print(f"  {'the bill (USD, the price table)':34}{ours.usd:>14.4f}{naive.usd:>14.4f}")
     unuse = all(after <= before for before, after in ours.unuse)
-    if row in GOALS:
+    if row in GOALS and judged:
         goal_ratio, goal_cached = GOALS[row]
         met = ratio <= goal_ratio and ours.cached >= goal_cached and unuse
         print(
@@ -500,7 +501,7 @@ async def main(quick: bool, verbose: bool = False) -> dict[str, Any]:
             for row, ours, theirs in providers(quick):
                 mine = await measure(box, ours, run_toolsift, session, naive=False, verbose=verbose)
                 naive = await measure(box, theirs, run_naive, session, naive=True, verbose=verbose)
-                figures.update(print_row(row, mine, naive))
+                figures.update(print_row(row, mine, naive, judged=not quick))
     return figures
 
 
