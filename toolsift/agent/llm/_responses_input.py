@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._names import SEARCH_TOOL_NAME
 from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
-from .._results import describe_result
+from .._results import describe_result, result_text
 from ._context import context_text
 from ._responses_tools import namespaces
 
@@ -60,6 +60,13 @@ def _call_output(message: ToolMessage) -> str | list[dict[str, Any]]:
         else:
             items.append({"type": "input_text", "text": part.text})
     return items
+
+
+def _search_answer(message: ToolMessage) -> str:
+    """What a client tool search that loaded nothing answered (a skill that forbids what it found, say), as
+    the text that follows its empty output."""
+    prefix = "[tool error] " if message.result.is_error else ""
+    return f"The tool search loaded no tool. {SEARCH_TOOL_NAME} answered: {prefix}{result_text(message.result)}"
 
 
 def search_call_id(block: Mapping[str, Any]) -> str | None:
@@ -164,6 +171,8 @@ def to_responses_input(
                         "tools": namespaces(tools, defer=False),
                     }
                 )
+                if not tools:  # an output has no room for text: what the search said, and why, follows it
+                    items.append({"type": "message", "role": "developer", "content": _search_answer(message)})
             else:
                 items.append(
                     {"type": "function_call_output", "call_id": message.call.id, "output": _call_output(message)}

@@ -20,7 +20,7 @@ from .._results import result_text
 from ._context import context_text
 from .prices import PriceTable, priced
 
-__all__ = ["OpenAIChatModel", "to_openai_messages"]
+__all__ = ["OpenAIChatModel"]
 
 
 def to_openai_messages(instructions: str, history: Sequence[Message]) -> list[dict[str, Any]]:

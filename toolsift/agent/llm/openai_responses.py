@@ -30,7 +30,6 @@ from ..._names import SEARCH_TOOL_NAME
 from .._messages import AssistantMessage, Message, ToolCall, ToolMessage
 from ._models import refusal, responses_features, warn_refused
 from ._responses_input import (
-    INPUT_FIELDS,
     as_input,
     own_searches,
     parse_arguments,
@@ -42,7 +41,7 @@ from ._responses_input import (
 from ._responses_tools import ToolSearch, flat, to_responses_tools
 from .prices import PriceTable, priced
 
-__all__ = ["INPUT_FIELDS", "OpenAIResponsesModel", "to_responses_input", "to_responses_tools"]
+__all__ = ["OpenAIResponsesModel"]
 
 
 class OpenAIResponsesModel:
