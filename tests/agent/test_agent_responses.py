@@ -26,12 +26,9 @@ from sdk_shapes import problems
 from toolsift import AgentError
 from toolsift.agent import AssistantMessage, ContextMessage, Conversation, ToolCall, ToolMessage, Usage, UserMessage
 from toolsift.agent.llm import load_model
-from toolsift.agent.llm.openai_responses import (
-    INPUT_FIELDS,
-    OpenAIResponsesModel,
-    to_responses_input,
-    to_responses_tools,
-)
+from toolsift.agent.llm._responses_input import INPUT_FIELDS, to_responses_input
+from toolsift.agent.llm._responses_tools import to_responses_tools
+from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
 from toolsift.registry import ToolRegistry, ToolResult, tool
 from toolsift.registry._internal import AuditEvent
 from toolsift.toolbox import Toolbox

@@ -31,6 +31,7 @@ from ._toolbox import open_toolbox
 
 if TYPE_CHECKING:
     from ..skills import SkillsReloaded
+    from ..toolbox import Toolbox
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -46,6 +47,14 @@ CHAT_HELP = """  call TOOL {"json": "args"}  call a tool yourself (manual mode, 
 
 HISTORY_FILE = "chat_history"  # in the user folder: the lines typed at the prompt, for the arrow keys
 HISTORY_LENGTH = 1000
+
+
+def _greet(out: Output, box: Toolbox, greeting: str) -> None:
+    """The chat's first lines: who answers, and which servers' tools only a skill can reach."""
+    out.note(greeting, style=None)
+    hint = internal_hint(box.manager.servers.values())
+    if hint:
+        out.note(hint, style=None)
 
 
 @commands.command()
@@ -89,10 +98,7 @@ def chat(
             # The person at the prompt answers the calls the agent's ask rules hold back.
             approver = TerminalApprover(out, interactive=True, mask=box.sessions.mask_secrets)
             conversation = box.conversation(agent, approver=approver)  # the profile's instructions
-            out.note(MANUAL_HELP if chat_model is None else f"Chatting with {model}. /quit to leave.", style=None)
-            hint = internal_hint(box.manager.servers.values())
-            if hint:
-                out.note(hint, style=None)
+            _greet(out, box, f"Chatting with {model}. /quit to leave." if chat_model is not None else MANUAL_HELP)
             # Editing a skill or the config and trying again is the everyday loop: the next input sees the edit.
             unsubscribe = (
                 box.sessions.subscribe(lambda event: _server_reloaded(out, str(event), event.error)),

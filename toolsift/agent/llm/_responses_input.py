@@ -7,7 +7,7 @@ output items, verbatim but for output-only fields; other answers are rebuilt fro
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..._names import SEARCH_TOOL_NAME
@@ -160,23 +160,7 @@ def to_responses_input(
                 for c in message.tool_calls
             ]
         elif isinstance(message, ToolMessage):
-            if message.call.id in searches:
-                tools = (loaded or {}).get(message.call.id, ())
-                items.append(
-                    {
-                        "type": "tool_search_output",
-                        "call_id": message.call.id,
-                        "execution": "client",
-                        "status": "completed",
-                        "tools": namespaces(tools, defer=False),
-                    }
-                )
-                if not tools:  # an output has no room for text: what the search said, and why, follows it
-                    items.append({"type": "message", "role": "developer", "content": _search_answer(message)})
-            else:
-                items.append(
-                    {"type": "function_call_output", "call_id": message.call.id, "output": _call_output(message)}
-                )
+            items += _tool_output(message, searches, loaded)
     return items
 
 
@@ -202,3 +186,23 @@ def usage_of(response: Any) -> Usage | None:
         cache_write_tokens=getattr(details, "cache_write_tokens", 0) or 0,
         output_tokens=getattr(usage, "output_tokens", 0) or 0,
     )
+
+
+def _tool_output(
+    message: ToolMessage, searches: Collection[str], loaded: Mapping[str, Sequence[Mapping[str, Any]]] | None
+) -> list[dict[str, Any]]:
+    """A tool result as input items: a client tool search's output (the definitions it loaded), or a call's."""
+    if message.call.id not in searches:
+        return [{"type": "function_call_output", "call_id": message.call.id, "output": _call_output(message)}]
+    tools = (loaded or {}).get(message.call.id, ())
+    output = {
+        "type": "tool_search_output",
+        "call_id": message.call.id,
+        "execution": "client",
+        "status": "completed",
+        "tools": namespaces(tools, defer=False),
+    }
+    if tools:
+        return [output]
+    # An output has no room for text: what the search said, and why, follows it.
+    return [output, {"type": "message", "role": "developer", "content": _search_answer(message)}]

@@ -20,7 +20,7 @@ from typing import Any, final
 from ..._exceptions import AgentError
 from .._messages import Usage
 
-__all__ = ["Price", "PriceTable", "priced"]
+__all__ = ["PriceTable"]
 
 _PACKAGED = Path(__file__).with_name("prices.json")
 _FIELDS = ("input", "output", "cache_read", "cache_write")
