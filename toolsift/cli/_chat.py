@@ -79,11 +79,10 @@ def chat(
 
     Edits of the config and the skills apply from the next input, and are reported on stderr.
     """
-    out = Output()
+    out, spent = Output(), Spent()
     model = model or _profile_model(agent)
     table = PriceTable.default().merged(PriceTable.from_file(prices)) if prices is not None else None
     chat_model = load_model(model, base_url=base_url, prices=table) if model else None
-    spent = Spent()
 
     # Servers may ask the person (elicitation) and the model (sampling, with --model); their logs are shown.
     callbacks = ClientCallbacks(
