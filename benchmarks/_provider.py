@@ -21,7 +21,9 @@ https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool):
   it (the 20-block lookback); everything after the read point up to the last breakpoint written is a write;
 - tools with ``defer_loading: true`` are not in the prefix; a ``tool_reference`` (in a ``tool_result`` or a
   server tool search result) loads the referenced definition at that point of the conversation;
-- the cache lives for the endpoint's lifetime (the 5-minute TTL never runs out in a scripted session).
+- the cache lives for the endpoint's lifetime (the 5-minute TTL never runs out in a scripted session);
+- ``role: "system"`` messages with ``tool_addition`` / ``tool_removal`` blocks change the tools offered from
+  where they stand, and need their beta header (``_tool_changes``); a script that calls a withdrawn tool fails.
 
 OpenAI (https://platform.openai.com/docs/guides/prompt-caching): caching is automatic for prompts of
 1,024 tokens or more; the cached part is the longest prefix shared with an earlier request, counted in
@@ -50,12 +52,13 @@ import importlib
 import itertools
 import json
 import socket
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
 import uvicorn
+from _tool_changes import Offered, offered, references, refused_change
 from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse
@@ -217,23 +220,11 @@ def _anthropic_blocks(body: dict[str, Any]) -> list[_Block]:
         content = message["content"]
         for part in [{"type": "text", "text": content}] if isinstance(content, str) else content:
             text = _json(_without_cache_control(part))
-            loaded = [deferred[name] for name in _references(part) if name in deferred]
+            loaded = [deferred[name] for name in references(part) if name in deferred]
             tool_tokens = sum(count_tokens(_json(schema)) for schema in loaded)
             key = f"{message['role']}:{text}:{_json(loaded)}"
             blocks.append(_Block(key, count_tokens(text) + tool_tokens, "cache_control" in part, tool_tokens))
     return blocks
-
-
-def _references(block: Any) -> Iterator[str]:
-    """Names of the tools a content block references (``tool_reference`` anywhere inside it)."""
-    if isinstance(block, dict):
-        if block.get("type") == "tool_reference":
-            yield block["tool_name"]
-        for value in block.values():
-            yield from _references(value)
-    elif isinstance(block, list):
-        for value in block:
-            yield from _references(value)
 
 
 def anthropic_usage(body: dict[str, Any], cache: set[str], *, min_cacheable: int = 1024) -> PromptUsage:
@@ -257,8 +248,10 @@ def anthropic_usage(body: dict[str, Any], cache: set[str], *, min_cacheable: int
     written = [p for p in breakpoints if p > read_at and prefixes[p][1] >= min_cacheable]
     write = prefixes[written[-1]][1] - read if written else 0
     cache.update(prefixes[p][0] for p in written)
-    loaded = sum(block.tool_tokens for block in blocks if not block.key.startswith("tool:"))
-    return PromptUsage(total, read, write, sum(block.tool_tokens for block in blocks), loaded)
+    tools = offered(body, _without_cache_control)
+    up_front = sum(count_tokens(_json(tool)) for tool in tools.up_front.values())
+    loaded = sum(count_tokens(_json(tool)) for tool in tools.loaded.values())
+    return PromptUsage(total, read, write, up_front + loaded, loaded)
 
 
 def _openai_parts(api: Api, body: dict[str, Any]) -> tuple[list[str], int, int]:
@@ -394,11 +387,15 @@ class ProviderEndpoint:
         if api is None:
             return JSONResponse({"error": {"message": f"no such endpoint /v1/{path}"}}, status_code=404)
         body = await http.json()
+        if api == "anthropic" and (why := refused_change(body, http.headers.get("anthropic-beta", ""))) is not None:
+            return JSONResponse(_error(api, ErrorReply(400, why)), status_code=400)
         request = Request(api, body, self.usage_of(api, body))
         self.requests.append(request)
         arrived, self._arrived = self._arrived, anyio.Event()
         arrived.set()
         reply = self._pick(request)
+        if api == "anthropic" and isinstance(reply, Reply):
+            reply = _withdrawn_call(offered(body, _without_cache_control), reply)
         if isinstance(reply, ErrorReply):
             return JSONResponse(_error(api, reply), status_code=reply.status)
         render = {"anthropic": self._anthropic, "chat": self._chat, "responses": self._responses}[api]
@@ -508,18 +505,18 @@ class ProviderEndpoint:
         tools = body.get("tools") or []
         search = next((t for t in tools if str(t.get("type", "")).startswith("tool_search_tool_")), None)
         deferred = {t["name"] for t in tools if t.get("defer_loading")}
-        loaded = set(_references([body.get("messages") or [], list(reply.blocks)]))
+        loaded = {*offered(body, _without_cache_control).loaded, *references(list(reply.blocks))}
         wanted = list(dict.fromkeys(c.name for c in reply.calls if c.name in deferred and c.name not in loaded))
         if search is None or not wanted:
             return []
         use_id = self._id("srvtoolu_")
-        references = [{"type": "tool_reference", "tool_name": name} for name in wanted]
+        found = [{"type": "tool_reference", "tool_name": name} for name in wanted]
         return [
             {"type": "server_tool_use", "id": use_id, "name": search["name"], "input": {"query": " ".join(wanted)}},
             {
                 "type": "tool_search_tool_result",
                 "tool_use_id": use_id,
-                "content": {"type": "tool_search_tool_search_result", "tool_references": references},
+                "content": {"type": "tool_search_tool_search_result", "tool_references": found},
             },
         ]
 
@@ -552,6 +549,16 @@ class ProviderEndpoint:
             {"type": "tool_search_call", "id": self._id("tsc_"), "arguments": {"paths": paths}, **done},
             {"type": "tool_search_output", "id": self._id("tso_"), "tools": [deferred[n][1] for n in wanted], **done},
         ]
+
+
+def _withdrawn_call(tools: Offered, reply: Reply) -> Reply | ErrorReply:
+    """A reply that calls a tool a ``tool_removal`` withdrew is one a model cannot give: the script is wrong
+    (a server error, not a refusal of the request), naming the tool."""
+    called = [call.name for call in reply.calls if call.name in tools.withdrawn]
+    if called:
+        why = "which a tool_removal withdrew and nothing offered again"
+        return ErrorReply(500, f"the script calls {called[0]!r}, {why}")
+    return reply
 
 
 def _in_order(replies: Iterable[Reply | ErrorReply]) -> Callable[[Request], Reply | ErrorReply]:

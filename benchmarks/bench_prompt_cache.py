@@ -18,14 +18,17 @@ The anchor, in the same run on the same transcript: a naive agent that sends eve
 catalogue) in every request under a fixed system prompt, with a skill's text appended as a context message at
 ``/use``, through the same adapter and so the same breakpoints. It needs no search, so it skips those rounds.
 
-Per provider it prints the tool tokens per request (every tool definition the prompt carries: the ``tools``
-given up front, plus, for a deferring model, the deferred ones the messages loaded, by a ``tool_reference``
-or in a ``tool_search_output``, on every request after the load; the loaded part is printed apart), the
-effective input cost (uncached 1x, cache reads 0.1x, writes 1.25x), the cost of the last 10 requests, the
-share of input tokens read from the cache, and the toolsift/naive ratio against the goal (cost <= 0.20x the
-naive agent's, >= 90 % of input tokens cached, tool tokens no more than toolsift's before the cache work).
-A model with a provider-run search (Anthropic's ``bm25``, OpenAI's hosted ``tool_search``) also runs with
-``on_demand=True``: every tool but ``search_tools`` deferred, each loaded when the model first calls it.
+Per provider it prints, first for a plain model name (each adapter's defaults for ``claude-sonnet-5-5`` and
+``gpt-5.4``), then for the flags that opt out: the tool tokens per request (every tool definition the model is
+offered: the ``tools`` given up front, plus, for a deferring model, the deferred ones the messages loaded, by a
+``tool_reference``, a ``tool_addition`` or in a ``tool_search_output``, on every request after the load, less
+those a ``tool_removal`` withdrew; the loaded part is printed apart), those of the request before each stretch of
+skills and of the one after its ``/unuse``, the effective input cost (uncached 1x, cache reads 0.1x, writes
+1.25x), the cost of the last 10 requests, the share of input tokens read from the cache, the bill in USD by the
+adapters' price table (toolsift's and the naive agent's), and the plain names' ratio against the goal (Anthropic
+and Responses: <= 0.15x the naive agent's cost and >= 95 % cached; Chat Completions: <= 0.20x and >= 90 %; the
+tools offered after each ``/unuse`` no more than before its ``/use``). A model whose provider searches makes no
+``search_tools`` call (it is not offered): it calls the tool, and the endpoint's search loads it.
 ``--quick`` runs the first 10 messages and only the Anthropic rows (for CI); ``--verbose`` also prints every
 request's tokens (input, read, written, tool definitions), which shows where a prefix broke.
 """
@@ -44,7 +47,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _provider import TOKEN_ESTIMATE, Call, ProviderEndpoint, Reply, Request, count_tokens
+from _cache_figures import Figures, Ran, print_compaction, print_row
+from _provider import TOKEN_ESTIMATE, Call, ProviderEndpoint, Reply
 from _report import save
 from _search_eval import load_catalog, server_tools
 
@@ -54,9 +58,9 @@ from toolsift.agent import (
     ContextMessage,
     Message,
     ToolMessage,
+    Usage,
     UserMessage,
 )
-from toolsift.agent._compact import compact_declaration  # what the agent loop sends the model
 from toolsift.registry import ToolContext, ToolResult, ToolSpec, TurnScope
 from toolsift.skills import bind_arguments
 from toolsift.toolbox import Toolbox
@@ -70,10 +74,9 @@ INSTRUCTIONS = (
     "you are given; when none fits, say so and suggest what would. Never invent tool results. When a skill "
     "is active, follow its instructions for as long as it stays active. Report what each call did.\n"
 ) * 3
-GOAL_RATIO, GOAL_CACHED = 0.20, 0.90
-#: Tool tokens per request of toolsift's loop before the cache work (commit d4bf8e9, Anthropic format, the
-#: recorded catalogue): the goal's "no higher than today".
-GOAL_TOOL_TOKENS = 3_156
+#: The goal of a plain model name (the provider's defaults), as (cost ratio to the naive agent, share cached);
+#: every row also wants the tool tokens per request after the last ``/unuse`` no higher than before the first ``/use``.
+GOALS = {"anthropic": (0.15, 0.95), "openai_responses": (0.15, 0.95), "openai_chat": (0.20, 0.90)}
 QUICK_MESSAGES = 10
 FLOW = "claude-flow"
 
@@ -163,7 +166,8 @@ def first_messages(session: Sequence[Step], count: int) -> tuple[Step, ...]:
 
 
 def script(session: Sequence[Step], *, naive: bool) -> list[Reply]:
-    """The scripted model's answers to the session, in order (the naive agent makes no search)."""
+    """The scripted model's answers to the session, in order (the naive agent, and a model whose provider
+    searches, make no search_tools call)."""
     replies: list[Reply] = []
     for step in session:
         if step.command:
@@ -220,11 +224,15 @@ def write_config(folder: Path) -> Path:
 # -- the two agents -------------------------------------------------------------------------------
 
 
-async def run_toolsift(box: Toolbox, model: ChatModel, session: Sequence[Step]) -> str:
-    """The session through ``Conversation.send``; returns what the tool-list rule decided."""
+async def run_toolsift(box: Toolbox, model: ChatModel, session: Sequence[Step]) -> Ran:
+    """The session through ``Conversation.send``; returns what the tool-list rule decided, and the usage
+    the replies reported (priced by the adapter's table)."""
     conversation = box.conversation(instructions=INSTRUCTIONS)
+    spent, requests = Usage(), []
     for step in session:
         reply = await conversation.send(step.text, model)
+        spent += reply.usage
+        requests.append(0 if reply.command else reply.rounds + 1)
         if step.command and not reply.command:
             raise RuntimeError(f"{step.text!r} was not taken as a command")
         failed = [m.result.text_content() for m in reply.tool_calls if m.result.is_error]
@@ -232,7 +240,7 @@ async def run_toolsift(box: Toolbox, model: ChatModel, session: Sequence[Step]) 
             raise RuntimeError(f"toolsift: a call of {step.text!r} failed: {failed[0]}")
     rules = getattr(conversation, "tool_list_rules", None)
     if rules is None:
-        return ""
+        return Ran("", spent, tuple(requests))
     lines = [
         f"{'kept' if d.keep else 'removed'} {len(d.left)} tool(s) that left the scope ({d.left_tokens:,} tokens, "
         f"{d.expected_requests} requests to come): keeping costs {d.keep_cost:,.0f}, removing {d.removal_cost:,.0f}"
@@ -245,17 +253,20 @@ async def run_toolsift(box: Toolbox, model: ChatModel, session: Sequence[Step]) 
         f"{d.reference_cost:,.0f}, rewriting the {d.rewritten_tokens:,} tokens after the tools {d.up_front_cost:,.0f}"
         for d in getattr(conversation, "load_rules", list)()
     ]
-    return kept + ("\nload rule:" + "".join(f"\n    {line}" for line in loads) if loads else "")
+    note = kept + ("\nload rule:" + "".join(f"\n    {line}" for line in loads) if loads else "")
+    return Ran(note, spent, tuple(requests))
 
 
 NAIVE_SCOPE = TurnScope(skill_allowed=(f"{FLOW}__*", "*"), skill_disallowed=("search_tools",))
 
 
-async def run_naive(box: Toolbox, model: ChatModel, session: Sequence[Step]) -> str:
+async def run_naive(box: Toolbox, model: ChatModel, session: Sequence[Step]) -> Ran:
     """Every tool every round, a fixed system prompt, a skill's text appended at ``/use``."""
     tools = box.registry.schemas_for_tools(NAIVE_SCOPE, model.format)
     history: list[Message] = []
+    spent, requests = Usage(), []
     for step in session:
+        requests.append(0)
         if step.text.startswith("/use "):
             name, _, arguments = step.text.removeprefix("/use ").partition(" ")
             skill: Any = box.catalog.get(name)  # a SKILL.md skill or a server's prompt
@@ -267,6 +278,8 @@ async def run_naive(box: Toolbox, model: ChatModel, session: Sequence[Step]) -> 
         history.append(UserMessage(step.text))
         while True:
             answer = await model.complete(INSTRUCTIONS, history, tools)
+            spent += answer.usage or Usage()
+            requests[-1] += 1
             history.append(answer)
             if not answer.tool_calls:
                 break
@@ -277,156 +290,79 @@ async def run_naive(box: Toolbox, model: ChatModel, session: Sequence[Step]) -> 
                 except ToolsiftError as exc:
                     raise RuntimeError(f"naive: {call.name} failed: {exc}") from exc
                 history.append(ToolMessage(call, result))
-    return ""
+    return Ran("", spent, tuple(requests))
 
 
 # -- measuring -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Figures:
-    requests: int
-    tool_tokens: float
-    loaded_tokens: float
-    input_tokens: int
-    cost: float
-    last10: float
-    cached: float
-    note: str = ""
-
-    @classmethod
-    def of(cls, requests: Sequence[Request], note: str = "") -> Figures:
-        usages = [r.usage for r in requests]
-        total = sum(u.input_tokens for u in usages)
-        return cls(
-            len(usages),
-            sum(u.tool_tokens for u in usages) / len(usages),
-            sum(u.loaded_tokens for u in usages) / len(usages),
-            total,
-            sum(u.cost for u in usages),
-            sum(u.cost for u in usages[-10:]),
-            sum(u.cache_read for u in usages) / total,
-            note,
-        )
-
-
 ModelFactory = Callable[[str], ChatModel]
-Runner = Callable[[Toolbox, ChatModel, Sequence[Step]], Awaitable[str]]
+Runner = Callable[[Toolbox, ChatModel, Sequence[Step]], Awaitable[Ran]]
 
 
 async def measure(
     box: Toolbox, factory: ModelFactory, runner: Runner, session: Sequence[Step], *, naive: bool, verbose: bool
 ) -> Figures:
-    async with ProviderEndpoint(script(session, naive=naive)) as endpoint:
-        note = await runner(box, factory(endpoint.url), session)
+    # A model whose provider's search loads what it calls is not given search_tools: it calls the tool directly.
+    searchless = naive or bool(getattr(factory("http://127.0.0.1:9"), "loads_on_demand", False))
+    async with ProviderEndpoint(script(session, naive=searchless)) as endpoint:
+        ran = await runner(box, factory(endpoint.url), session)
     if verbose:
         print(f"  {'naive agent' if naive else 'toolsift'}, each request: input / read / written / tool tokens")
         for index, request in enumerate(endpoint.requests, 1):
             u, tools = request.usage, len(request.body.get("tools") or [])
             figures = f"{u.input_tokens:>9,} {u.cache_read:>9,} {u.cache_write:>7,} {u.tool_tokens:>7,}"
             print(f"    {index:3} {figures} ({tools} tools)")
-    return Figures.of(endpoint.requests, note)
+    return Figures.of(endpoint.requests, [step.text for step in session], ran)
 
 
 def providers(quick: bool) -> list[tuple[str, ModelFactory, ModelFactory]]:
-    """(row label, toolsift's model, the naive agent's model), each built for an endpoint URL."""
+    """(row label, toolsift's model, the naive agent's model), each built for an endpoint URL: first what a
+    plain model name gets (each adapter's defaults for the model), then the settings a flag opts into."""
     from toolsift.agent.llm.anthropic import AnthropicChatModel
     from toolsift.agent.llm.openai import OpenAIChatModel
+    from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
 
     def claude(**options: Any) -> ModelFactory:
-        return lambda url: AnthropicChatModel("claude-sonnet-5-5", api_key="k", base_url=url, **options)
+        return lambda url: AnthropicChatModel(CLAUDE, api_key="k", base_url=url, **options)
 
+    def responses(**options: Any) -> ModelFactory:
+        return lambda url: OpenAIResponsesModel(GPT, api_key="k", base_url=url + "/v1", **options)
+
+    def chat(url: str) -> ChatModel:
+        return OpenAIChatModel(GPT, api_key="k", base_url=url + "/v1")
+
+    naive_claude, naive_responses = claude(tool_search=None), responses(tool_search=None)
     rows: list[tuple[str, ModelFactory, ModelFactory]] = [
-        ("anthropic_deferral", claude(), claude(tool_search=None)),
-        ("anthropic", claude(tool_search=None), claude(tool_search=None)),
+        ("anthropic", claude(), naive_claude),
+        ("anthropic_client", claude(tool_search="client"), naive_claude),
     ]
     if quick:
         return rows
-    rows.append(("anthropic_on_demand", claude(tool_search="bm25", on_demand=True), claude(tool_search=None)))
-
-    def gpt(url: str) -> ChatModel:
-        return OpenAIChatModel("gpt-5-mini", api_key="k", base_url=url + "/v1")
-
-    rows.append(("openai_chat", gpt, gpt))
-    try:  # the Responses adapter, where this checkout has it
-        from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
-    except ImportError:
-        return rows
-
-    def responses(**options: Any) -> ModelFactory:
-        return lambda url: OpenAIResponsesModel("gpt-5-mini", api_key="k", base_url=url + "/v1", **options)
-
-    rows.append(("openai_responses_deferral", responses(), responses(tool_search=None)))
-    rows.append(("openai_responses_on_demand", responses(on_demand=True), responses(tool_search=None)))
-    rows.append(("openai_responses_client", responses(tool_search="client"), responses(tool_search=None)))
-    rows.append(("openai_responses", responses(tool_search=None), responses(tool_search=None)))
-    return rows
+    return [
+        *rows,
+        ("anthropic_no_search", claude(tool_search=None), naive_claude),
+        ("openai_chat", chat, chat),
+        ("openai_responses", responses(), naive_responses),
+        ("openai_responses_listed", responses(on_demand=False), naive_responses),
+        ("openai_responses_client", responses(tool_search="client"), naive_responses),
+        ("openai_responses_no_search", responses(tool_search=None), naive_responses),
+    ]
 
 
+CLAUDE, GPT = "claude-sonnet-5-5", "gpt-5.4"
 LABELS = {
-    "anthropic_deferral": "Anthropic Messages, native deferral (tool_search='client')",
-    "anthropic": "Anthropic Messages, no deferral (tool_search=None)",
-    "anthropic_on_demand": "Anthropic Messages, everything deferred, loaded on demand by the server-side search "
-    "(tool_search='bm25', on_demand=True)",
-    "openai_chat": "OpenAI Chat Completions",
-    "openai_responses_deferral": "OpenAI Responses, native deferral (tool_search='server', OpenAI's hosted search)",
-    "openai_responses_on_demand": "OpenAI Responses, everything deferred, loaded on demand by the hosted search "
-    "(on_demand=True)",
-    "openai_responses_client": "OpenAI Responses, native deferral (tool_search='client')",
-    "openai_responses": "OpenAI Responses, no deferral (tool_search=None)",
+    "anthropic": f"Anthropic Messages, anthropic:{CLAUDE} (default: everything deferred to Anthropic's search, "
+    "loaded on demand)",
+    "anthropic_client": "Anthropic Messages, tool_search='client' (toolsift's search_tools loads by reference)",
+    "anthropic_no_search": "Anthropic Messages, tool_search=None (no deferral)",
+    "openai_chat": f"OpenAI Chat Completions, openai:{GPT}",
+    "openai_responses": f"OpenAI Responses, openai-responses:{GPT} (default: everything deferred to the hosted "
+    "search, loaded on demand)",
+    "openai_responses_listed": "OpenAI Responses, on_demand=False (hosted search, globals and skills listed)",
+    "openai_responses_client": "OpenAI Responses, tool_search='client'",
+    "openai_responses_no_search": "OpenAI Responses, tool_search=None (no deferral)",
 }
-
-
-def print_row(row: str, ours: Figures, naive: Figures) -> dict[str, Any]:
-    """Print one provider's figures beside the naive agent's; return the ones to save."""
-    ratio, last = ours.cost / naive.cost, ours.last10 / naive.last10
-    met = ratio <= GOAL_RATIO and ours.cached >= GOAL_CACHED and ours.tool_tokens <= GOAL_TOOL_TOKENS
-    goal = "meets" if met else "misses"
-    print(f"\n{LABELS[row]}")
-    print(f"  {'':34}{'toolsift':>14}{'naive agent':>14}")
-    print(f"  {'requests':34}{ours.requests:>14,}{naive.requests:>14,}")
-    print(f"  {'tool tokens per request':34}{ours.tool_tokens:>14,.0f}{naive.tool_tokens:>14,.0f}")
-    if ours.loaded_tokens:
-        up_front = ours.tool_tokens - ours.loaded_tokens
-        print(f"  {'  of which loaded in the messages':34}{ours.loaded_tokens:>14,.0f}   (up front: {up_front:,.0f})")
-    print(f"  {'input tokens':34}{ours.input_tokens:>14,}{naive.input_tokens:>14,}")
-    print(f"  {'effective input cost':34}{ours.cost:>14,.0f}{naive.cost:>14,.0f}   toolsift {ratio:.2f}x")
-    print(f"  {'last 10 requests':34}{ours.last10:>14,.0f}{naive.last10:>14,.0f}   toolsift {last:.2f}x")
-    print(f"  {'input tokens read from cache':34}{ours.cached:>14.1%}{naive.cached:>14.1%}")
-    print(
-        f"  goal (<= {GOAL_RATIO:.2f}x the naive cost, >= {GOAL_CACHED:.0%} cached, "
-        f"<= {GOAL_TOOL_TOKENS:,} tool tokens): {goal}"
-    )
-    if ours.note:
-        print(f"  {ours.note}")
-    return {
-        f"{row}_tool_tokens": ours.tool_tokens,
-        f"{row}_loaded_tool_tokens": ours.loaded_tokens,
-        f"{row}_naive_tool_tokens": naive.tool_tokens,
-        f"{row}_cost_ratio": ratio,
-        f"{row}_last10_ratio": last,
-        f"{row}_cached_share": ours.cached,
-        f"{row}_naive_cached_share": naive.cached,
-    }
-
-
-def print_compaction(box: Toolbox) -> dict[str, Any]:
-    """Each server's tool definitions as exported and as the model is sent them (compact), in tokens."""
-    print("tool definitions per server, exported -> sent compact (Anthropic format):")
-    figures: dict[str, Any] = {}
-    for server in sorted({tool.spec.server or "" for tool in box.registry} - {""}):
-        names = {tool.spec.name for tool in box.registry.tools(server=server)}
-        visible = [tool.spec.name for tool in box.registry.visible_tools(NAIVE_SCOPE)]
-        exported = box.registry.schemas_for_tools(NAIVE_SCOPE, "anthropic")
-        pairs = [(name, schema) for name, schema in zip(visible, exported, strict=True) if name in names]
-        before = sum(count_tokens(json.dumps(schema, separators=(",", ":"))) for _, schema in pairs)
-        after = sum(
-            count_tokens(json.dumps(compact_declaration(schema, name.partition("__")[2]), separators=(",", ":")))
-            for name, schema in pairs
-        )
-        print(f"  {server:14}{len(pairs):>5} tools {before:>9,} -> {after:>9,} ({1 - after / before:.1%} fewer)")
-        figures[f"compaction_{server}_saved_share"] = 1 - after / before
-    return figures
 
 
 async def main(quick: bool, verbose: bool = False) -> dict[str, Any]:
@@ -442,11 +378,12 @@ async def main(quick: bool, verbose: bool = False) -> dict[str, Any]:
             print(f"{messages} user messages; global servers {', '.join(globals_)}; {catalogue} internal {FLOW} tools")
             print(f"({'the real server' if CLAUDE_FLOW.exists() else 'recorded catalogue'}); tokens: {TOKEN_ESTIMATE}")
             figures: dict[str, Any] = {"messages": messages, "internal_tools": catalogue, "tokens": TOKEN_ESTIMATE}
-            figures.update(print_compaction(box))
+            figures.update(print_compaction(box, NAIVE_SCOPE))
             for row, ours, theirs in providers(quick):
                 mine = await measure(box, ours, run_toolsift, session, naive=False, verbose=verbose)
                 naive = await measure(box, theirs, run_naive, session, naive=True, verbose=verbose)
-                figures.update(print_row(row, mine, naive))
+                goal = None if quick else GOALS.get(row)  # the goal is the whole session's
+                figures.update(print_row(row, LABELS[row], mine, naive, goal))
     return figures
 
 

@@ -67,6 +67,7 @@ SHARED = {
 # are plumbing, listed so that a package's contract with the others is written down and does not grow unseen.
 INTERNAL = {
     "builtins": ["FolderFiles", "FollowedProtection", "SkillFileTool", "builtin_tool_names"],
+    "cli": ["main"],
     "config": [
         "AgentConfig",
         "ArgumentRule",

@@ -59,7 +59,7 @@ PUBLIC = {
         "SchemaFormat",
         "get_format",
     ],
-    "toolsift.cli": ["main"],
+    "toolsift.cli": [],
     "toolsift.config": [
         "HttpServer",
         "ProjectTrust",
@@ -145,6 +145,7 @@ PUBLIC = {
     "toolsift.agent.llm.anthropic": ["AnthropicChatModel"],
     "toolsift.agent.llm.openai": ["OpenAIChatModel"],
     "toolsift.agent.llm.openai_responses": ["OpenAIResponsesModel"],
+    "toolsift.agent.llm.prices": ["PriceTable"],
     "toolsift.agent.llm.scripted": ["ScriptedChatModel"],
     "toolsift.serve": [
         "build_server",

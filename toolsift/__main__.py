@@ -1,5 +1,5 @@
 """``python -m toolsift``: the same as the ``toolsift`` command."""
 
-from .cli import main
+from .cli._internal import main
 
 main()

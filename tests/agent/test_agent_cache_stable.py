@@ -6,6 +6,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from toolsift.agent import (
     Usage,
     UserMessage,
 )
-from toolsift.agent._tool_list import KeepRule, LoadRule, StableToolList, estimated_tokens
+from toolsift.agent._tool_list import HOLD, KeepRule, LoadRule, StableToolList, estimated_tokens
 from toolsift.agent.llm.anthropic import AnthropicChatModel, to_anthropic_messages
 from toolsift.agent.llm.openai import to_openai_messages
 from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
@@ -444,6 +445,40 @@ def test_a_list_rebuilt_after_a_removal_is_the_list_the_same_scope_had_before() 
     assert tools.decisions[-1].rewritten_tokens == estimated_tokens(schema("search"))  # behind g1 and g2 again
 
 
+def test_tools_kept_before_are_removed_only_once_that_pays_off_by_the_margin() -> None:
+    tools = StableToolList()
+    both = [("a", schema("a", 400)), ("big", schema("big", 4000))]
+    tools.update(both, registered=lambda n: True, why_left=str, tail_tokens=1000, requests=1)
+    only_a = [("a", schema("a", 400))]
+    tools.update(only_a, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=1)
+    first = tools.decisions[-1]
+    assert first.keep and first.hold == 1.0
+    requests = next(n for n in range(2, 10_000) if replace(first, expected_requests=n).keep_cost > first.removal_cost)
+    # Past the plain break-even, kept tools stay: the saving must be worth HOLD times the rewrite.
+    tools.update(only_a, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=requests)
+    assert tools.names == ("a", "big") and tools.decisions[-1] is first
+    enough = next(n for n in range(requests, 100_000) if not replace(first, expected_requests=n, hold=HOLD).keep)
+    tools.update(only_a, registered=lambda n: True, why_left=str, tail_tokens=9000, requests=enough)
+    assert tools.names == ("a",) and tools.decisions[-1].hold == HOLD and not tools.decisions[-1].keep
+
+
+@given(
+    left_tokens=st.integers(1, 5000),
+    rewritten=st.integers(0, 50_000),
+    requests=st.integers(1, 1000),
+    hold=st.floats(1.0, 4.0),
+)
+def test_a_kept_decision_flips_only_past_the_margin(
+    left_tokens: int, rewritten: int, requests: int, hold: float
+) -> None:
+    rule = KeepRule(
+        left=("x",), left_tokens=left_tokens, rewritten_tokens=rewritten, expected_requests=requests, hold=hold
+    )
+    assert rule.keep == (rule.keep_cost < hold * rule.removal_cost)
+    if rule.keep_cost < rule.removal_cost:
+        assert rule.keep  # below the plain break-even, never removed
+
+
 # -- what the model is told, and where ---------------------------------------------------------------
 
 
@@ -690,19 +725,25 @@ async def test_a_model_that_loads_on_demand_keeps_one_tool_list_and_is_told_the_
     model = OnDemandModel()
     conversation, (stored, refused) = await skill_session(model)
     lists = [serialized(tools) for _, _, tools in model.seen]
-    # Only search_tools (pinned by the discovery) is up front, in every request: the globals are deferred too.
-    assert [name_of(t) for t in model.seen[0][2]] == [SEARCH_TOOL_NAME] and len(set(map(tuple, lists))) == 1
+    # Nothing is up front, in every request: the globals are deferred too, and search_tools (pinned by the
+    # discovery) is not declared beside the provider's own search.
+    assert model.seen[0][2] == [] and len(set(map(tuple, lists))) == 1
     first_deferred = [name_of(t) for t in model.deferred[0]]
     assert {"read_file", "write_file", "general__echo", *MEMORY} <= set(first_deferred)
     assert "vault__secret_read" not in first_deferred  # never what the scope does not allow
-    # Nothing is loaded by the conversation and no rule chooses: each skill's tools are named, once.
+    # Nothing is loaded by the conversation and no rule chooses: each skill's tools are named when it starts;
+    # those the model called (so loaded) are withdrawn when it stops (a switch, /unuse), and offered anew
+    # when it starts again, when it names them all again.
     assert not loads(conversation.history) and not conversation.load_rules()
-    notes = [m.text for m in conversation.history if isinstance(m, ContextMessage) and "deferred" in m.text]
+    told = [m for m in conversation.history if isinstance(m, ContextMessage)]
+    notes = [(m.text, m.added, m.withdrawn) for m in told if "deferred" in m.text or "withdrawn" in m.text]
+    swarm = ("claude-flow__swarm_init", "claude-flow__swarm_search")  # never called: nothing to withdraw
+    named = "they are deferred, so search for each before its first call"
     assert notes == [
-        f"Skill 'mem' gives these tools; they are deferred, so search for each before its first call: "
-        f"{', '.join(MEMORY)}.",
-        "Skill 'swarm' gives these tools; they are deferred, so search for each before its first call: "
-        "claude-flow__swarm_init, claude-flow__swarm_search.",
+        (f"Skill 'mem' gives these tools; {named}: {', '.join(MEMORY)}.", (), ()),
+        ("These tools are withdrawn from here on: claude-flow__memory_store.", (), ("claude-flow__memory_store",)),
+        (f"Skill 'swarm' gives these tools; {named}: {', '.join(swarm)}.", (), ()),
+        (f"Skill 'mem' gives these tools; {named}: {', '.join(MEMORY)}.", ("claude-flow__memory_store",), ()),
     ]
     # Calls are checked against the live scope as ever.
     assert not stored.result.is_error
@@ -715,7 +756,10 @@ async def test_a_model_that_loads_on_demand_keeps_one_tool_list_and_is_told_the_
 @pytest.mark.parametrize(
     ("make", "needs"),
     [
-        (lambda: AnthropicChatModel("claude-x", api_key="k", on_demand=True), "tool_search='bm25' or 'regex'"),
+        (
+            lambda: AnthropicChatModel("claude-x", api_key="k", tool_search="client", on_demand=True),
+            "tool_search='bm25' or 'regex'",
+        ),
         (
             lambda: OpenAIResponsesModel("gpt-x", api_key="k", tool_search="client", on_demand=True),
             "tool_search='server'",

@@ -66,8 +66,10 @@ async def test_usage_of_recorded_replies_without_cache_figures() -> None:
     with llm_stub((200, recorded("anthropic_final.json")), (200, recorded("openai_final.json"))) as stub:
         claude = AnthropicChatModel("claude-sonnet-5-5", api_key="k", base_url=stub.url)
         gpt = OpenAIChatModel("gpt-4.1-mini", api_key="k", base_url=stub.url + "/v1")
-        assert (await claude.complete("", [UserMessage("hi")], [])).usage == Usage(530, 0, 0, 12)
-        assert (await gpt.complete("", [UserMessage("hi")], [])).usage == Usage(130, 0, 0, 8)
+        sonnet = pytest.approx((530 * 2 + 12 * 10) / 1e6)
+        assert (await claude.complete("", [UserMessage("hi")], [])).usage == Usage(530, 0, 0, 12, cost=sonnet)
+        mini = pytest.approx((130 * 0.4 + 8 * 1.6) / 1e6)
+        assert (await gpt.complete("", [UserMessage("hi")], [])).usage == Usage(130, 0, 0, 8, cost=mini)
 
 
 async def test_usage_counts_cache_reads_and_writes_as_input() -> None:
@@ -87,8 +89,9 @@ async def test_usage_counts_cache_reads_and_writes_as_input() -> None:
         gpt = OpenAIChatModel("gpt-4.1-mini", api_key="k", base_url=stub.url + "/v1")
         first = (await claude.complete("", [UserMessage("hi")], [])).usage
         second = (await gpt.complete("", [UserMessage("hi")], [])).usage
-    assert first == Usage(input_tokens=2530, cache_read_tokens=2000, cache_write_tokens=500, output_tokens=7)
-    assert second == Usage(input_tokens=2530, cache_read_tokens=2048, cache_write_tokens=0, output_tokens=7)
+    # The shipped prices: Sonnet 5.5 $2 in, $0.10 read, $2.50 write, $10 out; GPT-4.1 mini $0.40, $0.10, $1.60.
+    assert first == Usage(2530, 2000, 500, 7, cost=pytest.approx((30 * 2 + 2000 * 0.1 + 500 * 2.5 + 7 * 10) / 1e6))
+    assert second == Usage(2530, 2048, 0, 7, cost=pytest.approx((482 * 0.4 + 2048 * 0.1 + 7 * 1.6) / 1e6))
     assert round(second.cached_share, 2) == 0.81
 
 

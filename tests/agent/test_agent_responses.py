@@ -26,12 +26,9 @@ from sdk_shapes import problems
 from toolsift import AgentError
 from toolsift.agent import AssistantMessage, ContextMessage, Conversation, ToolCall, ToolMessage, Usage, UserMessage
 from toolsift.agent.llm import load_model
-from toolsift.agent.llm.openai_responses import (
-    _INPUT_FIELDS,
-    OpenAIResponsesModel,
-    to_responses_input,
-    to_responses_tools,
-)
+from toolsift.agent.llm._responses_input import INPUT_FIELDS, to_responses_input
+from toolsift.agent.llm._responses_tools import to_responses_tools
+from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
 from toolsift.registry import ToolRegistry, ToolResult, tool
 from toolsift.registry._internal import AuditEvent
 from toolsift.toolbox import Toolbox
@@ -163,7 +160,8 @@ async def test_responses_model_reads_cache_figures_into_usage() -> None:
         async with responses_model(stub.url) as model:
             answer = await model.complete("", [UserMessage("hi")], [])
     assert answer.text == "hi" and answer.tool_calls == ()
-    assert answer.usage == Usage(input_tokens=2000, cache_read_tokens=1536, cache_write_tokens=0, output_tokens=20)
+    gpt_5_4 = pytest.approx((464 * 2.5 + 1536 * 0.25 + 20 * 15) / 1e6)  # the shipped prices of gpt-5.4
+    assert answer.usage == Usage(2000, 1536, 0, 20, cost=gpt_5_4)
     assert answer.provider_blocks == (text("hi"),)
 
 
@@ -385,9 +383,7 @@ def test_echoed_items_keep_exactly_the_fields_the_sdk_input_types_declare() -> N
         "tool_search_call": ToolSearchCall,
         "tool_search_output": ResponseToolSearchOutputItemParamParam,
     }
-    assert {
-        kind: param.__required_keys__ | param.__optional_keys__ for kind, param in declared.items()
-    } == _INPUT_FIELDS
+    assert {kind: param.__required_keys__ | param.__optional_keys__ for kind, param in declared.items()} == INPUT_FIELDS
 
 
 @pytest.fixture
@@ -413,10 +409,10 @@ async def test_on_demand_defers_the_global_tools_and_the_hosted_search_loads_wha
     first, second = (request.body for request in endpoint.requests)
     for request in (first, second):
         check_request(request)
-    # Only search_tools is a function loaded up front; general is a namespace the model sees by name and
-    # description, and the builtins are deferred functions of their own.
+    # No function is loaded up front (search_tools is not declared beside the hosted search); general is a
+    # namespace the model sees by name and description, and the builtins are deferred functions of their own.
     functions = [t for t in first["tools"] if t["type"] == "function"]
-    assert [t["name"] for t in functions if not t.get("defer_loading")] == ["search_tools"]
+    assert [t["name"] for t in functions if not t.get("defer_loading")] == []
     assert {"read_skill_file", "ListMcpResources"} <= {t["name"] for t in functions if t.get("defer_loading")}
     (general,) = [t for t in first["tools"] if t.get("name") == "general"]
     assert general["type"] == "namespace" and all(f["defer_loading"] for f in general["tools"])
@@ -454,7 +450,7 @@ async def test_hosted_tool_search_loads_a_deferred_tool_that_runs_through_toolsi
     box.registry.audit.subscribe(events.append)
     replies = [(200, response(search_call, loaded, store)), (200, response(text("Stored.")))]
     with llm_stub(*replies) as stub:
-        async with responses_model(stub.url) as model:
+        async with responses_model(stub.url, on_demand=False) as model:
             reply = await box.conversation(instructions="Be brief.").send("Remember the release is May 4", model)
     assert reply.text == "Stored." and not reply.tool_calls[0].result.is_error
     calls = [(e.kind, e.tool) for e in events if e.kind.startswith("tool.")]

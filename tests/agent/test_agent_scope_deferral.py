@@ -26,9 +26,10 @@ from test_agent_cache_stable import discovering, name_of, searchable_registry
 
 from toolsift._names import SEARCH_TOOL_NAME
 from toolsift.agent import AssistantMessage, ChatModel, Conversation, ToolCall, ToolMessage, UserMessage
+from toolsift.agent.llm._responses_input import to_responses_input
 from toolsift.agent.llm.anthropic import AnthropicChatModel, to_anthropic_messages
 from toolsift.agent.llm.openai import OpenAIChatModel
-from toolsift.agent.llm.openai_responses import OpenAIResponsesModel, to_responses_input
+from toolsift.agent.llm.openai_responses import OpenAIResponsesModel
 from toolsift.registry import Permissions, ToolResult
 from toolsift.skills import Skill, SkillSet
 from toolsift.toolbox import Toolbox
@@ -39,13 +40,14 @@ from _provider import Call, ProviderEndpoint, Reply
 SERVERS = Path(__file__).resolve().parents[2] / "examples" / "servers"
 
 #: (provider, options): every adapter, with each way it searches.
+# The models' own defaults (everything on demand with the provider's search) and each opt-out that still defers.
 ADAPTERS = [
     ("anthropic", {}),
-    ("anthropic", {"tool_search": "bm25"}),
-    ("anthropic", {"tool_search": "bm25", "on_demand": True}),
+    ("anthropic", {"tool_search": "client"}),
+    ("anthropic", {"tool_search": "bm25", "on_demand": False}),
     ("openai-responses", {}),
     ("openai-responses", {"tool_search": "client"}),
-    ("openai-responses", {"on_demand": True}),
+    ("openai-responses", {"on_demand": False}),
     ("openai", {}),
 ]
 
@@ -55,7 +57,7 @@ async def adapter(provider: str, url: str, options: dict[str, Any]) -> AsyncIter
     """A model of ``provider`` on a client closed while the event loop still runs."""
     if provider == "anthropic":
         async with anthropic.AsyncAnthropic(api_key="k", base_url=url, max_retries=0) as claude:
-            yield AnthropicChatModel("claude-x", client=claude, **options)
+            yield AnthropicChatModel("claude-sonnet-5-5", client=claude, **options)
         return
     async with openai.AsyncOpenAI(api_key="k", base_url=url + "/v1", max_retries=0) as client:
         if provider == "openai":

@@ -50,9 +50,10 @@ BREAKPOINT = {"type": "ephemeral"}
 
 @asynccontextmanager
 async def claude(endpoint: ProviderEndpoint, **options: Any) -> AsyncIterator[AnthropicChatModel]:
-    """An Anthropic model whose SDK client is closed while the event loop still runs."""
+    """An Anthropic model whose SDK client is closed while the event loop still runs (toolsift's own
+    search unless told otherwise: a model name that says nothing gets no tool search by default)."""
     async with anthropic.AsyncAnthropic(api_key="k", base_url=endpoint.url, max_retries=0) as client:
-        yield AnthropicChatModel("claude-x", client=client, **options)
+        yield AnthropicChatModel("claude-x", client=client, **{"tool_search": "client", **options})
 
 
 @asynccontextmanager

@@ -148,6 +148,8 @@ class Conversation:
         self._declared = DeclaredTools(registry, discovery)
         self._last_scope: TurnScope | None = None
         self._loaded: set[str] = set()  # deferred tools loaded by reference (or named, for on-demand loading)
+        self._named: set[str] = set()  # a skill's tools named to a model that loads on demand
+        self._withdrawn: set[str] = set()  # named tools a scope change withdrew
         self._load_rules: list[LoadRule] = []
         self._requests = 0
         self._history_tokens = 0
@@ -396,13 +398,18 @@ class Conversation:
             stopped_why=self._skill.dropped_why,
         )
         self.history.extend(news)
+        if on_demand:
+            self._withdraw(load, format)
         given = self._declared.given(format)
         missing = [name for name in load if name not in self._loaded and name not in given]
         if not missing:
             return
         if on_demand:
-            self.history.append(_deferred_note(scope.skill, missing, self.registry, format))
+            again = [name for name in missing if name in self._withdrawn]
+            self.history.append(_deferred_note(scope.skill, missing, self.registry, format, again))
             self._loaded.update(missing)
+            self._named.update(missing)
+            self._withdrawn.difference_update(missing)
             return
         rule = LoadRule(
             skill=scope.skill,
@@ -417,6 +424,25 @@ class Conversation:
             self._loaded.update(missing)
         else:
             self._declared.put_up_front(missing)
+
+    def _withdraw(self, given: Sequence[str], format: str) -> None:
+        """Tell a model that loads on demand which of the tools it loaded (called) the scope no longer gives (a
+        skill stopped or was replaced), so that it stops being offered them; a later ``/use`` names them again,
+        and offers anew those withdrawn."""
+        stopped = {name for name in self._named if name not in given}
+        self._loaded.difference_update(stopped)
+        self._named.difference_update(stopped)
+        # Only what the model called was loaded; the rest leaves with the deferred list.
+        called = {m.call.name for m in self.history if isinstance(m, ToolMessage)}
+        gone = sorted(
+            name for name in stopped if name in self.registry and self.registry.exported_name(name, format) in called
+        )
+        if not gone:
+            return
+        exported = tuple(self.registry.exported_name(name, format) for name in gone)
+        text = f"These tools are withdrawn from here on: {', '.join(exported)}."
+        self.history.append(ContextMessage(text, source="tools", withdrawn=exported))
+        self._withdrawn.update(gone)
 
     def _loading(self, skill: str | None, names: Sequence[str], format: str) -> tuple[AssistantMessage, ToolMessage]:
         """A ``search_tools`` call and its result that load ``names`` by reference.
@@ -686,12 +712,16 @@ class Conversation:
                 self.history.append(ToolMessage(call, ToolResult.error(f"Tool {call.name!r} {reason}")))
 
 
-def _deferred_note(skill: str | None, names: Sequence[str], registry: ToolRegistry, format: str) -> ContextMessage:
-    """What a model that loads tools on demand is told of the tools a skill surfaces."""
+def _deferred_note(
+    skill: str | None, names: Sequence[str], registry: ToolRegistry, format: str, again: Sequence[str] = ()
+) -> ContextMessage:
+    """What a model that loads tools on demand is told of the tools a skill surfaces (``again``: those
+    withdrawn before, offered anew)."""
     whose = f"Skill {skill!r} gives" if skill else "The conversation's scope gives"
     exported = ", ".join(registry.exported_name(name, format) for name in names)
     text = f"{whose} these tools; they are deferred, so search for each before its first call: {exported}."
-    return ContextMessage(text, source=f"skill:{skill}" if skill else "tools")
+    added = tuple(registry.exported_name(name, format) for name in again)
+    return ContextMessage(text, source=f"skill:{skill}" if skill else "tools", added=added)
 
 
 def _message_text(message: Message) -> str:

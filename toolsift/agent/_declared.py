@@ -91,14 +91,19 @@ class DeclaredTools:
         by reference yet (a skill that changed during a tool round); a skill whose
         tools all reached the model that way does not pay for its definition.
         ``on_demand`` (a model whose provider's search loads what it calls): the global
-        tools are deferred too, and the list holds only the pinned ones and ``search_tools``.
+        tools are deferred too, and the list holds only the pinned ones; not ``search_tools``,
+        which would compete with the provider's own search under other rules.
         """
         surfaced = set(self.surfaced(scope, everything=on_demand)) - self._up_front if deferring else set()
         if surfaced - set(loaded) and not on_demand:
             scope = scope.with_pinned((SEARCH_TOOL_NAME,))
         tool_list = self._lists.setdefault((format, strict), StableToolList())
         declared = tool_list.update(
-            ((name, schema) for name, schema in self.exports(scope, format, strict).items() if name not in surfaced),
+            (
+                (name, schema)
+                for name, schema in self.exports(scope, format, strict).items()
+                if name not in surfaced and not (on_demand and name == SEARCH_TOOL_NAME)
+            ),
             registered=self.registry.__contains__,
             why_left=lambda name: why_left(name, before, scope),
             tail_tokens=tail_tokens,

@@ -46,10 +46,16 @@ class ContextMessage:
     Attributes:
         text: What the model reads.
         source: Where it comes from (``skill:pdf``, ``server:github``, ``resources``), for display and audit.
+        added: Tools, by the names the model calls, offered again from here on (they were withdrawn).
+        withdrawn: Tools, by the names the model calls, no longer offered from here on. An adapter
+            whose provider takes tool changes mid-conversation sends both as such (Anthropic's
+            ``tool_addition`` and ``tool_removal``); for the others the text says it.
     """
 
     text: str
     source: str = ""
+    added: tuple[str, ...] = ()
+    withdrawn: tuple[str, ...] = ()
     role: Literal["context"] = "context"
 
 
@@ -60,21 +66,27 @@ class Usage:
     Attributes:
         input_tokens: Every input token, cached or not.
         cache_read_tokens: Input tokens served from the provider's prompt cache.
-        cache_write_tokens: Input tokens written to the cache (Anthropic bills them apart; 0 elsewhere).
+        cache_write_tokens: Input tokens written to the cache (billed apart where the provider says so).
         output_tokens: Tokens the model generated.
+        cost: What the request cost in USD, by the adapter's price table (cache reads at their
+            discount, writes at their premium); None when the model is not in the table. A sum
+            counts the requests whose cost is known.
     """
 
     input_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     output_tokens: int = 0
+    cost: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
+        costs = [cost for cost in (self.cost, other.cost) if cost is not None]
         return Usage(
             self.input_tokens + other.input_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
             self.output_tokens + other.output_tokens,
+            sum(costs) if costs else None,
         )
 
     @property

@@ -25,18 +25,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, final
 
 from .._tokens import estimated_tokens as text_tokens
 
-__all__ = ["KeepRule", "LoadRule", "StableToolList", "common_length", "estimated_tokens"]
+__all__ = ["HOLD", "KeepRule", "LoadRule", "StableToolList", "common_length", "estimated_tokens"]
 
 #: What a cache read and a cache write cost per input token, relative to an uncached one:
 #: Anthropic's published prices (reads 0.1x, 5-minute writes 1.25x). OpenAI reads cost 0.1x-0.5x
 #: with no write premium, so removal is cheaper there; these constants err on the side of keeping.
 READ_COST = 0.1
 WRITE_COST = 1.25
+#: Tools kept before are removed only once keeping them costs this many times the removal: the rewrite
+#: is then paid back twice over by the estimate, and an estimate off by half still breaks even.
+HOLD = 2.0
 
 
 def estimated_tokens(value: Any) -> int:
@@ -68,6 +71,10 @@ class KeepRule:
     for free, while tools that left a list that is otherwise unchanged stay until
     ``expected_requests`` exceeds ``11.5 * rewritten_tokens / left_tokens`` (Anthropic's prices).
 
+    A rule that kept tools before removes them only once keeping costs ``hold`` times
+    the removal (:data:`HOLD`): the estimate of requests to come is rough, and a
+    decision that flips on a small margin pays a rewrite for savings it may never see.
+
     Attributes:
         left: Canonical names of the declared tools the scope no longer allows.
         left_tokens: Their schemas' estimated tokens.
@@ -75,6 +82,7 @@ class KeepRule:
         expected_requests: Requests expected from here on.
         read_cost: A cache read's price per token (1.0 = uncached input).
         write_cost: A cache write's price per token.
+        hold: How many times the removal cost keeping must cost before tools are removed.
     """
 
     left: tuple[str, ...]
@@ -83,6 +91,7 @@ class KeepRule:
     expected_requests: int
     read_cost: float = READ_COST
     write_cost: float = WRITE_COST
+    hold: float = 1.0
 
     @property
     def keep_cost(self) -> float:
@@ -96,8 +105,8 @@ class KeepRule:
 
     @property
     def keep(self) -> bool:
-        """Whether keeping them is the cheaper choice."""
-        return self.keep_cost < self.removal_cost
+        """Whether keeping them is the cheaper choice (by ``hold`` times, when they were kept before)."""
+        return self.keep_cost < self.hold * self.removal_cost
 
 
 @dataclass(frozen=True)
@@ -224,6 +233,8 @@ class StableToolList:
         gone = set(left)
         order = sorted((name for name in self._schemas if name not in gone), key=self._entered.__getitem__)
         rule = self._rule(old, left, order, breaks, tail_tokens, requests)
+        if self.decisions and self.decisions[-1].keep and set(self.decisions[-1].left) <= set(left):
+            rule = replace(rule, hold=HOLD)  # kept before: removing now must pay off by a margin
         if not self.decisions or (self.decisions[-1].left, self.decisions[-1].keep) != (left, rule.keep):
             self.decisions.append(rule)
         if not rule.keep:

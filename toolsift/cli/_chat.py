@@ -6,6 +6,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated
@@ -18,6 +19,7 @@ from .._files import write_atomically
 from .._folders import user_folder
 from ..agent import ChatModel, Conversation, ToolCall, model_sampler, result_text
 from ..agent.llm import load_model
+from ..agent.llm.prices import PriceTable
 from ..mcp_sessions import ClientCallbacks
 from ._app import run_async, state
 from ._approve import TerminalApprover
@@ -29,6 +31,7 @@ from ._toolbox import open_toolbox
 
 if TYPE_CHECKING:
     from ..skills import SkillsReloaded
+    from ..toolbox import Toolbox
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -46,6 +49,14 @@ HISTORY_FILE = "chat_history"  # in the user folder: the lines typed at the prom
 HISTORY_LENGTH = 1000
 
 
+def _greet(out: Output, box: Toolbox, greeting: str) -> None:
+    """The chat's first lines: who answers, and which servers' tools only a skill can reach."""
+    out.note(greeting, style=None)
+    hint = internal_hint(box.manager.servers.values())
+    if hint:
+        out.note(hint, style=None)
+
+
 @commands.command()
 def chat(
     model: Annotated[
@@ -59,14 +70,19 @@ def chat(
     ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
     agent: Annotated[str | None, typer.Option("--agent", "-a", help="Agent profile from the config.")] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option("--prices", help="A JSON price table laid over the shipped one (USD per million tokens)."),
+    ] = None,
 ) -> None:
     """The agent REPL: /use, /unuse, /skills and /tools work; without --model you play the model.
 
     Edits of the config and the skills apply from the next input, and are reported on stderr.
     """
-    out = Output()
+    out, spent = Output(), Spent()
     model = model or _profile_model(agent)
-    chat_model = load_model(model, base_url=base_url) if model else None
+    table = PriceTable.default().merged(PriceTable.from_file(prices)) if prices is not None else None
+    chat_model = load_model(model, base_url=base_url, prices=table) if model else None
 
     # Servers may ask the person (elicitation) and the model (sampling, with --model); their logs are shown.
     callbacks = ClientCallbacks(
@@ -81,10 +97,7 @@ def chat(
             # The person at the prompt answers the calls the agent's ask rules hold back.
             approver = TerminalApprover(out, interactive=True, mask=box.sessions.mask_secrets)
             conversation = box.conversation(agent, approver=approver)  # the profile's instructions
-            out.note(MANUAL_HELP if chat_model is None else f"Chatting with {model}. /quit to leave.", style=None)
-            hint = internal_hint(box.manager.servers.values())
-            if hint:
-                out.note(hint, style=None)
+            _greet(out, box, f"Chatting with {model}. /quit to leave." if chat_model is not None else MANUAL_HELP)
             # Editing a skill or the config and trying again is the everyday loop: the next input sees the edit.
             unsubscribe = (
                 box.sessions.subscribe(lambda event: _server_reloaded(out, str(event), event.error)),
@@ -96,7 +109,9 @@ def chat(
                     line = await anyio.to_thread.run_sync(_read_line, "you> " if sys.stdin.isatty() else "")
                     if line is None or line.strip() in ("/quit", "/exit"):
                         break
-                    if line.strip() and await interruptible(_one_input(out, conversation, chat_model, line.strip())):
+                    if line.strip() and await interruptible(
+                        _one_input(out, conversation, chat_model, line.strip(), spent)
+                    ):
                         out.line("(cancelled)", style="yellow")
             for stop in unsubscribe:  # leaving closes every server: that is no edit to report
                 stop()
@@ -176,7 +191,16 @@ def _skills_reloaded(out: Output, event: SkillsReloaded) -> None:
         out.note(f"  {problem.message}", style="yellow")
 
 
-async def _one_input(out: Output, conversation: Conversation, model: ChatModel | None, line: str) -> None:
+@dataclass
+class Spent:
+    """What the chat's model requests cost so far, in USD (those the price table knows)."""
+
+    usd: float = 0.0
+
+
+async def _one_input(
+    out: Output, conversation: Conversation, model: ChatModel | None, line: str, spent: Spent | None = None
+) -> None:
     if model is not None:
         try:
             reply = await conversation.send(line, model)
@@ -193,7 +217,11 @@ async def _one_input(out: Output, conversation: Conversation, model: ChatModel |
         usage = reply.usage
         if usage.input_tokens:  # what the provider counted: the prompt cache's hit rate shows here
             cached = f"{usage.cached_share:.0%} from cache"
-            out.note(f"[tokens] {usage.input_tokens:,} in, {cached}, {usage.output_tokens:,} out")
+            bill = ""
+            if usage.cost is not None and spent is not None:
+                spent.usd += usage.cost
+                bill = f", ${usage.cost:.4f} (chat ${spent.usd:.4f})"
+            out.note(f"[tokens] {usage.input_tokens:,} in, {cached}, {usage.output_tokens:,} out{bill}")
         return
     command = await conversation.handle_command(line)
     if command is not None:

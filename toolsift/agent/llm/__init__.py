@@ -12,6 +12,7 @@ from typing import Any
 from ..._exceptions import AgentError
 from ..._install import install_advice
 from .._turn import ChatModel
+from .prices import PriceTable
 
 __all__ = ["load_model"]
 
@@ -23,13 +24,22 @@ PROVIDERS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
-def load_model(spec: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> ChatModel:
+def load_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    prices: PriceTable | None = None,
+    **options: Any,
+) -> ChatModel:
     """Build a chat model from ``provider:model`` (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-5-5``,
     ``openai-responses:gpt-5.4`` for OpenAI's Responses API).
 
     The API key comes from ``api_key`` or the provider's environment variable;
     ``base_url`` (or ``OPENAI_BASE_URL``) reaches OpenAI-compatible local servers.
     ``scripted:FILE`` is the offline model of :mod:`toolsift.agent.llm.scripted`: answers read from FILE.
+    ``prices`` prices each reply's ``usage.cost`` (default: the table shipped; see
+    :class:`toolsift.agent.llm.prices.PriceTable`).
 
     Raises:
         AgentError: Unknown provider, missing SDK (with the pip command), missing key, or a bad script.
@@ -58,5 +68,7 @@ def load_model(spec: str, *, base_url: str | None = None, api_key: str | None = 
     if not key and not (key_variable == "OPENAI_API_KEY" and (base_url or os.environ.get("OPENAI_BASE_URL"))):
         raise AgentError(f"No API key for {provider}: set {key_variable}")
     model_class: Any = getattr(module, class_name)
+    if prices is not None:
+        options["prices"] = prices
     built: ChatModel = model_class(model, api_key=key or "unused", base_url=base_url, **options)
     return built

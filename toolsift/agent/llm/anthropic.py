@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import anthropic
@@ -37,6 +37,8 @@ from .._results import describe_result
 from .._tool_list import common_length
 from ._context import context_text
 from ._entries import EarlierEntries
+from ._models import anthropic_features, refusal, warn_refused
+from .prices import PriceTable, priced
 
 __all__ = ["AnthropicChatModel"]
 
@@ -49,6 +51,8 @@ _SEARCH_TOOLS: dict[str, dict[str, str]] = {
 # Blocks only the provider can produce: an answer carrying them is sent back exactly as it came.
 _SERVER_BLOCKS = frozenset({"server_tool_use", "tool_search_tool_result"})
 _BREAKPOINT = {"type": "ephemeral"}
+#: The beta that ``tool_addition`` / ``tool_removal`` blocks by reference need.
+TOOL_CHANGES_BETA = "mid-conversation-tool-changes-2026-07-01"
 # A breakpoint finds an earlier cache entry at its own block or one of the 19 before it.
 _LOOKBACK = 20
 # How many tool lists sent earlier are remembered to find where a grown list's cached part ends.
@@ -89,6 +93,29 @@ def _assistant_blocks(message: AssistantMessage, references: frozenset[str]) -> 
     return blocks
 
 
+def _system_message(message: ContextMessage, defined: frozenset[str] | None) -> dict[str, Any]:
+    """A context message as a mid-conversation system message, with its tool changes as blocks: those of
+    the tools the request defines (``defined``; None: all), as a reference must name one."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": context_text(message)}]
+    for kind, names in (("tool_addition", message.added), ("tool_removal", message.withdrawn)):
+        content += [
+            {"type": kind, "tool": {"type": "tool_reference", "name": name}}
+            for name in names
+            if defined is None or name in defined
+        ]
+    return {"role": "system", "content": content}
+
+
+def tool_changes(request: Mapping[str, Any]) -> bool:
+    """Whether a request carries mid-conversation tool changes (which need :data:`TOOL_CHANGES_BETA`)."""
+    return any(
+        block.get("type") in ("tool_addition", "tool_removal")
+        for message in request.get("messages") or ()
+        if message["role"] == "system"
+        for block in message["content"]
+    )
+
+
 def _referencing(block: dict[str, Any], references: frozenset[str]) -> dict[str, Any]:
     """A server tool search result as sent back: its references to tools the request no longer defers are
     left out (the scope stopped allowing them; the provider loads only what the request defines)."""
@@ -102,7 +129,11 @@ def _referencing(block: dict[str, Any], references: frozenset[str]) -> dict[str,
 
 
 def to_anthropic_messages(
-    history: Sequence[Message], *, references: frozenset[str] = frozenset()
+    history: Sequence[Message],
+    *,
+    references: frozenset[str] = frozenset(),
+    system_messages: bool = False,
+    defined: frozenset[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The conversation as Messages API turns, every content a list of blocks (a breakpoint needs a block).
 
@@ -111,7 +142,10 @@ def to_anthropic_messages(
     conversation's own ``search_tools`` call loading a skill's tools) share one assistant turn. A tool
     result carries a ``tool_reference`` for each of its message's ``references`` that is in
     ``references`` (the deferred tools the request defines), and so does a server tool search's result:
-    a tool the scope no longer allows is no longer deferred, and a reference to it is left out.
+    a tool the scope no longer allows is no longer deferred, and a reference to it is left out. With
+    ``system_messages`` (a model that takes them), context after the first message is a mid-conversation
+    system message, its tool changes ``tool_addition`` / ``tool_removal`` blocks for the tools in ``defined``
+    (the request's).
     """
     messages: list[dict[str, Any]] = []
 
@@ -124,6 +158,8 @@ def to_anthropic_messages(
     for message in history:
         if isinstance(message, UserMessage):
             user_turn().append({"type": "text", "text": message.text})
+        elif isinstance(message, ContextMessage) and system_messages and messages:
+            messages.append(_system_message(message, defined))
         elif isinstance(message, ContextMessage):
             user_turn().append({"type": "text", "text": context_text(message)})
         elif isinstance(message, AssistantMessage):
@@ -171,16 +207,25 @@ class AnthropicChatModel:
         max_tokens: Upper bound of each answer.
         cache: Mark prompt-cache breakpoints (tools, system, the last turns).
         tool_search: How the tools the scope allows but the turn does not show are offered.
-            ``"client"`` (the default): sent with ``defer_loading: true``, and toolsift's own
-            ``search_tools`` loads what it finds with ``tool_reference`` blocks in its result, so a
-            search ranks and checks the scope as everywhere else, is audited, and appends to the
-            prompt instead of changing the tool list. ``"bm25"`` / ``"regex"``: Anthropic's
-            server-side search tool also searches the deferred tools. ``None``: nothing is
-            deferred, for models without tool search (before the Claude 4.5 family).
-        on_demand: With a server-side search (``"bm25"``, ``"regex"``), defer the global tools too
-            and let the search load each tool when the model first calls it, a skill's tools
-            included (named at ``/use`` rather than loaded): the tool list then never changes
-            with the scope, and only the definitions the model uses join the prompt.
+            By default the best the model allows: ``"bm25"`` from the Claude 4.5 family on,
+            None before. ``"bm25"`` / ``"regex"``: sent with ``defer_loading: true``, and
+            Anthropic's server-side search finds and loads them (toolsift's ``search_tools`` is
+            then not declared beside it when tools load on demand). ``"client"``: deferred too,
+            and toolsift's own ``search_tools`` loads what it finds with ``tool_reference`` blocks
+            in its result, so a search ranks and checks the scope as everywhere else and is
+            audited. ``None``: nothing is deferred.
+        on_demand: With a server-side search, defer the global tools too and let the search load
+            each tool when the model first calls it, a skill's tools included (named at ``/use``
+            rather than loaded): the tool list then never changes with the scope, and only the
+            definitions the model uses join the prompt. On by default with a server-side search;
+            ``False`` opts out.
+        mid_conversation: Send what the conversation adds (a skill's instructions, the tools it
+            withdraws or offers again) as mid-conversation system messages with ``tool_removal`` /
+            ``tool_addition`` blocks (and their beta header), rather than as user text. By default
+            for the models that take them (Claude Sonnet 5.5, Opus 4.8 on, ...).
+        When the endpoint refuses the search tool or system messages (an older model, another
+        server), the adapter logs one line and goes on without them, every tool up front.
+        prices: The price table ``usage.cost`` is computed with (default: the one shipped).
     """
 
     format = "anthropic"
@@ -194,9 +239,15 @@ class AnthropicChatModel:
         client: anthropic.AsyncAnthropic | None = None,
         max_tokens: int = 4096,
         cache: bool = True,
-        tool_search: ToolSearch | None = "client",
-        on_demand: bool = False,
+        tool_search: ToolSearch | Literal["auto"] | None = "auto",
+        on_demand: bool | None = None,
+        mid_conversation: bool | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
+        if tool_search == "auto":
+            tool_search = "bm25" if anthropic_features(model).tool_search or on_demand else None
+        if on_demand is None:
+            on_demand = tool_search in _SEARCH_TOOLS
         if tool_search is not None and tool_search not in ("client", *_SEARCH_TOOLS):
             raise AgentError(f"tool_search must be 'client', 'bm25', 'regex' or None, not {tool_search!r}")
         if on_demand and tool_search not in _SEARCH_TOOLS:
@@ -204,10 +255,14 @@ class AnthropicChatModel:
                 f"on_demand needs a server-side search (tool_search='bm25' or 'regex'), not {tool_search!r}"
             )
         self.loads_on_demand = on_demand
+        self.mid_conversation = (
+            anthropic_features(model).mid_conversation if mid_conversation is None else mid_conversation
+        )
         self.model = model
         self.max_tokens = max_tokens
         self.cache = cache
         self.tool_search = tool_search
+        self.price = (prices or PriceTable.default()).price("anthropic", model)
         self._client = client or anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
         self._sent_tools: OrderedDict[tuple[str, ...], None] = OrderedDict()
         self._entries = EarlierEntries()
@@ -226,14 +281,19 @@ class AnthropicChatModel:
     ) -> dict[str, Any]:
         """The Messages API request :meth:`complete` sends (a ``MessageCreateParams``)."""
         shown = [dict(tool) for tool in tools]
-        if self.tool_search in _SEARCH_TOOLS:
+        if self.tool_search in _SEARCH_TOOLS and deferred:  # nothing to search without deferred tools
             shown.append(dict(_SEARCH_TOOLS[self.tool_search]))
         names = {tool["name"] for tool in shown}
         hidden = [{**tool, "defer_loading": True} for tool in deferred if tool["name"] not in names]
         request: dict[str, Any] = {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "messages": to_anthropic_messages(history, references=frozenset(t["name"] for t in hidden)),
+            "messages": to_anthropic_messages(
+                history,
+                references=frozenset(t["name"] for t in hidden),
+                system_messages=self.mid_conversation,
+                defined=frozenset(names | {t["name"] for t in hidden}),
+            ),
         }
         if instructions:
             request["system"] = [{"type": "text", "text": instructions}]
@@ -267,6 +327,50 @@ class AnthropicChatModel:
         if not grown or not has_system:
             _mark_last(shown)
 
+    async def _send(self, request: dict[str, Any]) -> Any:
+        """One request, with the beta its tool changes need."""
+        headers = {"anthropic-beta": TOOL_CHANGES_BETA} if tool_changes(request) else None
+        return await self._client.messages.create(**request, extra_headers=headers)
+
+    async def _fall_back(
+        self,
+        exc: anthropic.AnthropicError,
+        instructions: str,
+        history: Sequence[Message],
+        tools: list[dict[str, Any]],
+        deferred: Sequence[dict[str, Any]],
+    ) -> Any:
+        """After a refusal, the request again without what the endpoint may not take (mid-conversation
+        system messages, then deferred tools), one at a time. The first that passes stays off for this
+        model, one log line each; when none passes, the first error stands and nothing changes."""
+        sent = self.request(instructions, history, tools, deferred if self.defers_tools else ())
+        optional = [
+            feature
+            for feature, used in (
+                ("mid-conversation system messages", any(m["role"] == "system" for m in sent["messages"])),
+                (f"tool search ({self.tool_search})", self.defers_tools and bool(deferred)),
+            )
+            if used
+        ]
+        before = (self.mid_conversation, self.tool_search, self.loads_on_demand)
+        for count, feature in enumerate(optional if refusal(exc) else [], 1):
+            if feature.startswith("mid-conversation"):
+                self.mid_conversation = False
+            else:
+                self.tool_search, self.loads_on_demand = None, False
+            shown = tools if self.defers_tools else [*tools, *deferred]
+            try:
+                response = await self._send(
+                    self.request(instructions, history, shown, deferred if self.defers_tools else ())
+                )
+            except anthropic.AnthropicError:
+                continue
+            for dropped in optional[:count]:
+                warn_refused("Anthropic", self.model, dropped, exc)
+            return response
+        self.mid_conversation, self.tool_search, self.loads_on_demand = before
+        raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
+
     async def complete(
         self,
         instructions: str,
@@ -281,9 +385,9 @@ class AnthropicChatModel:
         """
         request = self.request(instructions, history, tools, deferred if self.defers_tools else ())
         try:
-            response = await self._client.messages.create(**request)
+            response = await self._send(request)
         except anthropic.AnthropicError as exc:
-            raise AgentError(f"Anthropic request to model {self.model!r} failed: {exc}") from exc
+            response = await self._fall_back(exc, instructions, history, tools, deferred)
         text = "".join(b.text for b in response.content if b.type == "text") or None
         calls = tuple(
             ToolCall(id=b.id, name=b.name, arguments=dict(b.input)) for b in response.content if b.type == "tool_use"
@@ -291,4 +395,6 @@ class AnthropicChatModel:
         blocks: tuple[dict[str, Any], ...] = ()
         if any(b.type in _SERVER_BLOCKS for b in response.content):
             blocks = tuple(b.model_dump(mode="json", exclude_none=True) for b in response.content)
-        return AssistantMessage(text=text, tool_calls=calls, usage=_usage(response.usage), provider_blocks=blocks)
+        return AssistantMessage(
+            text=text, tool_calls=calls, usage=priced(_usage(response.usage), self.price), provider_blocks=blocks
+        )

@@ -18,6 +18,7 @@ from ..._exceptions import AgentError
 from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
 from .._results import result_text
 from ._context import context_text
+from .prices import PriceTable, priced
 
 __all__ = ["OpenAIChatModel"]
 
@@ -81,6 +82,7 @@ class OpenAIChatModel:
             model's conversations reach the same cache: ``True`` (the default) draws one key for
             this instance, a string is used as given (to share a cache across processes), ``False``
             sends none. Other servers get it only when it is a string; some reject unknown fields.
+        prices: The price table ``usage.cost`` is computed with (default: the one shipped).
     """
 
     format = "openai"
@@ -94,9 +96,11 @@ class OpenAIChatModel:
         client: openai.AsyncOpenAI | None = None,
         strict: bool = False,
         prompt_cache_key: str | bool = True,
+        prices: PriceTable | None = None,
     ) -> None:
         self.model = model
         self.strict = strict
+        self.price = (prices or PriceTable.default()).price("openai", model)
         self._client = client or openai.AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
         self.prompt_cache_key: str | None = None
         if isinstance(prompt_cache_key, str):
@@ -129,7 +133,9 @@ class OpenAIChatModel:
             for c in (message.tool_calls or [])
             if c.type == "function"
         )
-        return AssistantMessage(text=message.content, tool_calls=calls, usage=_usage(response.usage))
+        return AssistantMessage(
+            text=message.content, tool_calls=calls, usage=priced(_usage(response.usage), self.price)
+        )
 
 
 def _usage(usage: openai.types.CompletionUsage | None) -> Usage | None:
