@@ -9,7 +9,7 @@ from typing import Any
 
 from _provider import Request, count_tokens
 
-from toolsift import Toolbox
+from toolsift.toolbox import Toolbox
 from toolsift.agent import Usage
 from toolsift.agent._compact import compact_declaration  # what the agent loop sends the model
 from toolsift.registry import TurnScope
