@@ -66,11 +66,38 @@ async def sign_in_headless(server: str, url: str, redirect_uri: str) -> Authoriz
     )
 
 
-def auth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | None:
+async def authorization_server(url: str) -> str:
+    """The authorization server the MCP server names in its protected resource metadata (RFC 9728).
+
+    Enterprise-managed authorization takes the authorization server as configuration, never from the
+    server; the suite does not hand it over, so this driver reads it as an administrator would.
+    """
+    parts = urlsplit(url)
+    metadata = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    async with httpx2.AsyncClient() as http:
+        servers: list[str] = (await http.get(metadata)).raise_for_status().json()["authorization_servers"]
+    return servers[0]
+
+
+async def auth_settings(scenario: str, url: str, context: dict[str, Any]) -> dict[str, Any] | None:
     """The server's ``auth`` block for an authorization scenario, from what the suite hands over."""
     if not scenario.startswith("auth/"):
         return None
     client = {"clientId": context["client_id"]} if "client_id" in context else {}
+    if "valid_jwt" in context:  # workload identity federation: the platform's JWT is the grant
+        return {"grant": "jwt_bearer", "assertion": context["valid_jwt"]}
+    if "idp_id_token" in context:  # enterprise-managed authorization (SEP-990)
+        return {
+            "grant": "identity_assertion",
+            **client,
+            "clientSecret": context["client_secret"],
+            "issuer": await authorization_server(url),
+            "identityProvider": {
+                "tokenEndpoint": context["idp_token_endpoint"],
+                "clientId": context["idp_client_id"],
+                "idToken": context["idp_id_token"],
+            },
+        }
     if "private_key_pem" in context:
         return {
             "grant": "client_credentials",
@@ -86,7 +113,7 @@ def auth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | No
 
 async def run(scenario: str, url: str, context: dict[str, Any]) -> int:
     callbacks = ClientCallbacks(sampling=sample, elicitation=accept_defaults, sign_in=sign_in_headless)
-    settings = {"url": url, "auth": auth_settings(scenario, context)}
+    settings = {"url": url, "auth": await auth_settings(scenario, url, context)}
     config = HttpServer.model_validate(settings).with_name("conformance")
     async with McpSession(config, options=SessionOptions(callbacks=callbacks)) as session:
         if session.state is not SessionState.READY:
