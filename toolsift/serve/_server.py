@@ -48,6 +48,7 @@ from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, ToolSp
 from ..search import Discovery, SearchIndex
 from ..skills import Skill, SkillsReloaded
 from ._approval import ENV_STATE_KEY, Asking, ClientApprover, request_state_security
+from ._cache_hints import CacheHints
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._endpoints import Endpoint, EndpointKey, EndpointNotFound, Endpoints, LegacyClient
 from ._meta import (
@@ -284,6 +285,7 @@ class ToolsiftServer:
             SkillPublisher(self._served_skills, self.parts.skill_files).install(self.sdk)
         # requestState is sealed and bound to its call: an approval answer counts only for the question asked.
         self.sdk.middleware.append(RequestStateBoundary(security, default_audience="toolsift"))
+        self.sdk.middleware.append(CacheHints(guarded=settings.token is not None))
         asks = bool(self._permissions.ask or self._permissions.ask_destructive)
         if self.shared is not None and asks and not os.environ.get(ENV_STATE_KEY):
             logger.warning(
