@@ -30,7 +30,8 @@ from client_plan import Surface, run_plan
 from mcp import MCPError
 from mcp.shared.auth import AuthorizationCodeResult
 
-from toolsift.config import HttpServer
+from toolsift import SkillError, Toolbox
+from toolsift.config import HttpServer, parse_config
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
 
@@ -111,7 +112,36 @@ async def auth_settings(scenario: str, url: str, context: dict[str, Any]) -> dic
     return {"clientMetadataUrl": CLIENT_METADATA_URL, **client, **secret}
 
 
+async def use_served_skills(scenario: str, url: str) -> int:
+    """The Skills extension's client scenarios, as a host: a Toolbox takes the server's skills.
+
+    Taking them reads no file. Except in the no-prefetch scenario, the first skill is then used as
+    ``/use`` uses one: its ``SKILL.md`` is fetched and checked against the listing (size, digest,
+    front matter) and, once it passes, its bundled files are read as the model would read them. A
+    file that fails a check stops the use there, and the scenario's tampered file is reported.
+    """
+    config = parse_config({"tools": {"mcpServers": {"conformance": {"url": url}}}, "skills": {"userSkills": False}})
+    async with Toolbox(config) as box:
+        skills = box.served_skills.skills
+        if not skills:
+            print(f"{scenario}: the server's skills were not taken", file=sys.stderr)
+            return 1
+        if scenario == "sep-2640-client-no-prefetch":
+            return 0
+        skill = skills[0]
+        try:
+            await skill.render()
+            for name in skill.files.names():
+                await skill.files.read(name)
+        except SkillError as exc:
+            print(f"{scenario}: {exc}", file=sys.stderr)
+            return 1
+    return 0
+
+
 async def run(scenario: str, url: str, context: dict[str, Any]) -> int:
+    if scenario.startswith("sep-2640-client-"):
+        return await use_served_skills(scenario, url)
     callbacks = ClientCallbacks(sampling=sample, elicitation=accept_defaults, sign_in=sign_in_headless)
     settings = {"url": url, "auth": await auth_settings(scenario, url, context)}
     config = HttpServer.model_validate(settings).with_name("conformance")
