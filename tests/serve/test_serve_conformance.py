@@ -28,7 +28,7 @@ from serve_project import served_http, write_project
 from servers import EXAMPLES, http_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "interop"))
-from client_plan import SCENARIOS_2026
+from client_plan import SCENARIOS_2026, SKILLS_CLIENT
 
 pytestmark = pytest.mark.interop
 
@@ -231,7 +231,7 @@ AUTH_EXTENSIONS_2026 = (
 
 
 @needs_suite_2026
-@pytest.mark.parametrize("scenario", [*CLIENT_SCENARIOS_2026, *AUTH_EXTENSIONS_2026])
+@pytest.mark.parametrize("scenario", [*CLIENT_SCENARIOS_2026, *AUTH_EXTENSIONS_2026, *SKILLS_CLIENT])
 async def test_the_session_layer_passes_the_2026_client_scenario(tmp_path: Path, scenario: str) -> None:
     assert NODE_2026 is not None
     out = tmp_path / scenario.replace("/", "-")
@@ -244,3 +244,20 @@ async def test_the_session_layer_passes_the_2026_client_scenario(tmp_path: Path,
     checks = [c for file in out.rglob("checks.json") for c in json.loads(file.read_text())]
     assert checks, f"{scenario}: no results"
     assert [f"{c['id']}: {c.get('errorMessage')}" for c in checks if c["status"] in ("FAILURE", "ERROR")] == []
+
+
+# The Skills extension's server scenarios, against toolsift serve of the example skills (add-up has a scripts/
+# folder, so directory reads reach a subfolder).
+SKILLS_SERVER = ("sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest")
+
+
+@needs_suite_2026
+async def test_serve_passes_every_skills_extension_scenario(tmp_path: Path) -> None:
+    config = tmp_path / "toolsift.json"
+    config.write_text(json.dumps({"skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False}}))
+    failures: dict[str, list[str]] = {}
+    async with served_http(config) as (url, _):
+        for scenario in SKILLS_SERVER:
+            selection = ("--scenario", scenario)
+            failures |= await run_suite(url, tmp_path / scenario, *selection, node=NODE_2026, suite=SUITE_2026)
+    assert failures == {scenario: [] for scenario in SKILLS_SERVER}

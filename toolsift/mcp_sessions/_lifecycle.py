@@ -95,7 +95,7 @@ class Lifecycle:
             self.emit("state")
         return True
 
-    def emit(self, kind: Literal["state", "tools"]) -> None:
+    def emit(self, kind: Literal["state", "tools", "prompts", "resources"]) -> None:
         event = SessionEvent(
             session=self._session, kind=kind, state=self.state, reason=self.reason, tools=self._tool_names()
         )

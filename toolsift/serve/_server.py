@@ -51,6 +51,7 @@ from ._approval import ENV_STATE_KEY, Asking, ClientApprover, request_state_secu
 from ._cache_hints import CacheHints
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._endpoints import Endpoint, EndpointKey, EndpointNotFound, Endpoints, LegacyClient
+from ._list_changes import UpstreamListAnnouncer
 from ._meta import (
     META_TOOL,
     META_TOOL_NAME,
@@ -275,6 +276,15 @@ class ToolsiftServer:
         bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(bus)
         self.announcer = ToolListAnnouncer(bus, self._signature)
+        self.proxy: GatewayProxy | None = None
+        self.upstream_lists = UpstreamListAnnouncer(
+            bus,
+            self.announcer.tracked,
+            {
+                "prompts": lambda: self.proxy.prompt_signature() if self.proxy else (),
+                "resources": lambda: self.proxy.resource_signature() if self.proxy else (),
+            },
+        )
         security = request_state_security()
         # Tasks of upstream servers: their ids are sealed with the same key, so any replica routes them.
         self.tasks = TaskRoutes(security.codec, self.sessions, self._task_result) if self.sessions is not None else None
@@ -307,7 +317,9 @@ class ToolsiftServer:
     def _sdk_server(self) -> _SdkServer:
         handlers: dict[str, Any] = {}
         if self.sessions is not None:
-            proxy = GatewayProxy(self.sessions, self._proxied_servers, self.relay, prefix=self.settings.prefix_names)
+            self.proxy = proxy = GatewayProxy(
+                self.sessions, self._proxied_servers, self.relay, prefix=self.settings.prefix_names
+            )
             handlers = dict(
                 on_list_resources=proxy.list_resources,
                 on_list_resource_templates=proxy.list_resource_templates,
@@ -756,6 +768,7 @@ class ToolsiftServer:
             await group.start(self.announcer.run)
             if self.sessions is not None:
                 await self.sessions.start_lazy(self._gateway_named())
+                await group.start(self.upstream_lists.run, self.sessions)
             # Log the served profile's permission globs that match no tool, once the catalogue is listed.
             self.parts.warn_unmatched_globs(
                 agents=[self.profile.name],
