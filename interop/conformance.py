@@ -39,6 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 MODULES = ROOT / ".interop" / "node_modules"
 MODULES_2026 = ROOT / ".interop2" / "node_modules"  # the 0.2.0 alphas, beside 0.1.16
 START_SECONDS = 60
+# The suite gives a client under test 30 s per scenario; a scenario set starts dozens of clients at once, and on a
+# shared machine a Python client's start-up alone can take most of that. Time is not what these scenarios check.
+CLIENT_TIMEOUT = ("--timeout", "120000")
 
 
 def suite(modules: Path = MODULES) -> Path:
@@ -178,8 +181,9 @@ def client_side_2026(tmp: Path) -> None:
         scenarios = [selection] if selection else [("--scenario", name) for name in SCENARIOS_2026]
         for chosen in scenarios:
             command = f"{sys.executable} {ROOT / 'interop' / script}"
+            arguments = ("--command", command, *chosen, *CLIENT_TIMEOUT, "-o", str(out))
             subprocess.run(
-                [node(MODULES_2026), str(suite(MODULES_2026)), "client", "--command", command, *chosen, "-o", str(out)],
+                [node(MODULES_2026), str(suite(MODULES_2026)), "client", *arguments],
                 capture_output=True,
                 check=False,
             )
@@ -195,7 +199,7 @@ def skills_client(tmp: Path) -> None:
     command = f"{sys.executable} {ROOT / 'interop' / 'conformance_client.py'}"
     out = tmp / "skills-client"
     for scenario in SKILLS_CLIENT:
-        chosen = ("--scenario", scenario, "-o", str(out))
+        chosen = ("--scenario", scenario, *CLIENT_TIMEOUT, "-o", str(out))
         subprocess.run(
             [node(MODULES_2026), str(suite(MODULES_2026)), "client", "--command", command, *chosen],
             capture_output=True,

@@ -143,7 +143,9 @@ async def run(scenario: str, url: str, context: dict[str, Any]) -> int:
     if scenario.startswith("sep-2640-client-"):
         return await use_served_skills(scenario, url)
     callbacks = ClientCallbacks(sampling=sample, elicitation=accept_defaults, sign_in=sign_in_headless)
-    settings = {"url": url, "auth": await auth_settings(scenario, url, context)}
+    # The harness allows a client 120 s (interop/conformance.py): connecting, sign-in included, may take most of it
+    # when the suite starts dozens of clients at once on a shared machine.
+    settings = {"url": url, "auth": await auth_settings(scenario, url, context), "timeout": 110}
     config = HttpServer.model_validate(settings).with_name("conformance")
     async with McpSession(config, options=SessionOptions(callbacks=callbacks)) as session:
         if session.state is not SessionState.READY:
