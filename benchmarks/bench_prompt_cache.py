@@ -48,7 +48,7 @@ from _provider import TOKEN_ESTIMATE, Call, ProviderEndpoint, Reply, Request, co
 from _report import save
 from _search_eval import load_catalog, server_tools
 
-from toolsift import Toolbox, ToolsiftError
+from toolsift import ToolsiftError
 from toolsift.agent import (
     ChatModel,
     ContextMessage,
@@ -59,6 +59,7 @@ from toolsift.agent import (
 from toolsift.agent._compact import compact_declaration  # what the agent loop sends the model
 from toolsift.registry import ToolContext, ToolResult, ToolSpec, TurnScope
 from toolsift.skills import bind_arguments
+from toolsift.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

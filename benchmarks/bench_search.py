@@ -419,7 +419,7 @@ def context() -> dict[str, Any]:
         sizes = {"start_bytes": schema_bytes(registry, start), "start_tools": len(registry.visible_tools(start))}
         for number, query in enumerate(queries, start=1):
             result = await registry.execute(
-                "search_tools", {"query": query}, discovery.scope_for_turn(TurnScope()), extensions=(discovery,)
+                "search_tools", {"query": query}, discovery.scope_for_turn(TurnScope()), discovery=discovery
             )
             if number == 1:
                 scope = discovery.scope_for_turn(TurnScope())

@@ -21,7 +21,7 @@ from toolsift.config import ServerConfig, StdioServer, ToolsiftConfig
 from toolsift.mcp_sessions import McpSession, SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
 from toolsift.mcp_sessions._options import RestartPolicy
-from toolsift.mcp_sessions._state import SessionEvent
+from toolsift.mcp_sessions._session import SessionEvent
 from toolsift.mcp_sessions._transport import MemoryTransport, SessionTransport, TransportContext
 
 TESTS = Path(__file__).resolve().parent

@@ -57,7 +57,6 @@ SHARED = {
     "_net",  # hosts and URLs: loopback binds, the URLs in a call's arguments
     "_fence",  # the untrusted fence: writing it, reading it back, neutralising look-alikes
     "_secrets",  # ${VAR} and secret:// in config values: expansion, resolvers, masking for display
-    "_input_exchange",  # an upstream server's InputRequiredResult carried through a gateway call
     "_install",  # how to install what an optional feature needs, the same in every message
     "_tokens",  # the one estimate of what a text costs a model (bytes per token)
     "_skill_files",  # a skill's own files: the SkillFiles protocol, digests, the note naming them
@@ -91,18 +90,23 @@ INTERNAL = {
         "validate_serve_settings",
     ],
     "mcp_sessions": [
+        "Era",
         "FileTokenStorage",
+        "InstructionsChange",
         "ListMcpResources",
         "ManagerEvent",
+        "McpToolWrapper",
         "ReadMcpResource",
+        "Sender",
         "ServerCatalog",
         "SessionState",
         "ToolChange",
         "ToolPins",
-        "VerbatimResults",
         "guard_result",
+        "mask_wire",
         "present_result",
         "resource_context",
+        "send_as_client",
         "server_instructions",
         "token_file",
         "tool_spec",
@@ -110,9 +114,11 @@ INTERNAL = {
     "pipeline": ["profile_scope", "refuse", "trace_configured_calls"],
     "registry": [
         "AuditEvent",
+        "Forward",
         "FunctionTool",
         "ProgressCallback",
         "RegistryChange",
+        "Unlocks",
         "check_permissions",
         "repeatable_by",
     ],

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from toolsift import Toolbox
 from toolsift._assembly import Assembly
 from toolsift.config import parse_config
 from toolsift.config._internal import ServeSettings
 from toolsift.serve._server import ToolsiftServer
+from toolsift.toolbox import Toolbox
 
 
 def config_with_servers(tmp_path: Path) -> dict[str, object]:

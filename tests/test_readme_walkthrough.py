@@ -46,8 +46,29 @@ def test_the_walkthrough_has_every_step() -> None:
     kinds = [step.walkthrough for step in walkthrough()]
     assert kinds[:1] == ["install"] and kinds.count("chat") == 1 and kinds.count("transcript") >= 2
     bodies = "\n".join(step.body for step in walkthrough())
-    for command in ("toolsift demo", "toolsift mcp add", "toolsift skills new", "toolsift check", "--model scripted:"):
+    for command in (
+        "toolsift demo",
+        "toolsift mcp add",
+        "toolsift builtins on",
+        "toolsift skills new",
+        "toolsift check",
+        "--model scripted:",
+    ):
         assert command in bodies, f"the walk-through does not run {command!r}"
+
+
+# What writes a file by hand: a redirection, a heredoc, an in-place edit.
+HAND_EDIT = re.compile(r"(?<![&|])>(?!&)|<<|\bsed -i\b|\btee\b")
+
+
+def test_the_quick_start_is_ten_commands_and_none_an_edit() -> None:
+    """From ``git clone`` to a chat over an own server and skill: the clone, the install line, the steps to the chat."""
+    steps = walkthrough()
+    path = steps[: next(i for i, step in enumerate(steps) if step.walkthrough == "chat") + 1]
+    commands = [line for step in path[1:] for line in step.body.splitlines() if line.split("#", 1)[0].strip()]
+    assert 1 + 1 + len(commands) <= 10, commands  # git clone and cd, then README's first line
+    edits = [command for command in commands if HAND_EDIT.search(command)]
+    assert not edits, f"the quick start edits a file by hand: {edits}"
 
 
 class Chat:

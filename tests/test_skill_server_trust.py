@@ -19,13 +19,13 @@ import pytest
 from servers import EXAMPLES
 from trust_helpers import MARKER_SERVER
 
-from toolsift import Toolbox
 from toolsift._exceptions import SkillUnavailable
 from toolsift._skill_servers import Plugin, SkillServers, load_plugins
 from toolsift.cli import main
 from toolsift.config import ProjectTrust, TrustedLaunches, load_config
 from toolsift.registry import ToolRegistry
 from toolsift.skills import SkillsLoader
+from toolsift.toolbox import Toolbox
 
 PY = sys.executable
 GENERAL = str(EXAMPLES / "general.py")

@@ -15,7 +15,6 @@ import pytest
 from mcp_helpers import example_server, in_memory
 from servers import EXAMPLES
 
-from toolsift import Toolbox
 from toolsift._skill_servers import SkillServers
 from toolsift.agent import Conversation, ToolCall
 from toolsift.config import ProjectTrust, TrustedLaunches
@@ -23,6 +22,7 @@ from toolsift.mcp_sessions import SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
 from toolsift.registry import ToolRegistry
 from toolsift.skills import SkillsLoader
+from toolsift.toolbox import Toolbox
 
 GENERAL = {"command": sys.executable, "args": [str(EXAMPLES / "general.py")]}
 EXAMPLE_SKILLS = EXAMPLES.parent / "skills"

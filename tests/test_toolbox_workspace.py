@@ -13,6 +13,7 @@ from scripted_model import ScriptedModel
 from toolsift import ConfigError
 from toolsift._assembly import skills_loader, unprovided_skill_tools
 from toolsift.agent import AssistantMessage, ToolCall
+from toolsift.agent._unreached import WORKSPACE_TOOLS_OFF
 from toolsift.cli import main
 from toolsift.config import parse_config, validate_config
 from toolsift.toolbox import Toolbox
@@ -38,6 +39,7 @@ def write_config(folder: Path, *, builtins: dict[str, Any] | None = None, **extr
         },
         "skills": {"paths": [str(SKILLS)], "userSkills": False},
         "workspace": str(folder),
+        "agents": {"reader": {"permissions": {"level": "read"}}},
         **extra,
     }
     if builtins is not None:
@@ -117,6 +119,49 @@ async def test_workspace_tools_keep_their_permission_levels_and_command_allowlis
         assert not listed.result.is_error and "notes.txt" in listed.result.text_content()
         refused = await runner.call_tool(ToolCall("3", "exec_shell", {"command": "cat notes.txt"}))
         assert refused.result.is_error and "cat" in refused.result.text_content()
+
+
+@in_process
+async def test_use_names_why_each_pattern_reaches_no_tool_and_what_turns_it_on(tmp_path: Path) -> None:
+    folder = tmp_path / "skills" / "mixed"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: mixed\ndescription: Mixed.\n"
+        "allowed-tools: claude-flow__memory_store read_file nothere__x claude-flow__nope* general__zzz\n---\nGo.\n"
+    )
+    path = write_config(tmp_path, skills={"paths": [str(tmp_path / "skills")], "userSkills": False})
+    async with Toolbox.from_config(path) as box:
+        reply = await box.conversation("reader").handle_command("/use mixed")
+    assert reply is not None and reply.ok
+    lines = reply.text.splitlines()
+    assert lines[0] == "Using skill 'mixed': 0 tool(s) in scope. /unuse to stop."
+    assert lines[1] == (
+        "  claude-flow__memory_store: claude-flow__memory_store is left out at layer 5: "
+        "it requires level write, the caller has read"
+    )
+    assert lines[2] == "  read_file: " + WORKSPACE_TOOLS_OFF
+    assert lines[3].startswith("  nothere__x: no tool of server 'nothere' is registered: it is not configured")
+    assert lines[4].startswith("  claude-flow__nope*: no registered tool matches it")
+    assert lines[5].startswith("  general__zzz: no registered tool matches it") and len(lines) == 6
+
+
+@in_process
+async def test_a_workspace_tool_the_agent_may_never_call_is_not_offered(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path,
+        builtins={"enabled": True},
+        agents={"runner": {"permissions": {"level": "execute"}}, "careful": {"permissions": {"denylist": ["*_file"]}}},
+    )
+    async with Toolbox.from_config(path) as box:
+        # The default agent's level is below what exec_shell requires: every call would be refused.
+        chat = box.conversation()
+        offered = names(chat.turn("openai").tools)
+        assert "exec_shell" not in offered and {"read_file", "write_file", "list_directory"} <= set(offered)
+        refused = await chat.call_tool(ToolCall("1", "exec_shell", {"command": "ls"}))
+        assert refused.result.is_error and "requires level execute" in refused.result.text_content()
+        assert "exec_shell" in names(box.conversation("runner").turn("openai").tools)
+        careful = names(box.conversation("careful").turn("openai").tools)
+        assert "list_directory" in careful and not {"read_file", "write_file", "exec_shell"} & set(careful)
 
 
 @in_process

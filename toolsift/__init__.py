@@ -1,93 +1,19 @@
 """toolsift: many MCP servers, one agent, only the tools that matter this turn.
 
-The package root re-exports the entry points and the exception tree; the
-rooms of the product live in ``toolsift.registry``, ``toolsift.mcp_sessions``,
-``toolsift.skills`` and ``toolsift.agent``.
+The package root publishes the exception tree, which every room raises from;
+every other public name has one home: ``toolsift.toolbox`` (the facade),
+``toolsift.registry`` (tools, the registry, ``@tool``), ``toolsift.mcp_sessions``,
+``toolsift.skills``, ``toolsift.agent`` and the other rooms. Importing the root
+loads none of them (``toolsift --version`` pays for nothing else).
 """
 
-from typing import TYPE_CHECKING, Any
-
 from . import _exceptions
-from ._exceptions import AgentError as AgentError
-from ._exceptions import ConfigError as ConfigError
-from ._exceptions import DuplicateTool as DuplicateTool
-from ._exceptions import InvalidArguments as InvalidArguments
-from ._exceptions import InvalidPattern as InvalidPattern
-from ._exceptions import InvalidToolName as InvalidToolName
-from ._exceptions import LimitExceeded as LimitExceeded
-from ._exceptions import PermissionDenied as PermissionDenied
-from ._exceptions import PolicyDenied as PolicyDenied
-from ._exceptions import RegistryError as RegistryError
-from ._exceptions import SecretError as SecretError
-from ._exceptions import ServerDraining as ServerDraining
-from ._exceptions import ServerUnavailable as ServerUnavailable
-from ._exceptions import SessionError as SessionError
-from ._exceptions import SignInRequired as SignInRequired
-from ._exceptions import SkillArgumentError as SkillArgumentError
-from ._exceptions import SkillError as SkillError
-from ._exceptions import SkillNotFound as SkillNotFound
-from ._exceptions import SkillParseError as SkillParseError
-from ._exceptions import SkillRenderError as SkillRenderError
-from ._exceptions import SkillUnavailable as SkillUnavailable
-from ._exceptions import TemplateError as TemplateError
-from ._exceptions import ToolHeld as ToolHeld
-from ._exceptions import ToolNotFound as ToolNotFound
-from ._exceptions import ToolsiftError as ToolsiftError
-from ._exceptions import UnknownFormat as UnknownFormat
+from ._exceptions import *  # noqa: F403  (the tree is the root's whole surface, pinned in tests/test_public_api.py)
 from ._public import publish
-
-if TYPE_CHECKING:
-    from .registry import ToolRegistry as ToolRegistry
-    from .registry import TurnScope as TurnScope
-    from .registry import tool as tool
-    from .toolbox import Toolbox as Toolbox
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AgentError",
-    "ConfigError",
-    "DuplicateTool",
-    "InvalidArguments",
-    "InvalidPattern",
-    "InvalidToolName",
-    "LimitExceeded",
-    "PermissionDenied",
-    "PolicyDenied",
-    "RegistryError",
-    "SecretError",
-    "ServerDraining",
-    "ServerUnavailable",
-    "SessionError",
-    "SignInRequired",
-    "SkillArgumentError",
-    "SkillError",
-    "SkillNotFound",
-    "SkillParseError",
-    "SkillRenderError",
-    "SkillUnavailable",
-    "TemplateError",
-    "ToolHeld",
-    "ToolNotFound",
-    "ToolRegistry",
-    "Toolbox",
-    "ToolsiftError",
-    "TurnScope",
-    "UnknownFormat",
-    "tool",
-]
+__all__: list[str] = []
+__all__ += _exceptions.__all__
 
-publish(globals(), __name__, _exceptions.__all__)
-
-
-# Imported on first use: the registry pulls in the MCP SDK and the facade sessions, skills and search, which
-# ``import toolsift`` (and so ``toolsift --version``, or a submodule's import) should not pay for.
-_LAZY = {"ToolRegistry": "registry", "TurnScope": "registry", "tool": "registry", "Toolbox": "toolbox"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        from importlib import import_module
-
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'toolsift' has no attribute {name!r}")
+publish(globals(), __name__, __all__)

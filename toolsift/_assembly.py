@@ -194,24 +194,7 @@ class Assembly:
         self.manager: McpServerManager | None = None
         self.skill_servers: SkillServers | None = None
         if servers:
-            options = SessionOptions.for_config(config)
-            if callbacks is not None:
-                options = replace(options, callbacks=callbacks)
-            self.manager = McpServerManager(
-                self.registry, config, options=options, drain_seconds=drain_seconds, trust=trust
-            )
-            loader = self.skills
-            self.skill_servers = SkillServers(
-                self.registry,
-                lambda: loader.skills,
-                plugins=self.plugins,
-                configured=self.servers,
-                config_path=config.path,
-                options=options,
-                trust=trust,
-                user_folders=users_own_folders(user_skills_dir),
-                idle_seconds=config.skills.server_idle_seconds,
-            )
+            self._run_servers(callbacks, drain_seconds, trust, user_skills_dir)
         self.catalog = SkillCatalog(self.skills, self.manager)
         self.index: SearchIndex | None = None
         if search:
@@ -225,6 +208,34 @@ class Assembly:
             )
         if builtins and config.tools.builtins.enabled:
             self.register_workspace_tools(config.workspace, CommandPolicy.from_settings(config.tools.builtins.commands))
+
+    def _run_servers(
+        self,
+        callbacks: ClientCallbacks | None,
+        drain_seconds: float | None,
+        trust: TrustedLaunches | None,
+        user_skills_dir: str | os.PathLike[str] | None,
+    ) -> None:
+        """The manager of the config's servers, and the runner of the servers skills and plugins own."""
+        config = self.config
+        options = SessionOptions.for_config(config)
+        if callbacks is not None:
+            options = replace(options, callbacks=callbacks)
+        self.manager = McpServerManager(
+            self.registry, config, options=options, drain_seconds=drain_seconds, trust=trust
+        )
+        loader = self.skills
+        self.skill_servers = SkillServers(
+            self.registry,
+            lambda: loader.skills,
+            plugins=self.plugins,
+            configured=self.servers,
+            config_path=config.path,
+            options=options,
+            trust=trust,
+            user_folders=users_own_folders(user_skills_dir),
+            idle_seconds=config.skills.server_idle_seconds,
+        )
 
     @property
     def sessions(self) -> McpServerManager:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["is_loopback", "urls_in"]
+__all__ = ["is_loopback", "strings_in", "urls_in"]
 
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 # scheme://authority..., wherever it appears in a string (a URL inside a command line counts too).
@@ -28,13 +28,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def urls_in(value: Any) -> Iterator[str]:
-    """Every URL found in the strings of ``value``, nested lists and objects included."""
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in ``value``, nested lists and objects included (a call's arguments, a server's settings)."""
     if isinstance(value, str):
-        yield from _URL.findall(value)
+        yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from urls_in(item)
+            yield from strings_in(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from urls_in(item)
+            yield from strings_in(item)
+
+
+def urls_in(value: Any) -> Iterator[str]:
+    """Every URL found in the strings of ``value``, nested lists and objects included."""
+    for text in strings_in(value):
+        yield from _URL.findall(text)

@@ -3,8 +3,8 @@
 In every framework the model sees the global tools, then after ``/use
 flow-memory`` the skill's internal claude-flow memory tools instead, and the
 skill's body in its instructions; a call runs through the five layers and the
-audit log, and a call toolsift refuses (``memory_delete`` needs the admin
-level) comes back to the model as a tool error while the run goes on.
+audit log, and a call toolsift refuses (``memory_delete`` waits for an approval
+that no one is there to give) comes back to the model as a tool error while the run goes on.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ async def box(tmp_path: Path, examples_in_process: None) -> AsyncIterator[Toolbo
                             "internalOnly": False,
                         },
                     },
-                    "permissions": [{"match": "claude-flow__*_delete", "requiredLevel": "admin"}],
                 },
+                # Offered, but refused at the call: a tool its caller may never call is not offered at all.
+                "agents": {"default": {"permissions": {"ask": ["claude-flow__*_delete"]}}},
                 "skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False},
             }
         )
@@ -105,7 +106,7 @@ async def test_pydantic_ai_toolset_follows_use_and_returns_denials_as_tool_answe
     assert skill_tools_shown(seen[2])
     assert SKILL_BODY in told[2] and "the release date" in told[2]
     (denied,) = [p for m in second.new_messages() for p in getattr(m, "parts", []) if isinstance(p, ToolReturnPart)]
-    assert "layer 5" in str(denied.content) and "admin" in str(denied.content) and second.output == "done"
+    assert "layer 5" in str(denied.content) and "approval" in str(denied.content) and second.output == "done"
     assert (events[-1].kind, events[-1].tool, events[-1].layer) == ("tool.denied", "claude-flow__memory_delete", 5)
 
 

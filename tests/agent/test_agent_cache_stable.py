@@ -623,11 +623,15 @@ async def test_a_deferring_model_keeps_its_tools_byte_identical_unless_the_load_
     lists = [serialized(tools) for _, _, tools in model.seen]
     assert lists[1][: len(lists[0])] == lists[0] and all(later == lists[1] for later in lists[2:])
     assert [name_of(t) for t in model.seen[1][2][len(lists[0]) :]] == up_front
-    # Every other claude-flow tool stays deferred, in the same bytes from request to request.
-    for (_, _, tools), deferred in zip(model.seen, model.deferred, strict=True):
+    # Deferred: exactly what each request's scope lets the model load (no skill: every claude-flow tool; a skill:
+    # its own), never what it forbids, in the order first deferred; a scope seen before gives the same bytes.
+    flow = [f"claude-flow__{n}" for n in FLOW]
+    swarm = ["claude-flow__swarm_init", "claude-flow__swarm_search"]
+    allowed = [flow, MEMORY, MEMORY, swarm, swarm, flow, MEMORY]
+    for (_, _, tools), deferred, scope in zip(model.seen, model.deferred, allowed, strict=True):
         shown = {name_of(t) for t in tools}
-        assert [name_of(t) for t in deferred] == [f"claude-flow__{n}" for n in FLOW if f"claude-flow__{n}" not in shown]
-    assert len({json.dumps(deferred) for deferred in model.deferred[1:]}) == 1
+        assert [name_of(t) for t in deferred] == [name for name in scope if name not in shown]
+    assert json.dumps(model.deferred[6]) == json.dumps(model.deferred[2])
     # Calls are checked against the live scope: allowed under mem, refused with the reason under swarm.
     assert not stored.result.is_error
     assert refused.result.is_error and "layer 1" in refused.result.text_content()

@@ -42,7 +42,9 @@ def deferred_names(request: dict[str, Any]) -> set[str]:
 @pytest.fixture
 async def box(tmp_path: Path) -> AsyncIterator[Toolbox]:
     config = tmp_path / "toolsift.json"
-    servers = {"faulty": {"command": sys.executable, "args": [str(SERVERS / "faulty.py")]}}
+    # A catalogue that grows by design: tools added after the first listing are pinned, not held back.
+    faulty = {"command": sys.executable, "args": [str(SERVERS / "faulty.py")], "pinTools": "accept"}
+    servers = {"faulty": faulty}
     config.write_text(json.dumps({"tools": {"mcpServers": servers}, "skills": {"userSkills": False}}))
     async with Toolbox.from_config(config) as started:
         yield started

@@ -14,10 +14,10 @@ from local_tools import RecordingTool
 from pydantic import BaseModel, Field
 from tool_schemas import example_schemas
 
-from toolsift import Toolbox
 from toolsift.agent import Conversation, ToolCall
 from toolsift.agent._compact import compact_declaration, compact_schema
 from toolsift.registry import ToolRegistry
+from toolsift.toolbox import Toolbox
 
 SERVERS = Path(__file__).resolve().parents[2] / "examples" / "servers"
 

@@ -29,8 +29,18 @@ def write_config(folder: Path, **extra: object) -> Path:
     config = {
         "tools": {
             "mcpServers": {
-                "claude-flow": {"command": sys.executable, "args": [str(SERVERS / "flow.py")]},
-                "general": {"command": sys.executable, "args": [str(SERVERS / "general.py")], "internalOnly": False},
+                # Real children where no fixture runs them in this process: their start is the event waited for.
+                "claude-flow": {
+                    "command": sys.executable,
+                    "args": [str(SERVERS / "flow.py")],
+                    "timeout": CHILD_SECONDS,
+                },
+                "general": {
+                    "command": sys.executable,
+                    "args": [str(SERVERS / "general.py")],
+                    "internalOnly": False,
+                    "timeout": CHILD_SECONDS,
+                },
             },
             "permissions": [{"match": "claude-flow__*_delete", "requiredLevel": "admin"}],
         },
@@ -74,6 +84,7 @@ def test_check_reports_each_broken_config_and_skill(capsys: pytest.CaptureFixtur
                         "bad__name": {"command": "x"},
                         "slow": {"command": "x", "timeout": -1},
                         "odd": {"command": "x", "transport": "carrier-pigeon"},
+                        "half-saved": {"args": ["server.py"]},
                     }
                 },
                 "skills": {"paths": [str(skills)], "userSkills": False},
@@ -89,6 +100,7 @@ def test_check_reports_each_broken_config_and_skill(capsys: pytest.CaptureFixtur
     assert fields["tools.mcpServers.slow.timeout"]["message"] == "expected greater than 0, found -1"
     assert fields["tools.mcpServers.slow.timeout"]["line"] == 9
     assert "carrier-pigeon" in fields["tools.mcpServers.odd.transport"]["message"]
+    assert "neither 'command' (a program to run) nor 'url'" in fields["tools.mcpServers.half-saved"]["message"]
     assert any(p["file"].endswith("SKILL.md") and "description" in p["message"] for p in report["problems"])
     code, out, _ = run(capsys, "-c", str(tmp_path / "toolsift.json"), "check")
     assert code == 1 and "problem" in out
@@ -155,13 +167,16 @@ def test_tools_marks_tiers_and_follows_skills(capsys: pytest.CaptureFixture[str]
     assert rows and all(r["name"].startswith("claude-flow__memory_") and r["tier"] == "internal" for r in rows)
     code, out, err = run(capsys, "-c", str(config), "tools", "general__e*", "--agent", "reader")
     assert code == 0 and "general__echo" in out and "general__add" not in out and "internal" not in err
+    # Named on purpose, an internal server's tools are listed (to write a skill's allowed-tools), marked so.
     code, out, err = run(capsys, "-c", str(config), "tools", "claude-flow__memory_*")
-    assert code == 0 and "0 tool(s) in scope" in out
-    assert (
-        "tool(s) of internal server(s) claude-flow are hidden from a turn with no skill: a skill whose "
-        "allowed-tools names the server ('claude-flow__*') or a search reaches them; "
-        "see them with 'toolsift tools --search QUERY'"
-    ) in err
+    assert code == 0 and "0 tool(s) in scope, " in out and "of internal servers outside it" in out
+    assert "claude-flow__memory_store\tinternal, not in this turn" in out
+    code, out, _ = run(capsys, "-c", str(config), "tools", "claude-flow__memory_*", "--json")
+    rows = json.loads(out)
+    assert rows and all(r["tier"] == "internal" and r["in_turn"] is False for r in rows)
+    # What another layer leaves out is still only counted, with why.
+    code, out, err = run(capsys, "-c", str(config), "tools", "claude-flow__memory_*", "--agent", "reader")
+    assert code == 0 and "claude-flow__memory_store" not in out and "claude-flow are hidden" in err
 
 
 @pytest.mark.usefixtures("examples_in_process")

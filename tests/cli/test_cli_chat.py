@@ -114,6 +114,24 @@ def test_a_config_edit_is_reported_and_a_broken_one_is_refused_aloud(tmp_path: P
 
 
 @pytest.mark.usefixtures("general_in_process")
+def test_a_broken_skill_is_said_in_words_once_and_leaving_reports_no_reload(tmp_path: Path) -> None:
+    script = write_script(tmp_path, ["unused"])
+    config = write_config(tmp_path)
+    skill_file = tmp_path / "skills" / "sums" / "SKILL.md"
+
+    def break_the_skill() -> None:
+        skill_file.write_text("---\nname: sums\n---\n")
+        chat.err.wait_for("[reload] skills:")
+
+    chat = Piped(break_the_skill, "/quit")
+    assert chat.run("-c", str(config), "chat", "--model", f"scripted:{script}") == 0, chat.err.text
+    err = chat.err.text
+    assert "SkillProblem(" not in err and err.count("field 'description'") == 1
+    reloads = [line for line in err.splitlines() if line.startswith("[reload]")]
+    assert len(reloads) == 1 and reloads[0].startswith("[reload] skills:")  # nothing when the servers close at /quit
+
+
+@pytest.mark.usefixtures("general_in_process")
 def test_the_scripted_model_runs_the_whole_loop_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script = tmp_path / "script.yaml"
     script.write_text(

@@ -138,7 +138,9 @@ def test_a_named_file_is_the_one_edited(capsys: pytest.CaptureFixture[str], tmp_
         (["-e", "NOEQUALS", "ok", "--", "echo"], "'NOEQUALS' is not KEY=VALUE"),
         (["-t", "http", "-H", "Bad Name: x", "ok", "https://x"], "header name 'Bad Name' is not a valid HTTP field"),
         (["-H", "Authorization: x", "ok", "--", "echo"], "headers go with --transport http or sse"),
-        (["-t", "sse", "-e", "K=v", "ok", "https://x/sse"], "env goes with --transport stdio"),
+        (["-t", "sse", "-e", "K=v", "ok", "https://x/sse"], "--env goes with --transport stdio"),
+        (["-t", "http", "--cwd", "srv", "ok", "https://x"], "--cwd goes with --transport stdio"),
+        (["-t", "http", "--env-file", ".env", "ok", "https://x"], "--env-file goes with --transport stdio"),
         (["-t", "http", "-H", "no colon", "ok", "https://x"], "'no colon' is not 'Name: value'"),
         (["-s", "team", "ok", "--", "echo"], "'team' is not one of 'project', 'user'"),
     ],
@@ -470,6 +472,22 @@ def test_an_internal_server_added_says_how_its_tools_are_reached(capsys: pytest.
     code, out, err = run(capsys, "tools")
     assert code == 0 and "general__echo" not in out
     assert "tool(s) of internal server(s) general are hidden from a turn with no skill" in err
+
+
+def test_a_server_added_with_its_folder_and_env_file_runs_there_trusted_as_written(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    # A real child: the script is named relative to the folder it runs in, so only --cwd lets it start.
+    (project / "srv").mkdir()
+    for script in ("general.py", "_http.py", "_media.py"):
+        shutil.copy(SERVERS / script, project / "srv" / script)
+    (project / "srv" / "general.env").write_text("GREETING=hello\n")
+    argv = ["--global", "--cwd", "srv", "--env-file", "srv/general.env", "general", "--", sys.executable, "general.py"]
+    code, _, _ = run(capsys, "mcp", "add", *argv)
+    server = load_config(project / "toolsift.json").servers["general"]
+    assert code == 0 and (server.cwd, server.env_file) == ("srv", "srv/general.env")
+    code, out, err = run(capsys, "tools")
+    assert code == 0 and "general__echo" in out and "came with this project" not in err
 
 
 def test_mcp_add_trusts_only_what_it_wrote(capsys: pytest.CaptureFixture[str], project: Path) -> None:

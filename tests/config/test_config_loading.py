@@ -229,7 +229,8 @@ def test_a_server_entry_with_a_bad_name_and_bad_settings_reports_both(tmp_path: 
 def test_namespace_clash_is_a_problem_of_the_later_server(tmp_path: Path) -> None:
     file = servers_file(tmp_path, {"gh": {"command": "x"}, "github": {"command": "y", "toolPrefix": "gh"}, "c": {}})
     report = validate_config(file)
-    (problem,) = report.problems
+    problem, empty = report.problems
+    assert empty.field == "tools.mcpServers.c" and "neither 'command'" in empty.reason
     assert problem.field == "tools.mcpServers.github.toolPrefix"
     assert problem.line == line_of(file, '"toolPrefix"')
     assert "tool namespace 'gh' is already used by server 'gh'" in problem.reason
@@ -367,13 +368,17 @@ def test_both_command_and_url_runs_stdio_with_a_warning(tmp_path: Path, caplog: 
     assert "the server runs over stdio and 'url' is ignored" in caplog.text
 
 
-def test_server_without_command_or_url_is_skipped_with_a_warning(tmp_path: Path) -> None:
-    report = validate_config(servers_file(tmp_path, {"empty": {"env": {}}, "ok": {"command": "x"}}))
+def test_a_server_without_command_or_url_is_a_problem_and_left_out(tmp_path: Path) -> None:
+    file = servers_file(tmp_path, {"empty": {"env": {}}, "ok": {"command": "x"}})
+    report = validate_config(file)
     assert report.config is not None and set(report.config.servers) == {"ok"}
-    assert report.ok and report.skipped == ()
-    (warning,) = report.warnings
-    assert warning.server == "empty"
-    assert str(warning).endswith("tools.mcpServers.empty: server 'empty' has neither 'command' nor 'url'; skipped")
+    assert not report.ok and report.skipped == ("empty",) and not report.warnings
+    (problem,) = report.problems
+    assert (problem.field, problem.line) == ("tools.mcpServers.empty", line_of(file, '"empty"'))
+    assert (
+        problem.reason
+        == "server 'empty' has neither 'command' (a program to run) nor 'url' (a server to reach): set one"
+    )
 
 
 def test_disabled_servers_stay_in_the_config(tmp_path: Path) -> None:

@@ -170,7 +170,7 @@ async def test_a_tool_that_may_have_acted_before_it_asked_is_not_run_twice() -> 
 async def test_a_caller_that_answers_mid_call_goes_to_the_handshake_era_at_once() -> None:
     recorded = Recorded(example_server("conformance.py"))
     async with http_session(recorded) as session:
-        result = await session.call_tool("test_elicitation", {"message": "who?"}, mid_call=True)
+        result = await session.call_tool("test_elicitation", {"message": "who?"}, era="handshake")
         simple = await session.call_tool("test_simple_text")
     assert not result.is_error and asked == ["who?"]
     modern, handshake = recorded.connections
@@ -181,7 +181,7 @@ async def test_a_caller_that_answers_mid_call_goes_to_the_handshake_era_at_once(
 async def test_closing_the_session_closes_both_connections() -> None:
     recorded = Recorded(example_server("conformance.py"))
     async with http_session(recorded) as session:
-        await session.call_tool("test_simple_text", mid_call=True)
+        await session.call_tool("test_simple_text", era="handshake")
         assert len(recorded.connections) == 2 and recorded.closed == 0
     assert session.state is SessionState.CLOSED
     assert recorded.closed == 2
@@ -190,7 +190,7 @@ async def test_closing_the_session_closes_both_connections() -> None:
 async def test_draining_the_session_closes_both_connections() -> None:
     recorded = Recorded(example_server("conformance.py"))
     async with http_session(recorded) as session:
-        await session.call_tool("test_simple_text", mid_call=True)
+        await session.call_tool("test_simple_text", era="handshake")
         await session.drain(1.0)
         assert recorded.closed == 2
 
@@ -198,11 +198,11 @@ async def test_draining_the_session_closes_both_connections() -> None:
 async def test_losing_the_handshake_era_connection_reconnects_the_session() -> None:
     recorded = Recorded(example_server("conformance.py"))
     async with http_session(recorded) as session:
-        await session.call_tool("test_simple_text", mid_call=True)
+        await session.call_tool("test_simple_text", era="handshake")
         await recorded.writes[1].aclose()  # the server's run on the handshake-era connection ends with its input
         await wait_for(session, lambda s: s.restarts == 1 and s.state is SessionState.READY)
         assert recorded.closed == 2  # the 2026-07-28 connection was closed with it
-        again = await session.call_tool("test_elicitation", {"message": "still there?"}, mid_call=True)
+        again = await session.call_tool("test_elicitation", {"message": "still there?"}, era="handshake")
     assert not again.is_error and asked == ["still there?"]
     assert len(recorded.connections) == 4  # both eras, twice
 
@@ -211,7 +211,7 @@ async def test_a_list_change_heard_on_both_connections_is_listed_once() -> None:
     registry = ToolRegistry()
     recorded = Recorded(faulty())
     async with http_session(recorded, registry=registry) as session:
-        await session.call_tool("add_tool", {"name": "zebra"}, mid_call=True)  # on the handshake-era connection
+        await session.call_tool("add_tool", {"name": "zebra"}, era="handshake")  # on the handshake-era connection
         await wait_for(session, lambda s: "classic__zebra" in registry)
         await session.call_tool("add_tool", {"name": "yak"})  # on the 2026-07-28 one
         await wait_for(session, lambda s: "classic__yak" in registry)
@@ -226,7 +226,7 @@ async def test_a_stdio_server_keeps_one_handshake_era_connection() -> None:
         {"classic": example_server("conformance.py")}, SessionOptions(callbacks=ClientCallbacks(elicitation=elicit))
     )
     async with McpSession(config, options=options) as session:
-        result = await session.call_tool("test_elicitation", {"message": "who?"}, mid_call=True)
+        result = await session.call_tool("test_elicitation", {"message": "who?"}, era="handshake")
         assert session.protocol_version == "2025-11-25"
     assert not result.is_error and asked == ["who?"]
 
@@ -240,7 +240,7 @@ async def test_a_server_of_2026_alone_takes_a_mid_call_caller_on_its_one_connect
         http_server(FIXTURE, "--modern-only", "refuse") as url,
         McpSession(HttpServer(url=url).with_name("modern"), options=options) as session,
     ):
-        result = await session.call_tool("test_input_required_result_sampling", {}, mid_call=True)
+        result = await session.call_tool("test_input_required_result_sampling", {}, era="handshake")
         assert session.protocol_version == "2026-07-28"
         handshake = session._sup.handshake
         assert handshake is not None and handshake.refused is not None  # it refused the handshake era

@@ -7,6 +7,7 @@ import logging
 import mcp.types as types
 import pytest
 from mcp_helpers import FAST, example_server, faulty, in_memory, local_server, stdio_server, wait_for_state
+from waits import CHILD_SECONDS
 
 from toolsift import ServerUnavailable
 from toolsift.config import StdioServer
@@ -158,13 +159,13 @@ async def test_session_faulty_neighbours_leave_the_healthy_server_alone() -> Non
             "faulty.py",
             *args,
             protocol="legacy",
-            timeout=2 if name == "hang" else 30,
+            timeout=2 if name == "hang" else CHILD_SECONDS,  # the hang's deadline is what it tests
             restart_on_crash=False,
             internal_only=False,
         )
         for name, args in faults.items()
     ]
-    configs.append(stdio_server("general", "general.py", internal_only=False, timeout=30))
+    configs.append(stdio_server("general", "general.py", internal_only=False, timeout=CHILD_SECONDS))
     # The process faults run as real children; the JSON-RPC errors and the healthy server run in this process.
     options = in_memory({"rpc": faulty(rpc_errors=True), "general": example_server("general.py")})
     async with McpSessionGroup(registry, options=options) as group:
@@ -203,7 +204,7 @@ async def test_a_server_that_could_not_start_says_when_it_starts_again(caplog: p
 
 async def test_a_program_that_is_not_an_mcp_server_is_asked_about() -> None:
     # cat sends the handshake back; the client refuses the echoed request as "Method not found".
-    async with McpSession(StdioServer(command="cat", timeout=10).with_name("cat")) as session:
+    async with McpSession(StdioServer(command="cat", timeout=CHILD_SECONDS).with_name("cat")) as session:
         assert session.state is SessionState.ERROR
         assert session.reason == (
             "could not start: the program did not answer the MCP handshake: is it an MCP server? "

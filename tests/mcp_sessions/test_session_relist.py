@@ -3,20 +3,42 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import anyio
 import mcp.types as types
 import pytest
 from mcp_helpers import faulty, in_memory, stdio_server, wait_for
 
 from toolsift.mcp_sessions import McpSession
-from toolsift.mcp_sessions._state import SessionEvent
+from toolsift.mcp_sessions._connection_events import ConnectionEvents
+from toolsift.mcp_sessions._session import SessionEvent
 from toolsift.registry import ToolRegistry, ToolResult
 from toolsift.registry._internal import RegistryChange
 
 BURST = 1000
-# The connect's own listing, the burst's, and the one that sees the real change, with room for a loaded
-# machine that stalls the server mid-burst; without coalescing a burst costs dozens.
-MAX_LISTINGS = 10
+# The connect's own listing, the one held while the burst arrives, the one after it that takes the whole
+# burst, and the one that sees the real change (which the one before may already have seen).
+MAX_LISTINGS = 4
+
+
+class ListingGate:
+    """Server middleware that holds ``tools/list`` while closed: a burst then arrives during one listing."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.holding = anyio.Event()
+        self.opened = anyio.Event()
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if self.closed and ctx.method == "tools/list":
+            self.holding.set()
+            await self.opened.wait()
+        return await call_next(ctx)
+
+    def open(self) -> None:
+        self.closed = False
+        self.opened.set()
 
 
 def text(result: ToolResult) -> str:
@@ -29,12 +51,21 @@ def text(result: ToolResult) -> str:
 async def test_session_burst_of_list_changed_is_one_listing_and_no_registry_swap(mode: str) -> None:
     registry = ToolRegistry()
     changes: list[RegistryChange] = []
+    server = faulty()
+    gate = ListingGate()
+    server.middleware.insert(0, gate)
     config = stdio_server("faulty", "faulty.py", protocol=mode, internal_only=False, trust="trusted")
-    async with McpSession(config, registry=registry, options=in_memory({"faulty": faulty()})) as session:
+    async with McpSession(config, registry=registry, options=in_memory({"faulty": server})) as session:
         tool_events: list[SessionEvent] = []
         session.subscribe(lambda event: tool_events.append(event) if event.kind == "tools" else None)
         registry.subscribe(changes.append)
+        # One announcement starts a listing, held open while the whole burst arrives: however slowly the
+        # machine runs, the burst can then cost only the one listing that follows it.
+        gate.closed = True
+        await session.call_tool("announce", {"count": 1})
+        await gate.holding.wait()
         assert text(await session.call_tool("announce", {"count": BURST})).startswith(f"announced {BURST} times")
+        gate.open()
         # A real change after the burst: the listing that shows it ends the burst's listings.
         await session.call_tool("add_tool", {"name": "zebra"})
         await wait_for(session, lambda s: "faulty__zebra" in registry)
@@ -43,3 +74,12 @@ async def test_session_burst_of_list_changed_is_one_listing_and_no_registry_swap
         assert found is not None and int(found.group(1)) <= MAX_LISTINGS
         assert [change.added for change in changes] == [("faulty__zebra",)]
         assert len(tool_events) == 1 and "faulty__zebra" in tool_events[0].tools
+
+
+async def test_relist_requests_made_together_are_taken_as_one() -> None:
+    events = ConnectionEvents("faulty")
+    for _ in range(BURST):
+        events.request_relist("tools")
+    events.request_relist("prompts")
+    assert await events.next_relist() == {"tools", "prompts"}
+    assert events.relist == set()

@@ -14,7 +14,7 @@ from toolsift.config import StdioServer
 from toolsift.mcp_sessions import McpSession
 from toolsift.mcp_sessions._draining import Drain
 from toolsift.mcp_sessions._internal import SessionState
-from toolsift.mcp_sessions._state import SessionEvent
+from toolsift.mcp_sessions._session import SessionEvent
 
 S = SessionState
 WAY_OUT = (S.DRAINING, S.CLOSING, S.CLOSED)

@@ -11,13 +11,22 @@ from __future__ import annotations
 import mcp.types as types
 import pytest
 from interop_servers import everything, needs_everything
-from mcp_helpers import faulty, in_memory, stdio_server
+from mcp_helpers import faulty, in_memory, stdio_server, wait_for
 
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions
 from toolsift.mcp_sessions._tasks import runs_as_task
 from toolsift.registry import ToolResult
 
 pytestmark = pytest.mark.interop
+
+
+RESEARCH = "simulate-research-query"
+
+
+async def research_listed(session: McpSession) -> None:
+    """Wait for the listing that has the research tool: server-everything adds it after the handshake and
+    announces it with ``tools/list_changed``, so the first listing may come before it."""
+    await wait_for(session, lambda s: RESEARCH in s.catalog.task_support)
 
 
 def text(result: ToolResult) -> str:
@@ -47,8 +56,9 @@ async def test_a_tool_that_requires_a_task_runs_as_one_with_its_status_as_progre
         seen.append((done, message))
 
     async with McpSession(everything()) as session:
-        assert session.catalog.task_support["simulate-research-query"] == "required"
-        result = await session.call_tool("simulate-research-query", {"topic": "bees"}, progress=progress)
+        await research_listed(session)
+        assert session.catalog.task_support[RESEARCH] == "required"
+        result = await session.call_tool(RESEARCH, {"topic": "bees"}, progress=progress)
     assert not result.is_error, text(result)
     assert "# Research Report: bees" in text(result)
     assert [done for done, _ in seen] == list(range(1, len(seen) + 1))
@@ -65,7 +75,8 @@ async def test_a_task_that_asks_for_input_reaches_the_elicitation_callback() -> 
 
     options = SessionOptions(callbacks=ClientCallbacks(elicitation=elicit))
     async with McpSession(everything("legacy"), options=options) as session:
-        result = await session.call_tool("simulate-research-query", {"topic": "python", "ambiguous": True})
+        await research_listed(session)
+        result = await session.call_tool(RESEARCH, {"topic": "python", "ambiguous": True})
     assert not result.is_error, text(result)
     assert len(asked) == 1 and asked[0].startswith("everything: ")
     assert "the insects" in text(result)
@@ -74,10 +85,11 @@ async def test_a_task_that_asks_for_input_reaches_the_elicitation_callback() -> 
 @needs_everything
 async def test_a_task_the_caller_stops_waiting_for_is_cancelled_on_the_server() -> None:
     async with McpSession(everything()) as session:
-        timed_out = await session.call_tool("simulate-research-query", {"topic": "bees"}, timeout=0.3)
+        await research_listed(session)
+        timed_out = await session.call_tool(RESEARCH, {"topic": "bees"}, timeout=0.3)
         assert timed_out.is_error and "did not answer within 0.3s" in text(timed_out)
         # The cancel was awaited before the call returned, so the server's task list says so now.
-        client = await session._client()
+        client = await session.client()
         listed = await client.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
     assert [task.status for task in listed.tasks] == ["cancelled"]
 

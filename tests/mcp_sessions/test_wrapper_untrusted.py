@@ -13,7 +13,6 @@ from mcp_helpers import faulty, in_memory, stdio_server
 
 from toolsift._fence import MARKER_REPLACEMENT, NOTICE, fence, neutralise_markers, split_fence, suspicious_patterns
 from toolsift.mcp_sessions import register_mcp_tools
-from toolsift.mcp_sessions._internal import VerbatimResults
 from toolsift.mcp_sessions._untrusted import guard_result
 from toolsift.registry import ToolRegistry, ToolResult
 from toolsift.registry._internal import AuditEvent
@@ -197,17 +196,3 @@ async def test_untrusted_error_results_name_the_server_and_fence_only_its_words(
     assert isinstance(ours, types.TextContent) and isinstance(theirs, types.TextContent)
     assert ours.text.startswith("MCP server 'rpc' failed tool 'fail' with JSON-RPC error 0")
     assert theirs.text.startswith("<<<UNTRUSTED TOOL RESULT") and "disk full" in theirs.text
-
-
-async def test_a_call_carrying_verbatim_results_gets_the_servers_result_unchanged() -> None:
-    # A gateway's client reads the server's own result: no fence, no error header (secrets still masked).
-    registry = ToolRegistry()
-    config = stdio_server("plain", "faulty.py", internal_only=False)
-    async with register_mcp_tools([config], registry, options=in_memory({"plain": faulty()})):
-        verbatim = (VerbatimResults(),)
-        echoed = await registry.execute("plain__echo", {"text": "hello"}, extensions=verbatim)
-        failed = await registry.execute("plain__fail", {"message": "broken"}, extensions=verbatim)
-        fenced = await registry.execute("plain__echo", {"text": "hello"})
-    assert echoed.text_content() == "hello"
-    assert failed.is_error and failed.text_content() == "broken" and "flags" not in failed.meta
-    assert fenced.text_content().startswith("<<<UNTRUSTED TOOL RESULT")

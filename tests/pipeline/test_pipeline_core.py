@@ -7,11 +7,11 @@ from typing import Any
 import anyio
 import pytest
 
-from toolsift import InvalidArguments, ServerUnavailable, TurnScope
+from toolsift import InvalidArguments, ServerUnavailable
 from toolsift.pipeline import Middleware, Pipeline, ResultGuard
 from toolsift.pipeline._call import REFUSAL_KEY, refusal_of
 from toolsift.pipeline._internal import refuse
-from toolsift.registry import CallHandler, CallRecord, Level, Permissions, ToolRegistry, ToolResult, tool
+from toolsift.registry import CallHandler, CallRecord, Level, Permissions, ToolRegistry, ToolResult, TurnScope, tool
 
 
 @tool(read_only=True)

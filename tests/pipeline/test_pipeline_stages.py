@@ -9,7 +9,7 @@ import mcp.types as mcp_types
 import pytest
 from pydantic import ValidationError
 
-from toolsift import InvalidPattern, TurnScope
+from toolsift import InvalidPattern
 from toolsift._fence import split_fence
 from toolsift.builtins import CommandPolicy
 from toolsift.config._internal import ArgumentRule, UrlPolicy
@@ -17,7 +17,7 @@ from toolsift.mcp_sessions._internal import guard_result
 from toolsift.pipeline import AuditTrail, Middleware, PermissionFilter, Pipeline, ResultGuard, SecurityGuard
 from toolsift.pipeline._call import refusal_of
 from toolsift.pipeline._size import result_size
-from toolsift.registry import AuditLog, CallRecord, Level, Permissions, ToolRegistry, ToolResult, tool
+from toolsift.registry import AuditLog, CallRecord, Level, Permissions, ToolRegistry, ToolResult, TurnScope, tool
 from toolsift.registry._internal import AuditEvent
 
 

@@ -241,7 +241,7 @@ def test_scope_cache_is_bounded() -> None:
     registry.register(RecordingTool("a"))
     for index in range(600):
         registry.schemas_for_tools(TurnScope(skill=f"s{index}"))
-    assert len(registry._scope_cache) == 512
+    assert len(registry._selection._lists) == 512
 
 
 @pytest.mark.parametrize("fmt", ["mcp", "anthropic", "gemini"])

@@ -1,4 +1,5 @@
-"""Property tests: what the model was not shown it cannot call; aliases are unique and round-trip."""
+"""Property tests: what the model was not shown it cannot call, and what the caller can never call it is not shown;
+aliases are unique and round-trip."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from local_tools import RecordingTool
 
 from toolsift import InvalidToolName, PermissionDenied
 from toolsift._names import validate_tool_name
-from toolsift.registry import ToolRegistry, TurnScope
+from toolsift.registry import Level, Permissions, ToolRegistry, TurnScope
 
 SERVERS = ["alpha", "beta", "claude-flow", "cf"]
 # Parts include names that need provider aliases ('.', '/', over 64 characters once namespaced).
@@ -38,7 +39,9 @@ def _registry(internal: set[str], names: set[str]) -> ToolRegistry:
     registry = ToolRegistry()
     for server in SERVERS:
         tools = [
-            RecordingTool(n, read_only=n.endswith(("get", "search")))
+            RecordingTool(
+                n, read_only=n.endswith(("get", "search")), level=Level.EXECUTE if n.endswith("init") else None
+            )
             for n in sorted(names)
             if n.startswith(f"{server}__")
         ]
@@ -52,8 +55,22 @@ registries = st.builds(
 )
 
 
+# The caller's layer-5 permissions, as a conversation puts them in its scope (None: a scope that does not ask).
+permissions = st.one_of(
+    st.none(),
+    st.builds(
+        Permissions,
+        level=st.sampled_from(list(Level)),
+        denylist=st.lists(pattern, max_size=2),
+        allowlist=st.one_of(st.none(), st.lists(pattern, max_size=3)),
+    ),
+)
+
+UNLIMITED = Permissions(level=Level.ADMIN)
+
 scopes = st.builds(
     TurnScope,
+    permissions=permissions,
     agent_allowed=st.one_of(st.none(), patterns),
     skill_allowed=patterns,
     skill_disallowed=st.one_of(st.just([]), patterns),
@@ -71,8 +88,13 @@ def _glob(patterns: tuple[str, ...], name: str) -> bool:
     )
 
 
-def expected_visible(name: str, internal: bool, read_only: bool, scope: TurnScope) -> bool:
-    """DESIGN.md's layers 1, 3 and 4, restated from the prose, not from the implementation."""
+def expected_visible(
+    name: str, internal: bool, read_only: bool, scope: TurnScope, level: Level, names: tuple[str, ...] = ()
+) -> bool:
+    """DESIGN.md's layers 1, 3 and 4, and layer 5 where it needs no arguments, restated from the prose.
+
+    ``names`` are every name permission globs match the tool by (``builtin__read_file`` too).
+    """
     pinned = name in scope.pinned
     if internal and not pinned and name not in scope.unlocked:
         server = name.split("__", 1)[0]
@@ -87,16 +109,28 @@ def expected_visible(name: str, internal: bool, read_only: bool, scope: TurnScop
         return False
     if _glob(scope.skill_disallowed, name):
         return False
-    return read_only or not scope.read_only
+    if scope.read_only and not read_only:
+        return False
+    return scope.permissions is None or callable_by(scope.permissions, names or (name,), level)
+
+
+def callable_by(permissions: Permissions, names: tuple[str, ...], level: Level) -> bool:
+    """Layer 5 without arguments: the denylist, the allowlist and the level."""
+    if any(_glob(permissions.denylist, name) for name in names):
+        return False
+    if permissions.allowlist is not None and not any(_glob(permissions.allowlist, name) for name in names):
+        return False
+    return permissions.level >= level
 
 
 async def _ran(registry: ToolRegistry, names: list[str], scope: TurnScope) -> dict[str, bool]:
     ran = {}
     for name in names:
         try:
-            await registry.execute(name, {}, scope)
+            # A scope without permissions lists without asking them: its caller is one they never refuse.
+            await registry.execute(name, {}, scope, permissions=scope.permissions or UNLIMITED)
         except PermissionDenied as exc:
-            assert exc.layer in (1, 3, 4)
+            assert exc.layer in (1, 3, 4, 5)
             ran[name] = False
         else:
             ran[name] = True
@@ -112,7 +146,12 @@ def test_execute_runs_exactly_the_tools_schemas_for_tools_lists(
     for tool in registry:
         spec = tool.spec
         assert (spec.name in listed) == expected_visible(
-            spec.name, registry.is_internal(spec.name), spec.read_only, scope
+            spec.name,
+            registry.is_internal(spec.name),
+            spec.read_only,
+            scope,
+            spec.required_level,
+            registry.names(spec.name),
         ), spec.name
     # Called by the name the model saw (an alias where the canonical name breaks the format's rule).
     exported = {registry.exported_name(t.spec.name, fmt): t.spec.name for t in registry}

@@ -17,11 +17,18 @@ SERVER_NAMES = ALL_NAMES[len(BUILTINS) :]
 
 
 def _plain_filter(registry: ToolRegistry, scope: TurnScope) -> list[str]:
-    """Every registered tool, in registration order, kept where DESIGN's layers 1-4 keep it."""
+    """Every registered tool, in registration order, kept where DESIGN's layers 1-4 (and 5, asked) keep it."""
     return [
         t.spec.name
         for t in registry
-        if expected_visible(t.spec.name, registry.is_internal(t.spec.name), t.spec.read_only, scope)
+        if expected_visible(
+            t.spec.name,
+            registry.is_internal(t.spec.name),
+            t.spec.read_only,
+            scope,
+            t.spec.required_level,
+            registry.names(t.spec.name),
+        )
     ]
 
 
@@ -93,7 +100,7 @@ def test_shares_kept_per_namespace_are_bounded_and_the_oldest_is_recomputed() ->
     for index in range(300):
         registry.schemas_for_tools(TurnScope(skill_allowed=(f"alpha__r{'?' * (index % 3)}*", f"x{index}")))
     assert len(registry._selection._shares["alpha"]) == 256
-    registry._scope_cache.clear()  # the schema-list cache would answer before the evicted share is needed
+    registry._selection._lists.clear()  # the kept schema lists would answer before the evicted share is needed
     assert _listed(registry, first) == ["alpha__memory_store"]
 
 

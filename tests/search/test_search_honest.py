@@ -146,7 +146,7 @@ async def call(index: SearchIndex, args: dict[str, Any], discovery: Discovery) -
     if "search_tools" not in index.registry:
         index.registry.register(SearchToolsTool(index), internal=True)
     scope = TurnScope(pinned=frozenset({"search_tools"}))
-    result = await index.registry.execute("search_tools", args, scope, extensions=(discovery,))
+    result = await index.registry.execute("search_tools", args, scope, discovery=discovery)
     payload: dict[str, Any] = json.loads(result.text_content())
     return payload
 

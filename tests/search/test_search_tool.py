@@ -56,8 +56,7 @@ async def search(
     discovery: Discovery | None = None,
     **args: Any,
 ) -> dict[str, Any]:
-    extensions = (discovery,) if discovery is not None else ()
-    result = await registry.execute(SEARCH, {"query": query, **args}, scope, permissions, extensions=extensions)
+    result = await registry.execute(SEARCH, {"query": query, **args}, scope, permissions, discovery=discovery)
     assert not result.is_error, result.text_content()
     payload = json.loads(result.text_content())
     assert payload == result.structured_content
@@ -120,7 +119,10 @@ async def test_search_tools_lists_but_does_not_unlock_what_the_active_skill_excl
     assert entry["reason"] == "layer 4: not in skill 'flow-memory' allowed-tools"
     assert entry["granted_by"] == ["flow-swarm"]
     assert F + "swarm_init" not in discovery.unlocked
-    assert "unlocked" not in payload and payload["note"] == "No new tools were unlocked."
+    assert "unlocked" not in payload and payload["note"].startswith("No new tools were unlocked. ")
+    # The note says what the model can do about it: nothing but tell the user, who can /use the skill.
+    assert "callable: false is not allowed in this conversation's scope now" in payload["note"]
+    assert "Only the user can change that (by /use of a skill its granted_by names)" in payload["note"]
 
 
 async def test_search_tools_lists_but_does_not_unlock_what_permissions_refuse(

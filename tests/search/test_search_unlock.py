@@ -38,8 +38,7 @@ async def search(
 ) -> dict[str, Any]:
     base = scope or TurnScope()
     turn = discovery.scope_for_turn(base) if discovery is not None else base.with_pinned([SEARCH_TOOL_NAME])
-    extensions = (discovery,) if discovery is not None else ()
-    result = await registry.execute(SEARCH_TOOL_NAME, args, turn, permissions, extensions=extensions)
+    result = await registry.execute(SEARCH_TOOL_NAME, args, turn, permissions, discovery=discovery)
     payload: dict[str, Any] = json.loads(result.text_content())
     return payload
 
@@ -193,7 +192,7 @@ async def test_search_tools_runs_exactly_when_the_turn_lists_it(
     )
     listed = SEARCH_TOOL_NAME in {schema["name"] for schema in registry.schemas_for_tools(scope)}
     try:
-        await registry.execute(SEARCH_TOOL_NAME, {"query": "memory"}, scope, extensions=(discovery,))
+        await registry.execute(SEARCH_TOOL_NAME, {"query": "memory"}, scope, discovery=discovery)
         ran = True
     except PermissionDenied:
         ran = False

@@ -15,7 +15,7 @@ from serve_project import general_server, text, write_project
 from toolsift import ConfigError
 from toolsift.registry import ApprovalRequest
 from toolsift.serve import build_server
-from toolsift.serve._approval import ENV_STATE_KEY
+from toolsift.serve._state_key import ENV_STATE_KEY
 
 MODES = ["legacy", "2026-07-28"]
 

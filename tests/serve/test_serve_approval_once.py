@@ -26,7 +26,7 @@ from waits import poll_until
 from toolsift import ConfigError
 from toolsift.config._internal import validate_serve_settings
 from toolsift.serve import build_server
-from toolsift.serve._approval import ENV_STATE_KEY
+from toolsift.serve._state_key import ENV_STATE_KEY
 from toolsift.serve._used_approvals import FolderApprovals, ProcessApprovals, UnkeptApprovals, UsedApprovals
 
 TESTS = Path(__file__).resolve().parent.parent

@@ -118,10 +118,10 @@ async def test_internal_errors_still_answer_with_a_tool_result(
 ) -> None:
     server = build_server(write_project(tmp_path), watch_skills=False)
 
-    async def explode(*args: object, **kwargs: object) -> ToolResult:
+    def explode(*args: object, **kwargs: object) -> ToolResult:
         raise KeyError("boom")
 
-    monkeypatch.setattr(server.tools, "call", explode)
+    monkeypatch.setattr(server.tools, "record", explode)
     async with server, Client(server.sdk) as client:
         result = await client.call_tool("builtin__read_file", {"path": "notes.txt"})
         assert result.is_error

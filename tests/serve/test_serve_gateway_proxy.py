@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 import pytest
-from interop_servers import EVERYTHING, needs_everything
+from interop_servers import everything_entry, needs_everything, registered
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import IncomingMessage
@@ -359,8 +359,9 @@ async def test_the_gateway_passes_on_its_upstream_servers_instructions(tmp_path:
 
 @needs_everything
 async def test_a_tool_that_runs_only_as_a_task_answers_gateway_clients_as_a_plain_call(tmp_path: Path) -> None:
-    upstream = {"command": str(EVERYTHING), "args": ["stdio"], "internalOnly": False, "timeout": 20}
+    upstream = everything_entry(internalOnly=False)
     config = write_project(tmp_path, serve={"gateway": True}, servers={"everything": upstream})
-    async with served_http(config) as (url, _), Client(url, mode="legacy") as client:
+    async with served_http(config) as (url, server), Client(url, mode="legacy") as client:
+        await registered(server.registry, "everything__simulate-research-query")
         answered = await client.call_tool("everything__simulate-research-query", {"topic": "bees"})
     assert not answered.is_error and "# Research Report: bees" in text(answered)

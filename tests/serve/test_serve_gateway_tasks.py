@@ -22,7 +22,7 @@ import anyio
 import httpx
 import mcp.types as types
 import pytest
-from interop_servers import EVERYTHING, needs_everything
+from interop_servers import everything_entry, needs_everything, registered
 from mcp import Client, MCPError
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp_helpers import fixture_2026_in_process, in_memory_everywhere
@@ -30,8 +30,7 @@ from pydantic import ConfigDict, Field
 from serve_project import served_http, text, write_project
 from servers import http_server
 
-from toolsift._input_exchange import TaskCall
-from toolsift.mcp_sessions._tasks import hand_task
+from toolsift.mcp_sessions._internal import send_as_client
 
 TASKS = "io.modelcontextprotocol/tasks"
 
@@ -116,9 +115,8 @@ async def task_request(client: Client, method: str, task_id: str, **params: Any)
 
 async def until(client: Client, task_id: str, status: str) -> dict[str, Any]:
     """``tasks/get`` at the task's own poll interval until it reports ``status``."""
-    with anyio.fail_after(20):
-        while (got := await task_request(client, "tasks/get", task_id))["status"] != status:
-            await anyio.sleep(got["pollIntervalMs"] / 1000)  # the protocol's own pacing: tasks are polled
+    while (got := await task_request(client, "tasks/get", task_id))["status"] != status:
+        await anyio.sleep(got["pollIntervalMs"] / 1000)  # the protocol's own pacing: tasks are polled
     return got
 
 
@@ -256,23 +254,27 @@ RESEARCH = "simulate-research-query"  # server-everything's tool that runs as a 
 
 def everything_project(tmp_path: Path) -> Path:
     """Two server-everything processes (they run tools as 2025-11-25 tasks) behind a gateway that fences."""
-    upstream = {
-        "command": str(EVERYTHING),
-        "args": ["stdio"],
-        "env": {"SERVICE_TOKEN": "${TOOLSIFT_TEST_TASK_TOKEN}"},
-        "internalOnly": False,
-        "protocol": "legacy",
-    }
+    upstream = everything_entry(
+        env={"SERVICE_TOKEN": "${TOOLSIFT_TEST_TASK_TOKEN}"}, internalOnly=False, protocol="legacy"
+    )
     agents = {"default": {"permissions": {"level": "execute"}}}
     serve = {"gateway": True, "fenceGatewayResults": True}
     return write_project(tmp_path, serve=serve, agents=agents, servers={"one": upstream, "two": upstream})
 
 
-async def create_task(client: Client, server: str, topic: str) -> str:
-    """A task of ``server``'s research tool, asked for with ``tools/call``'s ``task``; its id."""
-    call = TaskCall({"ttl": 60_000})  # sent as toolsift's own sessions send it: the SDK reads no CreateTaskResult
-    await hand_task(client, f"{server}__{RESEARCH}", {"topic": topic}, call)
-    return types.CreateTaskResult.model_validate(call.created).task.task_id
+async def create_task(client: Client, server: str, topic: str, *, ambiguous: bool = False) -> str:
+    """A task of ``server``'s research tool, asked for with ``tools/call``'s ``task``; its id.
+
+    An ``ambiguous`` one stops at its third stage to ask a question that only ``tasks/result`` delivers: until
+    then it cannot end, however slowly the machine runs, so it is the one to cancel.
+    """
+    task = types.TaskMetadata(ttl=60_000)
+    arguments = {"topic": topic, "ambiguous": ambiguous}
+    params = types.CallToolRequestParams(name=f"{server}__{RESEARCH}", arguments=arguments, task=task)
+    # Sent as toolsift's own sessions send it: the SDK reads no CreateTaskResult.
+    wire = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+    created = await send_as_client(client, "tools/call", wire, None)
+    return types.CreateTaskResult.model_validate(created).task.task_id
 
 
 async def listed(client: Client) -> list[str]:
@@ -291,17 +293,19 @@ async def listed(client: Client) -> list[str]:
 @needs_everything
 async def test_a_handshake_client_follows_lists_and_fetches_its_own_tasks(tmp_path: Path) -> None:
     async with (
-        served_http(everything_project(tmp_path)) as (url, _),
+        served_http(everything_project(tmp_path)) as (url, server),
         Client(url, mode="legacy") as first,
         Client(url, mode="legacy") as second,
     ):
+        await registered(server.registry, f"one__{RESEARCH}", f"two__{RESEARCH}")
         tasks = first.server_capabilities.tasks
         assert tasks is not None and tasks.list is not None and tasks.requests is not None
         support = {tool.name: tool.execution for tool in (await first.list_tools()).tools}
         assert support[f"one__{RESEARCH}"] == types.ToolExecution(task_support="optional")
         assert support["one__echo"] is None  # a tool its server runs only as it is
         # Eleven on one server: more than its page of ten; one on the other; one of another client.
-        mine = [await create_task(first, "one", f"topic {n}") for n in range(11)]
+        mine = [await create_task(first, "one", "topic 0", ambiguous=True)]
+        mine += [await create_task(first, "one", f"topic {n}") for n in range(1, 11)]
         mine.append(await create_task(first, "two", f"bees {SECRET}"))
         theirs = await create_task(second, "one", "ants")
         assert sorted(await listed(first)) == sorted(mine)
@@ -323,7 +327,8 @@ async def test_a_handshake_client_follows_lists_and_fetches_its_own_tasks(tmp_pa
 
 @needs_everything
 async def test_handshake_task_methods_refuse_ids_and_cursors_the_gateway_did_not_hand_out(tmp_path: Path) -> None:
-    async with served_http(everything_project(tmp_path)) as (url, _), Client(url, mode="legacy") as client:
+    async with served_http(everything_project(tmp_path)) as (url, server), Client(url, mode="legacy") as client:
+        await registered(server.registry, f"one__{RESEARCH}")
         assert await listed(client) == []  # no task yet: nothing to list, no server asked
         await create_task(client, "one", "owls")
         for request in (

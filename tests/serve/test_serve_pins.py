@@ -38,8 +38,7 @@ async def test_gateway_holds_back_a_changed_tool_until_toolsift_trust_accepts_it
         nonlocal changed
         changed = anyio.Event()
         await client.call_tool("rug__mutate", {"description": POISON})
-        with anyio.fail_after(30):
-            await changed.wait()
+        await changed.wait()
 
     params = stdio_params(config).model_copy(update={"env": dict(os.environ)})  # the SDK passes no XDG_* by default
     async with Client(params, mode="legacy", message_handler=on_message) as client:

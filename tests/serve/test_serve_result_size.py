@@ -9,8 +9,8 @@ import pytest
 from mcp import Client
 from serve_project import general_server, served_http, write_project
 
-from toolsift import Toolbox
 from toolsift.agent import ToolCall
+from toolsift.toolbox import Toolbox
 
 LIMIT = 64
 LONG = "word " * 100

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolsift import SkillRenderError
-from toolsift.skills import Skill, render_skill
+from toolsift.skills import Skill
 from toolsift.skills._internal import SkillVariable, parse_skill_text
 
 
@@ -15,7 +15,7 @@ def make(body: str, *variables: SkillVariable | str) -> Skill:
 
 async def test_render_skill_substitutes_variables_and_arguments() -> None:
     skill = make("About {{ topic }} ({{ arguments }})", "topic")
-    assert await render_skill(skill, {"topic": "auth", "arguments": "auth"}) == "About auth (auth)"
+    assert await skill.render({"topic": "auth", "arguments": "auth"}) == "About auth (auth)"
     assert await skill.render({"topic": "auth"}) == "About auth ()"
 
 

@@ -17,7 +17,7 @@ from .._globs import literal_server
 from .._names import SEARCH_TOOL_NAME
 from .._skill_files import SKILL_FILE_TOOL, SkillFiles, skill_files_note
 from ..config._internal import AgentConfig, LimitsConfig
-from ..pipeline import Pipeline, ResultGuard
+from ..pipeline import Middleware, Pipeline, ResultGuard
 from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
 from ..registry._internal import AuditEvent, ProgressCallback
 from ..search import Discovery
@@ -29,6 +29,7 @@ from ._messages import AssistantMessage, ContextMessage, Message, ToolCall, Tool
 from ._skill_servers import SkillServerHost, SkillServerLease
 from ._tool_list import KeepRule, LoadRule, estimated_tokens
 from ._turn import AgentReply, ChatModel, CommandReply, Turn
+from ._unreached import unreached
 
 __all__ = ["Conversation"]
 
@@ -74,7 +75,8 @@ class Conversation:
         call_handler: Runs a call record; by default a pipeline of just the
             registry (``Pipeline.for_registry(registry).handle``); pass another
             pipeline's ``handle`` to add stages. Either way its results pass the
-            size rule of ``limits`` (a ``ResultGuard`` around it).
+            size rule of ``limits`` (a ``ResultGuard``: the default pipeline's
+            own stage, or around the handler given).
         discovery: Pinned tools and what ``search_tools`` unlocked; its tools
             join every turn's scope (layers 3 and 4 still apply).
         context: Fetches the resources context once per user message (the
@@ -122,11 +124,13 @@ class Conversation:
         self.instructions = instructions
         self.history: list[Message] = []
         self.discovery = discovery
-        # The size rule of every call path (see toolsift.pipeline): past the limits, cut with a note.
-        self._handler = ResultGuard(
-            call_handler or Pipeline.for_registry(registry).handle,
-            max_bytes=self.limits.max_result_bytes,
-            max_tokens=self.limits.max_result_tokens,
+        # The size rule of every call path (see toolsift.pipeline): past the limits, cut with a note. It is the
+        # pipeline's last stage (a checkpoint: no frame of its own), or wraps the handler given.
+        most, tokens = self.limits.max_result_bytes, self.limits.max_result_tokens
+        self._handler = (
+            ResultGuard(call_handler, max_bytes=most, max_tokens=tokens)
+            if call_handler is not None
+            else Pipeline.for_registry(registry, [Middleware(ResultGuard, max_bytes=most, max_tokens=tokens)]).handle
         )
         self._context = context
         self._context_text = ""
@@ -225,6 +229,7 @@ class Conversation:
             agent_allowed=self.allowed_tools,
             agent=self.agent,
             read_only=self.plan_mode,
+            permissions=self.permissions,
             **self._skill_fields(),
         )
         scope = self.discovery.scope_for_turn(base) if self.discovery is not None else base
@@ -268,9 +273,9 @@ class Conversation:
             strict: OpenAI strict mode.
             defer: For a model with native tool search (and ``search_tools``
                 registered): ``tools`` holds the scope's global and pinned tools (and
-                ``search_tools`` while there is something to find); ``deferred`` every internal
-                tool the scope has allowed so far (what ``search_tools`` could unlock
-                and what the active skill surfaces), a list that only grows. A
+                ``search_tools`` while there is something to find); ``deferred`` exactly the
+                tools the scope lets the model load now (what ``search_tools`` could unlock
+                and what the active skill surfaces), never one it forbids. A
                 skill's tools not yet loaded are loaded by a ``search_tools`` call and
                 result appended to :attr:`history` (by reference), or appended to
                 ``tools`` when that costs less (:class:`LoadRule`). The turn's scope
@@ -456,7 +461,8 @@ class Conversation:
         """Answer a slash command, or return None when ``text`` is a message for the model.
 
         Errors (unknown skill, missing arguments, a template that fails) come back
-        as a reply with ``ok=False``; the conversation goes on.
+        as a reply with ``ok=False``, as a chat shows them; the conversation goes on.
+        Code that must not go on without the skill calls :meth:`use`, which raises.
         """
         command = parse_command(text)
         if command is None:
@@ -504,8 +510,10 @@ class Conversation:
         named = sorted({server for pattern in skill.allowed_tools if (server := literal_server(pattern))})
         if named and self._start_servers is not None:
             await self._start_servers(named)
-        count = len(self.registry.visible_tools(self.scope()))
-        return CommandReply(f"Using skill {name!r}: {count} tool(s) in scope. /unuse to stop.")
+        scope = self.scope()
+        missing = unreached(self.registry, skill.allowed_tools, scope)
+        text = f"Using skill {name!r}: {len(self.registry.visible_tools(scope))} tool(s) in scope. /unuse to stop."
+        return CommandReply("\n  ".join([text, *missing]))
 
     async def refresh_skill(self) -> None:
         """Look the active skill up now: drop it (with a notice) when it is gone or broken, and
@@ -545,9 +553,8 @@ class Conversation:
             )
         live = self.scope() if scope is None else replace(scope, **self._skill_fields())
         # What search_tools finds during the call is this conversation's (its Discovery rides in the record).
-        extensions = (self.discovery,) if self.discovery is not None else ()
         record = CallRecord(
-            call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress, extensions
+            call.name, call.arguments, live, self.permissions, self.limits.call_timeout, progress, self.discovery
         )
         if self.discovery is not None:
             self.discovery.touch(call.name)  # a used unlock is evicted last
@@ -555,12 +562,8 @@ class Conversation:
             result = await self._handler(record)
         except ToolsiftError as exc:  # a handler that raises rather than answers, such as ``registry.handle``
             result = ToolResult.error(str(exc))
-        left = self._declared.left_why(call.name, live) if result.is_error else None
-        if left is not None:
-            note = (
-                f"Tool {call.name!r} is still in your tool list but no longer in scope: {left}. "
-                "Calls to it are refused until it is in scope again."
-            )
+        note = self._declared.refusal_note(call.name, live) if result.is_error else None
+        if note is not None:
             result = result.model_copy(update={"content": [*result.content, mcp_types.TextContent(text=note)]})
         return ToolMessage(call, result)
 

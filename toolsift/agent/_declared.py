@@ -4,12 +4,14 @@ A conversation may talk to models of several formats (a hand-written loop
 asking for ``openai`` and ``anthropic`` turns); each provider caches its own
 prefix, so each format keeps its own :class:`StableToolList`. A model that
 searches tools natively (``defers_tools``) is given up front the scope's global
-and pinned tools (and ``search_tools`` while there is something to find); every
-internal tool the conversation's scope has allowed (what ``search_tools`` could
-unlock, and what an active skill surfaces) goes in the deferred list, which only
-grows. Deferred tools stay out of the cached prefix until the model loads them
-by reference; calls are checked against the live scope, and a deferred tool it
-no longer allows is refused with the reason. A skill's tools that
+and pinned tools (and ``search_tools`` while there is something to find); the
+deferred list holds exactly what the scope lets it load now (what ``search_tools``
+could unlock, and what an active skill surfaces, that a call would pass), in the
+order first deferred. What the scope forbids is never deferred, so no search, the
+provider's own included, can load it; a tool that leaves the scope leaves the
+deferred list at once, and a call to it (loaded before it left) is refused with
+when and why it left. Deferred tools stay out of the cached prefix until the
+model loads them by reference. A skill's tools that
 :class:`LoadRule` puts up front (:meth:`DeclaredTools.put_up_front`) are appended
 to the list; tools that leave the scope (the globals a skill hides, a skill's
 tools at ``/unuse``) leave the list when :class:`KeepRule` finds that cheaper,
@@ -49,8 +51,9 @@ class DeclaredTools:
         self.registry = registry
         self.discovery = discovery
         self._lists: dict[tuple[str, bool], StableToolList] = {}
-        self._deferred: dict[tuple[str, bool], dict[str, dict[str, Any]]] = {}  # name -> schema
-        self._deferred_left: dict[str, str] = {}
+        self._deferred_order: dict[str, int] = {}  # canonical name -> when it was first deferred (0, 1, ...)
+        self._deferred_now: dict[tuple[str, bool], tuple[str, ...]] = {}  # what each format was last given deferred
+        self._deferred_left: dict[str, str] = {}  # a tool no longer given deferred -> when and why it left
         self._up_front: set[str] = set()  # surfaced tools a deferring model is given in the list
         # (name, format, strict) -> (the registry's export, its compact form): compacted once per export.
         self._compacted: dict[tuple[str, str, bool], tuple[dict[str, Any], dict[str, Any]]] = {}
@@ -163,36 +166,51 @@ class DeclaredTools:
     def deferred(
         self, allowed: list[str], format: str, strict: bool, *, before: TurnScope | None, now: TurnScope
     ) -> list[dict[str, Any]]:
-        """Every tool deferred so far in ``format`` and still registered, in the order first deferred.
+        """The tools given deferred in ``format`` this round: exactly those the scope lets the model load now.
 
-        ``allowed`` are the tools the turn's scope lets the model load now (what
-        ``search_tools`` could unlock and what the skill surfaces); they join the
-        list at its end, a changed schema is replaced where it stands, and a tool
-        the scope no longer allows stays, refused at call time with why it left.
+        Of ``allowed`` (what ``search_tools`` could unlock, which layer 5 allows too, and
+        what the active skill surfaces), those the list does not declare and that ``now``
+        shows once loaded: the registry's own listing of ``now`` with them unlocked, the
+        rule (layers 1-4) every call is checked by. They come in the order each was first
+        deferred in the conversation, so that a scope seen before gives the same bytes
+        as before. A tool the scope no longer allows is no longer sent at all, so no
+        search, the provider's included, can load it; when and why it left is kept for
+        the refusal of a call to it.
         """
         declared = set(self.names(format, strict))
-        kept = self._deferred.setdefault((format, strict), {})
-        wanted = [name for name in allowed if name not in declared]
-        chosen = set(wanted)
+        wanted = [name for name in dict.fromkeys(allowed) if name not in declared and name in self.registry]
         fresh = self.exports(now.with_unlocked(wanted), format, strict)
-        for name in wanted:
-            if name in fresh:
-                kept[name] = fresh[name]
-                self._deferred_left.pop(name, None)
-        for name in list(kept):
-            if name not in self.registry or name in declared:
-                del kept[name]
-            elif name not in chosen or name not in fresh:
+        given = [name for name in wanted if name in fresh]
+        for name in given:
+            self._deferred_order.setdefault(name, len(self._deferred_order))
+            self._deferred_left.pop(name, None)
+        earlier = self._deferred_now.get((format, strict), ())
+        for name in set(earlier).difference(given, declared):
+            if name in self.registry:
                 self._deferred_left.setdefault(name, why_left(name, before, now))
-        return list(kept.values())
+        given.sort(key=self._deferred_order.__getitem__)
+        self._deferred_now[(format, strict)] = tuple(given)
+        return [fresh[name] for name in given]
 
-    def left_why(self, name: str, scope: TurnScope) -> str | None:
-        """When and why a declared tool left the scope, if ``name`` is one that ``scope`` hides."""
+    def refusal_note(self, name: str, scope: TurnScope) -> str | None:
+        """What the refusal of a call to ``name`` adds when the model was given it earlier in the conversation
+        and ``scope`` no longer allows it: when and why it left, and whether the tool list still declares it."""
         if name not in self.registry or self.registry.hidden_reason(name, scope) is None:
             return None
         canonical = self.registry.resolve(name)
         listed = next((lst.left[canonical] for lst in self._lists.values() if canonical in lst.left), None)
-        return listed if listed is not None else self._deferred_left.get(canonical)
+        if listed is not None:
+            return (
+                f"Tool {name!r} is still in your tool list but no longer in scope: {listed}. "
+                "Calls to it are refused until it is in scope again."
+            )
+        left = self._deferred_left.get(canonical)
+        if left is None:
+            return None
+        return (
+            f"Tool {name!r} is no longer in scope: {left}. It is not among the tools you may load or call now, "
+            "and calls to it are refused until it is in scope again."
+        )
 
 
 def why_left(name: str, before: TurnScope | None, now: TurnScope) -> str:

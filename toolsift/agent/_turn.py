@@ -20,7 +20,7 @@ class ChatModel(Protocol):
     OpenAI's ``tool_search``) may also have a ``defers_tools`` attribute set to
     True: the agent loop then calls ``complete(instructions, history, tools,
     deferred=...)``, where ``deferred`` holds the schemas of the internal tools the
-    conversation's scope has allowed (for the provider to load by
+    turn's scope lets the model load now (for the provider to load by
     ``ToolMessage.references`` or its own search); a skill's tools are then
     loaded by a ``search_tools`` exchange the conversation appends, or put in
     ``tools`` where that costs less. Models without it are called with the
@@ -56,7 +56,7 @@ class Turn:
         tools: Schemas the model sees now, in the conversation's stable order.
         scope: The scope calls of this round are checked against.
         deferred: Schemas a model with native tool search (``defers_tools``) is given with
-            deferred loading: every internal tool the scope has allowed in this conversation,
+            deferred loading: exactly the tools ``scope`` lets it load now, never one it forbids,
             in the order first deferred (calls are checked against ``scope``); empty for other models.
     """
 

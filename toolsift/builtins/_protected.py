@@ -14,10 +14,11 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, final
+from typing import final
 
 from .._exceptions import ToolsiftError
 from .._folders import CONFIG_NAME, PROJECT_CONFIGS, user_cache_folder, user_folder
+from .._net import strings_in
 from .._secrets._expand import expand_variables
 from .._secrets._resolvers import is_secret_reference, parse_secret_reference
 from ..config import ServerConfig, StdioServer, ToolsiftConfig
@@ -65,24 +66,13 @@ def _expanded(raw: str) -> str | None:
         return None
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
 def _server_files(server: ServerConfig) -> Iterator[ProtectedPath]:
     """The env file and the ``secret://file`` files a server reads when it starts."""
     env_file = server.env_file if isinstance(server, StdioServer) else None
     if env_file is not None and (raw := _expanded(env_file)) is not None:
         yield ProtectedPath(_absolute(Path(raw), server.base_dir), f"the env file of server {server.name!r}")
     # Every string setting may be a reference (env, headers, args, auth secrets), so all are read.
-    for value in _strings(server.model_dump(mode="json")):
+    for value in strings_in(server.model_dump(mode="json")):
         if not is_secret_reference(value) or (raw := _expanded(value)) is None:
             continue
         try:

@@ -1,6 +1,8 @@
 """The ``toolsift`` command line."""
 
-from ._app import app as app
+from .._public import publish
 from ._app import main as main
 
-__all__ = ["app", "main"]
+__all__ = ["main"]
+
+publish(globals(), __name__, __all__)

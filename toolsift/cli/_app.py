@@ -97,6 +97,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "auth": ("_auth", "Sign in to OAuth servers, sign out, and see where you are signed in."),
     "mcp": ("_mcp", "Add, list, show and remove MCP servers in the project or user config."),
+    "builtins": (
+        "_builtins",
+        "Switch the workspace tools (read_file, write_file, list_directory, exec_shell) on or off.",
+    ),
     "skills": (
         "_skills",
         "List, show and create skills; see and approve the tools skills from MCP servers ask for.",

@@ -12,9 +12,9 @@ from ..mcp_sessions import ClientCallbacks
 from ._app import EXIT, run_async
 from ._approve import TerminalApprover
 from ._elicit import TerminalElicitor, log_printer
-from ._output import Output, progress_printer
+from ._output import JsonOption, Output, progress_printer
 from ._toolbox import open_toolbox
-from ._turn import AgentOption, ArgsOption, JsonOption, SkillOption, server_of, turn_conversation
+from ._turn import AgentOption, ArgsOption, SkillOption, server_of, turn_conversation
 
 # Registered on the root app when this command runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)

@@ -86,8 +86,10 @@ def chat(
             if hint:
                 out.note(hint, style=None)
             # Editing a skill or the config and trying again is the everyday loop: the next input sees the edit.
-            box.sessions.subscribe(lambda event: _server_reloaded(out, str(event), event.error))
-            box.skills.subscribe(lambda event: _skills_reloaded(out, event))
+            unsubscribe = (
+                box.sessions.subscribe(lambda event: _server_reloaded(out, str(event), event.error)),
+                box.skills.subscribe(lambda event: _skills_reloaded(out, event)),
+            )
             await watchers.start(box.watch)
             with _line_editing():
                 while True:
@@ -96,6 +98,8 @@ def chat(
                         break
                     if line.strip() and await interruptible(_one_input(out, conversation, chat_model, line.strip())):
                         out.line("(cancelled)", style="yellow")
+            for stop in unsubscribe:  # leaving closes every server: that is no edit to report
+                stop()
             watchers.cancel_scope.cancel()
 
     run_async(body)
@@ -169,7 +173,7 @@ def _skills_reloaded(out: Output, event: SkillsReloaded) -> None:
     ]
     out.note(f"[reload] skills: {'; '.join(parts) or 'problems changed'}", style="yellow")
     for problem in event.problems:
-        out.note(f"  {problem}", style="yellow")
+        out.note(f"  {problem.message}", style="yellow")
 
 
 async def _one_input(out: Output, conversation: Conversation, model: ChatModel | None, line: str) -> None:

@@ -12,11 +12,11 @@ from .._exceptions import ConfigError
 from .._folders import find_config
 from ..config import ToolsiftConfig, validate_config
 from ..config._internal import ConfigReport
-from ..mcp_sessions._internal import ToolPins
+from ..mcp_sessions._internal import InstructionsChange, ToolChange, ToolPins
 from ._app import EXIT, state
 from ._coverage import known_tools, pattern_coverage, rule_coverage
 from ._hints import internal_hint
-from ._output import Output, reported_here
+from ._output import JsonOption, Output, reported_here
 
 # Registered on the root app when this command runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -43,7 +43,7 @@ def _finding(file: Path | str | None, line: int | None, field: str | None, messa
 
 @commands.command()
 def check(
-    json_mode: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    json_mode: JsonOption = False,
     resolve: Annotated[
         bool,
         typer.Option("--resolve", help="Also resolve ${VAR} and secret:// references now (values are never printed)."),
@@ -103,21 +103,34 @@ def _check_what_the_config_brings(config: ToolsiftConfig, path: Path, found: _Fi
 
 
 def _check_held_tools(config: ToolsiftConfig, found: _Findings) -> None:
-    """A warning for each tool changed since pinned (with its diff); a problem for an unreadable pin file."""
+    """A warning for each tool changed or added since pinned, and each server's changed instructions (with
+    the diff); a problem for an unreadable pin file."""
     try:
-        changes = ToolPins.for_config(config).changes()
+        pins = ToolPins.for_config(config)
+        changes: list[ToolChange | InstructionsChange] = [*pins.changes(), *pins.instruction_changes()]
     except ConfigError as exc:
         found.problems.append(_finding(exc.path, None, None, exc.reason))
         return
     for change in changes:
         held = change.server not in config.servers or config.servers[change.server].pin_tools == "hold"
+        subject = "they are" if isinstance(change, InstructionsChange) else "it is"
         message = (
-            f"tool {change.tool!r} of server {change.server!r} changed its definition since it was "
-            f"pinned ({change.pinned[:19]} -> {change.listed[:19]}); "
-            + ("it is held back until accepted" if held else "it is kept usable (pinTools: warn)")
+            f"{_what(change)}; {subject} "
+            + ("held back until accepted" if held else "kept usable (pinTools: warn)")
             + f" with 'toolsift trust --tools {change.server}'"
         )
         found.warnings.append({**_finding(config.path, None, None, message), "diff": change.diff})
+
+
+def _what(change: ToolChange | InstructionsChange) -> str:
+    """What a server changed or added since its pins, in words."""
+    digests = f"({change.pinned[:19]} -> {change.listed[:19]})"
+    if isinstance(change, InstructionsChange):
+        return f"the instructions of server {change.server!r} changed since they were pinned {digests}"
+    if change.added:
+        listed = change.listed[:19]
+        return f"tool {change.tool!r} of server {change.server!r} was added after its first listing ({listed})"
+    return f"tool {change.tool!r} of server {change.server!r} changed its definition since it was pinned {digests}"
 
 
 def _print_findings(out: Output, report: ConfigReport, found: _Findings) -> None:

@@ -17,9 +17,9 @@ from ..search._internal import BackendName, format_ranking, server_descriptions
 from ..toolbox import Toolbox
 from ._app import EXIT, run_async
 from ._hints import internal_hint
-from ._output import Output
+from ._output import JsonOption, Output
 from ._toolbox import open_toolbox
-from ._turn import AgentOption, ArgsOption, JsonOption, SkillOption, named_servers, turn_conversation
+from ._turn import AgentOption, ArgsOption, SkillOption, named_servers, turn_conversation
 
 # Registered on the root app when a command of this module runs (see _app.COMMANDS).
 commands = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -133,31 +133,50 @@ def _list_tools(out: Output, box: Toolbox, scope: TurnScope, patterns: list[str]
     visible = box.registry.visible_tools(scope)
     shown = {t.spec.name for t in visible}
     hidden = [t for t in box.registry.tools() if t.spec.name not in shown]
+    catalogued: list[Tool] = []
     if patterns:
         matcher = compile_patterns(patterns, where="the command line")
         visible = [t for t in visible if matcher.matches(t.spec.name)]
         hidden = [t for t in hidden if matcher.matches(t.spec.name)]
-    rows: list[dict[str, Any]] = [
-        {
-            "name": t.spec.name,
-            "tier": "internal" if box.registry.is_internal(t.spec.name) else "global",
-            "server": t.spec.server,
-            "read_only": t.spec.read_only,
-            "description": t.spec.description.strip().splitlines()[0] if t.spec.description.strip() else "",
-        }
-        for t in visible
-    ]
+        # Named on purpose (to write allowed-tools, say): internal tools hidden only for being internal are listed.
+        catalogued = [t for t in hidden if _only_internal(box, t, scope)]
+        hidden = [t for t in hidden if t not in catalogued]
+    rows = [_row(box, t, in_turn=True) for t in visible] + [_row(box, t, in_turn=False) for t in catalogued]
     if out.json_mode:
         out.json(rows)
         return
-    title = f"{len(rows)} tool(s) in scope" + (f" with skill {skill!r}" if skill else "")
+    title = f"{len(visible)} tool(s) in scope" + (f" with skill {skill!r}" if skill else "")
+    if catalogued:
+        title += f", {len(catalogued)} of internal servers outside it (a skill naming the server shows them)"
     out.table(
         title,
         ["name", "tier", "read-only", "description"],
-        [(r["name"], r["tier"], "yes" if r["read_only"] else "", r["description"][:80]) for r in rows],
+        [(r["name"], _tier_shown(r), "yes" if r["read_only"] else "", r["description"][:80]) for r in rows],
     )
     if hidden:
         out.note(_hidden_note(box, hidden, skill), style="yellow")
+
+
+def _only_internal(box: Toolbox, tool: Tool, scope: TurnScope) -> bool:
+    """Whether the tool is out of the turn only because its server is internal (layer 1)."""
+    name = tool.spec.name
+    return box.registry.is_internal(name) and box.registry.hidden_reason(name, scope.with_unlocked([name])) is None
+
+
+def _row(box: Toolbox, tool: Tool, *, in_turn: bool) -> dict[str, Any]:
+    spec = tool.spec
+    return {
+        "name": spec.name,
+        "tier": "internal" if box.registry.is_internal(spec.name) else "global",
+        "in_turn": in_turn,
+        "server": spec.server,
+        "read_only": spec.read_only,
+        "description": spec.description.strip().splitlines()[0] if spec.description.strip() else "",
+    }
+
+
+def _tier_shown(row: dict[str, Any]) -> str:
+    return str(row["tier"]) if row["in_turn"] else f"{row['tier']}, not in this turn"
 
 
 def _hidden_note(box: Toolbox, hidden: list[Tool], skill: str | None) -> str:

@@ -152,6 +152,10 @@ def _in_format(entry: dict[str, Any], path: Path) -> dict[str, Any]:
     return {key: rewrite(value) for key, value in entry.items()}
 
 
+# The stdio launch settings `mcp add` writes beside the command, by their option.
+LAUNCH_OPTIONS = {"cwd": "--cwd", "envFile": "--env-file"}
+
+
 def _pairs(values: list[str], separator: str, option: str) -> dict[str, str]:
     pairs = {}
     for value in values:
@@ -163,7 +167,10 @@ def _pairs(values: list[str], separator: str, option: str) -> dict[str, str]:
     return pairs
 
 
-def _entry(name: str, transport: str, target: list[str], env: list[str], header: list[str]) -> dict[str, Any]:
+def _entry(
+    name: str, transport: str, target: list[str], env: list[str], header: list[str], launch: dict[str, str]
+) -> dict[str, Any]:
+    """The server's entry in toolsift's keys; ``launch`` holds the stdio-only settings given (``cwd``, ``envFile``)."""
     if transport not in TRANSPORTS:
         raise typer.BadParameter(f"{transport!r} is not one of 'stdio', 'http', 'sse'", param_hint="'--transport'")
     try:
@@ -180,13 +187,15 @@ def _entry(name: str, transport: str, target: list[str], env: list[str], header:
         entry = {"command": target[0], "args": target[1:]} if target[1:] else {"command": target[0]}
         if env:
             entry["env"] = _pairs(env, "=", "--env")
+        entry.update(launch)
     else:
         if len(target) != 1 or not target[0].startswith(("http://", "https://")):
             raise typer.BadParameter(
                 f"expected one http:// or https:// URL, got {' '.join(target)!r}", param_hint="'URL'"
             )
-        if env:
-            raise typer.BadParameter("env goes with --transport stdio", param_hint="'--env'")
+        for option, given in (("--env", bool(env)), *((LAUNCH_OPTIONS[key], True) for key in launch)):
+            if given:
+                raise typer.BadParameter(f"{option} goes with --transport stdio", param_hint=f"'{option}'")
         entry = {"type": transport, "url": target[0]}
         if header:
             entry["headers"] = _pairs(header, ":", "--header")
@@ -212,6 +221,12 @@ def add(
     transport: Annotated[str, typer.Option("--transport", "-t", help="stdio, http or sse.")] = "stdio",
     env: Annotated[list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for the server (repeatable).")] = None,
     header: Annotated[list[str] | None, typer.Option("--header", "-H", help="'Name: value' (repeatable).")] = None,
+    cwd: Annotated[
+        str | None, typer.Option("--cwd", help="stdio: the folder it runs in (relative: to the config's folder).")
+    ] = None,
+    env_file: Annotated[
+        str | None, typer.Option("--env-file", help="stdio: a dotenv file read when it starts (--env wins over it).")
+    ] = None,
     scope: ScopeOption = None,
     global_: Annotated[
         bool,
@@ -223,7 +238,8 @@ def add(
     The person who runs it wrote the entry, so its launch is trusted for the
     project's file as it is written (the rest of the file stays as trusted).
     """
-    entry = _entry(name, transport, list(command_or_url or []), list(env or []), list(header or []))
+    launch = {key: value for key, value in (("cwd", cwd), ("envFile", env_file)) if value is not None}
+    entry = _entry(name, transport, list(command_or_url or []), list(env or []), list(header or []), launch)
     if global_:
         entry["internalOnly"] = False
     [(where, path)] = _files(scope or ("project" if state.config is None else None))

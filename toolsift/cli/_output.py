@@ -7,12 +7,16 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["Output", "progress_printer", "reported_here"]
+__all__ = ["JsonOption", "Output", "progress_printer", "reported_here"]
+
+# The option of every command that can print for machines.
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 
 @contextmanager

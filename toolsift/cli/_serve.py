@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -62,23 +63,23 @@ def serve(
         starts_servers=lambda file: bool(gateway or gateway_skill or file.serve.gateway is not False),
     )
     assert config.path is not None  # loaded from a file
-    argv = ["--config", str(config.path)]
-    for flag, value in (
-        ("--transport", transport),
-        ("--host", host),
-        ("--port", port),
-        ("--workers", workers),
-        ("--profile", profile),
-        ("--gateway-skill", gateway_skill),
-        ("--ready-file", ready_file),
-        ("--redis", redis),
-        ("--replica", replica),
-    ):
-        if value is not None:
-            argv += [flag, str(value)]
-    argv += [
-        flag
-        for flag, on in (("--stateless", stateless), ("--json-response", json_response), ("--gateway", gateway))
-        if on
-    ]
+    values = {
+        "--transport": transport,
+        "--host": host,
+        "--port": port,
+        "--workers": workers,
+        "--profile": profile,
+        "--gateway-skill": gateway_skill,
+        "--ready-file": ready_file,
+        "--redis": redis,
+        "--replica": replica,
+    }
+    switches = {"--stateless": stateless, "--json-response": json_response, "--gateway": gateway}
+    argv = ["--config", str(config.path), *_command_line(values, switches)]
     raise typer.Exit(serve_main(argv, config=config, trust=launches))
+
+
+def _command_line(values: Mapping[str, object | None], switches: Mapping[str, bool]) -> list[str]:
+    """The server's own options for what was given here: each value after its flag, each switch that is on."""
+    given = [part for flag, value in values.items() if value is not None for part in (flag, str(value))]
+    return given + [flag for flag, on in switches.items() if on]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,7 +17,7 @@ from ..config import SkillGrants, load_config
 from ..mcp_sessions._internal import SessionState
 from ..skills import SkillsLoader
 from ._app import EXIT, run_async, state
-from ._output import Output, reported_here
+from ._output import JsonOption, Output, reported_here
 from ._toolbox import open_toolbox
 
 if TYPE_CHECKING:
@@ -32,23 +33,34 @@ skills_app = typer.Typer(
 )
 commands.add_typer(skills_app, name="skills")
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 SKELETON = """---
 name: {name}
-description: Say what this skill does and when to use it.
+description: {description}
 # Tools the model may see while the skill is active. A pattern that names a server
 # (claude-flow__memory_*) also surfaces that internal server's tools.
 allowed-tools:
-  - read_file
+{tools}
 variables:
   task:
-    description: What to do, taken from the text after /use {name}
+    description: What to do, taken from the text after /use {name} (optional)
+    required: false
 ---
-You are helping with: {{{{ task }}}}
+{{% if task %}}You are helping with: {{{{ task }}}}
 
-Explain the steps you take and check your work before you answer.
+{{% endif %}}Explain the steps you take and check your work before you answer.
 """
+DEFAULT_DESCRIPTION = "Say what this skill does and when to use it."
+
+
+def skeleton(name: str, description: str | None, tools: Sequence[str]) -> str:
+    """A SKILL.md that ``/use NAME`` activates as it is, with or without text after the name."""
+    listed = [pattern for given in tools for pattern in given.split()] or ["read_file"]
+    return SKELETON.format(
+        name=name,
+        description=json.dumps(description or DEFAULT_DESCRIPTION),  # a YAML string, whatever it holds
+        tools="\n".join(f"  - {json.dumps(pattern)}" for pattern in listed),
+    )
 
 
 def _loader() -> SkillsLoader:
@@ -123,8 +135,15 @@ def show(name: Annotated[str, typer.Argument(help="The skill's name.")], json_mo
 def new(
     name: Annotated[str, typer.Argument(help="Lowercase letters, digits and hyphens.")],
     folder: Annotated[Path | None, typer.Option("--dir", help="Skill folder (default: the config's first).")] = None,
+    description: Annotated[
+        str | None, typer.Option("--description", "-d", help="When to use it (its front matter's description).")
+    ] = None,
+    tools: Annotated[
+        list[str] | None,
+        typer.Option("--tools", "-t", help="allowed-tools patterns, repeatable or space-separated (general__*)."),
+    ] = None,
 ) -> None:
-    """Write a SKILL.md skeleton to <skills folder>/NAME/SKILL.md."""
+    """Write a SKILL.md skeleton to <skills folder>/NAME/SKILL.md; /use NAME works on it as it is."""
     from ..skills._internal import parse_skill_text
 
     out = Output()
@@ -132,8 +151,8 @@ def new(
         paths = load_config(find_config(state.config)).skills.paths
         folder = paths[0]
     target = folder / name / "SKILL.md"
-    text = SKELETON.format(name=name)
-    parse_skill_text(text, target)  # refuses a bad name with the Agent Skills rule in the message
+    text = skeleton(name, description, tools or [])
+    parse_skill_text(text, target)  # refuses a bad name (the Agent Skills rule) or pattern, saying which
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         OwnFile(target, what="the skill").create_new(text)

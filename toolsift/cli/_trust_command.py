@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +12,7 @@ from .._exceptions import ConfigError
 from .._folders import find_config
 from ..config import StdioServer, ToolsiftConfig, validate_config
 from ..config._internal import configured_settings
-from ..mcp_sessions._internal import ToolChange, ToolPins
+from ..mcp_sessions._internal import InstructionsChange, ToolChange, ToolPins
 from ._app import state
 from ._output import Output
 from ._trust import describe_launches, describe_settings, trust_store
@@ -28,14 +29,15 @@ def trust(
         typer.Option(
             "--tools",
             metavar="SERVER",
-            help="Accept the changed tool definitions of SERVER (repeatable): pin them as they are listed now.",
+            help="Accept the changed or added tools and changed instructions of SERVER (repeatable): pin them "
+            "as they are listed now.",
         ),
     ] = None,
 ) -> None:
     """Trust this folder's config ahead of time; --revoke forgets it, --tools SERVER accepts changed tools.
 
-    Trust covers the config's servers and settings. It also lists the tools held back because their
-    server changed their definition since they were pinned, with a diff of each.
+    Trust covers the config's servers and settings. It also lists the tools and instructions held back
+    because their server changed or added them since they were pinned, with a diff of each.
     """
     out = Output()
     path = find_config(state.config)
@@ -67,18 +69,22 @@ def trust(
         "Trusted here; asked again when a server is added or what it launches changes (command, arguments, "
         "folder, environment, env file or URL), or when those settings change."
     )
-    changes = ToolPins.for_config(config).changes()
+    pins = ToolPins.for_config(config)
+    changes: list[ToolChange | InstructionsChange] = [*pins.changes(), *pins.instruction_changes()]
     if changes:
         out.line("")
-        out.line("Tools held back: their server changed their definition since it was pinned.", style="yellow")
+        out.line(
+            "Held back: tools and instructions their server changed or added since they were pinned.", style="yellow"
+        )
         _show(out, changes)
         servers = " ".join(f"--tools {server}" for server in dict.fromkeys(c.server for c in changes))
         out.line(f"Review the changes above; accept them with 'toolsift trust {servers}'.")
 
 
-def _show(out: Output, changes: list[ToolChange]) -> None:
+def _show(out: Output, changes: Sequence[ToolChange | InstructionsChange]) -> None:
     for change in changes:
-        out.line(f"{change.server}/{change.tool}: {change.pinned} -> {change.listed}")
+        what = change.tool if isinstance(change, ToolChange) else "(instructions)"
+        out.line(f"{change.server}/{what}: {change.pinned or '(added)'} -> {change.listed}")
         for line in change.diff.splitlines():
             out.line(f"  {line}", style="green" if line.startswith("+") else "red" if line.startswith("-") else None)
 
@@ -91,9 +97,9 @@ def _accept(out: Output, config: ToolsiftConfig, path: Path, servers: list[str])
         raise ConfigError(f"no server {unknown[0]!r} in this config (its servers: {known})", path=path)
     pins = ToolPins.for_config(config)
     for server in servers:
-        changes = pins.changes([server])
+        changes: list[ToolChange | InstructionsChange] = [*pins.changes([server]), *pins.instruction_changes([server])]
         try:
-            accepted = pins.accept(server)
+            accepted = [*pins.accept(server), *(["its instructions"] if pins.accept_instructions(server) else [])]
         except OSError as exc:
             raise ConfigError(f"cannot save the pinned tool definitions: {exc}", path=pins.file) from exc
         if not accepted:
@@ -101,6 +107,6 @@ def _accept(out: Output, config: ToolsiftConfig, path: Path, servers: list[str])
             continue
         _show(out, changes)
         out.line(
-            f"{server}: accepted {', '.join(accepted)}; a running toolsift lists them at the server's next "
+            f"{server}: accepted {', '.join(accepted)}; a running toolsift uses them at the server's next "
             "listing (a reconnect, a restart, tools/list_changed)"
         )

@@ -17,7 +17,6 @@ from ..registry import Approver, TurnScope
 from ..toolbox import Toolbox
 from ._output import reported_here
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 SkillOption = Annotated[str | None, typer.Option("--skill", "-s", help="Act as if '/use SKILL' were active.")]
 ArgsOption = Annotated[
     str,
@@ -46,6 +45,13 @@ async def turn_conversation(
     found = catalog.get(skill)
     if not found.user_invocable:
         raise SkillNotFound(skill, [s.name for s in catalog.invocable()])
+    owner = box.parts.skill_servers
+    others: tuple[str, ...] = ()
+    if owner is not None:
+        # The servers the skill brings (a plugin's, its own .mcp.json) start as at '/use', held until the end;
+        # other skills' own servers stay out of its turn, as they do there.
+        await owner.acquire(found.name)
+        others = tuple(owner.hidden_from(found.name))
     # Pinned and unlocked tools depend on the skill (search_tools is offered only without one): start from
     # the agent's base scope and let the conversation's discovery add them, as a real turn does.
     base = TurnScope(
@@ -53,8 +59,9 @@ async def turn_conversation(
         agent=conversation.agent,
         read_only=conversation.plan_mode,
         skill_allowed=found.allowed_tools,
-        skill_disallowed=found.disallowed_tools,
+        skill_disallowed=(*found.disallowed_tools, *others),
         skill=found.name,
+        permissions=conversation.permissions,
     )
     discovery = conversation.discovery
     return conversation, discovery.scope_for_turn(base) if discovery is not None else base

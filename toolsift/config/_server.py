@@ -109,9 +109,10 @@ class ServerBase(ConfigModel):
             ``when-required`` only those whose ``execution.taskSupport`` is
             ``required``; ``when-supported`` also those where it is ``optional``.
         resource_filter: Globs over resource URIs; empty keeps them all.
-        pin_tools: What a tool whose definition changed since it was pinned gets: ``hold``
-            (not listed, not callable, until accepted), ``warn`` (usable, the change logged
-            and reported) or ``accept`` (pinned again, silently).
+        pin_tools: What a tool whose definition changed since it was pinned, a tool added after
+            the server's first listing, and changed ``instructions`` get: ``hold`` (not listed,
+            not callable, not given as instructions, until accepted), ``warn`` (usable, the
+            change logged and reported) or ``accept`` (pinned again, silently).
     """
 
     # The ``type`` values this type takes, what a server of this type is, and what the others are (for messages).

@@ -119,11 +119,12 @@ class ServerEntries:
     def _without_transport(
         self, name: str, entry: Mapping[str, Any], context: dict[str, Any], written: Written, before: int
     ) -> None:
-        """An entry with neither ``command`` nor ``url``: skipped with a warning, unless it has other problems.
+        """An entry with neither ``command`` nor ``url``: a problem, so that a reload keeps what the server runs.
 
-        Its unknown keys and the settings every server has are checked, against
-        a stdio server's keys, so that a misspelt ``command`` is still reported
-        with its close match rather than skipped.
+        An editor saving mid-edit writes such an entry; taking it as "no server"
+        would stop a running one. Its unknown keys and the settings every server
+        has are checked too, against a stdio server's keys, so that a misspelt
+        ``command`` is reported with its close match.
         """
         loc = (*self.prefix, name)
         rest = {key: value for key, value in entry.items() if _kept_without_transport(key)}
@@ -133,11 +134,11 @@ class ServerEntries:
             for where, reason in validation_problems(exc, StdioServer):
                 if where != ("command",):
                     self.check.problem((*loc, *written(where)), reason)
-        if len(self.check.problems) > before:
-            self.skip(name, before)
-            return
-        self.check.warn(loc, f"server {name!r} has neither 'command' nor 'url'; skipped", server=name)
-        self.dropped[name] = "neither 'command' nor 'url' is set"
+        if len(self.check.problems) == before:
+            self.check.problem(
+                loc, f"server {name!r} has neither 'command' (a program to run) nor 'url' (a server to reach): set one"
+            )
+        self.skip(name, before)
 
     def check_references(self, environ: Mapping[str, str] | None) -> None:
         """Resolve every good server's references now; leave out the ones that fail."""

@@ -175,6 +175,18 @@ class ProjectTrust:
         projects[key] = _Record({**before.servers, server.name: launch_fingerprint(server)}, before.settings)
         self._write(projects)
 
+    def remember_settings(self, path: Path, config: ToolsiftConfig) -> None:
+        """Trust ``config``'s settings outside its servers as they are now, for ``path``; its servers keep theirs.
+
+        For a setting the person changed themselves (``toolsift builtins on``) in
+        settings they had trusted: the file's servers stay as they were trusted.
+        """
+        projects = self._read()
+        key = self._key(path)
+        before = projects.get(key, _Record({}, None))
+        projects[key] = _Record(before.servers, settings_fingerprint(config))
+        self._write(projects)
+
     def revoke(self, path: Path) -> bool:
         """Forget the consent for ``path``; False when there was none."""
         projects = self._read()

@@ -14,50 +14,32 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
 from functools import partial
 from importlib import metadata
-from typing import Literal
 
 import anyio
 import mcp.types as types
 from mcp import Client, MCPError
 from mcp.client.context import ClientRequestContext
 from mcp.client.session import IncomingMessage, ListRootsFnT
-from mcp.client.subscriptions import (
-    ListenNotSupportedError,
-    PromptsListChanged,
-    ResourcesListChanged,
-    SubscriptionLost,
-    ToolsListChanged,
-)
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from .._exceptions import SessionError
 from ..config import ServerConfig
 from ._catalog import ServerCatalog, list_catalog
+from ._connection_events import ConnectionEvents, ListKind
 from ._endpoint import Endpoint
 from ._handshake import HandshakeSibling
+from ._list_changes import followed_lists, listen
 from ._oauth import sign_in_flow
 from ._options import SessionOptions
 from ._stderr import StderrBuffer
 from ._transport import ConnectionWatcher, TransportContext, open_transport, transport_for
 
-__all__ = ["CLIENT_INFO", "ConnectionEvents", "ListKind", "connect_mode", "run_connection", "two_eras"]
+__all__ = ["CLIENT_INFO", "connect_mode", "run_connection", "two_eras"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
-ListKind = Literal["tools", "resources", "prompts"]
-# A burst of list_changed notifications (some servers send one per tool they register) becomes one
-# listing: it starts once none came for this long, or this long after the first at the latest.
-RELIST_QUIET_SECONDS = 0.05
-RELIST_MAX_WAIT_SECONDS = 1.0
-_EVENT_KINDS: dict[type, ListKind] = {
-    ToolsListChanged: "tools",
-    ResourcesListChanged: "resources",
-    PromptsListChanged: "prompts",
-}
 _NOTIFICATION_KINDS: dict[type, ListKind] = {
     types.ToolListChangedNotification: "tools",
     types.ResourceListChangedNotification: "resources",
@@ -73,91 +55,6 @@ def _version() -> str:
 
 
 CLIENT_INFO = types.Implementation(name="toolsift", version=_version())
-
-
-@dataclass
-class ConnectionEvents:
-    """What the session learns from one connection, and how it asks the connection to end.
-
-    Attributes:
-        server: The server name, for log records.
-        on_lost: Called once when the connection is found lost.
-        wake: Set to end the connection (close requested, or the connection was lost).
-        lost: Why the connection was lost, once it was.
-        ready: The connection got as far as ready.
-        ready_at: When it did (``anyio.current_time()``), to tell a healthy connection from a crash loop.
-        relist: Lists to fetch again; :meth:`request_relist` adds to it.
-    """
-
-    server: str
-    on_lost: Callable[[ConnectionEvents], None] | None = None
-    wake: anyio.Event = field(default_factory=anyio.Event)
-    lost: str | None = None
-    ready: bool = False
-    ready_at: float | None = None
-    relist: set[ListKind] = field(default_factory=set)
-    _relist_event: anyio.Event = field(default_factory=anyio.Event)
-
-    def connection_lost(self, reason: str) -> None:
-        """Record why the connection ended (the first reason wins) and wake the owner."""
-        if self.lost is None and not self.wake.is_set():
-            self.lost = reason
-            self.wake.set()
-            if self.on_lost is not None:
-                self.on_lost(self)
-
-    def request_relist(self, kind: ListKind) -> None:
-        self.relist.add(kind)
-        self._relist_event.set()
-
-    async def next_relist(self) -> set[ListKind]:
-        """Wait for re-list requests and take them all once they stop coming (a burst, one listing).
-
-        The requests are taken when none came for ``RELIST_QUIET_SECONDS``, or
-        ``RELIST_MAX_WAIT_SECONDS`` after the first, so that a server that never
-        stops announcing is still listed. With the one listing that may be
-        running, at most one listing is in flight and one pending.
-        """
-        await self._relist_event.wait()
-        deadline = anyio.current_time() + RELIST_MAX_WAIT_SECONDS
-        while (quiet := min(RELIST_QUIET_SECONDS, deadline - anyio.current_time())) > 0:
-            self._relist_event = anyio.Event()
-            with anyio.move_on_after(quiet):
-                await self._relist_event.wait()
-            if not self._relist_event.is_set():
-                break
-        self._relist_event = anyio.Event()
-        kinds, self.relist = self.relist, set()
-        return kinds
-
-    # ConnectionWatcher (see _transport): called from the SDK's reader task.
-    def transport_ended(self) -> None:
-        self.connection_lost("the server's output ended (it exited or closed the connection)")
-
-    def unparsable_message(self, error: Exception) -> None:
-        if isinstance(error, ValidationError):
-            details = error.errors()
-            data = details[0].get("input") if details else None
-            if isinstance(data, dict) and "error" in data and "id" not in data:
-                # An error response without its "id" member does not even parse.
-                error_data = data["error"] if isinstance(data["error"], dict) else {}
-                self.orphan_error(
-                    types.ErrorData(code=int(error_data.get("code", 0)), message=str(error_data.get("message", "")))
-                )
-                return
-            what = f"{details[0]['msg']}: {data!r:.120}" if details else str(error)
-        else:
-            what = f"{type(error).__name__}: {error}"
-        logger.warning("MCP server %r wrote something that is not a JSON-RPC message; ignored (%s)", self.server, what)
-
-    def orphan_error(self, error: types.ErrorData) -> None:
-        logger.warning(
-            "MCP server %r sent an error response without a request id (JSON-RPC error %d: %r); "
-            "ignored. Servers do this when they do not know a notification.",
-            self.server,
-            error.code,
-            error.message,
-        )
 
 
 OnReady = Callable[[Client, ServerCatalog, HandshakeSibling | None], None]
@@ -243,32 +140,32 @@ async def _connect(
     # entering alone. Once ready, the deadline is lifted.
     with connect_deadline:
         opened = _open_client(mode, config, endpoint, options, stderr, events, events.request_relist)
-        async with opened as client:
+        async with opened as client, anyio.create_task_group() as watchers:
             modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            followed = followed_lists(client) if modern else frozenset()
+            if followed:
+                # Listened to before the first listing: a change made after that listing is always heard.
+                await watchers.start(listen, client, events, followed)
             catalog = await list_catalog(client, config.name)
             connect_deadline.deadline = math.inf
             sibling = (
                 HandshakeSibling(config.name, events, config.timeout) if modern and two_eras(config, options) else None
             )
-            async with anyio.create_task_group() as watchers:
-                watchers.start_soon(_relist_loop, client, events, relist)
-                followed = _followed(client) if modern else frozenset()
-                if followed:
-                    watchers.start_soon(_listen, client, events, followed)
-                if sibling is not None:
+            watchers.start_soon(_relist_loop, client, events, relist)
+            if sibling is not None:
 
-                    def unfollowed(kind: ListKind) -> None:
-                        # What the listen stream follows, the handshake-era connection hears too: list once.
-                        if kind not in followed:
-                            events.request_relist(kind)
+                def unfollowed(kind: ListKind) -> None:
+                    # What the listen stream follows, the handshake-era connection hears too: list once.
+                    if kind not in followed:
+                        events.request_relist(kind)
 
-                    watchers.start_soon(
-                        sibling.run,
-                        partial(_open_client, "legacy", config, endpoint, options, stderr, relist=unfollowed),
-                    )
-                on_ready(client, catalog, sibling)
-                await events.wake.wait()
-                watchers.cancel_scope.cancel()
+                watchers.start_soon(
+                    sibling.run,
+                    partial(_open_client, "legacy", config, endpoint, options, stderr, relist=unfollowed),
+                )
+            on_ready(client, catalog, sibling)
+            await events.wake.wait()
+            watchers.cancel_scope.cancel()
     return not connect_deadline.cancelled_caught
 
 
@@ -401,36 +298,4 @@ async def _relist_loop(client: Client, events: ConnectionEvents, relist: Reliste
                 events.server,
                 "/".join(sorted(kinds)),
                 exc,
-            )
-
-
-def _followed(client: Client) -> frozenset[ListKind]:
-    """The lists whose changes a 2026-07-28 server announces on a listen stream (its capabilities say)."""
-    caps = client.server_capabilities
-    kinds: list[ListKind] = []
-    if caps.tools and caps.tools.list_changed:
-        kinds.append("tools")
-    if caps.resources and caps.resources.list_changed:
-        kinds.append("resources")
-    if caps.prompts and caps.prompts.list_changed:
-        kinds.append("prompts")
-    return frozenset(kinds)
-
-
-async def _listen(client: Client, events: ConnectionEvents, kinds: frozenset[ListKind]) -> None:
-    """Follow a 2026-07-28 server's list-changed events of ``kinds`` on a ``subscriptions/listen`` stream."""
-    try:
-        async with client.listen(
-            tools_list_changed="tools" in kinds,
-            resources_list_changed="resources" in kinds,
-            prompts_list_changed="prompts" in kinds,
-        ) as subscription:
-            async for event in subscription:
-                kind = _EVENT_KINDS.get(type(event))
-                if kind is not None:
-                    events.request_relist(kind)
-    except (ListenNotSupportedError, MCPError, SubscriptionLost, TimeoutError) as exc:
-        if not events.wake.is_set():
-            logger.warning(
-                "MCP server %r: cannot follow its list changes (subscriptions/listen: %s)", events.server, exc
             )

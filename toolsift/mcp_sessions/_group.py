@@ -38,9 +38,9 @@ from ._events import EventBus, ManagerEvent, ManagerEventKind, ToolChanges
 from ._options import SessionOptions
 from ._publisher import ToolPublisher
 from ._resource import TaskGroupResource
-from ._session import McpSession
+from ._session import McpSession, SessionEvent
 from ._slot import Held, ServerSlot, status_row
-from ._state import SessionEvent, SessionState
+from ._state import SessionState
 from ._status import ROLE_ORDER, ServerStatus
 
 if TYPE_CHECKING:

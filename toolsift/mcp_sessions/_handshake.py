@@ -29,7 +29,7 @@ import mcp.types as types
 from mcp import Client
 
 if TYPE_CHECKING:
-    from ._connection import ConnectionEvents
+    from ._connection_events import ConnectionEvents
     from ._transport import ConnectionWatcher
 
 __all__ = ["HandshakeSibling"]

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import Generic, Literal, TypeVar
 
 import anyio
 
-from ._state import SessionEvent, SessionState
+from ._state import SessionState
 
-if TYPE_CHECKING:
-    from ._session import McpSession
+__all__ = ["EventKind", "Lifecycle"]
 
-__all__ = ["Lifecycle"]
+E = TypeVar("E")
+#: What changed: the state (``state``), or the tool list (``tools``).
+EventKind = Literal["state", "tools", "prompts", "resources"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
@@ -42,18 +43,19 @@ _NEXT: dict[SessionState, frozenset[SessionState]] = {
 _UNSETTLED = (_S.IDLE, _S.CONNECTING)
 
 
-class Lifecycle:
+class Lifecycle(Generic[E]):
     """Holds a session's state and reason, checks each transition, logs it and tells the subscribers.
 
     Args:
-        session: The session the events are about.
-        tool_names: Gives the session's current canonical tool names, for events.
+        name: The server's name, for errors and log records.
+        event: Makes the event the subscribers are told of a change of ``kind`` (the session's own
+            event type: the state machine knows nothing of the session).
     """
 
-    def __init__(self, session: McpSession, tool_names: Callable[[], tuple[str, ...]]) -> None:
-        self._session = session
-        self._tool_names = tool_names
-        self._subscribers: list[Callable[[SessionEvent], None]] = []
+    def __init__(self, name: str, event: Callable[[EventKind], E]) -> None:
+        self._name = name
+        self._event = event
+        self._subscribers: list[Callable[[E], None]] = []
         self.state = SessionState.IDLE
         self.reason: str | None = None
         self.settled = anyio.Event()  # set once the first attempt is over (ready, error, or the way out)
@@ -68,7 +70,7 @@ class Lifecycle:
         """Whether the session is closing or closed: running calls are cancelled, nothing reconnects."""
         return self.state in (_S.CLOSING, _S.CLOSED)
 
-    def subscribe(self, callback: Callable[[SessionEvent], None]) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[E], None]) -> Callable[[], None]:
         self._subscribers.append(callback)
         return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
 
@@ -85,22 +87,20 @@ class Lifecycle:
         if state not in _NEXT[self.state]:
             if self.leaving:
                 return False
-            raise RuntimeError(f"MCP session {self._session.name!r} cannot go from {self.state} to {state}")
+            raise RuntimeError(f"MCP session {self._name!r} cannot go from {self.state} to {state}")
         changed = state is not self.state or reason != self.reason
         self.state, self.reason = state, reason
         if state not in _UNSETTLED:
             self.settled.set()
         if changed:
-            logger.info("MCP server %r: %s%s", self._session.name, state.value, f" ({reason})" if reason else "")
+            logger.info("MCP server %r: %s%s", self._name, state.value, f" ({reason})" if reason else "")
             self.emit("state")
         return True
 
-    def emit(self, kind: Literal["state", "tools", "prompts", "resources"]) -> None:
-        event = SessionEvent(
-            session=self._session, kind=kind, state=self.state, reason=self.reason, tools=self._tool_names()
-        )
+    def emit(self, kind: EventKind) -> None:
+        event = self._event(kind)
         for callback in list(self._subscribers):
             try:
                 callback(event)
             except Exception:
-                logger.exception("subscriber %r of MCP session %r failed", callback, self._session.name)
+                logger.exception("subscriber %r of MCP session %r failed", callback, self._name)

@@ -9,6 +9,7 @@ same :class:`Redactor` that masks the server's stderr to every string in it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import mcp.types as types
@@ -17,6 +18,9 @@ from .._redaction import Redactor
 from ..registry import ToolResult
 
 __all__ = ["mask_result", "mask_wire"]
+
+#: Masks the secrets in one string (a session's ``Redactor``, or ``McpSession.mask_secrets``).
+Mask = Callable[[str], str]
 
 
 def mask_result(result: ToolResult, redact: Redactor) -> ToolResult:
@@ -33,13 +37,13 @@ def mask_result(result: ToolResult, redact: Redactor) -> ToolResult:
     return result.model_copy(update={"content": content, "structured_content": structured})
 
 
-def mask_wire(result: dict[str, Any], redact: Redactor) -> dict[str, Any]:
+def mask_wire(result: dict[str, Any], mask: Mask) -> dict[str, Any]:
     """A result as the server sent it (an extension's, read by the client and not by toolsift), every string masked."""
-    masked: dict[str, Any] = _value(result, redact) if redact else result
+    masked: dict[str, Any] = _value(result, mask)
     return masked
 
 
-def _block(block: types.ContentBlock, redact: Redactor) -> types.ContentBlock:
+def _block(block: types.ContentBlock, redact: Mask) -> types.ContentBlock:
     if isinstance(block, types.TextContent):
         text = redact(block.text)
         return block if text is block.text else block.model_copy(update={"text": text})
@@ -59,7 +63,7 @@ def _block(block: types.ContentBlock, redact: Redactor) -> types.ContentBlock:
     return block  # images, audio, blobs: binary, not text a secret could be read from
 
 
-def _value(value: Any, redact: Redactor) -> Any:
+def _value(value: Any, redact: Mask) -> Any:
     """Structured content with every string (keys too) masked; the same object when nothing changed."""
     if isinstance(value, str):
         return redact(value)

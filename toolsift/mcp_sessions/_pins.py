@@ -18,10 +18,13 @@ server's ``pinTools`` says:
 - ``warn``: the same warning and record, but the tool stays usable.
 - ``accept``: the new definition is pinned silently (logged at info level).
 
-A tool never listed before is pinned when first seen, whatever the mode: a
-new tool is no change to something the user already had, and a server's
-catalogue grows by design. A tool that disappears just leaves the registry;
-its pin is kept, so that a tool that comes back changed is still held.
+The tools of a server's first listing are pinned as they are, whatever the
+mode. A tool that appears in a later listing is a change like any other (a
+server trusted with harmless tools can add a poisoned one): held, warned of or
+pinned as ``pinTools`` says, and accepted the same way. So are the server's
+handshake ``instructions`` (see ``_instruction_pins``). A tool that disappears
+just leaves the registry; its pin is kept, so that a tool that comes back
+changed is still held.
 
 A config that was not loaded from a file keeps its pins in memory, for the
 life of its sessions.
@@ -35,7 +38,6 @@ import json
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast, final
 
@@ -45,7 +47,15 @@ from .._exceptions import ConfigError
 from .._files import write_atomically
 from .._folders import user_folder
 from ..config import ServerConfig, ToolsiftConfig
-from ._pin_digest import definition_diff, tool_definition, tool_digest
+from ._instruction_pins import (
+    InstructionsChange,
+    accept_instructions,
+    instructions_problem,
+    pending,
+    review_instructions,
+)
+from ._pin_changes import PinReview, ToolChange, tool_change, tool_pin
+from ._pin_digest import tool_digest
 
 __all__ = ["LEGACY_PIN_FILE", "PIN_FOLDER", "PinReview", "ToolChange", "ToolPins"]
 
@@ -62,62 +72,6 @@ _LEGACY_VERSION = 1
 
 # Server name -> {"pinned": {tool: pin}, "changed": {tool: pin}}; a pin is {"digest": ..., "definition": {...}}.
 _Servers = dict[str, dict[str, dict[str, dict[str, Any]]]]
-
-
-@final
-@dataclass(frozen=True)
-class ToolChange:
-    """A tool whose listed definition differs from its pin.
-
-    Attributes:
-        server: The server's name.
-        tool: The tool's name on the server.
-        pinned: The digest pinned.
-        listed: The digest of what the server lists now.
-        diff: A unified diff of the two definitions.
-    """
-
-    server: str
-    tool: str
-    pinned: str
-    listed: str
-    diff: str
-
-    def refusal(self) -> str:
-        """Why a call of this tool is refused, and how to accept it."""
-        return (
-            f"MCP server {self.server!r} changed its definition since it was pinned "
-            f"({self.pinned[:19]} -> {self.listed[:19]}); see the change with 'toolsift check', accept it with "
-            f'\'toolsift trust --tools {self.server}\', or set "pinTools": "accept" on the server'
-        )
-
-
-@final
-@dataclass(frozen=True)
-class PinReview:
-    """What one listing of a server's tools comes to.
-
-    Attributes:
-        kept: The tools that may be registered, in the server's order (each name once).
-        held: Changed tools held back (``pinTools: hold``).
-        warned: Changed tools kept usable (``pinTools: warn``).
-        problem: Why nothing could be checked (an unreadable pin file); every tool is then held.
-    """
-
-    kept: tuple[types.Tool, ...]
-    held: tuple[ToolChange, ...] = ()
-    warned: tuple[ToolChange, ...] = ()
-    problem: str | None = None
-
-
-def _pin(tool: types.Tool) -> dict[str, Any]:
-    definition = tool_definition(tool)
-    return {"digest": tool_digest(definition), "definition": definition}
-
-
-def _change(server: str, tool: str, pinned: dict[str, Any], listed: dict[str, Any]) -> ToolChange:
-    diff = definition_diff(server, tool, pinned["definition"], listed["definition"])
-    return ToolChange(server, tool, pinned["digest"], listed["digest"], diff)
 
 
 @final
@@ -213,6 +167,9 @@ class ToolPins:
         for server, record in servers.items():
             if not isinstance(record, dict):
                 raise self._broken(f"the record of server {server!r} is not an object", path)
+            problem = instructions_problem(record)
+            if problem is not None:
+                raise self._broken(f"server {server!r}: {problem}", path)
             for kind in ("pinned", "changed"):
                 pins = record.get(kind, {})
                 if not isinstance(pins, dict):
@@ -261,6 +218,7 @@ class ToolPins:
         except ConfigError as exc:
             logger.error("MCP server %r: its tools are held back: %s", server.name, exc)
             return PinReview(kept=(), problem=str(exc))
+        first = "pinned" not in servers.get(server.name, {})  # its first listing: every tool is pinned as it is
         record = servers.setdefault(server.name, {})
         before = json.dumps(record, sort_keys=True)
         pinned, changed = record.setdefault("pinned", {}), record.setdefault("changed", {})
@@ -272,21 +230,19 @@ class ToolPins:
             if tool.name in seen:
                 continue
             seen.add(tool.name)
-            now, pin = _pin(tool), pinned.get(tool.name)
-            if pin is None or pin["digest"] == now["digest"] or server.pin_tools == "accept":
-                if pin is not None and pin["digest"] != now["digest"]:
-                    logger.info(
-                        "MCP server %r changed tool %r; pinned the new definition (pinTools: accept)",
-                        server.name,
-                        tool.name,
-                    )
+            now, pin = tool_pin(tool), pinned.get(tool.name)
+            same = pin is not None and pin["digest"] == now["digest"]
+            if same or (pin is None and first) or server.pin_tools == "accept":
+                if not same and not (pin is None and first):
+                    done = "added tool %r; pinned it" if pin is None else "changed tool %r; pinned the new definition"
+                    logger.info(f"MCP server %r {done} (pinTools: accept)", server.name, tool.name)
                 pinned[tool.name] = now
                 changed.pop(tool.name, None)
                 kept.append(tool)
                 continue
-            change = _change(server.name, tool.name, pin, now)
+            change = tool_change(server.name, tool.name, pin, now)
             changed[tool.name] = now
-            self._warn(server, change)
+            self._warn(server, change.what, change.listed, change.diff)
             if server.pin_tools == "warn":
                 kept.append(tool)
                 warned.append(change)
@@ -298,21 +254,37 @@ class ToolPins:
             self._save(servers)
         return PinReview(tuple(kept), tuple(held), tuple(warned))
 
-    def _warn(self, server: ServerConfig, change: ToolChange) -> None:
-        key = (server.name, change.tool, change.listed)
+    def _warn(self, server: ServerConfig, what: str, listed: str, diff: str) -> None:
+        key = (server.name, what, listed)
         if key in self._warned:
             return  # once per new definition, not at every listing
         self._warned.add(key)
-        what = "kept usable (pinTools: warn)" if server.pin_tools == "warn" else "held back"
+        outcome = "kept usable (pinTools: warn)" if server.pin_tools == "warn" else "held back"
         logger.warning(
-            "MCP server %r changed the definition of tool %r since it was pinned; %s until accepted with "
-            "'toolsift trust --tools %s':\n%s",
+            "MCP server %r %s; %s until accepted with 'toolsift trust --tools %s':\n%s",
             server.name,
-            change.tool,
             what,
+            outcome,
             server.name,
-            change.diff,
+            diff,
         )
+
+    def review_instructions(self, server: ServerConfig, text: str | None) -> str | None:
+        """Compare ``server``'s handshake ``instructions`` with their pin (see ``_instruction_pins``); return
+        why they are held back (changed under ``pinTools: hold``, or a pin file that cannot be read), or None."""
+        try:
+            servers = self._read()
+        except ConfigError as exc:
+            return str(exc)
+        record = servers.setdefault(server.name, {})
+        before = json.dumps(record, sort_keys=True)
+        change = review_instructions(record, server, text)
+        if json.dumps(record, sort_keys=True) != before:
+            self._save(servers)
+        if change is None:
+            return None
+        self._warn(server, "changed its instructions since they were pinned", change.listed, change.diff)
+        return change.refusal() if server.pin_tools == "hold" else None
 
     def _save(self, servers: _Servers) -> None:
         try:
@@ -337,12 +309,34 @@ class ToolPins:
         records = self._read()
         names = sorted(records) if servers is None else list(servers)
         return [
-            _change(name, tool, records[name]["pinned"][tool], pin)
+            tool_change(name, tool, records[name].get("pinned", {}).get(tool), pin)
             for name in names
             if name in records
             for tool, pin in sorted(records[name].get("changed", {}).items())
-            if tool in records[name].get("pinned", {})
         ]
+
+    def instruction_changes(self, servers: Iterable[str] | None = None) -> list[InstructionsChange]:
+        """The changed instructions recorded and not accepted yet, by server.
+
+        Raises:
+            ConfigError: The pin file cannot be read.
+        """
+        records = self._read()
+        names = sorted(records) if servers is None else [name for name in servers if name in records]
+        return [change for name in names if (change := pending(records[name], name)) is not None]
+
+    def accept_instructions(self, server: str) -> bool:
+        """Pin the recorded changed instructions of ``server``; whether there were any.
+
+        Raises:
+            ConfigError: The pin file cannot be read.
+            OSError: It cannot be written.
+        """
+        servers = self._read()
+        if not accept_instructions(servers.get(server, {})):
+            return False
+        self._write(servers)
+        return True
 
     def accept(self, server: str, tools: Iterable[str] | None = None) -> tuple[str, ...]:
         """Pin the recorded changed definitions of ``server`` (all, or those of ``tools``); return the tools pinned.

@@ -13,6 +13,7 @@ it must wait for.
 
 from __future__ import annotations
 
+import logging
 from typing import final
 
 import anyio
@@ -23,6 +24,8 @@ __all__ = ["AwaitedProgress"]
 
 # How long a result waits for progress callbacks still running (a gateway's send to a client that stopped reading
 # would otherwise hold the result, and the call's slot, for good).
+logger = logging.getLogger("toolsift.mcp_sessions")
+
 SETTLE_SECONDS = 10.0
 
 
@@ -50,6 +53,16 @@ class AwaitedProgress:
             self._running -= 1
             if self._running == 0:
                 self._idle.set()
+
+    async def settle(self, server: str, tool: str) -> None:
+        """Wait as :meth:`settled` does; a callback still busy then is logged, and the result goes on."""
+        if not await self.settled():
+            logger.warning(
+                "MCP server %r: tool %r answered while its progress callback was still busy; the result "
+                "goes on without waiting longer",
+                server,
+                tool,
+            )
 
     async def settled(self) -> bool:
         """Wait until no call of the callback is running, ``SETTLE_SECONDS`` at most; whether none is.

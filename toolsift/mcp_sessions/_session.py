@@ -1,51 +1,31 @@
-"""``McpSession``: one long-lived, supervised connection to one MCP server.
+"""``McpSession``: one long-lived, supervised connection to one MCP server, and what the server offers.
 
-One owner task (:meth:`McpSession.run`) enters and exits every connection, as
-anyio's cancel scopes require; any number of other tasks call through it at
-the same time. The owner restarts a crashed server with backoff and keeps the
-registry in step with the server's tool list.
-
-Lifecycle (``SessionState``; ``Lifecycle`` holds the table of transitions)::
-
-    idle ──start──▶ connecting ──▶ ready ──crash──▶ restarting (backoff) ──▶ ready
-                        │                               │ restart budget spent      ▲
-                        │                               ▼                           │
-                        │                             error ── window has room ─────┘
-                        └──── could not start ──────▶ error (until replaced)
-    any ──drain()──▶ draining ──▶ closing ──▶ closed          any ──close()──▶ closing ──▶ closed
-
-What a call gets is decided by the state alone (``_ready_client``).
+The connection itself (the owner task, restarts, drain and close, the SDK
+client a request goes over) is ``SupervisedClient``'s; a session adds the
+server's tools (``SessionTools``: listed, held against the pins, registered),
+their calls, and its status.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from types import TracebackType
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast, final
 
-import anyio
 import mcp.types as types
-from anyio.abc import TaskGroup, TaskStatus
-from mcp import Client, MCPError
+from mcp import MCPError
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict
 
-from .._exceptions import ServerUnavailable, ToolHeld
-from .._input_exchange import InputExchange, TaskCall
-from .._names import validate_server_name
-from .._redaction import Redactor
 from ..config import ServerConfig
 from ..registry import ToolResult
 from ..registry._internal import ProgressCallback, repeatable_by
+from ._as_client import extension_request
 from ._catalog import ServerCatalog
-from ._connection import ConnectionEvents
-from ._draining import DRAINED, Drain
+from ._connection_events import ConnectionEvents
 from ._failures import (
     asked_mid_call_result,
     cancelled_result,
@@ -56,51 +36,57 @@ from ._failures import (
     timeout_result,
     too_large_result,
 )
-from ._input_exchange import (
-    call_passing_input,
-    get_prompt_passing_input,
-    read_resource_passing_input,
-    send_as_client,
-)
-from ._lifecycle import Lifecycle
-from ._masking import mask_result, mask_wire
+from ._lifecycle import EventKind, Lifecycle
+from ._masking import mask_result
 from ._options import SessionOptions
 from ._pins import ToolChange
 from ._progress import AwaitedProgress
 from ._publisher import ToolPublisher
-from ._resource import TaskGroupResource
-from ._state import SessionEvent, SessionState, SessionStatus
-from ._stderr import StderrBuffer
+from ._sender import Era, Sender
+from ._session_tools import SessionTools
+from ._state import SessionState, SessionStatus
 from ._substitutes import not_sent_reason, too_large_sizes
-from ._supervisor import Supervisor
-from ._tasks import call_as_task, hand_task, runs_as_task
-from ._tracker import CallCounts, CallTracker
+from ._supervised import SupervisedClient
+from ._tasks import call_as_task, runs_as_task
 from ._wrapper import McpToolWrapper, build_wrappers
 
 if TYPE_CHECKING:
     from ..registry import ToolRegistry
 
-__all__ = ["McpSession"]
+__all__ = ["McpSession", "SessionEvent"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
 
-class _RawResult(BaseModel):
-    """An extension's result, kept whole: the SDK knows no model for it."""
-
-    model_config = ConfigDict(extra="allow")
-
-
 _CONFIG_TIMEOUT: Any = object()
-# After close() cancels running calls, time for their notifications/cancelled to reach the server.
-_CANCEL_FLUSH_SECONDS = 1.0
 _LAZY_REASON = "lazy: starts on first need (a skill naming it, a call of one of its tools)"
 # States in which the session's tools stay registered (a restart keeps them).
 _HOLDS_TOOLS = (SessionState.READY, SessionState.CONNECTING, SessionState.RESTARTING)
 
 
+@dataclass(frozen=True)
+class SessionEvent:
+    """What a session tells its subscribers.
+
+    Attributes:
+        session: The session the event is about.
+        kind: ``state`` (the state changed), ``tools`` (the tool list changed and,
+            when the session has a registry, was swapped in), or ``prompts`` /
+            ``resources`` (the server announced that list changed and it was listed again).
+        state: The state after the event.
+        reason: Why the session is not ready, when it is not.
+        tools: Canonical names of the session's tools after the event.
+    """
+
+    session: McpSession
+    kind: EventKind
+    state: SessionState
+    reason: str | None = None
+    tools: tuple[str, ...] = ()
+
+
 @final
-class McpSession:
+class McpSession(SupervisedClient):
     """A supervised connection to one MCP server, shared by every task that calls it.
 
     Use it as ``async with McpSession(config) as session:`` or let an
@@ -130,51 +116,13 @@ class McpSession:
     def __init__(
         self, config: ServerConfig, *, registry: ToolRegistry | None = None, options: SessionOptions | None = None
     ) -> None:
-        validate_server_name(config.name)
-        self.config = config
-        self._publisher = ToolPublisher(config, registry) if registry is not None else None
-        self._options = options if options is not None else SessionOptions()
-        self._redact = Redactor()
-        self._stderr = StderrBuffer(config.name, self._options.stderr_lines, self._redact)
-        self._calls = CallTracker()
-        self._life = Lifecycle(self, lambda: tuple(w.spec.name for w in self._wrappers))
-        self._warning: str | None = None
-        self._wrappers: tuple[McpToolWrapper, ...] = ()
-        self._listed: tuple[types.Tool, ...] | None = None  # what the wrappers were built from, while registered
-        self._held: dict[str, str] = {}  # tool (the server's name) -> why it is held back (see ``_pins``)
-        self._changes: tuple[ToolChange, ...] = ()  # changed since pinned: held back, or kept with a warning
-        self._sup = Supervisor(
-            config,
-            self._options,
-            self._stderr,
-            self._redact,
-            self._life,
-            on_tools=self._apply_tools,
-            on_failed=self._withdraw,
-        )
-        self._start, self._finished = anyio.Event(), anyio.Event()
-        self._running = False
-        self._close_reason: str | None = None
-        self._drain: Drain | None = None  # set once it stops taking calls: what a new call is told
-        self._drained_from = CallCounts()  # the calls that had ended when it did
-        self._owner: _OwnTask | None = None
+        options = options if options is not None else SessionOptions()
+        publisher = ToolPublisher(config, registry) if registry is not None else None
+        self._tools = SessionTools(config, publisher, options.pins, partial(build_wrappers, self))
+        life: Lifecycle[SessionEvent] = Lifecycle(config.name, self._event)
+        super().__init__(config, options, life, on_tools=self._apply_tools, on_withdraw=self._tools.withdraw)
 
     # -- what it is -----------------------------------------------------------------
-
-    @property
-    def name(self) -> str:
-        """The server name."""
-        return self.config.name
-
-    @property
-    def state(self) -> SessionState:
-        """The current lifecycle state."""
-        return self._life.state
-
-    @property
-    def reason(self) -> str | None:
-        """Why the session is not ready (an error, a restart in progress), or None."""
-        return self._life.reason
 
     @property
     def catalog(self) -> ServerCatalog:
@@ -183,8 +131,14 @@ class McpSession:
 
     @property
     def instructions(self) -> str | None:
-        """What the server said about using it (its handshake's ``instructions``), once it connected."""
-        return self._sup.instructions
+        """What the server said about using it (its handshake's ``instructions``), once it connected; None
+        while they are held back (see :attr:`instructions_held`)."""
+        return self._sup.instructions if self._tools.instructions_held is None else None
+
+    @property
+    def instructions_held(self) -> str | None:
+        """Why the server's instructions are held back (changed since pinned, ``pinTools: hold``), or None."""
+        return self._tools.instructions_held
 
     @property
     def description(self) -> str | None:
@@ -197,25 +151,25 @@ class McpSession:
     @property
     def tools(self) -> tuple[McpToolWrapper, ...]:
         """The server's tools as registry tools, after include/exclude and name checks."""
-        return self._wrappers
+        return self._tools.wrappers
 
     @property
     def held(self) -> Mapping[str, str]:
         """Tools held back (by the server's own names), each with why and how to accept it."""
-        return dict(self._held)
+        return dict(self._tools.held)
 
     @property
     def tool_changes(self) -> tuple[ToolChange, ...]:
         """The server's tools whose definition changed since it was pinned: held back, or kept by ``pinTools: warn``."""
-        return self._changes
+        return self._tools.changes
 
     def held_back(self) -> dict[str, tuple[str, str]]:
         """The held tools as the registry explains them: canonical name -> (server, why)."""
-        namespace = self.config.namespace
-        return {f"{namespace}__{tool}": (self.name, why) for tool, why in self._held.items()}
+        return self._tools.held_back()
 
     def accept_tool_changes(self, tools: Iterable[str] | None = None) -> tuple[str, ...]:
-        """Pin the changed definitions of this server's tools (all, or ``tools``) and make them usable now.
+        """Pin the changed (or added) definitions of this server's tools (all, or ``tools``) and make them
+        usable now; without ``tools``, its changed instructions too.
 
         Returns:
             The tools whose new definition was pinned.
@@ -224,11 +178,10 @@ class McpSession:
             ConfigError: The pin file cannot be read.
             OSError: It cannot be written.
         """
-        pins = self._options.pins
-        accepted = pins.accept(self.name, tools) if pins is not None else ()
-        if accepted and self._sup.catalog.tools:
-            self._listed = None  # the same listing, reviewed again against the new pins
-            self._apply_tools(self._sup.catalog.tools)
+        listed = self._sup.catalog.tools
+        accepted = self._tools.accept(tools, listed, self._sup.instructions)
+        if accepted and listed:
+            self._apply_tools(listed)
         return accepted
 
     @property
@@ -270,32 +223,19 @@ class McpSession:
             transport=self.config.transport_kind,
             visibility="internal" if self.config.internal_only else "global",
             state=state,
-            tools=len(self._wrappers) if state in _HOLDS_TOOLS else 0,
+            tools=len(self._tools.wrappers) if state in _HOLDS_TOOLS else 0,
             error=_LAZY_REASON
             if state is SessionState.IDLE and self.config.lazy
             else self._life.reason
             if state is not SessionState.READY
-            else self._warning or self._held_note(),
+            else self._tools.note(),
             restarts=self._sup.restarts,
             protocol=self._sup.protocol,
-            held=tuple(self._held),
-        )
-
-    def _held_note(self) -> str | None:
-        if self._held and not self._changes:  # the pins could not be read: everything is held
-            return f"its tools are held back: {next(iter(self._held.values()))}"
-        if not self._changes:
-            return None
-        names = ", ".join(change.tool for change in self._changes)
-        if not self._held:
-            return f"tools changed since pinned, kept usable (pinTools: warn): {names}"
-        return (
-            f"tools held back, changed since pinned: {names}; see the change with 'toolsift check', "
-            f"accept it with 'toolsift trust --tools {self.name}'"
+            held=tuple(self._tools.held),
         )
 
     def __repr__(self) -> str:
-        return f"McpSession({self.name!r}, state={self._life.state.value!r}, tools={len(self._wrappers)})"
+        return f"McpSession({self.name!r}, state={self._life.state.value!r}, tools={len(self._tools.wrappers)})"
 
     def subscribe(self, callback: Callable[[SessionEvent], None]) -> Callable[[], None]:
         """Call ``callback`` on every state change and tool-list change; returns the unsubscriber.
@@ -305,170 +245,18 @@ class McpSession:
         """
         return self._life.subscribe(callback)
 
+    def _event(self, kind: EventKind) -> SessionEvent:
+        life = self._life
+        return SessionEvent(self, kind, life.state, life.reason, self._tools.names)
+
     # -- lifecycle --------------------------------------------------------------------
-
-    async def __aenter__(self) -> McpSession:
-        if self._owner is not None:
-            raise RuntimeError(f"MCP session {self.name!r} is already entered")
-        self._owner = _OwnTask(self)
-        await self._owner.__aenter__()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> None:
-        if self._owner is None:
-            raise RuntimeError(f"MCP session {self.name!r} was not entered")
-        await self._owner.__aexit__(exc_type, exc_val, exc_tb)
-
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Own the connection until :meth:`close`; a task group runs this.
-
-        It connects at once unless the server is lazy, in which case it waits for
-        :meth:`ensure_started`. Cancelling it closes the connection.
-
-        Raises:
-            RuntimeError: The session already ran or was closed (sessions are single-use).
-        """
-        if self._running or self._finished.is_set():
-            raise RuntimeError(f"Cannot run MCP session {self.name!r} twice; create a new session")
-        self._running = True
-        task_status.started()
-        try:
-            if not self.config.lazy:
-                self._start.set()
-            await self._start.wait()
-            if not self._life.leaving:
-                await self._sup.run()
-        finally:
-            # A server that failed stays in error until it is closed; anything else that ends here is closed.
-            if self._life.closing or self._life.state is not SessionState.ERROR:
-                self._life.set(SessionState.CLOSED, self._close_reason)
-            self._withdraw()
-            self._life.settled.set()
-            self._finished.set()
-
-    async def wait_settled(self) -> None:
-        """Wait until the first connection attempt is over: ready, error or closed."""
-        await self._life.settled.wait()
-
-    async def ensure_started(self) -> None:
-        """Connect a lazy (or not yet connected) session and wait until it is ready.
-
-        Raises:
-            ServerUnavailable: It could not start, or it is closed.
-            ServerDraining: It is draining.
-            RuntimeError: No task runs the session (use ``async with`` or a group).
-        """
-        if not self._running:
-            raise RuntimeError(
-                f"MCP session {self.name!r} is not running; enter it with 'async with' or add it to an McpSessionGroup"
-            )
-        self._start.set()
-        await self._life.settled.wait()
-        self._ready_client()
-
-    def stop_taking_calls(self, drain: Drain | None = None) -> Drain:
-        """Begin to drain, in this very step: new calls raise ``ServerDraining``, the tools leave the registry.
-
-        :meth:`drain` then lets the calls in flight finish and closes. A drain
-        already begun stays as it is.
-
-        Args:
-            drain: How long the calls in flight may take and why (default: removed,
-                ``SessionOptions.drain_seconds``).
-
-        Returns:
-            The drain in force.
-        """
-        if self._drain is None:
-            self._drain = drain if drain is not None else Drain(self.name, self._options.drain_seconds, removed=True)
-            self._drained_from = self._calls.ended
-            self._life.set(SessionState.DRAINING, f"draining since {self._drain.since}")
-            self._withdraw()
-        return self._drain
-
-    async def drain(self, deadline: float | None = None) -> CallCounts:
-        """Stop taking calls, let running ones finish, then close.
-
-        The tools leave the registry at once; new calls raise ``ServerDraining``.
-        Calls still running after ``deadline`` seconds (default
-        ``SessionOptions.drain_seconds``, or the deadline of a drain begun by
-        :meth:`stop_taking_calls`) are cancelled: the server is told, and
-        each returns an error result saying the server was removed. If the
-        caller is cancelled, the session is left draining; ``close`` ends it.
-
-        Returns:
-            How the calls that were running ended: finished, or cancelled.
-
-        Raises:
-            ValueError: ``deadline`` is negative or not finite.
-        """
-        if self._life.state is SessionState.CLOSED:
-            return CallCounts()
-        drain = self.stop_taking_calls(None if deadline is None else Drain(self.name, deadline, removed=True))
-        await self._calls.wait_idle(drain.seconds)
-        await self._close(DRAINED)
-        return self._calls.ended.since(self._drained_from)
-
-    async def close(self) -> None:
-        """Cancel running calls (each returns an error result), stop the server, wait for the owner.
-
-        Idempotent. Must not be called from a subscriber callback (it waits for
-        the owner task, which runs the callbacks).
-        """
-        await self._close(None)
-
-    async def _close(self, reason: str | None) -> None:
-        if not self._life.closing:
-            self._close_reason = reason
-            self._life.set(SessionState.CLOSING, reason)
-            self._calls.cancel_all()
-            await self._calls.wait_idle(_CANCEL_FLUSH_SECONDS)
-            self._start.set()
-            self._sup.stop()
-        if self._running:
-            await self._finished.wait()
-        self._life.set(SessionState.CLOSED, self._close_reason)
-        self._life.settled.set()
-        self._finished.set()
 
     # -- the owner's hooks -----------------------------------------------------------------
 
     def _apply_tools(self, tools: Sequence[types.Tool]) -> None:
-        listed = tuple(tools)
-        if listed == self._listed and not self._held:
-            # Unchanged (a reconnect, a list_changed that changed nothing): swapping equal tools in would
-            # only cost the registry its schema caches. With tools held back it is reviewed again, as
-            # 'toolsift trust --tools' may have accepted them meanwhile.
-            return
-        held_before = self._held
-        kept = self._review(listed)
-        if listed == self._listed and self._held == held_before:
-            return  # still held as it was
-        previous, self._wrappers = self._wrappers, tuple(build_wrappers(self, kept))
-        self._listed = listed
-        if self._publisher is not None and self._life.state is SessionState.READY:
-            self._warning = self._publisher.publish(self._wrappers, previous=previous, held=self.held_back())
-        self._life.emit("tools")
-
-    def _review(self, listed: tuple[types.Tool, ...]) -> tuple[types.Tool, ...]:
-        """The listed tools that match their pins (or are new); the changed ones are held back or warned of."""
-        pins = self._options.pins
-        if pins is None:
-            return listed
-        review = pins.review(self.config, listed)
-        if review.problem is not None:
-            self._held = {tool.name: review.problem for tool in listed}
-        else:
-            self._held = {change.tool: change.refusal() for change in review.held}
-        self._changes = review.held + review.warned
-        return review.kept
-
-    def _withdraw(self) -> None:
-        self._listed = None  # so that the same list, listed again, is registered again
-        if self._publisher is not None:
-            self._publisher.withdraw(self._wrappers)
+        self._tools.review_instructions(self._sup.instructions)  # a listing follows every handshake
+        if self._tools.apply(tools, publish=self._life.state is SessionState.READY):
+            self._life.emit("tools")
 
     # -- calls ------------------------------------------------------------------------------
 
@@ -479,129 +267,81 @@ class McpSession:
         *,
         timeout: float | None = _CONFIG_TIMEOUT,
         progress: ProgressCallback | None = None,
-        exchange: InputExchange | None = None,
-        task: TaskCall | None = None,
-        mid_call: bool = False,
+        era: Era | None = None,
+        sender: Sender | None = None,
     ) -> ToolResult:
-        """Call a tool by the server's own name.
+        """Call a tool by the server's own name (a lazy session is started first).
 
-        Every content block and the structured content are kept, with the
-        secrets this session resolved masked. A tool that fails (``isError``, a
-        JSON-RPC error, a timeout, an answer over ``maxResultBytes``, a crash of
-        the server, the session closing under it) returns ``is_error=True`` with
-        a text that names the server and the tool; text is not fenced here (the
-        registry wrapper does that for untrusted servers). If the caller is cancelled, the
-        server is sent ``notifications/cancelled`` and the cancellation propagates.
-        A lazy session that has not started yet is started first.
+        Content and structured content are kept, the session's secrets masked, text not fenced (the
+        registry's wrapper does that). A tool that fails (``isError``, a JSON-RPC error, a timeout, an
+        answer over ``maxResultBytes``, a crash, the session closing) returns ``is_error=True`` with a
+        text naming the server and the tool. A cancelled caller's call is cancelled on the server too.
 
         Args:
             name: The tool's name on the server.
             arguments: Its arguments.
             timeout: Seconds to wait for the answer; defaults to ``toolTimeout``; None waits forever.
             progress: Receives the server's progress notifications.
-            exchange: On a 2026-07-28 connection, the caller's answers to the server's previous
-                ``InputRequiredResult``, and where its next one goes instead of this session's callbacks.
-            task: On a handshake-era connection, a gateway client's request that a tool that supports
-                tasks run as one: the server's task goes to ``task.created``, for the client to follow.
-            mid_call: The caller answers the server's questions in the middle of the call (a gateway's
-                handshake-era client): where the session keeps a handshake-era connection beside a
-                2026-07-28 one, the call goes over it (as with ``task``). Otherwise, a call the server
-                refuses over 2026-07-28 because it asked mid-call (a tool written against the classic
-                API) is made once more over that connection when the tool is read-only or idempotent by its
-                annotations; any other ends in an error saying why, since it may have acted before it
-                asked (later calls go to that connection at once).
+            era: The connection the caller's era needs (see :class:`Era`); None lets the session choose.
+            sender: The caller's own way of sending the call (a gateway's, as its client); what it
+                returns is what the call returns, masked.
 
         Raises:
             ToolHeld: The tool changed since it was pinned and is held back.
             ServerDraining: The session is draining.
             ServerUnavailable: The session is connecting, restarting, failed or closed.
         """
-        if name in self._held:
-            # What the registry does not list, a direct call must not reach either.
-            raise ToolHeld(f"{self.config.namespace}__{name}", self.name, self._held[name])
-        client, events = await self._client(exchange, handshake=mid_call or task is not None), self._sup.events
+        self._tools.refuse_held(name)  # what the registry does not list, a direct call must not reach either
+        client, events = await self.client(era), self._sup.events
         seconds = self.config.tool_timeout if timeout is _CONFIG_TIMEOUT else timeout
         # The result waits for the progress reported before it, so that none arrives after it.
         awaited = AwaitedProgress(progress) if progress is not None else None
         with self._calls.track():
             try:
-                if task is not None and self._hands_task(client, name):
-                    raw = await hand_task(client, name, arguments, task)
-                    task.created = mask_wire(task.created or {}, self._redact)
+                if sender is not None and sender.sends_over(client):
+                    raw = await sender(client, name, arguments, seconds=seconds, progress=awaited)
                 elif runs_as_task(self.catalog.task_support.get(name), self.config.tasks):
-                    raw = await self._call_as_task(client, name, arguments, seconds, awaited)
-                elif exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    raw = await call_passing_input(client, name, arguments, exchange, seconds=seconds, progress=awaited)
-                    if exchange.claimed is not None:
-                        exchange.claimed = mask_wire(exchange.claimed, self._redact)
+                    raw = await call_as_task(client, name, arguments, seconds=seconds, progress=awaited)
                 else:
                     # The SDK calls progress callbacks positionally, as ProgressCallback promises.
+                    on_progress, limit = cast("ProgressFnT", awaited), seconds if seconds is not None else math.inf
                     raw = await client.call_tool(
-                        name,
-                        arguments,
-                        progress_callback=cast("ProgressFnT", awaited),
-                        read_timeout_seconds=seconds if seconds is not None else math.inf,
+                        name, arguments, progress_callback=on_progress, read_timeout_seconds=limit
                     )
-                if awaited is not None and not await awaited.settled():
-                    logger.warning(
-                        "MCP server %r: tool %r answered while its progress callback was still busy; the result "
-                        "goes on without waiting longer",
-                        self.name,
-                        name,
-                    )
-                return mask_result(ToolResult.from_mcp(raw), self._redact)
+                if awaited is not None:
+                    await awaited.settle(self.name, name)
+                return mask_result(raw if isinstance(raw, ToolResult) else ToolResult.from_mcp(raw), self._redact)
             except MCPError as exc:
-                if exchange is None and await self._sup.ask_again(client, exc):
-                    if self._repeatable(name):
-                        return await self.call_tool(name, arguments, timeout=timeout, progress=progress, task=task)
-                    return asked_mid_call_result(self.name, name)
+                if era != "modern" and await self._sup.ask_again(client, exc):
+                    return await self._once_more(name, arguments, timeout, progress, era, sender)
                 return self._call_error(name, exc, seconds, events)
             except Exception as exc:
                 return invalid_result(self.name, name, exc, self._redact)
         # Reached only when close() or the end of a drain cancelled this call.
         return cancelled_result(self.name, name, self._closed_text())
 
+    async def _once_more(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+        era: Era | None,
+        sender: Sender | None,
+    ) -> ToolResult:
+        """A call the server refused over 2026-07-28 for asking mid-call, made again in the handshake era.
+
+        Only a tool that repeats nothing by running again (read-only or idempotent) is: another may
+        have acted before it asked, so its call ends in an error saying why.
+        """
+        if not self._repeatable(name):
+            return asked_mid_call_result(self.name, name)
+        return await self.call_tool(name, arguments, timeout=timeout, progress=progress, era=era, sender=sender)
+
     def _repeatable(self, name: str) -> bool:
         """Whether tool ``name`` may run again without more effect: read-only or idempotent by its annotations."""
         tool = next((tool for tool in self.catalog.tools if tool.name == name), None)
         return tool is not None and repeatable_by(tool.annotations)
-
-    def _hands_task(self, client: Client, name: str) -> bool:
-        """Whether a client's own task request for tool ``name`` goes to the server (a 2025-11-25 task)."""
-        return self.catalog.can_run_as_task(name) and client.protocol_version not in MODERN_PROTOCOL_VERSIONS
-
-    async def _call_as_task(
-        self,
-        client: Client,
-        name: str,
-        arguments: dict[str, Any] | None,
-        seconds: float | None,
-        progress: ProgressCallback | None,
-    ) -> types.CallToolResult:
-        # Only handshake-era listings carry execution.taskSupport (2026-07-28 moved tasks to an extension).
-        with anyio.fail_after(seconds if seconds is not None else math.inf) as deadline:
-            try:
-                return await call_as_task(client, name, arguments, ttl=seconds, progress=progress)
-            except anyio.get_cancelled_exc_class():
-                if deadline.cancel_called:
-                    raise MCPError(types.REQUEST_TIMEOUT, "the task did not finish in time") from None
-                raise
-
-    def _ready_client(self) -> Client:
-        """The connection a call may use now, or the error that says why there is none: the state decides."""
-        state = self._life.state
-        client = self._sup.client
-        if state is SessionState.READY and client is not None:
-            return client
-        if self._drain is not None and state in (SessionState.DRAINING, SessionState.CLOSING):
-            raise self._drain.error()
-        if self._life.closing:
-            raise ServerUnavailable(self.name, SessionState.CLOSED.value, self._closed_text())
-        if state in (SessionState.RESTARTING, SessionState.READY):
-            # Ready without a connection: it ended a moment ago and the owner is about to restart it.
-            raise ServerUnavailable(self.name, SessionState.RESTARTING.value, self._life.reason)
-        # "is error" would not read; the state itself is in session.state.
-        raise ServerUnavailable(self.name, "down" if state is SessionState.ERROR else state.value, self._life.reason)
 
     def _call_error(self, tool: str, exc: MCPError, seconds: float | None, events: ConnectionEvents) -> ToolResult:
         if exc.code == types.REQUEST_TIMEOUT:
@@ -620,50 +360,26 @@ class McpSession:
             self.name, tool, stdio=self.config.transport_kind == "stdio", plan=self._sup.plan_after_loss()
         )
 
-    async def read_resource(
-        self, uri: str, *, exchange: InputExchange | None = None, mid_call: bool = False
-    ) -> types.ReadResourceResult:
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Read one resource (a lazy session is started first).
-
-        Args:
-            uri: The resource's URI.
-            exchange: As for :meth:`call_tool`: on a 2026-07-28 connection the server's question
-                goes to ``exchange.pending`` (the result is then empty) instead of this session's callbacks.
-            mid_call: As for :meth:`call_tool`: the caller answers questions mid-request.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown resource, failure).
         """
-        client = await self._client(exchange, handshake=mid_call)
-        if exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return await read_resource_passing_input(client, uri, exchange)
-        return await client.read_resource(uri)
+        return await (await self.client()).read_resource(uri)
 
     async def extension_request(self, extension: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Send a request of an extension the server declared (the SDK has no method for it); the raw result.
-
-        Args:
-            extension: The extension's identifier (``io.modelcontextprotocol/skills``).
-            method: The request's method (``skills/list``).
-            params: Its params.
+        """Send a request of an extension the server declared (see :func:`extension_request`); the raw result.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
-            LookupError: On a 2026-07-28 connection, the server does not declare ``extension`` (it must
-                not be asked). A 2025-11-25 handshake carries no extensions, so there it is asked, and a
-                server without the extension answers ``-32601`` (method not found).
+            LookupError: On a 2026-07-28 connection, the server does not declare ``extension``.
             MCPError: The server refused.
         """
-        client = await self._client()
-        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
-        if modern and extension not in (client.server_capabilities.extensions or {}):
-            raise LookupError(f"MCP server {self.name!r} does not declare the extension {extension!r}")
-        request = types.Request[dict[str, Any], str](method=method, params=dict(params))
-        result = await client.session.send_request(request, _RawResult)
-        return dict(result.model_extra or {})
+        return await extension_request(await self.client(), self.name, extension, method, params)
 
     def declares(self, extension: str) -> bool | None:
         """Whether the connected server declares ``extension``: False when not connected, None when it cannot say.
@@ -678,169 +394,14 @@ class McpSession:
             return None
         return extension in (client.server_capabilities.extensions or {})
 
-    async def get_prompt(
-        self,
-        name: str,
-        arguments: dict[str, str] | None = None,
-        *,
-        exchange: InputExchange | None = None,
-        mid_call: bool = False,
-    ) -> types.GetPromptResult:
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> types.GetPromptResult:
         """Render one prompt (a lazy session is started first).
-
-        Args:
-            name: The prompt's name on the server.
-            arguments: Its arguments.
-            exchange: As for :meth:`call_tool`: on a 2026-07-28 connection the server's question
-                goes to ``exchange.pending`` (the result is then empty) instead of this session's callbacks.
-            mid_call: As for :meth:`call_tool`: the caller answers questions mid-request.
 
         Raises:
             ServerDraining: The session is draining.
             ServerUnavailable: The session is not ready.
             MCPError: The server refused (unknown prompt, bad arguments).
         """
-        client = await self._client(exchange, handshake=mid_call)
-        if exchange is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return await get_prompt_passing_input(client, name, arguments, exchange)
-        return await client.get_prompt(name, arguments)
-
-    async def complete(
-        self,
-        ref: types.PromptReference | types.ResourceTemplateReference,
-        argument: dict[str, str],
-        context_arguments: dict[str, str] | None = None,
-    ) -> types.CompleteResult:
-        """Ask the server to complete an argument of one of its prompts or resource templates.
-
-        Raises:
-            ServerDraining: The session is draining.
-            ServerUnavailable: The session is not ready.
-            MCPError: The server refused (no completions, unknown reference).
-        """
-        return await (await self._client()).complete(ref, argument, context_arguments)
-
-    async def subscribe_resource(self, uri: str) -> None:
-        """Ask the server for ``notifications/resources/updated`` of ``uri`` (to ``ClientCallbacks``).
-
-        Raises:
-            ServerDraining: The session is draining.
-            ServerUnavailable: The session is not ready.
-            MCPError: The server refused, or the connection speaks 2026-07-28, where
-                ``resources/subscribe`` is gone (connect with ``protocol: legacy``).
-        """
-        client = await self._client(handshake=True)
-        with _legacy_method(client, "resources/subscribe"):
-            await client.subscribe_resource(uri)
-
-    async def unsubscribe_resource(self, uri: str) -> None:
-        """Stop the updates of ``uri``.
-
-        Raises:
-            ServerDraining: The session is draining.
-            ServerUnavailable: The session is not ready.
-            MCPError: The server refused, or the connection speaks 2026-07-28.
-        """
-        client = await self._client(handshake=True)
-        with _legacy_method(client, "resources/unsubscribe"):
-            await client.unsubscribe_resource(uri)
-
-    async def set_logging_level(self, level: types.LoggingLevel) -> None:
-        """Ask the server to send log messages at ``level`` and above.
-
-        On a 2026-07-28 connection there is no such request (log messages are
-        asked for per request, ``ClientCallbacks.log_level``); nothing is sent.
-
-        Raises:
-            ServerDraining: The session is draining.
-            ServerUnavailable: The session is not ready.
-            MCPError: The server refused.
-        """
-        client = await self._client(handshake=True)
-        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return
-        with _legacy_method(client, "logging/setLevel"):
-            await client.set_logging_level(level)
-
-    async def send_as_client(
-        self, method: str, params: dict[str, Any], capabilities: dict[str, Any] | None, *, name: str | None = None
-    ) -> dict[str, Any]:
-        """Send a request of an extension's method for a gateway's client, and return the result as it came.
-
-        The secrets this session resolved are masked in it, as in a tool's result.
-
-        Args:
-            method: The method (``tasks/get``, ...), sent as it is.
-            params: Its params, sent as they are.
-            capabilities: What the client declared (wire form), sent instead of this session's own;
-                None for a handshake-era client's request, which goes over the handshake-era connection
-                where the session keeps one (where that client's calls made their tasks).
-            name: The ``Mcp-Name`` header the method needs, if any.
-
-        Raises:
-            ServerDraining: The session is draining.
-            ServerUnavailable: The session is not ready.
-            MCPError: The server refused.
-        """
-        client = await self._client(handshake=capabilities is None)
-        with self._calls.track():
-            return mask_wire(await send_as_client(client, method, params, capabilities, name=name), self._redact)
-        # Reached only when close() or the end of a drain cancelled the request.
-        raise ServerUnavailable(self.name, SessionState.CLOSED.value, self._closed_text())
-
-    async def _client(self, exchange: InputExchange | None = None, *, handshake: bool = False) -> Client:
-        """The connection a request goes over, after starting a lazy session that has not started yet.
-
-        A 2026-07-28 client's request (``exchange``) stays on the session's connection; one that
-        wants the handshake era may go over the connection of that era kept beside it
-        (``Supervisor.client_for``).
-        """
-        if self._life.state is SessionState.IDLE and self._running:
-            await self.ensure_started()
-        client = self._ready_client()
-        if exchange is not None:
-            return client
-        routed = await self._sup.client_for(client, handshake=handshake)
-        if routed is not client:
-            self._ready_client()  # it may have stopped being ready while the other connection opened
-        return routed
+        return await (await self.client()).get_prompt(name, arguments)
 
     # -- helpers -------------------------------------------------------------------------------
-
-    def _closed_text(self) -> str:
-        return self._close_reason or "the session was closed"
-
-
-@contextmanager
-def _legacy_method(client: Client, method: str) -> Iterator[None]:
-    """Call a method the SDK deprecates for 2026-07-28, and say so when the connection speaks it."""
-    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        raise MCPError(
-            types.METHOD_NOT_FOUND,
-            f"{method} does not exist in protocol {client.protocol_version}; "
-            "connect to this server with 'protocol: legacy' to use it",
-        )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MCPDeprecationWarning)
-        yield
-
-
-class _OwnTask(TaskGroupResource):
-    """The task group of a session used on its own (``async with McpSession(...)``): it runs the owner task.
-
-    Entering starts the owner and waits for the first connection attempt
-    (not for a lazy server); a clean exit closes the session, which ends the
-    owner; an exception cancels it instead.
-    """
-
-    def __init__(self, session: McpSession) -> None:
-        super().__init__()
-        self._session = session
-
-    async def _opened(self, tasks: TaskGroup) -> None:
-        await tasks.start(self._session.run)
-        if not self._session.config.lazy:
-            await self._session.wait_settled()
-
-    async def _closing(self) -> None:
-        await self._session.close()

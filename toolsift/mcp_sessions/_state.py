@@ -1,15 +1,12 @@
-"""A session's lifecycle states, the events it sends, and the one-line status the CLI prints."""
+"""A session's lifecycle states and the one-line status the CLI prints."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    from ._session import McpSession
-
-__all__ = ["SessionEvent", "SessionState", "SessionStatus"]
+__all__ = ["SessionState", "SessionStatus"]
 
 
 class SessionState(StrEnum):
@@ -31,27 +28,6 @@ class SessionState(StrEnum):
     DRAINING = "draining"  # removed or changed: no new calls; running ones may finish until the deadline
     CLOSING = "closing"  # running calls are being cancelled and the connection shut down
     CLOSED = "closed"  # stopped: the server process or connection is gone
-
-
-@dataclass(frozen=True)
-class SessionEvent:
-    """What a session tells its subscribers.
-
-    Attributes:
-        session: The session the event is about.
-        kind: ``state`` (the state changed), ``tools`` (the tool list changed and,
-            when the session has a registry, was swapped in), or ``prompts`` /
-            ``resources`` (the server announced that list changed and it was listed again).
-        state: The state after the event.
-        reason: Why the session is not ready, when it is not.
-        tools: Canonical names of the session's tools after the event.
-    """
-
-    session: McpSession
-    kind: Literal["state", "tools", "prompts", "resources"]
-    state: SessionState
-    reason: str | None = None
-    tools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -21,7 +22,8 @@ from .._redaction import Redactor
 from ..config import ServerConfig
 from ._budget import RestartBudget
 from ._catalog import ServerCatalog, list_prompts, list_resources, list_tools
-from ._connection import ConnectionEvents, ListKind, run_connection
+from ._connection import run_connection
+from ._connection_events import ConnectionEvents, ListKind
 from ._endpoint import Endpoint, resolve_endpoint
 from ._failures import describe_exception
 from ._handshake import HandshakeSibling
@@ -56,7 +58,7 @@ class Supervisor:
         options: SessionOptions,
         stderr: StderrBuffer,
         redact: Redactor,
-        life: Lifecycle,
+        life: Lifecycle[Any],
         *,
         on_tools: Callable[[Sequence[types.Tool]], None],
         on_failed: Callable[[], None],

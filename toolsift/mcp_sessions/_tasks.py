@@ -10,8 +10,8 @@ status message reaches the caller as progress. A caller that gives up sends
 ``tasks/cancel``.
 
 The SDK validates every ``tools/call`` answer as a ``CallToolResult``, so the
-creating request goes through the session's raw request path; the other three
-are ordinary typed requests.
+creating request goes through the session's raw request path (``send_as_client``,
+the session's own capabilities kept); the other three are ordinary typed requests.
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ from typing import Any
 
 import anyio
 import mcp.types as types
-from mcp import Client
-from mcp.shared.dispatcher import CallOptions
+from mcp import Client, MCPError
 
-from .._input_exchange import TaskCall
 from ..registry._internal import ProgressCallback
+from ._as_client import send_as_client
 
-__all__ = ["call_as_task", "hand_task", "runs_as_task"]
+__all__ = ["call_as_task", "runs_as_task"]
 
 # Polling bounds, in seconds: a server's pollInterval is followed within them.
 _POLL_MIN, _POLL_MAX = 0.05, 5.0
@@ -37,34 +36,52 @@ _UNLIMITED_TTL_MS = 3_600_000
 _UNTIL_DONE = math.inf
 # Seconds given to tasks/cancel when the caller has gone.
 _CANCEL_WITHIN = 5.0
-# What a call's pipeline sees of a task handed to the calling client.
-_HANDED = "The MCP server runs the call as a task; the calling client follows it."
 
 
 def runs_as_task(support: str | None, mode: str) -> bool:
-    """Whether a tool with ``execution.taskSupport`` ``support`` is called as a task under the server's ``tasks``."""
+    """Whether a tool with ``execution.taskSupport`` ``support`` is called as a task under the server's ``tasks``.
+
+    Only handshake-era listings carry ``execution.taskSupport`` (2026-07-28 moved tasks to an extension).
+    """
     return support == "required" or (support == "optional" and mode == "when-supported")
 
 
 async def call_as_task(
-    client: Client, name: str, arguments: dict[str, Any] | None, *, ttl: float | None, progress: ProgressCallback | None
+    client: Client,
+    name: str,
+    arguments: dict[str, Any] | None,
+    *,
+    seconds: float | None,
+    progress: ProgressCallback | None,
 ) -> types.CallToolResult:
-    """Run one tool call as a task and return the tool's result.
+    """Run one tool call as a task within ``seconds`` (None: no limit) and return the tool's result.
 
-    The requests wait as long as the task runs: the caller's own deadline
-    ends the call, and the task with it.
-
-    Args:
-        ttl: Seconds the server should keep the task (the call's time limit; None: an hour).
+    The server keeps the task as long as the call may take (an hour without a limit); at the
+    deadline the task is cancelled and the call fails as a request that timed out.
 
     Raises:
-        MCPError: The server refused a request.
+        MCPError: The server refused a request, or the deadline passed (``REQUEST_TIMEOUT``).
     """
+    with anyio.fail_after(seconds if seconds is not None else math.inf) as deadline:
+        try:
+            return await _run_task(client, name, arguments, ttl=seconds, progress=progress)
+        except anyio.get_cancelled_exc_class():
+            if deadline.cancel_called:
+                raise MCPError(types.REQUEST_TIMEOUT, "the task did not finish in time") from None
+            raise
+
+
+async def _run_task(
+    client: Client, name: str, arguments: dict[str, Any] | None, *, ttl: float | None, progress: ProgressCallback | None
+) -> types.CallToolResult:
+    """Create the task, follow it, and fetch its result; the requests wait as long as the task runs."""
     ttl_ms = _UNLIMITED_TTL_MS if ttl is None or math.isinf(ttl) else max(int(ttl * 1000), 1_000)
-    request = types.CallToolRequest(
-        params=types.CallToolRequestParams(name=name, arguments=arguments, task=types.TaskMetadata(ttl=ttl_ms))
+    params = types.CallToolRequestParams(name=name, arguments=arguments, task=types.TaskMetadata(ttl=ttl_ms))
+    # Sent raw: the SDK validates every tools/call answer as a CallToolResult, and knows no CreateTaskResult.
+    created = await send_as_client(
+        client, "tools/call", params.model_dump(by_alias=True, mode="json", exclude_none=True), None
     )
-    task = types.CreateTaskResult.model_validate(await _send_unvalidated(client, request)).task
+    task = types.CreateTaskResult.model_validate(created).task
     finished = False
     try:
         async with anyio.create_task_group() as group:
@@ -81,39 +98,6 @@ async def call_as_task(
     finally:
         if not finished:
             await _cancel(client, task.task_id)
-
-
-async def hand_task(
-    client: Client, name: str, arguments: dict[str, Any] | None, call: TaskCall
-) -> types.CallToolResult:
-    """Ask the server to run ``name`` as a task with the client's ``task`` params, and hand the task to ``call``.
-
-    For a gateway's client that follows the task itself (the gateway only routes
-    its requests): the server's ``CreateTaskResult`` goes to ``call.created`` as
-    it came; the result returned is what the call's pipeline sees meanwhile.
-
-    Raises:
-        MCPError: The server refused.
-    """
-    task = types.TaskMetadata.model_validate(call.task)
-    params = types.CallToolRequestParams(name=name, arguments=arguments, task=task)
-    call.created = await _send_unvalidated(client, types.CallToolRequest(params=params))
-    return types.CallToolResult(content=[types.TextContent(text=_HANDED)])
-
-
-async def _send_unvalidated(client: Client, request: types.CallToolRequest) -> dict[str, Any]:
-    """``ClientSession.send_request`` without its result check, which knows no ``CreateTaskResult``.
-
-    Mirrors what that method does before sending (the protocol stamp, the read
-    timeout) through the session's own hooks; a change in the SDK shows in the
-    tests against server-everything.
-    """
-    session = client.session
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    opts: CallOptions = {}
-    session._stamp(data, opts)
-    opts["timeout"] = _UNTIL_DONE
-    return await session._dispatcher.send_raw_request(data["method"], data.get("params"), opts)
 
 
 async def _follow(client: Client, task: types.Task, progress: ProgressCallback) -> None:

@@ -85,6 +85,5 @@ def guard_result(result: ToolResult, *, server: str, tool: str, start: int = 0) 
         )
         meta["flags"] = sorted({*meta.get("flags", ()), SUSPICIOUS_FLAG})
         meta["suspicious"] = found
-    return ToolResult(
-        content=content, structured_content=result.structured_content, is_error=result.is_error, meta=meta
-    )
+    # A copy keeps the result's kind (an outcome a gateway's client reads: see toolsift.serve).
+    return result.model_copy(update={"content": content, "meta": meta, "mcp_meta": None})

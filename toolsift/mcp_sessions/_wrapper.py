@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Protocol, final
 
 import mcp.types as types
 
 from .._exceptions import InvalidToolName
 from .._globs import compile_patterns
-from .._input_exchange import InputExchange, MidCallAnswers, TaskCall
 from .._names import validate_tool_name
 from ..registry import Level, ToolContext, ToolResult, ToolSpec
 from ._failures import FAILURE_KEY
@@ -19,22 +17,22 @@ from ._untrusted import guard_result
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
-    from ._session import McpSession
+    from ..registry._internal import ProgressCallback
 
-__all__ = ["McpToolWrapper", "VerbatimResults", "build_wrappers", "present_result", "tool_spec"]
+__all__ = ["McpToolWrapper", "ToolSession", "build_wrappers", "present_result", "tool_spec"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class VerbatimResults:
-    """In a call record's extensions: the MCP tool's result passes unchanged, no untrusted fence, no error header.
+class ToolSession(Protocol):
+    """What a tool calls through: the session that owns its server's connection (``McpSession``)."""
 
-    Fences and headers are written for a model; a gateway hands results to an
-    MCP client, which may parse the text (as JSON, say) and compare it with
-    ``structuredContent``. Secrets are masked regardless.
-    """
+    @property
+    def config(self) -> ServerConfig: ...
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, progress: ProgressCallback | None = None
+    ) -> ToolResult: ...
 
 
 def tool_spec(config: ServerConfig, tool: types.Tool) -> ToolSpec:
@@ -70,8 +68,9 @@ class McpToolWrapper:
     restarts of its server. Results keep every content block and the
     structured content; for ``trust: untrusted`` servers the text is fenced
     (see ``_untrusted``). A result the server flagged ``isError`` gets a first
-    line that names the server and the tool. For a call whose extensions hold
-    :class:`VerbatimResults` neither happens.
+    line that names the server and the tool. A caller with its own way of
+    making the call (``ToolContext.forward``: a gateway, for its client) makes
+    it, and presents the result as its client reads it.
 
     Args:
         session: The session that owns the connection.
@@ -81,7 +80,7 @@ class McpToolWrapper:
         InvalidToolName: ``namespace__name`` breaks toolsift's naming rules.
     """
 
-    def __init__(self, session: McpSession, tool: types.Tool) -> None:
+    def __init__(self, session: ToolSession, tool: types.Tool) -> None:
         self._session = session
         self.tool = tool
         self._spec = tool_spec(session.config, tool)
@@ -92,7 +91,7 @@ class McpToolWrapper:
         return self._spec
 
     @property
-    def session(self) -> McpSession:
+    def session(self) -> ToolSession:
         """The session this tool calls through."""
         return self._session
 
@@ -111,14 +110,9 @@ class McpToolWrapper:
             ServerDraining: The server is draining.
             ServerUnavailable: The server is connecting, restarting, failed or closed.
         """
-        exchange = ctx.extension(InputExchange)  # a gateway's 2026-07-28 client answers the server itself
-        task = ctx.extension(TaskCall)  # a gateway's 2025-11-25 client follows the server's task itself
-        mid_call = ctx.extension(MidCallAnswers) is not None  # a gateway's handshake-era client answers mid-call
-        result = await self._session.call_tool(
-            self.tool.name, args, progress=ctx.progress, exchange=exchange, task=task, mid_call=mid_call
-        )
-        if ctx.extension(VerbatimResults) is not None:
-            return result
+        if ctx.forward is not None:
+            return await ctx.forward(self, args, ctx)
+        result = await self._session.call_tool(self.tool.name, args, progress=ctx.progress)
         return present_result(self._session.config, self.tool.name, result)
 
 
@@ -139,7 +133,7 @@ def present_result(config: ServerConfig, tool: str, result: ToolResult) -> ToolR
     return result
 
 
-def build_wrappers(session: McpSession, tools: Iterable[types.Tool]) -> list[McpToolWrapper]:
+def build_wrappers(session: ToolSession, tools: Iterable[types.Tool]) -> list[McpToolWrapper]:
     """Wrappers for the tools that pass the server's include/exclude globs.
 
     Globs match the server's own tool names. A tool whose name breaks the

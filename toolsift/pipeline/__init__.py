@@ -24,9 +24,10 @@ stage sees the call on the way in and the result on the way out):
    argument validation, approval, the audited start, the tool (an MCP tool fences an
    untrusted server's text), one audit record of the outcome.
 
-What the caller hands its tools travels in the record (``CallRecord.extensions``): the
-conversation's ``Discovery`` for ``search_tools``, the served request an approver asks,
-``VerbatimResults`` for a gateway's MCP tools.
+What the caller hands its tools travels in the record, each in a field of its own: the
+conversation's ``Discovery`` for ``search_tools`` (``discovery``), a gateway's approver that asks
+the client of the served request (``approver``), its way of sending an MCP call as that client
+(``forward``). What the call ended with comes back as its result.
 
 The agent loop's ``Conversation`` runs its calls through a pipeline too (just the
 registry by default) inside a :class:`ResultGuard` with its ``limits``: one size rule

@@ -10,7 +10,6 @@ one with a note, and the registry's record of the call stands.)
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import final
 
@@ -18,6 +17,7 @@ from .._redaction import redact
 from ..registry import AuditLog, CallHandler, CallRecord, ToolResult
 from ..registry._internal import AuditEvent
 from ._call import refusal_of
+from ._checkpoint import Checkpoint
 
 __all__ = ["AuditTrail"]
 
@@ -25,7 +25,7 @@ _REASON_CHARS = 500
 
 
 @final
-class AuditTrail:
+class AuditTrail(Checkpoint):
     """Writes an audit event for each call a pipeline stage refused.
 
     Args:
@@ -35,12 +35,10 @@ class AuditTrail:
     """
 
     def __init__(self, handler: CallHandler, *, audit: AuditLog) -> None:
-        self._handler = handler
+        super().__init__(handler)
         self._audit = audit
 
-    async def __call__(self, call: CallRecord) -> ToolResult:
-        started = time.perf_counter()
-        result = await self._handler(call)
+    def leave(self, call: CallRecord, result: ToolResult, seconds: float) -> ToolResult:
         refusal = refusal_of(result)
         if refusal is not None and not refusal["audited"]:
             self._audit.emit(
@@ -49,7 +47,7 @@ class AuditTrail:
                     tool=call.name,
                     outcome="denied",
                     call_id=uuid.uuid4().hex[:16],
-                    duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                    duration_ms=round(seconds * 1000, 3),
                     skill=call.scope.skill,
                     agent=call.scope.agent,
                     reason=result.text_content()[:_REASON_CHARS],

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import final
 
 from ..registry import CallHandler, CallRecord, Permissions, ToolResult, TurnScope
+from ._checkpoint import Checkpoint
 
 __all__ = ["PermissionFilter", "profile_scope"]
 
@@ -40,7 +41,7 @@ def profile_scope(
 
 
 @final
-class PermissionFilter:
+class PermissionFilter(Checkpoint):
     """Puts a profile's agent layer, permissions and plan mode on every call.
 
     Args:
@@ -63,7 +64,7 @@ class PermissionFilter:
         permissions: Permissions | None = None,
         plan_mode: bool = False,
     ) -> None:
-        self._handler = handler
+        super().__init__(handler)
         self._agent = agent
         self._allowed = tuple(allowed_tools) if allowed_tools is not None else None
         self._permissions = permissions if permissions is not None else Permissions()
@@ -83,5 +84,5 @@ class PermissionFilter:
             )
         return profiled
 
-    async def __call__(self, call: CallRecord) -> ToolResult:
-        return await self._handler(replace(call, scope=self.scope_for(call.scope), permissions=self._permissions))
+    def enter(self, call: CallRecord) -> CallRecord | ToolResult:
+        return replace(call, scope=self.scope_for(call.scope), permissions=self._permissions)

@@ -16,13 +16,15 @@ cancellation propagates.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Generic, ParamSpec, Protocol, final
 
 from .._exceptions import ToolsiftError
 from ..registry import CallHandler, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
-from ..registry._internal import ProgressCallback
+from ..registry._internal import ProgressCallback, Unlocks
 from ._call import refuse
+from ._checkpoint import Checkpoint
 
 __all__ = ["Middleware", "Pipeline", "RegistryHandler"]
 
@@ -69,11 +71,11 @@ class RegistryHandler:
     """
 
     def __init__(self, registry: ToolRegistry) -> None:
-        self._registry = registry
+        self.registry = registry
 
     async def __call__(self, call: CallRecord) -> ToolResult:
         try:
-            return await self._registry.handle(call)
+            return await self.registry.handle(call)
         except ToolsiftError as exc:
             return refuse("registry", str(exc), audited=True)
 
@@ -92,10 +94,17 @@ class Pipeline:
 
     def __init__(self, handler: CallHandler, middleware: Sequence[Middleware[Any]] = ()) -> None:
         app = handler
+        stages: list[CallHandler] = []
         for cls, args, kwargs in reversed(middleware):
             app = cls(app, *args, **kwargs)
+            stages.insert(0, app)
         self._app = app
         self.middleware = tuple(middleware)
+        # Stages that are all checkpoints run in one loop in handle(), the registry called from there too.
+        checkpoints = tuple(stage for stage in stages if isinstance(stage, Checkpoint))
+        self._stages = checkpoints if len(checkpoints) == len(stages) else None
+        self._inner = handler
+        self._registry = handler.registry if isinstance(handler, RegistryHandler) else None
 
     @classmethod
     def for_registry(cls, registry: ToolRegistry, middleware: Sequence[Middleware[Any]] = ()) -> Pipeline:
@@ -114,7 +123,7 @@ class Pipeline:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
-        extensions: tuple[object, ...] = (),
+        discovery: Unlocks | None = None,
     ) -> ToolResult:
         """Run one call through every stage.
 
@@ -125,7 +134,7 @@ class Pipeline:
             permissions: The caller's permissions; ``Permissions()`` by default.
             timeout: Seconds the tool may run.
             progress: Receives the tool's progress notifications.
-            extensions: State for the tool (see ``CallRecord.extensions``).
+            discovery: The caller's unlocked tools, for ``search_tools`` (see ``CallRecord.discovery``).
 
         Returns:
             The tool's result, or an error result saying which stage refused
@@ -140,14 +149,42 @@ class Pipeline:
             permissions if permissions is not None else Permissions(),
             timeout,
             progress,
-            extensions,
+            discovery,
         )
         return await self.handle(call)
 
     async def handle(self, call: CallRecord) -> ToolResult:
-        """Run an already built :class:`CallRecord` through every stage."""
+        """Run an already built :class:`CallRecord` through every stage.
+
+        Checkpoints run here, in one loop (see ``_checkpoint``): each stage's entry in order, the
+        innermost handler, each exit in reverse, a stage's exit given the call as that stage got it.
+        """
         try:
-            return await self._app(call)
+            stages = self._stages
+            if stages is None:
+                return await self._app(call)
+            started = time.perf_counter()
+            passed: list[tuple[Checkpoint, CallRecord]] = []
+            result: ToolResult | None = None
+            for stage in stages:
+                entered = stage.enter(call)
+                if isinstance(entered, ToolResult):
+                    result = entered
+                    break
+                passed.append((stage, call))
+                call = entered
+            if result is None:
+                registry = self._registry
+                if registry is None:
+                    result = await self._inner(call)
+                else:
+                    try:
+                        result = await registry.handle(call)
+                    except ToolsiftError as exc:  # audited by the registry, as RegistryHandler marks it
+                        result = refuse("registry", str(exc), audited=True)
+            for stage, received in reversed(passed):
+                result = stage.leave(received, result, time.perf_counter() - started)
+            return result
         except ToolsiftError as exc:
             return refuse("pipeline", str(exc))
         except Exception as exc:

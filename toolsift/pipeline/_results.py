@@ -18,6 +18,7 @@ from typing import final
 from .._globs import compile_patterns
 from ..registry import CallHandler, CallRecord, ToolResult
 from ._call import refusal_of
+from ._checkpoint import Checkpoint
 from ._size import cap_result, size_limit
 
 __all__ = ["Fence", "ResultGuard"]
@@ -27,7 +28,7 @@ Fence = Callable[[ToolResult, str], ToolResult]
 
 
 @final
-class ResultGuard:
+class ResultGuard(Checkpoint):
     """Fences the text of untrusted tools, then cuts a result over the size limit, with a note.
 
     Args:
@@ -56,13 +57,12 @@ class ResultGuard:
                 raise ValueError(f"{name} must be positive, got {value!r}")
         if untrusted and fence is None:
             raise ValueError(f"ResultGuard(untrusted={list(untrusted)!r}) needs a fence to wrap their results with")
-        self._handler = handler
+        super().__init__(handler)
         self._limit = size_limit(max_bytes, max_tokens)
         self._untrusted = compile_patterns(untrusted, where="untrusted tools") if untrusted else None
         self._fence = fence
 
-    async def __call__(self, call: CallRecord) -> ToolResult:
-        result = await self._handler(call)
+    def leave(self, call: CallRecord, result: ToolResult, seconds: float) -> ToolResult:
         if refusal_of(result) is not None:
             return result  # the pipeline's own words, not the tool's
         if self._untrusted is not None and self._fence is not None and self._untrusted.matches(call.name):

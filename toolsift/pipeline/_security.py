@@ -25,6 +25,7 @@ from ..builtins import CommandPolicy
 from ..config._internal import ArgumentRule, UrlPolicy
 from ..registry import CallHandler, CallRecord, ToolResult
 from ._call import refuse
+from ._checkpoint import Checkpoint
 
 __all__ = ["SecurityGuard"]
 
@@ -33,7 +34,7 @@ DEFAULT_COMMAND_ARGUMENTS: Mapping[str, str] = {"exec_shell": "command"}
 
 
 @final
-class SecurityGuard:
+class SecurityGuard(Checkpoint):
     """Refuses calls whose arguments break a policy; the tool never runs.
 
     Args:
@@ -62,7 +63,7 @@ class SecurityGuard:
     ) -> None:
         if max_argument_bytes is not None and max_argument_bytes <= 0:
             raise ValueError(f"max_argument_bytes must be positive, got {max_argument_bytes!r}")
-        self._handler = handler
+        super().__init__(handler)
         self._max_bytes = max_argument_bytes
         self._rules = [
             (compile_patterns([glob], where="argument policies"), argument, rule)
@@ -76,12 +77,12 @@ class SecurityGuard:
         ]
         self._urls = urls if urls is not None and urls.active else None
 
-    async def __call__(self, call: CallRecord) -> ToolResult:
+    def enter(self, call: CallRecord) -> CallRecord | ToolResult:
         try:
             self.check(call)
         except PolicyDenied as exc:
             return refuse("SecurityGuard", str(exc))
-        return await self._handler(call)
+        return call
 
     def check(self, call: CallRecord) -> None:
         """Apply every policy to ``call``.

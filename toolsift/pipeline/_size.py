@@ -149,9 +149,12 @@ def cap_result(result: ToolResult, cap: int | None) -> ToolResult:
     content.append(
         mcp_types.TextContent(text=note + ". Ask for less (a narrower query, a range, a page) to see the rest.]")
     )
-    return ToolResult(
-        content=content,
-        is_error=result.is_error or result.structured_content is not None,
-        meta=dict(result.meta),
-        mcp_meta=result.mcp_meta,
+    # A copy keeps the result's kind (a subclass that says more than the content: see CallRecord).
+    return result.model_copy(
+        update={
+            "content": content,
+            "structured_content": None,
+            "is_error": result.is_error or result.structured_content is not None,
+            "meta": dict(result.meta),
+        }
     )

@@ -15,11 +15,11 @@ from ._levels import Level as Level
 from ._permissions import Permissions as Permissions
 from ._permissions import ToolRule as ToolRule
 from ._registry import ToolRegistry as ToolRegistry
+from ._result import ToolResult as ToolResult
 from ._scope import TurnScope as TurnScope
 from ._spec import ToolSpec as ToolSpec
 from ._tools import Tool as Tool
 from ._tools import ToolContext as ToolContext
-from ._tools import ToolResult as ToolResult
 
 __all__ = [
     "ApprovalRequest",

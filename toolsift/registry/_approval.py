@@ -15,17 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ._approval_text import SecretMask, Spill, describe_call
-from ._extensions import find_extension
 
 if TYPE_CHECKING:
+    from ._result import ToolResult
     from ._spec import ToolSpec
 
 __all__ = ["ApprovalRequest", "Approver"]
-
-E = TypeVar("E")
 
 
 @dataclass(frozen=True)
@@ -39,8 +37,6 @@ class ApprovalRequest:
         call_id: The call's id, as its audit record will carry it.
         skill: The active skill of the turn, if any.
         agent: The agent profile of the turn, if any.
-        extensions: The call record's extensions (an approver that asks the caller finds
-            the caller there, such as the served request).
     """
 
     tool: ToolSpec
@@ -49,11 +45,6 @@ class ApprovalRequest:
     call_id: str
     skill: str | None = None
     agent: str | None = None
-    extensions: tuple[object, ...] = ()
-
-    def extension(self, kind: type[E]) -> E | None:
-        """The extension of type ``kind`` the call carries, or None."""
-        return find_extension(self.extensions, kind)
 
     def describe(self, *, mask: SecretMask | None = None, spill: Spill | None = None) -> str:
         """The whole call for the person who approves it: the tool, why it asks, every argument in full.
@@ -71,5 +62,7 @@ class ApprovalRequest:
         return describe_call(self.tool.name, self.reason, self.arguments, mask=mask, spill=spill)
 
 
-# Returns True to run the call. Raising refuses it, with the exception's message as the reason.
-Approver = Callable[[ApprovalRequest], Awaitable[bool]]
+#: Returns True to run the call, False to decline it. Raising refuses it, with the exception's message as the
+#: reason. An approver that cannot answer yet returns the result the call ends with for now (a question
+#: the caller must answer first, such as a served client's ``InputRequiredResult``), audited as refused.
+Approver = Callable[[ApprovalRequest], Awaitable["bool | ToolResult"]]

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, final
+from typing import TYPE_CHECKING, Any, final
 
-from ._extensions import find_extension
 from ._permissions import Permissions
+from ._result import ToolResult
 from ._scope import TurnScope
-from ._tools import ProgressCallback, ToolResult
+from ._tools import Forward, ProgressCallback, Unlocks
+
+if TYPE_CHECKING:
+    from ._approval import Approver
 
 __all__ = ["CallHandler", "CallRecord"]
-
-E = TypeVar("E")
 
 
 @final
@@ -35,12 +36,15 @@ class CallRecord:
         permissions: The caller's permissions (layer 5).
         timeout: Seconds the tool may run, or None for no limit.
         progress: Receives the tool's progress notifications.
-        extensions: State that whoever made the call hands to the tools it runs, one object per
-            type, found with :meth:`extension`: the conversation's ``Discovery`` that
-            ``search_tools`` unlocks into, ``VerbatimResults`` for MCP tools whose results go to
-            an MCP client, the served request an approver asks. The registry reads none of them:
-            they reach the tool as ``ToolContext.extensions`` and the approver as
-            ``ApprovalRequest.extensions``, and stay with this call (never another task's).
+        discovery: The caller's unlocked tools (a conversation's or a served client's ``Discovery``),
+            which ``search_tools`` unlocks what it finds into; None: nothing is unlocked.
+        approver: Who approves this call when it asks, in place of the permissions' approver: the
+            caller's own (a gateway asks the client that made the request); None: the permissions'.
+        forward: The caller's own way of making the call when the tool is an MCP server's (a gateway
+            sends it as its client and gets back what the client must see); None: the session's.
+
+    What the call ended with is what it returns: a :class:`ToolResult`, or a subclass of it that
+    says more (input the caller must give, a task it follows), for the caller that asked for it.
     """
 
     name: str
@@ -49,11 +53,9 @@ class CallRecord:
     permissions: Permissions = field(default_factory=Permissions)
     timeout: float | None = None
     progress: ProgressCallback | None = None
-    extensions: tuple[object, ...] = ()
-
-    def extension(self, kind: type[E]) -> E | None:
-        """The extension of type ``kind`` this call carries, or None."""
-        return find_extension(self.extensions, kind)
+    discovery: Unlocks | None = None
+    approver: Approver | None = None
+    forward: Forward | None = None
 
 
 #: The one shape of everything that runs a call: ``ToolRegistry.handle``, each pipeline stage,

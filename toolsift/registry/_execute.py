@@ -5,8 +5,8 @@ route the name to its entry (layer 2: unknown names stop here), the mask of laye
 scope would not list), layer 5's permissions, argument validation against the inputSchema, then
 approval (the ask tier: an approver is shown only valid calls), the audited start (where the log
 records starts), the tool itself (an MCP tool fences an untrusted server's text), then one audit
-record of how it ended. The record's extensions reach the tool (``ToolContext``) and the approver
-(``ApprovalRequest``) unread.
+record of how it ended. What the record carries for the tool (the caller's discovery, its way of
+forwarding an MCP call) reaches it in its ``ToolContext`` unread.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from ._arguments import argument_problems
 from ._audit import AuditEvent, AuditKind, AuditLog
 from ._call import CallRecord
 from ._permissions import PermissionLayer, approval_reason, check_permissions
-from ._tools import ToolContext, ToolResult
+from ._result import ToolResult
+from ._tools import ToolContext
 from ._visibility import Entry, hidden_reason
 from .formats._strict import drop_optional_nulls
 
@@ -89,7 +90,11 @@ class Executor:
         self._frozen = True
 
     async def execute(self, call: CallRecord) -> ToolResult:
-        """Run ``call`` in the order of this module's docs (``ToolRegistry.handle`` is this method)."""
+        """Run ``call`` in the order of this module's docs (``ToolRegistry.handle`` is this method).
+
+        The tool runs in this very frame (no helper between it and the caller): the depth of a call is
+        what a reader, a debugger and the profile pay for.
+        """
         self._frozen = True
         args = call.arguments
         run = _Running(
@@ -98,8 +103,54 @@ class Executor:
             time.perf_counter(),
             dict(args) if isinstance(args, Mapping) else {},
         )
+        admitted = await self._admit(run)
+        if isinstance(admitted, ToolResult):  # the approver's answer is not yet known: the call ends for now
+            return admitted
+        entry, approved, refusal = admitted
+        name = entry.spec.name
+        refusal = refusal if refusal is not None else await self._record_start(run)
+        if refusal is not None:
+            result = ToolResult.error(refusal)
+        else:
+            ctx = ToolContext(
+                run.call_id, call.scope, call.permissions, call.timeout, call.progress, call.discovery, call.forward
+            )
+            try:
+                if ctx.timeout is None:  # no cancel scope at all: it is the hot path of every MCP call
+                    result = await entry.tool.call(run.arguments, ctx)
+                else:
+                    # Stays None only when the deadline cancelled the call (the tool saw the cancellation).
+                    ended: ToolResult | None = None
+                    with anyio.move_on_after(ctx.timeout):
+                        ended = await entry.tool.call(run.arguments, ctx)
+                    timed_out = f"Tool {name!r} timed out after {ctx.timeout:g}s"
+                    result = ended if ended is not None else ToolResult.error(timed_out)
+            except ToolsiftError as exc:
+                self._audit(run, "tool.failed", reason=str(exc))
+                raise
+            except Exception as exc:
+                result = ToolResult.error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
+        self._audit(
+            run,
+            "tool.failed" if result.is_error else "tool.executed",
+            reason=result.text_content()[:200] if result.is_error else None,
+            flags=(*result.meta.get("flags", ()), *(("approved",) if approved else ())),
+        )
+        return result
+
+    async def _admit(self, run: _Running) -> tuple[Entry, bool, str | None] | ToolResult:
+        """The entry, whether it was approved, and why it may not run after all (a broken schema), or None.
+
+        Or the result an approver that cannot answer yet ends the call with, audited as refused.
+
+        Raises:
+            ToolNotFound: Unknown name (layer 2), audited.
+            PermissionDenied: Refused by a layer, audited.
+            InvalidArguments: The arguments fail the inputSchema, audited.
+        """
+        args = run.call.arguments
         try:
-            entry = run.entry = self._lookup(call.name)
+            entry = run.entry = self._lookup(run.call.name)
             self._check(entry, run)
             if args is not None and not isinstance(args, Mapping):
                 raise InvalidArguments(entry.spec.name, [f"arguments must be a JSON object, got {type(args).__name__}"])
@@ -119,30 +170,10 @@ class Executor:
         except InvalidArguments as exc:
             self._audit(run, "tool.failed", reason=str(exc))
             raise
-        refusal = schema_problem if schema_problem is not None else await self._record_start(run)
-        if refusal is not None:
-            result = ToolResult.error(refusal)
-        else:
-            ctx = ToolContext(
-                call_id=run.call_id,
-                scope=call.scope,
-                permissions=call.permissions,
-                timeout=call.timeout,
-                progress=call.progress,
-                extensions=call.extensions,
-            )
-            try:
-                result = await self._run(entry, run.arguments, ctx)
-            except ToolsiftError as exc:
-                self._audit(run, "tool.failed", reason=str(exc))
-                raise
-        self._audit(
-            run,
-            "tool.failed" if result.is_error else "tool.executed",
-            reason=result.text_content()[:200] if result.is_error else None,
-            flags=(*result.meta.get("flags", ()), *(("approved",) if approved else ())),
-        )
-        return result
+        if isinstance(approved, ToolResult):
+            self._audit(run, "tool.denied", layer=5, reason=approved.text_content()[:200])
+            return approved
+        return entry, approved, schema_problem
 
     def _check(self, entry: Entry, run: _Running) -> None:
         """The mask (layers 1-4, what the scope would not list), then layer 5.
@@ -179,20 +210,6 @@ class Executor:
         except TimeoutError as exc:
             return f"Tool {run.tool!r} was not run: its start could not be audited: {exc}"
         return None
-
-    async def _run(self, entry: Entry, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        name = entry.spec.name
-        try:
-            if ctx.timeout is None:  # no cancel scope at all: it is the hot path of every MCP call
-                return await entry.tool.call(arguments, ctx)
-            with anyio.move_on_after(ctx.timeout):
-                return await entry.tool.call(arguments, ctx)
-            # Reached only when the deadline cancelled the call (the tool saw the cancellation).
-            return ToolResult.error(f"Tool {name!r} timed out after {ctx.timeout:g}s")
-        except ToolsiftError:
-            raise
-        except Exception as exc:
-            return ToolResult.error(f"Tool {name!r} failed: {type(exc).__name__}: {exc}")
 
     @staticmethod
     def _validate(entry: Entry, arguments: dict[str, Any]) -> str | None:
@@ -243,8 +260,10 @@ class Executor:
         )
 
 
-async def _approve(entry: Entry, run: _Running) -> bool:
+async def _approve(entry: Entry, run: _Running) -> bool | ToolResult:
     """Ask the caller's approver when the call asks; True when it was asked and approved.
+
+    An approver that cannot answer yet gives the result the call ends with for now.
 
     Raises:
         PermissionDenied: Layer 5, when the call asks and there is no approver,
@@ -255,15 +274,16 @@ async def _approve(entry: Entry, run: _Running) -> bool:
     reason = approval_reason(spec, permissions, entry.names)
     if reason is None:
         return False
-    if permissions.approver is None:
+    approver = call.approver if call.approver is not None else permissions.approver
+    if approver is None:
         raise PermissionDenied(spec.name, 5, f"{reason}, so it needs approval, and no approver is set")
-    request = ApprovalRequest(
-        spec, run.arguments, reason, run.call_id, call.scope.skill, call.scope.agent, call.extensions
-    )
+    request = ApprovalRequest(spec, run.arguments, reason, run.call_id, call.scope.skill, call.scope.agent)
     try:
-        approved = await permissions.approver(request)
+        approved = await approver(request)
     except Exception as exc:  # an approver that cannot ask (no terminal, no elicitation) refuses
         raise PermissionDenied(spec.name, 5, f"{reason}, so it needs approval, which failed: {exc}") from exc
+    if isinstance(approved, ToolResult):
+        return approved
     if approved is not True:
         raise PermissionDenied(spec.name, 5, f"{reason}, and approval was declined")
     return True

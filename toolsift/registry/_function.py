@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from .._names import validate_tool_name
 from ._levels import Level
+from ._result import ToolResult
 from ._spec import ToolSpec
-from ._tools import ToolContext, ToolResult
+from ._tools import ToolContext
 
 __all__ = ["FunctionTool", "tool"]
 

@@ -3,53 +3,32 @@
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .._exceptions import DuplicateTool, InvalidToolName, ToolHeld, ToolNotFound
-from .._names import namespace_of, validate_server_name, validate_tool_name
+from .._exceptions import InvalidToolName, ToolNotFound
+from .._names import validate_server_name
+from ._absences import Absences
 from ._audit import AuditLog
 from ._call import CallHandler, CallRecord
 from ._execute import Executor
 from ._heap import HeapSettler
-from ._known_names import tool_names
 from ._permissions import PermissionLayer, Permissions, ToolRule
+from ._registration import Registration, RegistryChange
+from ._result import ToolResult
 from ._scope import TurnScope
 from ._selection import SelectionIndex
 from ._spec import ToolSpec
-from ._tools import ProgressCallback, Tool, ToolResult
+from ._tools import ProgressCallback, Tool, Unlocks
 from ._visibility import Entry, hidden_reason
-from .formats import FORMATS, SchemaFormat, get_format
+from .formats import SchemaFormat, get_format
 
-__all__ = ["RegistryChange", "ToolRegistry"]
+__all__ = ["ToolRegistry"]
 
 logger = logging.getLogger("toolsift.registry")
-_NAME_RULES = {f.name_rule.key: f.name_rule for f in FORMATS.values() if f.name_rule is not None}
-_SCOPE_CACHE_SIZE = 512
 # Both are immutable, so one instance serves every call that passes none.
 _NO_SCOPE = TurnScope()
 _DEFAULT_PERMISSIONS = Permissions()
-
-
-@dataclass(frozen=True)
-class RegistryChange:
-    """What one registry mutation did; delivered to change subscribers.
-
-    Attributes:
-        generation: The registry generation after the change.
-        added: Canonical names that appeared.
-        removed: Canonical names that disappeared.
-        updated: Names kept whose tool object was replaced.
-        server: The namespace swapped by ``replace_server``, if any.
-    """
-
-    generation: int
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    updated: tuple[str, ...] = ()
-    server: str | None = None
 
 
 class ToolRegistry:
@@ -92,17 +71,14 @@ class ToolRegistry:
         upstream_names: bool = False,
     ) -> None:
         self.audit = audit if audit is not None else AuditLog()
-        self._rules = tuple(rules)
-        self._upstream_names = upstream_names
+        self._registration = Registration(tuple(rules), upstream_names)
         self._entries: dict[str, Entry] = {}
         self._by_namespace: dict[str | None, dict[str, Entry]] = {}
         self._alias_to_name: dict[str, str] = {}
         self._order = 0
         self._generation = 0
-        self._scope_cache: OrderedDict[tuple[TurnScope, str, bool], list[dict[str, Any]]] = OrderedDict()
         self._subscribers: list[Callable[[RegistryChange], None]] = []
-        self._absent: dict[str, str] = {}
-        self._held: dict[str, dict[str, tuple[str, str]]] = {}  # namespace -> {tool: (server, why held)}
+        self._absences = Absences()
         self._selection = SelectionIndex(self._by_namespace)
         self._executor = Executor(self._entry, self.audit)
         #: Runs one :class:`CallRecord`: :meth:`execute` as a :data:`CallHandler`, raising as it does. The
@@ -183,20 +159,9 @@ class ToolRegistry:
         if entry is None:
             canonical = self._alias_to_name.get(name)
             if canonical is None:
-                held = self._held.get(namespace_of(name) or "", {}).get(name)
-                if held is not None:
-                    raise ToolHeld(name, *held)
-                # A server that is known to be away (draining) explains the absence; a close name would mislead.
-                away = namespace_of(name) in self._absent
-                raise ToolNotFound(name, hint=self._suggestion(name), known=() if away else self._entries.keys())
+                raise self._absences.error(name, self._by_namespace, self._entries)
             entry = self._entries[canonical]
         return entry
-
-    def _suggestion(self, name: str) -> str | None:
-        namespace = namespace_of(name)
-        if namespace is not None and namespace not in self._by_namespace:
-            return self._absent.get(namespace) or f"no server {namespace!r} has registered tools"
-        return None
 
     def explain_absence(self, server: str, reason: str | None) -> None:
         """Say why namespace ``server`` has no tools (None forgets it).
@@ -207,10 +172,7 @@ class ToolRegistry:
         saw a turn ago learns the server is draining, not that the tool never
         existed.
         """
-        if reason is None:
-            self._absent.pop(server, None)
-        else:
-            self._absent[server] = reason
+        self._absences.explain(server, reason)
 
     def hold_back(self, server: str, held: Mapping[str, tuple[str, str]]) -> None:
         """Say which tools of namespace ``server`` are held back, and why (replacing what was said before).
@@ -219,10 +181,7 @@ class ToolRegistry:
         with the reason instead of ``ToolNotFound``. ``held`` maps canonical
         tool names to (the server's name, why); empty forgets them.
         """
-        if held:
-            self._held[server] = dict(held)
-        else:
-            self._held.pop(server, None)
+        self._absences.hold_back(server, held)
 
     # -- changing ------------------------------------------------------------------
 
@@ -251,7 +210,7 @@ class ToolRegistry:
             InvalidToolName: When a name breaks the naming rules.
             DuplicateTool: When a name is taken (nothing is ever silently overwritten).
         """
-        prepared = self._prepare(tools, internal=internal, replacing=())
+        prepared = self._registration.prepare(tools, internal, (), self._entries, self._alias_to_name, self._order)
         self._commit(prepared, removed=[], server=None)
 
     def unregister(self, name: str) -> Tool:
@@ -280,7 +239,7 @@ class ToolRegistry:
         """
         validate_server_name(server)
         old = list(self._by_namespace.get(server, {}).values())
-        prepared = self._prepare(tools, internal=internal, replacing=old)
+        prepared = self._registration.prepare(tools, internal, old, self._entries, self._alias_to_name, self._order)
         for entry in prepared:
             if entry.namespace != server:
                 raise InvalidToolName(entry.spec.name, f"replace_server({server!r}) takes only {server}__* tools")
@@ -290,60 +249,6 @@ class ToolRegistry:
         """Remove every tool of namespace ``server`` (nothing to remove is not an error)."""
         old = list(self._by_namespace.get(server, {}).values())
         return self._commit([], removed=old, server=server)
-
-    def _prepare(self, tools: Iterable[Tool], *, internal: bool, replacing: Sequence[Entry]) -> list[Entry]:
-        """Validate and build entries without touching the registry."""
-        freed = {e.spec.name for e in replacing}
-        freed_aliases = {a for e in replacing for a in e.aliases.values()}
-        taken_aliases: set[str] = set()
-        prepared: dict[str, Entry] = {}
-        for order, tool in enumerate(tools, start=self._order + 1):
-            name = validate_tool_name(tool.spec.name)
-            if name in prepared or (name in self._entries and name not in freed):
-                raise DuplicateTool(name)
-            if name in self._alias_to_name and name not in freed_aliases:
-                raise DuplicateTool(name)
-            aliases = {
-                key: self._unique_alias(rule.alias, name, freed | set(prepared), taken_aliases, freed_aliases)
-                for key, rule in _NAME_RULES.items()
-                if not rule.accepts(name)
-            }
-            # Config rules match a tool by any of its names, aliases included, as the permission globs do.
-            names = tool_names(tool.spec, aliases.values(), upstream=self._upstream_names)
-            spec = self._apply_rules(tool.spec, names)
-            prepared[name] = Entry(
-                tool=tool,
-                spec=spec,
-                internal=internal,
-                order=order,
-                namespace=namespace_of(name),
-                aliases=aliases,
-                names=names,
-            )
-            taken_aliases.update(aliases.values())
-        return list(prepared.values())
-
-    def _unique_alias(
-        self, make: Callable[[str, int], str], name: str, pending: set[str], taken: set[str], freed: set[str]
-    ) -> str:
-        # Aliases are shared across formats and never equal a canonical name, so
-        # resolving one is a single dictionary lookup whatever the format.
-        for salt in range(32):
-            alias = make(name, salt)
-            owner = self._alias_to_name.get(alias)
-            clash = (
-                (alias in self._entries and alias not in pending)
-                or alias in pending
-                or (owner is not None and owner != name and alias not in freed)
-            )
-            if not clash and (alias not in taken):
-                return alias
-        raise InvalidToolName(name, "no collision-free provider alias could be derived")  # pragma: no cover
-
-    def _apply_rules(self, spec: ToolSpec, names: tuple[str, ...]) -> ToolSpec:
-        for rule in self._rules:
-            spec = rule.apply(spec, names)
-        return spec
 
     def _commit(self, added: list[Entry], *, removed: list[Entry], server: str | None) -> RegistryChange:
         removed_names = {e.spec.name for e in removed}
@@ -362,7 +267,6 @@ class ToolRegistry:
             self._by_namespace.pop(server, None)
         self._order += len(added)
         self._generation += 1
-        self._scope_cache.clear()
         self._selection.changed(added, removed)
         change = RegistryChange(
             generation=self._generation,
@@ -439,17 +343,10 @@ class ToolRegistry:
                 f"strict mode is OpenAI's; format {fmt.name!r} has none "
                 "(use 'openai' or 'openai-responses', or leave strict off)"
             )
-        key = (scope, fmt.name, strict)
-        cached = self._scope_cache.get(key)
-        if cached is not None:
-            self._scope_cache.move_to_end(key)
-            return list(cached)
         made = self._selection.exports_made
-        schemas = self._scope_cache[key] = self._selection.schemas(scope, self._entries, fmt, strict)
+        schemas = self._selection.schemas(scope, self._entries, fmt, strict)
         if self._heap is not None:
             self._heap.note(self._selection.exports_made - made)
-        if len(self._scope_cache) > _SCOPE_CACHE_SIZE:
-            self._scope_cache.popitem(last=False)
         return list(schemas)
 
     async def execute(
@@ -461,7 +358,7 @@ class ToolRegistry:
         *,
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
-        extensions: tuple[object, ...] = (),
+        discovery: Unlocks | None = None,
     ) -> ToolResult:
         """Run one tool call through the five layers.
 
@@ -479,7 +376,7 @@ class ToolRegistry:
             permissions: The caller's permissions; ``Permissions()`` by default.
             timeout: Seconds the tool may run.
             progress: Receives the tool's progress notifications.
-            extensions: State for the tool (see ``CallRecord.extensions``).
+            discovery: The caller's unlocked tools, for ``search_tools`` (see ``CallRecord.discovery``).
 
         Raises:
             ToolNotFound: Unknown name (layer 2).
@@ -495,6 +392,6 @@ class ToolRegistry:
                 permissions if permissions is not None else _DEFAULT_PERMISSIONS,
                 timeout,
                 progress,
-                extensions,
+                discovery,
             )
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from .._globs import PatternSet, compile_patterns
+from ._permissions import Permissions
 
 __all__ = ["TurnScope"]
 
@@ -40,6 +41,10 @@ class TurnScope:
             surfaced like unlocked tools and exempt from the skill's
             allowed-tools, but still bound by the agent allowlist, the skill's
             disallowed-tools and plan mode.
+        permissions: The caller's layer-5 permissions, when the listing should
+            leave out what they refuse whatever the arguments (a level too low,
+            the denylist, the allowlist, a custom permission missing): a tool the
+            caller can never call is not offered. None lists without asking.
     """
 
     agent_allowed: tuple[str, ...] | None = None
@@ -50,6 +55,7 @@ class TurnScope:
     read_only: bool = False
     unlocked: frozenset[str] = field(default_factory=frozenset)
     pinned: frozenset[str] = field(default_factory=frozenset)
+    permissions: Permissions | None = None
 
     def __post_init__(self) -> None:
         # Accept lists and strings from callers, store tuples so the scope stays hashable.

@@ -20,6 +20,7 @@ registry can settle the heap after large exports as after large registrations.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import chain, groupby, pairwise
@@ -30,7 +31,7 @@ from .._globs import PatternSet
 from .._names import namespace_of
 from ._name_index import NameIndex
 from ._scope import TurnScope
-from ._visibility import Entry, hidden_reason
+from ._visibility import Entry, hidden_reason, refused_whatever_the_arguments
 from .formats import SchemaFormat
 
 __all__ = ["SelectionIndex"]
@@ -40,6 +41,8 @@ _PARTS_PER_NAMESPACE = 256
 # Namespaces that must lack a bare glob's matches before it is matched on all of them at once.
 _JOINTLY = 4
 
+# The schema lists kept for recent (scope, format, strict): a few hundred turns of skills and agents.
+_LISTS_KEPT = 512
 _ORDER = attrgetter("order")
 _NAMESPACE = attrgetter("namespace")
 _PatternKey = tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...], bool]
@@ -106,6 +109,7 @@ class SelectionIndex:
         self._global_counts: dict[str | None, int] = {}
         self._joint: NameIndex | None = None  # every global tool's name
         self._exporter = _Exporter()
+        self._lists: OrderedDict[tuple[TurnScope, str, bool], list[dict[str, Any]]] = OrderedDict()
 
     @property
     def exports_made(self) -> int:
@@ -113,7 +117,8 @@ class SelectionIndex:
         return self._exporter.made
 
     def changed(self, added: Iterable[Entry], removed: Iterable[Entry]) -> None:
-        """Forget the shares of every namespace ``added`` or ``removed`` touch."""
+        """Forget the shares of every namespace ``added`` or ``removed`` touch, and every kept list."""
+        self._lists.clear()
         for entry, step in [*((e, -1) for e in removed), *((e, 1) for e in added)]:
             for cache in (self._shares, self._matches, self._names):
                 cache.pop(entry.namespace, None)
@@ -132,6 +137,8 @@ class SelectionIndex:
             ``(shares, None)`` when concatenating the shares gives registration
             order, else ``([], entries)`` with every visible entry sorted.
         """
+        if scope.permissions is not None:
+            return self._callable(scope, entries)
         named = [entries[n] for n in (*scope.unlocked, *scope.pinned) if n in entries]
         plain = replace(scope, unlocked=frozenset(), pinned=frozenset()) if named else scope
         key = _pattern_key(plain)
@@ -150,15 +157,38 @@ class SelectionIndex:
         merged.sort(key=lambda e: e.order)
         return [], merged
 
+    def _callable(self, scope: TurnScope, entries: Mapping[str, Entry]) -> tuple[list[_Share], list[Entry] | None]:
+        """``select`` for a scope with permissions: the tools of the scope without them, less those they refuse.
+
+        The shares are cached by patterns alone, so they are made without the permissions and filtered after.
+        """
+        shares, merged = self.select(replace(scope, permissions=None), entries)
+        visible = merged if merged is not None else [e for share in shares for e in share.entries]
+        kept = [entry for entry in visible if refused_whatever_the_arguments(entry, scope) is None]
+        return (shares, merged) if len(kept) == len(visible) else ([], kept)
+
     def schemas(
         self, scope: TurnScope, entries: Mapping[str, Entry], fmt: SchemaFormat, strict: bool
     ) -> list[dict[str, Any]]:
-        """The scope's visible entries exported in ``fmt``, in registration order."""
+        """The scope's visible entries exported in ``fmt``, in registration order (shared: read only).
+
+        The lists of the last few hundred (scope, format, strict) are kept until the registry next changes.
+        """
+        key = (scope, fmt.name, strict)
+        listed = self._lists.get(key)
+        if listed is not None:
+            self._lists.move_to_end(key)
+            return listed
         shares, merged = self.select(scope, entries)
         if merged is not None:
             export = self._exporter.export
-            return [export(entry, fmt, strict) for entry in merged]
-        return list(chain.from_iterable(share.exported(self._exporter, fmt, strict) for share in shares))
+            listed = [export(entry, fmt, strict) for entry in merged]
+        else:
+            listed = list(chain.from_iterable(share.exported(self._exporter, fmt, strict) for share in shares))
+        self._lists[key] = listed
+        if len(self._lists) > _LISTS_KEPT:
+            self._lists.popitem(last=False)
+        return listed
 
     def _namespaces(self, scope: TurnScope) -> Iterable[str | None]:
         """Namespaces that can hold a tool visible by pattern (see ``_visibility`` for why)."""

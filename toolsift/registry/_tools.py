@@ -1,16 +1,12 @@
-"""What a tool is to run: the result it returns, what it may know of its call, and the protocol it implements."""
+"""What a tool is to run: what it may know of its call, and the protocol it implements."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import mcp.types as mcp_types
-from pydantic import BaseModel, ConfigDict, Field
-
-from ._extensions import find_extension
+from ._result import ContentBlock, ToolResult
 from ._spec import ToolSpec
 
 if TYPE_CHECKING:
@@ -19,92 +15,31 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ContentBlock",
+    "Forward",
     "ProgressCallback",
     "Tool",
     "ToolContext",
     "ToolResult",
+    "Unlocks",
 ]
 
-ContentBlock = mcp_types.ContentBlock
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
-E = TypeVar("E")
 
 
-class ToolResult(BaseModel):
-    """The outcome of one tool call, in MCP's own content model.
+class Unlocked(Protocol):
+    """What an unlock changed: the names the caps pushed out."""
 
-    A tool that ran and failed returns ``is_error=True`` with a text that says
-    which tool failed and why; it does not raise. ``meta`` is toolsift's own
-    bookkeeping (flags, refusals); ``mcp_meta`` is the ``_meta`` an MCP server
-    sent with the result, passed on unchanged.
-    """
+    @property
+    def evicted(self) -> Sequence[str]: ...
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    content: list[ContentBlock] = Field(default_factory=list)
-    structured_content: Any = None
-    is_error: bool = False
-    meta: dict[str, Any] = Field(default_factory=dict)
-    mcp_meta: dict[str, Any] | None = None
+class Unlocks(Protocol):
+    """A caller's unlocked tools, which ``search_tools`` adds what it finds to (``toolsift.search.Discovery``)."""
 
-    @classmethod
-    def text(cls, text: str, *, structured: Any = None) -> ToolResult:
-        """A successful result holding one text block."""
-        return cls(content=[mcp_types.TextContent(text=text)], structured_content=structured)
+    @property
+    def unlocked(self) -> frozenset[str]: ...
 
-    @classmethod
-    def error(cls, text: str) -> ToolResult:
-        """A failed result holding one text block that explains the failure."""
-        return cls(content=[mcp_types.TextContent(text=text)], is_error=True)
-
-    @classmethod
-    def from_value(cls, value: Any) -> ToolResult:
-        """Turn what a Python function returned into a result.
-
-        Strings become text; content blocks pass through; models, dicts and lists
-        become JSON text plus structured content; ``None`` becomes an empty result.
-        """
-        if isinstance(value, ToolResult):
-            return value
-        if value is None:
-            return cls()
-        if isinstance(value, str):
-            return cls.text(value)
-        if isinstance(
-            value,
-            mcp_types.TextContent
-            | mcp_types.ImageContent
-            | mcp_types.AudioContent
-            | mcp_types.EmbeddedResource
-            | mcp_types.ResourceLink,
-        ):
-            return cls(content=[value])
-        if isinstance(value, BaseModel):
-            value = value.model_dump(mode="json")
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        structured = value if isinstance(value, dict) else {"result": value}
-        return cls.text(text, structured=structured)
-
-    @classmethod
-    def from_mcp(cls, result: mcp_types.CallToolResult) -> ToolResult:
-        """Keep every content block and the structured content of an MCP result."""
-        return cls(
-            content=list(result.content),
-            structured_content=result.structured_content,
-            is_error=result.is_error,
-            mcp_meta=dict(result.meta) if result.meta else None,
-        )
-
-    def to_mcp(self) -> mcp_types.CallToolResult:
-        """The same result as an MCP ``CallToolResult``."""
-        structured = self.structured_content
-        return mcp_types.CallToolResult(
-            content=list(self.content), structured_content=structured, is_error=self.is_error, _meta=self.mcp_meta
-        )
-
-    def text_content(self) -> str:
-        """The text blocks joined by newlines (other blocks are left out)."""
-        return "\n".join(b.text for b in self.content if isinstance(b, mcp_types.TextContent))
+    def unlock(self, names: Iterable[str]) -> Unlocked: ...
 
 
 @dataclass(frozen=True)
@@ -117,7 +52,8 @@ class ToolContext:
         permissions: The caller's permissions.
         timeout: Seconds the call may take, or None for no limit.
         progress: Called with (progress, total, message) when the tool reports progress.
-        extensions: The call record's extensions (see ``CallRecord.extensions``), passed on unread.
+        discovery: The caller's unlocked tools, for ``search_tools`` to unlock into (see ``CallRecord``).
+        forward: The caller's own way of making an MCP server's tool call (see ``CallRecord``).
     """
 
     call_id: str
@@ -125,11 +61,8 @@ class ToolContext:
     permissions: Permissions | None = None
     timeout: float | None = None
     progress: ProgressCallback | None = None
-    extensions: tuple[object, ...] = ()
-
-    def extension(self, kind: type[E]) -> E | None:
-        """The extension of type ``kind`` the call carries (``ctx.extension(Discovery)``), or None."""
-        return find_extension(self.extensions, kind)
+    discovery: Unlocks | None = None
+    forward: Forward | None = None
 
 
 @runtime_checkable
@@ -151,3 +84,8 @@ class Tool(Protocol):
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the tool with validated arguments."""
         ...
+
+
+#: How a caller that speaks MCP itself (a gateway, for its client) makes the call of an MCP server's tool:
+#: given the tool, its validated arguments and the context, the outcome. Tools of other kinds never use it.
+Forward = Callable[[Tool, dict[str, Any], ToolContext], Awaitable[ToolResult]]

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._names import SEPARATOR
+from ._permissions import check_permissions
 from ._scope import TurnScope
 from ._spec import ToolSpec
 from ._tools import Tool
 
-__all__ = ["Entry", "hidden_reason"]
+__all__ = ["Entry", "hidden_reason", "refused_whatever_the_arguments"]
 
 
 @dataclass(eq=False, slots=True)
@@ -51,6 +52,8 @@ def hidden_reason(entry: Entry, scope: TurnScope) -> tuple[int, str] | None:
     - Layer 4: the skill's allowed-tools (pinned tools are exempt: they are in
       every turn the agent allows), its disallowed-tools (which bind pinned
       tools too) and plan mode.
+    - Layer 5, when the scope carries the caller's permissions: what they refuse
+      whatever the arguments (see :func:`refused_whatever_the_arguments`).
     """
     name = entry.spec.name
     skill = scope.skill_patterns
@@ -69,4 +72,16 @@ def hidden_reason(entry: Entry, scope: TurnScope) -> tuple[int, str] | None:
         return 4, f"listed in skill {scope.skill!r} disallowed-tools"
     if scope.read_only and not entry.spec.read_only:
         return 4, "plan mode offers read-only tools only"
-    return None
+    refusal = refused_whatever_the_arguments(entry, scope)
+    return (5, refusal) if refusal is not None else None
+
+
+def refused_whatever_the_arguments(entry: Entry, scope: TurnScope) -> str | None:
+    """Why the scope's permissions refuse every call of the tool, or None (also when the scope has none).
+
+    Only the checks that do not read the arguments: the extra permission layers,
+    which may, still run on each call.
+    """
+    if scope.permissions is None:
+        return None
+    return check_permissions(entry.spec, {}, scope.permissions, names=entry.names)

@@ -23,7 +23,7 @@ Wiring, for a conversation in ``tool_discovery: "auto"`` mode::
                           unsearchable=index.unsearchable)
     # per user message:   discovery.begin_turn()
     # per model round:    scope = discovery.scope_for_turn(base_scope)
-    # per tool call:      await registry.execute(name, args, scope, permissions, extensions=(discovery,))
+    # per tool call:      await registry.execute(name, args, scope, permissions, discovery=discovery)
 """
 
 from .._public import publish

@@ -2,9 +2,9 @@
 
 ``search_tools`` is one registry tool shared by every conversation, but what it
 unlocks belongs to the conversation that called it. The conversation puts its
-:class:`Discovery` in each call record's extensions (``extensions=(discovery,)``,
-or a call handler wrapped by :meth:`Discovery.wrap`); the tool finds it there
-(``ctx.extension(Discovery)``). The record carries it through every pipeline
+:class:`Discovery` in each call record (``discovery=discovery``, or a call
+handler wrapped by :meth:`Discovery.wrap`); the tool finds it in its context
+(``ctx.discovery``). The record carries it through every pipeline
 stage into the tool, and it belongs to that one call: another conversation's
 calls carry their own.
 
@@ -92,7 +92,7 @@ class Discovery:
     2. builds every round's scope with :meth:`scope_for_turn` (its schema set
        then holds the global tools, ``search_tools``, the pinned tools and what
        was unlocked so far);
-    3. runs tool calls with itself in the call record's extensions (or through
+    3. runs tool calls with itself as the call record's ``discovery`` (or through
        :meth:`wrap`), so that ``search_tools`` unlocks into this conversation.
 
     Args:
@@ -322,11 +322,11 @@ class Discovery:
     # -- handing it to search_tools -------------------------------------------------------
 
     def wrap(self, handler: CallHandler) -> CallHandler:
-        """``handler`` with this state in every call's extensions; a call of an unlocked tool counts as use."""
+        """``handler`` with this state in every call's record; a call of an unlocked tool counts as use."""
 
         async def with_discovery(call: CallRecord) -> ToolResult:
             self.touch(call.name)
-            return await handler(replace(call, extensions=(*call.extensions, self)))
+            return await handler(replace(call, discovery=self))
 
         return with_discovery
 

@@ -7,8 +7,8 @@ Not public: a package imports from another either its public names or the names 
 from ._index import BackendName as BackendName
 from ._index import server_descriptions as server_descriptions
 from ._mcp_skills import McpServedSkill as McpServedSkill
-from ._mcp_skills import ServedSkills as ServedSkills
 from ._ranking import format_ranking as format_ranking
+from ._served_skills import ServedSkills as ServedSkills
 
 __all__ = [
     "BackendName",

@@ -30,35 +30,24 @@ What the draft asks of a host, and how it is met here:
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, final
 
-import anyio
 import mcp.types as types
 import yaml
-from anyio.abc import TaskStatus
 from mcp import MCPError
 
 from .._exceptions import ConfigError, SkillError
 from .._fence import neutralise_markers
 from .._skill_files import SKILLS_EXTENSION
 from ..config import SkillGrants
-from ..mcp_sessions import McpSession, McpSessionGroup
-from ..mcp_sessions._internal import ManagerEvent, SessionState
 from ..skills import Skill
 from ..skills._internal import SkillVariable, parse_skill_text
 from ._served_skill_files import ServedSkillFiles, VerificationError, front_matter, is_size
 
-__all__ = [
-    "McpServedSkill",
-    "ServedSkillFiles",
-    "ServedSkills",
-    "SkillsSession",
-    "served_skills",
-]
+__all__ = ["McpServedSkill", "ServedSkillFiles", "SkillsSession", "grant_in_force", "served_skills"]
 
 logger = logging.getLogger("toolsift.search")
 
@@ -82,19 +71,6 @@ class SkillsSession(Protocol):
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Read one resource."""
         ...
-
-
-class _SessionChange(Protocol):
-    """What :meth:`ServedSkills.follow` reads of a session's event."""
-
-    @property
-    def session(self) -> McpSession: ...
-
-    @property
-    def kind(self) -> str: ...
-
-    @property
-    def state(self) -> SessionState: ...
 
 
 @final
@@ -273,12 +249,12 @@ async def _taken(session: SkillsSession, entry: Mapping[str, Any], grants: Skill
     # No file is read until the skill is used: the listing's front matter says all a listing shows.
     described = "---\n" + yaml.safe_dump(written, sort_keys=False, allow_unicode=True) + "---\n"
     skill = parse_skill_text(described, Path(uri.removesuffix("/SKILL.md").rsplit("/", 1)[-1]) / "SKILL.md")
-    approved = _approved(grants, session.name, uri, resources, skill.allowed_tools)
+    approved = grant_in_force(grants, session.name, uri, resources, skill.allowed_tools)
     name = f"{session.name}/{skill.name}"
     return McpServedSkill(name, session.name, uri, skill, files, resources, approved, listed=dict(written))
 
 
-def _approved(
+def grant_in_force(
     grants: SkillGrants | None, server: str, uri: str, resources: Mapping[str, str], asked: tuple[str, ...]
 ) -> bool:
     """Whether the user approved ``asked`` for exactly this content (nothing asked: nothing to approve).
@@ -292,133 +268,3 @@ def _approved(
     except ConfigError as exc:
         logger.warning("MCP server %r: the allowed-tools of %s are not in force: %s", server, uri, exc)
         return False
-
-
-@final
-class ServedSkills:
-    """The skills every connected server offers, as last taken (see :meth:`refresh` and :meth:`follow`).
-
-    Args:
-        grants: The user's approvals of served skills' ``allowed-tools``; None approves nothing.
-    """
-
-    def __init__(self, grants: SkillGrants | None = None) -> None:
-        self.grants = grants
-        self._taken: dict[str, tuple[McpServedSkill, ...]] = {}
-        self._sources: dict[str, object] = {}  # server -> the session its skills were taken from
-        self._takes: dict[str, int] = {}  # server -> how many takes began
-        self._stamp = grants.stamp() if grants is not None else None
-        self._subscribers: list[Callable[[str], object]] = []
-
-    def subscribe(self, callback: Callable[[str], object]) -> Callable[[], None]:
-        """Call ``callback(server)`` each time a server's skills were taken again; returns the unsubscriber."""
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
-
-    @property
-    def skills(self) -> tuple[McpServedSkill, ...]:
-        """Every server's skills, as last taken, each approved or not as the grants store says now."""
-        self._follow_grants()
-        return tuple(skill for taken in self._taken.values() for skill in taken)
-
-    def _follow_grants(self) -> None:
-        """Re-read the approvals when their store changed since the skills were taken (approved elsewhere)."""
-        stamp = self.grants.stamp() if self.grants is not None else None
-        if stamp == self._stamp:
-            return
-        self._stamp = stamp
-        for server, taken in self._taken.items():
-            self._taken[server] = tuple(
-                replace(s, approved=_approved(self.grants, server, s.uri, s.resources, s.requested_tools))
-                for s in taken
-            )
-
-    async def refresh(self, sessions: Mapping[str, SkillsSession]) -> None:
-        """Take the skills of every server that declares the extension; a server that fails is logged and skipped.
-
-        The servers are asked side by side: start-up waits for the slowest, not for their sum.
-        """
-        for name in [name for name in self._taken if name not in sessions]:
-            await self.refresh_server(name, None)
-        async with anyio.create_task_group() as group:
-            for name, session in sessions.items():
-                group.start_soon(self.refresh_server, name, session)
-
-    async def refresh_server(self, name: str, session: SkillsSession | None) -> None:
-        """Take server ``name``'s skills again from ``session`` (None: the server is gone, and its skills too).
-
-        Approvals are looked up afresh, so a skill whose files changed since it was approved is taken unapproved.
-        """
-        self._sources[name] = session
-        self._takes[name] = take = self._takes.get(name, 0) + 1
-        taken: list[McpServedSkill] = []
-        if session is not None:
-            try:
-                taken = await served_skills(session, self.grants)
-            except Exception as exc:  # one server's failure leaves the others' skills
-                logger.warning("MCP server %r: its skills could not be listed: %s", name, exc)
-        if self._takes[name] != take:  # a later take of the same server began meanwhile: it wins
-            return
-        self._taken[name] = tuple(taken)
-        if session is None:
-            del self._taken[name], self._sources[name]
-        for callback in list(self._subscribers):
-            try:
-                callback(name)
-            except Exception:  # one subscriber's bug must not stop the others
-                logger.exception("a subscriber of served skills failed")
-
-    async def follow(
-        self, sessions: McpSessionGroup, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        """Take a server's skills again whenever they may have changed, until cancelled.
-
-        That is when its session (re)connects (a reconnect after a loss, a lazy server's first start), when a
-        hot reload replaces or adds it, and when it is removed (its skills leave). Run it in a task group:
-        ``await tg.start(served.follow, box.sessions)`` returns once it listens.
-        """
-        send, receive = anyio.create_memory_object_stream[str](math.inf)
-        watched: dict[int, tuple[McpSession, Callable[[], None]]] = {}
-
-        def session_event(event: _SessionChange) -> None:
-            if event.kind == "state" and event.state is SessionState.READY:
-                send.send_nowait(event.session.name)
-
-        def watch(session: McpSession) -> None:
-            if id(session) not in watched:
-                watched[id(session)] = (session, session.subscribe(session_event))
-
-        def manager_event(event: ManagerEvent) -> None:
-            session, server = event.session, event.server
-            if session is None or server is None:
-                return
-            if event.kind in ("server.added", "server.restarted"):
-                watch(session)
-                if session.state is SessionState.READY and self._sources.get(server) is not session:
-                    send.send_nowait(server)
-            elif event.kind in ("server.draining", "server.removed"):
-                _, unsubscribe = watched.pop(id(session), (session, _nothing))
-                unsubscribe()
-                if self._sources.get(server) is session:
-                    send.send_nowait(server)
-
-        for running in sessions.values():
-            watch(running)
-        stop = sessions.subscribe(manager_event)
-        try:
-            task_status.started()
-            async with receive:
-                async for server in receive:
-                    now = sessions.get(server)
-                    await self.refresh_server(
-                        server, now if now is not None and now.state is SessionState.READY else None
-                    )
-        finally:
-            stop()
-            for _, unsubscribe in watched.values():
-                unsubscribe()
-            send.close()
-
-
-def _nothing() -> None:
-    """An unsubscriber for a session that was never watched."""

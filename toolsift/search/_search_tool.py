@@ -39,7 +39,8 @@ import mcp.types as types
 from .._exceptions import InvalidArguments
 from .._names import SEARCH_TOOL_NAME
 from ..registry import Level, Permissions, ToolContext, ToolResult, ToolSpec, TurnScope
-from ._discovery import Discovery, unlock_denial
+from ..registry._internal import Unlocks
+from ._discovery import unlock_denial
 from ._documents import SearchDocument, cut, quoted
 from ._index import SearchHit, SearchIndex
 
@@ -106,39 +107,7 @@ class SearchToolsTool:
         self._spec = ToolSpec(
             name=SEARCH_TOOL_NAME,
             description=_DESCRIPTION,
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "query": {
-                        "type": "string",
-                        "minLength": 1,
-                        "description": "What the tool should do, in a few words, or an exact tool name",
-                    },
-                    "queries": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1},
-                        "minItems": 1,
-                        "maxItems": MAX_NEEDS,
-                        "description": "Several needs at once, one short query per step of the task; "
-                        "each is searched on its own",
-                    },
-                    "max": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": max_limit,
-                        "description": f"How many tools to return at most per query (default {default_max} "
-                        f"for one query, {min(NEED_MAX, default_max)} each for several)",
-                    },
-                    "server": {"type": "string", "description": "Only tools of this MCP server"},
-                    "unlock": {
-                        "type": "array",
-                        "items": {"type": "string", "minLength": 1},
-                        "maxItems": max_limit,
-                        "description": "Names of listed tools to add to your tools",
-                    },
-                },
-                "additionalProperties": False,
-            },
+            input_schema=_input_schema(default_max, max_limit),
             title="Search tools",
             annotations=types.ToolAnnotations(
                 title="Search tools",
@@ -195,14 +164,14 @@ class SearchToolsTool:
                 refused.append({"name": name, "reason": reason})
             elif self.index.registry.hidden_reason(canonical, scope) is not None:
                 wanted.append(canonical)
-        discovery = ctx.extension(Discovery)
+        discovery = ctx.discovery
         if discovery is not None and wanted:
             changed = discovery.unlock(wanted)
             now = [name for name in dict.fromkeys(wanted) if name in discovery.unlocked]
             if now:
                 payload["unlocked"] = now
             if changed.evicted:
-                payload["evicted"] = changed.evicted
+                payload["evicted"] = list(changed.evicted)
         if refused:
             payload["refused"] = refused
         payload["note"] = _note(needs, payload, wanted, discovery, more)
@@ -331,7 +300,7 @@ class SearchToolsTool:
         return entry
 
 
-def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discovery: Discovery | None, more: bool) -> str:
+def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discovery: Unlocks | None, more: bool) -> str:
     tools, skills = payload.get("tools"), payload.get("skills")
     if len(needs) == 1 and not tools and not skills:
         return f"Nothing matches {quoted(needs[0])}; try other words, fewer words, or an exact tool name."
@@ -363,4 +332,47 @@ def _note(needs: list[str], payload: dict[str, Any], wanted: list[str], discover
         )
     if more:
         parts.append("To add another listed tool, call search_tools with unlock: [its name].")
+    if any(not tool["callable"] for tool in tools or ()):
+        parts.append(
+            "A tool listed with callable: false is not allowed in this conversation's scope now, "
+            "for the reason given: you cannot unlock or call it. Only the user can change that (by /use of a skill "
+            "its granted_by names); say so rather than trying other names for it."
+        )
     return " ".join(parts)
+
+
+def _input_schema(default_max: int, max_limit: int) -> dict[str, Any]:
+    """The arguments ``search_tools`` takes, with the limits this instance was built with."""
+    return {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "minLength": 1,
+                "description": "What the tool should do, in a few words, or an exact tool name",
+            },
+            "queries": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                "maxItems": MAX_NEEDS,
+                "description": "Several needs at once, one short query per step of the task; "
+                "each is searched on its own",
+            },
+            "max": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": max_limit,
+                "description": f"How many tools to return at most per query (default {default_max} "
+                f"for one query, {min(NEED_MAX, default_max)} each for several)",
+            },
+            "server": {"type": "string", "description": "Only tools of this MCP server"},
+            "unlock": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": max_limit,
+                "description": "Names of listed tools to add to your tools",
+            },
+        },
+        "additionalProperties": False,
+    }

@@ -7,8 +7,9 @@ from typing import final
 
 from ..skills import Skill, SkillSet, SkillsLoader
 from ..skills._internal import SkillProblem
-from ._mcp_skills import McpServedSkill, ServedSkills
+from ._mcp_skills import McpServedSkill
 from ._prompt_skills import McpPromptSkill, PromptSession, prompt_skills
+from ._served_skills import ServedSkills
 
 __all__ = ["AnySkill", "SkillCatalog"]
 

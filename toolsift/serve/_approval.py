@@ -32,33 +32,31 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import secrets
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.request_state import RequestStateSecurity
 from mcp_types.version import is_version_at_least
 
-from .._exceptions import ConfigError
-from ..registry import ApprovalRequest
+from ..registry import ApprovalRequest, Approver
+from ._outcome import InputRequired
+from ._state_key import STATE_SECONDS
 
 if TYPE_CHECKING:
     from ._used_approvals import UsedApprovals
 
-__all__ = ["APPROVAL_INPUT", "ENV_STATE_KEY", "Asking", "ClientApprover", "request_state_security"]
+__all__ = ["APPROVAL_INPUT", "ClientApprover"]
 
 logger = logging.getLogger("toolsift.serve")
 
 # The key of the question in InputRequiredResult.input_requests, and of its answer in input_responses.
 APPROVAL_INPUT: Final = "toolsift.approval"
-#: The secret that seals ``requestState``: the same on every worker and replica that may get a retry.
-ENV_STATE_KEY: Final = "TOOLSIFT_REQUEST_STATE_KEY"
 _INPUT_REQUIRED_SINCE = "2026-07-28"
-_STATE_SECONDS = 600.0
+# What the pipeline (and the audit) sees of a call whose approval question went to the client.
+_WAITING = "waiting for the client's answer (input required)"
 # One message stays under the SDK client's 1 MiB SSE event limit: 4 bytes per character at worst in UTF-8.
 _PAGE_CHARS = 200_000
 _SCHEMA: types.ElicitRequestedSchema = {
@@ -66,25 +64,6 @@ _SCHEMA: types.ElicitRequestedSchema = {
     "properties": {"approve": {"type": "boolean", "title": "Approve", "description": "Run this tool call"}},
     "required": ["approve"],
 }
-
-
-def request_state_security(environ: Mapping[str, str] | None = None) -> RequestStateSecurity:
-    """How ``requestState`` is sealed: under ``$TOOLSIFT_REQUEST_STATE_KEY``, else a key of this process only.
-
-    Raises:
-        ConfigError: When the variable is set but shorter than 32 bytes.
-    """
-    key = (os.environ if environ is None else environ).get(ENV_STATE_KEY)
-    if not key:
-        return RequestStateSecurity.ephemeral(ttl=_STATE_SECONDS)
-    try:
-        return RequestStateSecurity(keys=[key], ttl=_STATE_SECONDS)
-    except ValueError as exc:
-        raise ConfigError(
-            f"${ENV_STATE_KEY} must hold at least 32 bytes of secret randomness (for example "
-            f"the output of 'python -c \"import secrets; print(secrets.token_hex(32))\"'): {exc}",
-            field=ENV_STATE_KEY,
-        ) from None
 
 
 def _pages(text: str) -> list[str]:
@@ -113,18 +92,6 @@ def _accepted(answer: types.ElicitResult) -> bool:
     return answer.action == "accept" and (answer.content or {}).get("approve") is True
 
 
-@dataclass(eq=False)
-class Asking:
-    """The request being served, and the question left for the client to answer on its retry.
-
-    The server puts it in the call record's extensions; the approver finds it on the approval request.
-    """
-
-    ctx: ServerRequestContext[Any]
-    params: types.CallToolRequestParams
-    pending: types.InputRequiredResult | None = None
-
-
 class ClientApprover:
     """The approver of served calls: asks the MCP client of the request being served.
 
@@ -138,11 +105,17 @@ class ClientApprover:
         self._mask = mask
         self.used = used
 
+    def for_request(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> Approver:
+        """The approver of one served call: it asks the client that made the request."""
+        return partial(self._approve, ctx, params)
+
     async def __call__(self, request: ApprovalRequest) -> bool:
-        asking = request.extension(Asking)
-        if asking is None:
-            raise RuntimeError("the call did not come from an MCP client, so there is no one to ask")
-        ctx = asking.ctx
+        """A call that did not come with its served request (see :meth:`for_request`): no one to ask."""
+        raise RuntimeError("the call did not come from an MCP client, so there is no one to ask")
+
+    async def _approve(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, request: ApprovalRequest
+    ) -> bool | InputRequired:
         capabilities = ctx.session.client_capabilities
         elicitation = capabilities.elicitation if capabilities is not None else None
         # A bare `elicitation: {}` (from before elicitation had modes) means form support.
@@ -160,10 +133,10 @@ class ClientApprover:
         if self.used.unkept is not None:
             raise RuntimeError(self.used.unkept)
         question = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        page = await self._answered_page(asking.params, question, len(pages))
+        page = await self._answered_page(params, question, len(pages))
         if page is None:
-            self._ask(asking, pages, 1, question)
-        answer = (asking.params.input_responses or {}).get(APPROVAL_INPUT)
+            return self._ask(pages, 1, question)
+        answer = (params.input_responses or {}).get(APPROVAL_INPUT)
         if not isinstance(answer, types.ElicitResult):
             raise RuntimeError(
                 f"the client answered {APPROVAL_INPUT!r} with a {type(answer).__name__}, not an elicitation result"
@@ -171,20 +144,20 @@ class ClientApprover:
         if not _accepted(answer):
             return False
         if page < len(pages):
-            self._ask(asking, pages, page + 1, question)
+            return self._ask(pages, page + 1, question)
         return True
 
     @staticmethod
-    def _ask(asking: Asking, pages: list[str], page: int, question: str) -> NoReturn:
-        """Leave page ``page`` of the question for the client, with the state its answer must come back with."""
+    def _ask(pages: list[str], page: int, question: str) -> InputRequired:
+        """Page ``page`` of the question for the client, with the state its answer must come back with."""
         state = json.dumps(
             {"ask": APPROVAL_INPUT, "question": question, "page": page, "nonce": secrets.token_urlsafe(16)}
         )
         params = types.ElicitRequestFormParams(message=_message(pages, page), requested_schema=_SCHEMA)
-        asking.pending = types.InputRequiredResult(
+        request = types.InputRequiredResult(
             input_requests={APPROVAL_INPUT: types.ElicitRequest(params=params)}, request_state=state
         )
-        raise RuntimeError("waiting for the client's answer (input required)")
+        return InputRequired.asking(request, _WAITING, is_error=True)
 
     async def _answered_page(self, params: types.CallToolRequestParams, question: str, pages: int) -> int | None:
         """The page of this question that the retry answers, or None when it answers no question asked here.
@@ -208,7 +181,7 @@ class ClientApprover:
         ):
             logger.warning("an approval answer for another question was ignored; asking again")
             return None
-        if not await self.used.first_use(str(nonce), seconds=_STATE_SECONDS):
+        if not await self.used.first_use(str(nonce), seconds=STATE_SECONDS):
             logger.warning("an approval answer was sent again; asking again")
             return None
         return page

@@ -37,8 +37,8 @@ from .._globs import compile_patterns
 from .._names import SEARCH_TOOL_NAME, SERVED_BUILTIN_NAMESPACE, split_name
 from ..pipeline import Pipeline
 from ..pipeline._internal import refuse
-from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
-from ..registry._internal import ProgressCallback, check_permissions
+from ..registry import Approver, CallRecord, Permissions, ToolRegistry, ToolResult, TurnScope
+from ..registry._internal import Forward, ProgressCallback, Unlocks, check_permissions
 from ..skills import Skill
 from ._skills import SKILL_NAMESPACE
 
@@ -266,31 +266,34 @@ class ServedTools:
         canonical = source.canonical(name)
         return (source, canonical) if canonical is not None else None
 
-    async def call(
+    def record(
         self,
         name: str,
         arguments: Mapping[str, Any] | None,
+        routed: tuple[ToolSource, str] | None,
         *,
         progress: ProgressCallback | None = None,
-        routed: tuple[ToolSource, str] | None,
-        extensions: tuple[object, ...] = (),
-    ) -> ToolResult:
-        """Run one call of served tool ``name`` through its source's pipeline, as :meth:`route` routed it.
+        discovery: Unlocks | None = None,
+        approver: Approver | None = None,
+        forward: Forward | None = None,
+    ) -> tuple[Pipeline, CallRecord] | ToolResult:
+        """The call of served tool ``name`` as :meth:`route` routed it, and the pipeline of its source to run it.
 
         The caller routes once (and may act on the route: start a lazy server, relay its requests); an
-        unknown name (``routed`` None) gives an error result. ``extensions`` travel with the call record
-        to the tool (see ``CallRecord.extensions``). Never raises but for cancellation, which reaches the tool.
+        unknown name (``routed`` None) gives its error result instead. ``discovery``, ``approver`` and
+        ``forward`` go into the call record (see :class:`CallRecord`).
         """
         if routed is None:
             return refuse("router", self._unknown(name))
         source, canonical = routed
-        return await source.pipeline.handle(
-            CallRecord(
-                canonical,
-                arguments if arguments is not None else {},
-                source.scope,
-                timeout=self._timeout,
-                progress=progress,
-                extensions=extensions,
-            )
+        record = CallRecord(
+            canonical,
+            arguments if arguments is not None else {},
+            source.scope,
+            timeout=self._timeout,
+            progress=progress,
+            discovery=discovery,
+            approver=approver,
+            forward=forward,
         )
+        return source.pipeline, record

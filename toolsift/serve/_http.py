@@ -34,13 +34,13 @@ from .._exceptions import ConfigError
 from .._net import is_loopback
 from ..config import ProjectTrust, TrustedLaunches
 from ..config._internal import ServeSettings
-from ._approval import ENV_STATE_KEY
 from ._endpoints import SEGMENTS, EndpointKey, ScopedEndpoint
 from ._guard import HttpGuard
 from ._health import HEALTH_PATH, READY_PATH, health_routes
 from ._load import load_serve_config
 from ._replicas import SharedSessionManager
 from ._server import ToolsiftServer
+from ._state_key import ENV_STATE_KEY
 from ._used_approvals import workers_folder
 
 __all__ = ["ENV_CONFIG", "ENV_SETTINGS", "app_from_environment", "create_http_app", "run_http_workers", "serve_http"]
@@ -86,28 +86,7 @@ def create_http_app(server: ToolsiftServer) -> Starlette:
     """
     settings = server.settings
     check_binding(settings)
-    # HttpGuard checks Origin and Host with toolsift's settings and messages.
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    manager: StreamableHTTPSessionManager | SharedSessionManager
-    if server.shared is not None:
-        manager = SharedSessionManager(
-            server.sdk,
-            server.shared,
-            repeatable=server.repeatable,
-            json_response=settings.json_response,
-            security_settings=security,
-            max_request_body_size=settings.max_request_bytes,
-        )
-        endpoint: ASGIApp = manager
-    else:
-        manager = StreamableHTTPSessionManager(
-            app=server.sdk,
-            json_response=settings.json_response,
-            stateless=settings.stateless,
-            security_settings=security,
-            max_request_body_size=settings.max_request_bytes,
-        )
-        endpoint = StreamableHTTPASGIApp(manager)
+    manager, endpoint = _session_manager(server)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -139,6 +118,31 @@ def create_http_app(server: ToolsiftServer) -> Starlette:
         *health_routes(server),
     ]
     return Starlette(routes=routes, middleware=[guard], lifespan=lifespan)
+
+
+def _session_manager(server: ToolsiftServer) -> tuple[StreamableHTTPSessionManager | SharedSessionManager, ASGIApp]:
+    """Who keeps the sessions (Redis, shared by replicas; or this process), and the MCP endpoint it serves."""
+    settings = server.settings
+    # HttpGuard checks Origin and Host with toolsift's settings and messages.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    if server.shared is not None:
+        shared = SharedSessionManager(
+            server.sdk,
+            server.shared,
+            repeatable=server.repeatable,
+            json_response=settings.json_response,
+            security_settings=security,
+            max_request_body_size=settings.max_request_bytes,
+        )
+        return shared, shared
+    manager = StreamableHTTPSessionManager(
+        app=server.sdk,
+        json_response=settings.json_response,
+        stateless=settings.stateless,
+        security_settings=security,
+        max_request_body_size=settings.max_request_bytes,
+    )
+    return manager, StreamableHTTPASGIApp(manager)
 
 
 def _url(settings: ServeSettings, sock: socket.socket) -> str:

@@ -16,17 +16,21 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, final
 
 import mcp.types as types
-from mcp import MCPError
+from mcp import Client, MCPError
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._exceptions import ServerDraining, ServerUnavailable
 from ..mcp_sessions import McpSession
-from ._passthrough import answers_mid_call, input_exchange
+from ._exchange import request_as_client
 from ._relay import ClientRelay
 
 __all__ = ["GatewayProxy"]
@@ -34,6 +38,24 @@ __all__ = ["GatewayProxy"]
 logger = logging.getLogger("toolsift.serve")
 
 RESOURCE_NOT_FOUND = -32002
+
+
+@contextmanager
+def _legacy_method(client: Client, method: str) -> Iterator[None]:
+    """Call a method the SDK deprecates for 2026-07-28, and say so when the connection speaks it.
+
+    Raises:
+        MCPError: The connection speaks 2026-07-28, where the method is gone (connect with ``protocol: legacy``).
+    """
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        raise MCPError(
+            types.METHOD_NOT_FOUND,
+            f"{method} does not exist in protocol {client.protocol_version}; "
+            "connect to this server with 'protocol: legacy' to use it",
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        yield
 
 
 @lru_cache(maxsize=1024)
@@ -125,14 +147,24 @@ class GatewayProxy:
         params: types.GetPromptRequestParams,
     ) -> types.GetPromptResult | types.InputRequiredResult:
         session, prompt = self._prompt(params.name)
-        exchange = input_exchange(ctx, params)
+        named = types.GetPromptRequestParams(
+            name=prompt.name,
+            arguments=params.arguments,
+            input_responses=params.input_responses,
+            request_state=params.request_state,
+        )
         try:
-            result = await session.get_prompt(
-                prompt.name, params.arguments, exchange=exchange, mid_call=answers_mid_call(ctx)
+            return await request_as_client(
+                session,
+                ctx,
+                "prompts/get",
+                named,
+                lambda client: client.get_prompt(prompt.name, params.arguments),
+                types.GetPromptResult,
+                types.GetPromptResult(messages=[]),
             )
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
-        return exchange.pending if exchange is not None and exchange.pending is not None else result
 
     # -- resources ---------------------------------------------------------------------------
 
@@ -183,14 +215,21 @@ class GatewayProxy:
         ctx: ServerRequestContext[Any],
         params: types.ReadResourceRequestParams,
     ) -> types.ReadResourceResult | types.InputRequiredResult:
-        exchange = input_exchange(ctx, params)
+        uri = str(params.uri)
         try:
-            result = await self.owner(str(params.uri)).read_resource(
-                str(params.uri), exchange=exchange, mid_call=answers_mid_call(ctx)
+            return await request_as_client(
+                self.owner(uri),
+                ctx,
+                "resources/read",
+                types.ReadResourceRequestParams(
+                    uri=uri, input_responses=params.input_responses, request_state=params.request_state
+                ),
+                lambda client: client.read_resource(uri),
+                types.ReadResourceResult,
+                types.ReadResourceResult(contents=[]),
             )
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
-        return exchange.pending if exchange is not None and exchange.pending is not None else result
 
     async def subscribe(
         self,
@@ -199,7 +238,9 @@ class GatewayProxy:
     ) -> types.EmptyResult:
         uri = str(params.uri)
         try:
-            await self.owner(uri).subscribe_resource(uri)
+            client = await self.owner(uri).client("handshake")
+            with _legacy_method(client, "resources/subscribe"):
+                await client.subscribe_resource(uri)
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
         self._relay.subscribe(ctx, uri)
@@ -213,7 +254,9 @@ class GatewayProxy:
         uri = str(params.uri)
         if self._relay.unsubscribe(ctx, uri):
             try:
-                await self.owner(uri).unsubscribe_resource(uri)
+                client = await self.owner(uri).client("handshake")
+                with _legacy_method(client, "resources/unsubscribe"):
+                    await client.unsubscribe_resource(uri)
             except (ServerUnavailable, ServerDraining) as exc:
                 raise _unavailable(exc) from exc
         return types.EmptyResult()
@@ -233,7 +276,8 @@ class GatewayProxy:
             session = self.owner(ref.uri)
         context = params.context.arguments if params.context is not None else None
         try:
-            return await session.complete(ref, {"name": params.argument.name, "value": params.argument.value}, context)
+            client = await session.client()
+            return await client.complete(ref, {"name": params.argument.name, "value": params.argument.value}, context)
         except (ServerUnavailable, ServerDraining) as exc:
             raise _unavailable(exc) from exc
 
@@ -245,7 +289,11 @@ class GatewayProxy:
         self._relay.listen(ctx, params.level)
         for session in self._proxied():
             try:
-                await session.set_logging_level(params.level)
+                # 2026-07-28 has no such request: log messages are asked for per request (ClientCallbacks.log_level).
+                client = await session.client("handshake")
+                if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                    with _legacy_method(client, "logging/setLevel"):
+                        await client.set_logging_level(params.level)
             except (MCPError, ServerUnavailable, ServerDraining) as exc:
                 logger.info("MCP server %r did not take log level %r: %s", session.name, params.level, exc)
         return types.EmptyResult()

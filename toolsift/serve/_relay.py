@@ -22,8 +22,8 @@ answers it through the client's callbacks inside the task that made the call,
 with nothing in the callback's arguments that names the call. The task is the
 only thing that tells, so the relay keeps the call it serves in a context
 variable, the one piece of per-call state that does not travel in the call
-record (``CallRecord.extensions``): the record reaches the tool, but the SDK
-sits between the tool and this callback.
+record: the record reaches the tool, but the SDK sits between the tool and
+this callback.
 """
 
 from __future__ import annotations

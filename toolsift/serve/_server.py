@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from types import TracebackType
 from typing import Any, Literal, Self, final
@@ -24,9 +24,8 @@ from weakref import WeakKeyDictionary
 import anyio
 import mcp.types as types
 from mcp import MCPError
-from mcp.server import NotificationOptions, Server, ServerRequestContext
-from mcp.server.models import InitializationOptions
-from mcp.server.request_state import RequestStateBoundary
+from mcp.server import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning
@@ -40,14 +39,14 @@ from .._names import SEARCH_TOOL_NAME, split_name
 from ..builtins import CommandPolicy
 from ..config import ToolsiftConfig, TrustedLaunches
 from ..config._internal import AgentConfig, ServeSettings
-from ..mcp_sessions._internal import VerbatimResults, guard_result, present_result, server_instructions
+from ..mcp_sessions._internal import guard_result, present_result, server_instructions
 from ..mcp_sessions.reload import McpServerManager
 from ..pipeline import AuditTrail, Middleware, PermissionFilter, Pipeline, ResultGuard, SecurityGuard
 from ..pipeline._internal import profile_scope
 from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, ToolSpec, TurnScope
 from ..search import Discovery, SearchIndex
 from ..skills import Skill, SkillsReloaded
-from ._approval import ENV_STATE_KEY, Asking, ClientApprover, request_state_security
+from ._approval import ClientApprover
 from ._cache_hints import CacheHints
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._endpoints import Endpoint, EndpointKey, EndpointNotFound, Endpoints, LegacyClient
@@ -62,14 +61,17 @@ from ._meta import (
     with_reach,
 )
 from ._notify import ToolListAnnouncer
-from ._passthrough import era_extensions, input_exchange
+from ._outcome import CapabilityMissing, ClaimedResult, HandedTask, InputRequired
 from ._proxy import GatewayProxy
 from ._relay import ClientRelay, client_of
 from ._replicas import SharedState
+from ._sdk_server import SdkServer
 from ._skill_extension import SkillPublisher
 from ._skills import SKILL_NAMESPACE, skill_tools
+from ._state_key import ENV_STATE_KEY, request_state_security
 from ._stdio import AnsweringReadStream
-from ._tasks import TaskRoutes, handed_task
+from ._tasks import TaskRoutes
+from ._upstream import ClientForward
 from ._used_approvals import used_approvals
 
 __all__ = ["ToolsiftServer"]
@@ -81,68 +83,6 @@ INSTRUCTIONS = (
     "skills (skill__<name>: call one to get its instructions and the tools it works with) and, as a "
     "gateway, tools of other MCP servers (<server>__<tool>)."
 )
-
-
-class _SdkServer(Server[Any]):
-    """The SDK server, advertising ``tools.listChanged`` to handshake-era clients too.
-
-    ``streamable_http_app`` and ``InMemoryTransport`` call
-    ``create_initialization_options()`` without arguments, so the default has
-    to change here rather than at each call site. Its instructions are read
-    at each handshake from ``instructions_of``, so a gateway's reflect the
-    upstream servers connected then; so are the upstream extensions it passes
-    through (``passed_through``), advertised beside its own ``extensions``, and
-    the upstream servers' tasks offered to handshake-era clients (``core_tasks``).
-    """
-
-    def __init__(
-        self,
-        *args: Any,
-        instructions_of: Callable[[], str],
-        passed_through: Callable[[], dict[str, dict[str, Any]]] = dict,
-        core_tasks: Callable[[], types.ServerTasksCapability | None],
-        **kwargs: Any,
-    ) -> None:
-        self._instructions_of = instructions_of
-        self._passed_through = passed_through
-        self._core_tasks = core_tasks
-        super().__init__(*args, **kwargs)
-
-    def get_capabilities(
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
-        *,
-        protocol_version: str | None = None,
-    ) -> types.ServerCapabilities:
-        own = extensions if extensions is not None else self.extensions
-        capabilities = super().get_capabilities(
-            notification_options,
-            experimental_capabilities,
-            {**self._passed_through(), **own},
-            protocol_version=protocol_version,
-        )
-        tasks = self._core_tasks() if protocol_version not in MODERN_PROTOCOL_VERSIONS else None
-        return capabilities.model_copy(update={"tasks": tasks}) if tasks is not None else capabilities
-
-    @property
-    def instructions(self) -> str:
-        return self._instructions_of()
-
-    @instructions.setter
-    def instructions(self, value: str | None) -> None:
-        """``Server.__init__`` sets it; the text comes from ``instructions_of``."""
-
-    def create_initialization_options(
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
-    ) -> InitializationOptions:
-        return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
-        )
 
 
 def _fence(result: ToolResult, tool: str) -> ToolResult:
@@ -157,6 +97,41 @@ def _turn(skill: Skill) -> TurnScope:
 def _stateless(ctx: ServerRequestContext[Any]) -> bool:
     """Whether the request is of MCP 2026-07-28 or later: what it sees may not depend on earlier requests."""
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def _check_settings(config: ToolsiftConfig, settings: ServeSettings) -> None:
+    """Refuse what the settings ask and the config cannot give.
+
+    Raises:
+        ConfigError: ``profiles`` names an agent the config lacks, or gateway mode meets a server
+            named ``builtin`` or ``skill``.
+    """
+    unknown = sorted(set(settings.profiles) - set(config.agents))
+    if unknown:
+        raise ConfigError(
+            f"serve.profiles names no configured agent: {', '.join(map(repr, unknown))}; "
+            f"the agents are {', '.join(map(repr, sorted(config.agents))) or 'none'}",
+            path=config.path,
+            field="serve.profiles",
+        )
+    clash = sorted(RESERVED_NAMESPACES & {server.namespace for server in config.servers.values()})
+    if settings.gateway is not False and clash:
+        raise ConfigError(
+            f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
+            "those namespaces are toolsift's own; rename them or set toolPrefix",
+            path=config.path,
+            field="serve.gateway",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Served:
+    """A served call made ready for its client's era: what to run, and what to make of its result after."""
+
+    params: types.CallToolRequestParams
+    routed: tuple[ToolSource, str] | None
+    discovery: Discovery | None
+    finish: Callable[[ToolResult], Awaitable[ToolResult]]
 
 
 @final
@@ -214,30 +189,11 @@ class ToolsiftServer:
         self.config = config
         self.settings = settings = settings if settings is not None else ServeSettings()
         self.profile: AgentConfig = config.agent(settings.profile)
-        unknown = sorted(set(settings.profiles) - set(config.agents))
-        if unknown:
-            raise ConfigError(
-                f"serve.profiles names no configured agent: {', '.join(map(repr, unknown))}; "
-                f"the agents are {', '.join(map(repr, sorted(config.agents))) or 'none'}",
-                path=config.path,
-                field="serve.profiles",
-            )
+        _check_settings(config, settings)
         gateway = settings.gateway is not False
-        if gateway:
-            clash = sorted(RESERVED_NAMESPACES & {server.namespace for server in config.servers.values()})
-            if clash:
-                raise ConfigError(
-                    f"gateway mode cannot serve MCP servers named {', '.join(map(repr, clash))}: "
-                    "those namespaces are toolsift's own; rename them or set toolPrefix",
-                    path=config.path,
-                    field="serve.gateway",
-                )
         self.relay = ClientRelay()
-        # Replicas may die mid-call: each call's start is audited (and in Redis) before it runs.
-        # Rules match every name a tool is known by; served unprefixed, an MCP tool is known by its own name too.
-        # Whatever upstream servers ask during a call goes to the client that made the call.
-        # search_tools reaches internal servers' tools; each client's unlocks are its own. A gateway
-        # narrowed by a skill or patterns has chosen its tools already.
+        # Upstream servers' requests go to the calling client (the relay); search_tools reaches internal servers'
+        # tools unless a skill or patterns chose them; replicas audit each start before the call runs.
         self.parts = Assembly(
             config,
             user_skills_dir=user_skills_dir,
@@ -273,8 +229,7 @@ class ToolsiftServer:
         )
         main = self.endpoints.get(EndpointKey())
         self.tools, self._permissions = main.tools, main.permissions
-        bus = InMemorySubscriptionBus()
-        self._listen = ListenHandler(bus)
+        self._listen = ListenHandler(bus := InMemorySubscriptionBus())
         self.announcer = ToolListAnnouncer(bus, self._signature)
         self.proxy: GatewayProxy | None = None
         self.upstream_lists = UpstreamListAnnouncer(
@@ -288,24 +243,7 @@ class ToolsiftServer:
         security = request_state_security()
         # Tasks of upstream servers: their ids are sealed with the same key, so any replica routes them.
         self.tasks = TaskRoutes(security.codec, self.sessions, self._task_result) if self.sessions is not None else None
-        self.sdk = self._sdk_server()
-        if self.tasks is not None:
-            self.tasks.register(self.sdk)
-        if settings.skills:  # beside skill__<name>, for clients of the MCP Skills extension
-            SkillPublisher(self._served_skills, self.parts.skill_files).install(self.sdk)
-        # requestState is sealed and bound to its call: an approval answer counts only for the question asked.
-        self.sdk.middleware.append(RequestStateBoundary(security, default_audience="toolsift"))
-        self.sdk.middleware.append(CacheHints(guarded=settings.token is not None))
-        asks = bool(self._permissions.ask or self._permissions.ask_destructive)
-        if self.shared is not None and asks and not os.environ.get(ENV_STATE_KEY):
-            logger.warning(
-                "serve.shared: set $%s to one secret on every replica, or a 2026-07-28 client's "
-                "answer to an approval is accepted only by the replica that asked",
-                ENV_STATE_KEY,
-            )
-        if asks and used.unkept is not None:
-            logger.warning("%s", used.unkept)
-        self.sdk.middleware.append(self.announcer.track)
+        self.sdk = self._sdk_server(security)
         self._stack: AsyncExitStack | None = None
         self._entered = False
 
@@ -314,7 +252,29 @@ class ToolsiftServer:
 
     # -- what is served ------------------------------------------------------------------------
 
-    def _sdk_server(self) -> _SdkServer:
+    def _sdk_server(self, security: RequestStateSecurity) -> SdkServer:
+        """The SDK server, with the handlers, extensions and middleware of what is served."""
+        sdk = self._bare_sdk_server()
+        if self.tasks is not None:
+            self.tasks.register(sdk)
+        if self.settings.skills:  # beside skill__<name>, for clients of the MCP Skills extension
+            SkillPublisher(self._served_skills, self.parts.skill_files).install(sdk)
+        # requestState is sealed and bound to its call: an approval answer counts only for the question asked.
+        sdk.middleware.append(RequestStateBoundary(security, default_audience="toolsift"))
+        sdk.middleware.append(CacheHints(guarded=self.settings.token is not None))
+        asks = bool(self._permissions.ask or self._permissions.ask_destructive)
+        if self.shared is not None and asks and not os.environ.get(ENV_STATE_KEY):
+            logger.warning(
+                "serve.shared: set $%s to one secret on every replica, or a 2026-07-28 client's "
+                "answer to an approval is accepted only by the replica that asked",
+                ENV_STATE_KEY,
+            )
+        if asks and self.approver.used.unkept is not None:
+            logger.warning("%s", self.approver.used.unkept)
+        sdk.middleware.append(self.announcer.track)
+        return sdk
+
+    def _bare_sdk_server(self) -> SdkServer:
         handlers: dict[str, Any] = {}
         if self.sessions is not None:
             self.proxy = proxy = GatewayProxy(
@@ -333,7 +293,7 @@ class ToolsiftServer:
             )
         with warnings.catch_warnings():  # the SDK deprecates serving the handshake era's subscribe and logging
             warnings.simplefilter("ignore", MCPDeprecationWarning)
-            return _SdkServer(
+            return SdkServer(
                 "toolsift",
                 version=__version__,
                 instructions_of=self._instructions,
@@ -571,20 +531,40 @@ class ToolsiftServer:
         ctx: ServerRequestContext[Any],
         params: types.CallToolRequestParams,
     ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
+        """One ``tools/call``: made ready as the client's era has it, run (:meth:`_run`), then finished."""
         try:
             endpoint = self._endpoint(ctx)
         except EndpointNotFound as exc:
             return ToolResult.error(str(exc)).to_mcp()
-        if _stateless(ctx):
-            return await self._call_stateless(ctx, params, endpoint)
-        client = await self._synced_client(ctx, endpoint)
-        discovery = client.discovery
-        scope = endpoint.client_scope(client, self._served_skills())
-        routed = await self._route(params.name, scope, endpoint.tools)
-        unlocked = discovery.unlocked if discovery is not None else frozenset()
-        result = await self._run(ctx, params, routed, endpoint.tools, discovery)
+        ready = self._stateless_call if _stateless(ctx) else self._legacy_call
+        served = await ready(ctx, params, endpoint)
+        if isinstance(served, ToolResult):
+            return served.to_mcp()
+        result = await self._run(ctx, served.params, served.routed, endpoint.tools, served.discovery)
         if not isinstance(result, ToolResult):
             return result
+        return (await served.finish(result)).to_mcp()
+
+    async def _legacy_call(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, endpoint: Endpoint
+    ) -> _Served:
+        """A handshake-era call: what its search unlocks and the skills it calls join this client's list."""
+        client = await self._synced_client(ctx, endpoint)
+        discovery = client.discovery
+        routed = await self._route(params.name, endpoint.client_scope(client, self._served_skills()), endpoint.tools)
+        unlocked = discovery.unlocked if discovery is not None else frozenset()
+        return _Served(params, routed, discovery, partial(self._legacy_finish, ctx, endpoint, client, routed, unlocked))
+
+    async def _legacy_finish(
+        self,
+        ctx: ServerRequestContext[Any],
+        endpoint: Endpoint,
+        client: LegacyClient,
+        routed: tuple[ToolSource, str] | None,
+        unlocked: frozenset[str],
+        result: ToolResult,
+    ) -> ToolResult:
+        discovery = client.discovery
         changed = discovery is not None and discovery.unlocked != unlocked
         if changed and discovery is not None:
             session_id = self._session_id(ctx)
@@ -602,37 +582,43 @@ class ToolsiftServer:
         if changed:
             # What this client may see changed; other clients' lists are as they were.
             await ctx.session.send_tool_list_changed()
-        return result.to_mcp()
+        return result
 
-    async def _call_stateless(
+    async def _stateless_call(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, endpoint: Endpoint
-    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
+    ) -> _Served | ToolResult:
         """A 2026-07-28 call: nothing it does changes what the client lists; found tools run through ``call_tool``."""
         scope = endpoint.scope()
         if params.name == META_TOOL_NAME and self._offers_meta(endpoint):
             call = parse_meta_call(params.arguments)
             if isinstance(call, str):
-                return ToolResult.error(call).to_mcp()
+                return ToolResult.error(call)
             widened = await self._meta_scope(endpoint, call)
             if isinstance(widened, str):
-                return ToolResult.error(widened).to_mcp()
+                return ToolResult.error(widened)
             scope = widened
             # Approval, audit and relaying see the call of the tool itself.
             params = params.model_copy(update={"name": call.name, "arguments": call.arguments})
         routed = await self._route(params.name, scope, endpoint.tools)
-        result = await self._run(ctx, params, routed, endpoint.tools, None)
-        if not isinstance(result, ToolResult):
-            return result
+        return _Served(params, routed, None, partial(self._stateless_finish, ctx, endpoint, routed))
+
+    async def _stateless_finish(
+        self,
+        ctx: ServerRequestContext[Any],
+        endpoint: Endpoint,
+        routed: tuple[ToolSource, str] | None,
+        result: ToolResult,
+    ) -> ToolResult:
         if routed is not None and routed[0].kind == "gateway" and routed[1] == SEARCH_TOOL_NAME:
-            result = found_for_meta(
+            return found_for_meta(
                 result, listed=endpoint.tools.served_names(endpoint.scope()), schema_of=self._input_schema
             )
-        elif (skill := self._skill_answered(routed, result)) is not None:
+        if (skill := self._skill_answered(routed, result)) is not None:
             listed = endpoint.tools.served_names(endpoint.scope())
             beyond = any(name not in listed for name in endpoint.skill_reach(skill)[1])
             run_with = skill.name if beyond and self._offers_meta(endpoint) else None
             result = with_reach(result, run_with=run_with, endpoint=self._skill_path(ctx, skill), listed_from_now=False)
-        return result.to_mcp()
+        return result
 
     async def _meta_scope(self, endpoint: Endpoint, call: MetaCall) -> TurnScope | str | None:
         """The gateway scope a ``call_tool`` runs in, or why the call cannot be made.
@@ -678,51 +664,52 @@ class ToolsiftServer:
         tools: ServedTools,
         discovery: Discovery | None,
     ) -> ToolResult | types.InputRequiredResult | dict[str, Any]:
-        """One served call as routed, or the question (the approval's, the upstream server's) to put to the client.
+        """One served call as routed: its result, or what only the client can act on (see :meth:`_answer`).
 
-        Or, for a 2026-07-28 client, the upstream server's result of an extension's shape (a task), passed on;
-        a refusal for a capability the client did not declare is raised as the server's error.
+        The call's approver asks the client of this request; an upstream tool is called as that client would.
         """
         server = self._gateway_server(routed)
-        # What the call's tools need of this request: who approves, whose search it is, who reads the result.
-        asking = Asking(ctx, params)
-        exchange = input_exchange(ctx, params) if server is not None else None
-        task = handed_task(ctx, params) if server is not None and self.tasks is not None else None
-        extensions: tuple[object, ...] = (
-            asking,
-            *((discovery,) if discovery is not None else ()),
-            *((VerbatimResults(),) if server is not None and not self.settings.fence_gateway_results else ()),
-            *((exchange,) if exchange is not None else ()),
-            *((task,) if task is not None else ()),
-            *(era_extensions(ctx) if server is not None else ()),
+        forward = (
+            ClientForward(ctx, params, fence=self.settings.fence_gateway_results, tasks=self.tasks is not None)
+            if server is not None
+            else None
         )
+        approver = self.approver.for_request(ctx, params)
         with self.relay.calling(server, ctx) if server is not None else nullcontext():
             try:
-                result = await tools.call(
+                call = tools.record(
                     params.name,
                     params.arguments,
+                    routed,
                     progress=ctx.session.report_progress,
-                    routed=routed,
-                    extensions=extensions,
+                    discovery=discovery,
+                    approver=approver,
+                    forward=forward,
                 )
+                result = call if isinstance(call, ToolResult) else await call[0].handle(call[1])
             except Exception:
                 # The pipeline answers every failure with a result; this is the last line, not the plan.
                 logger.exception("serving a call of %r failed", params.name)
                 result = ToolResult.error(f"Tool {params.name!r} failed with an internal error; see the server log")
-        if asking.pending is not None:  # an approval to ask for: the client calls again with the answer
-            return asking.pending
-        if exchange is not None and exchange.pending is not None:  # the upstream server asks the client
-            return exchange.pending
-        if exchange is not None and exchange.refused is not None:  # only the client can declare what is missing
-            raise exchange.refused
-        claimed = exchange.claimed if exchange is not None else None
-        created = task.created if task is not None else None
-        spec = self._gateway_spec(routed)
-        if (claimed or created) is not None and server is not None and spec is not None and self.tasks is not None:
-            tool = spec.remote_name or params.name
-            if created is not None:  # a handshake-era client's task, which it follows itself
-                return self.tasks.handed(ctx, server, created, tool=tool, called=params.name)
-            return self.tasks.outward(server, claimed or {}, tool=tool, called=params.name)
+        return self._answer(ctx, params.name, result)
+
+    def _answer(
+        self, ctx: ServerRequestContext[Any], called: str, result: ToolResult
+    ) -> ToolResult | types.InputRequiredResult | dict[str, Any]:
+        """What the client gets of how its call ended: the one place the outcomes are told apart.
+
+        Raises:
+            MCPError: The upstream server refused for want of a capability only the client can declare.
+        """
+        match result:
+            case InputRequired():  # a question (the approval's, the upstream server's): the client calls again
+                return result.request
+            case CapabilityMissing():
+                raise result.refusal
+            case HandedTask() if self.tasks is not None:  # a handshake-era client's task, which it follows itself
+                return self.tasks.handed(ctx, result.server, result.created, tool=result.tool, called=called)
+            case ClaimedResult() if self.tasks is not None:  # an extension's result (a task) for a 2026-07-28 client
+                return self.tasks.outward(result.server, result.wire, tool=result.tool, called=called)
         return result
 
     @classmethod

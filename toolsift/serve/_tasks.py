@@ -55,12 +55,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
 
 from .._exceptions import ServerDraining, ServerUnavailable
-from .._input_exchange import TaskCall
 from ..mcp_sessions import McpSession
+from ..mcp_sessions._internal import mask_wire, send_as_client
 from ..registry import ToolResult, ToolSpec
 from ._relay import client_of
 
-__all__ = ["TASKS", "PresentResult", "TaskRoutes", "declared_capabilities", "handed_task"]
+__all__ = ["TASKS", "PresentResult", "TaskRoutes", "declared_capabilities"]
 
 TASKS: Final = "io.modelcontextprotocol/tasks"
 # The methods that name a task; each goes to the server that created it. tasks/update is the extension's only,
@@ -92,13 +92,6 @@ def declared_capabilities(ctx: ServerRequestContext[Any]) -> dict[str, Any]:
     return declared.model_dump(by_alias=True, mode="json", exclude_none=True) if declared is not None else {}
 
 
-def handed_task(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> TaskCall | None:
-    """A 2025-11-25 client's request that its call run as a task (the ``task`` param), or None."""
-    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or params.task is None:
-        return None  # 2026-07-28: the server alone decides, by the extension the client declared
-    return TaskCall(params.task.model_dump(by_alias=True, mode="json", exclude_none=True))
-
-
 def _names_task(ctx: ServerRequestContext[Any], task_id: str) -> bool:
     """Whether the request's ``Mcp-Name`` header names ``task_id``; a request not over HTTP has none to check.
 
@@ -123,9 +116,18 @@ async def _send(
     *,
     name: str | None = None,
 ) -> dict[str, Any]:
-    """``session.send_as_client``, an upstream that cannot take it answered as a JSON-RPC error."""
+    """Send a request of the client's to the upstream server as the client's own; the result as it came, masked.
+
+    ``capabilities`` None is a handshake-era client's request, which goes over the handshake-era connection
+    where the session keeps one (where that client's calls made their tasks). An upstream that cannot take
+    it is answered as a JSON-RPC error.
+    """
     try:
-        return await session.send_as_client(method, params, capabilities, name=name)
+        client = await session.client("handshake" if capabilities is None else None)
+        with session.tracked():
+            return mask_wire(
+                await send_as_client(client, method, params, capabilities, name=name), session.mask_secrets
+            )
     except (ServerUnavailable, ServerDraining) as exc:
         raise MCPError(types.INTERNAL_ERROR, str(exc)) from exc
 

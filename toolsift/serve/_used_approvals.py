@@ -37,8 +37,8 @@ from typing import Protocol
 from .._exceptions import ConfigError
 from .._files import OwnFile
 from ..config._internal import ServeSettings
-from ._approval import ENV_STATE_KEY
 from ._replicas._redis import RedisClient
+from ._state_key import ENV_STATE_KEY
 
 __all__ = [
     "FolderApprovals",

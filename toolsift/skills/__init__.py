@@ -17,7 +17,7 @@ as written::
 
 This package parses and validates SKILL.md files (:func:`parse_skill`), binds
 ``/use`` argument text to variables (:func:`bind_arguments`), renders bodies
-(:func:`render_skill`; templates in a Jinja2 sandbox inside worker processes
+(:meth:`Skill.render`; templates in a Jinja2 sandbox inside worker processes
 with a time, output and memory budget, :class:`TemplateSandbox`), and discovers
 skills in the project, user and extra folders, watching them for edits
 (:class:`SkillsLoader`).
@@ -39,7 +39,6 @@ from ._arguments import bind_arguments as bind_arguments
 from ._loader import SkillsLoader as SkillsLoader
 from ._model import Skill as Skill
 from ._parse import parse_skill as parse_skill
-from ._render import render_skill as render_skill
 from ._sandbox import TemplateSandbox as TemplateSandbox
 from ._skillset import SkillSet as SkillSet
 from ._skillset import SkillsReloaded as SkillsReloaded
@@ -53,7 +52,6 @@ __all__ = [
     "bind_arguments",
     "default_user_dirs",
     "parse_skill",
-    "render_skill",
 ]
 
 publish(globals(), __name__, __all__)

@@ -71,7 +71,7 @@ def bind_arguments(skill: Skill, text: str = "") -> dict[str, str]:
     Returns:
         A value for every declared variable (defaults and empty strings filled
         in), plus ``arguments`` holding the stripped raw text; ready for
-        :func:`render_skill`.
+        :meth:`Skill.render`.
 
     Raises:
         SkillArgumentError: When a required variable is missing, a name is not

@@ -226,7 +226,11 @@ class Skill(BaseModel):
     async def render(
         self, variables: Mapping[str, object] | None = None, *, sandbox: TemplateSandbox | None = None
     ) -> str:
-        """Render the body; see :func:`render_skill`.
+        """Render the body with ``variables`` (from ``/use`` text: :func:`bind_arguments`) without blocking.
+
+        A plain body comes back as written, followed by ``ARGUMENTS: <text>`` when
+        ``arguments`` is given; a templated one renders in a sandbox, variables not
+        given taking their default. Raises ``SkillRenderError`` naming what failed.
 
         Without ``sandbox``, a templated body renders in the sandbox the skill was
         loaded with (a loader's, whose limits come from the config), else the

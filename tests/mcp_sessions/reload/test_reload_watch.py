@@ -83,6 +83,12 @@ async def test_watch_rejects_invalid_edits_and_keeps_the_running_config(
         assert "Cannot resolve '${TOOLSIFT_UNSET_FOR_TEST}' in server 'a'" in str(rejected.error)
         await events.next("server.removed", "b")
 
+        # An editor saving mid-edit: the entry lost its command. The server runs on as it was.
+        write_config(path, {"a": {"args": ["faulty.py"]}})
+        rejected = await events.next("server.rejected", "a")
+        assert "server 'a' has neither 'command'" in str(rejected.error)
+        assert manager["a"] is session and session.state is SessionState.READY
+
         path.unlink()
         rejected = await events.next("config.rejected")
         assert "cannot read the config file" in str(rejected.error)

@@ -38,7 +38,7 @@ from .._tool_list import common_length
 from ._context import context_text
 from ._entries import EarlierEntries
 
-__all__ = ["AnthropicChatModel", "to_anthropic_messages"]
+__all__ = ["AnthropicChatModel"]
 
 ToolSearch = Literal["client", "bm25", "regex"]
 # The server-side search tools of the installed SDK (ToolSearchToolBm25_20251119Param, ...Regex...).
@@ -73,9 +73,9 @@ def _tool_result(message: ToolMessage, references: Sequence[str]) -> dict[str, A
     }
 
 
-def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+def _assistant_blocks(message: AssistantMessage, references: frozenset[str]) -> list[dict[str, Any]]:
     if any(block.get("type") in _SERVER_BLOCKS for block in message.provider_blocks):
-        return [dict(block) for block in message.provider_blocks]
+        return [_referencing(dict(block), references) for block in message.provider_blocks]
     blocks: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
     blocks += [
         {
@@ -89,6 +89,18 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
+def _referencing(block: dict[str, Any], references: frozenset[str]) -> dict[str, Any]:
+    """A server tool search result as sent back: its references to tools the request no longer defers are
+    left out (the scope stopped allowing them; the provider loads only what the request defines)."""
+    found = block.get("content")
+    if block.get("type") != "tool_search_tool_result" or not isinstance(found, dict):
+        return block
+    kept = [ref for ref in found.get("tool_references") or () if ref.get("tool_name") in references]
+    if kept == list(found.get("tool_references") or ()):
+        return block
+    return {**block, "content": {**found, "tool_references": kept}}
+
+
 def to_anthropic_messages(
     history: Sequence[Message], *, references: frozenset[str] = frozenset()
 ) -> list[dict[str, Any]]:
@@ -98,7 +110,8 @@ def to_anthropic_messages(
     share one user turn, tool results first; answers that follow one another (an answer, then the
     conversation's own ``search_tools`` call loading a skill's tools) share one assistant turn. A tool
     result carries a ``tool_reference`` for each of its message's ``references`` that is in
-    ``references`` (the deferred tools the request defines).
+    ``references`` (the deferred tools the request defines), and so does a server tool search's result:
+    a tool the scope no longer allows is no longer deferred, and a reference to it is left out.
     """
     messages: list[dict[str, Any]] = []
 
@@ -115,9 +128,9 @@ def to_anthropic_messages(
             user_turn().append({"type": "text", "text": context_text(message)})
         elif isinstance(message, AssistantMessage):
             if messages and messages[-1]["role"] == "assistant":  # one turn, as the API would combine them
-                messages[-1]["content"].extend(_assistant_blocks(message))
+                messages[-1]["content"].extend(_assistant_blocks(message, references))
             else:
-                messages.append({"role": "assistant", "content": _assistant_blocks(message)})
+                messages.append({"role": "assistant", "content": _assistant_blocks(message, references)})
         elif isinstance(message, ToolMessage):
             content = user_turn()
             at = next((i for i, block in enumerate(content) if block["type"] != "tool_result"), len(content))

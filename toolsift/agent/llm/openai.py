@@ -19,7 +19,7 @@ from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, Too
 from .._results import result_text
 from ._context import context_text
 
-__all__ = ["OpenAIChatModel", "to_openai_messages"]
+__all__ = ["OpenAIChatModel"]
 
 
 def to_openai_messages(instructions: str, history: Sequence[Message]) -> list[dict[str, Any]]:

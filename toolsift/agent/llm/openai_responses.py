@@ -29,10 +29,10 @@ import openai
 from ..._exceptions import AgentError
 from ..._names import SEARCH_TOOL_NAME
 from .._messages import AssistantMessage, ContextMessage, Message, ToolCall, ToolMessage, Usage, UserMessage
-from .._results import describe_result
+from .._results import describe_result, result_text
 from ._context import context_text
 
-__all__ = ["OpenAIResponsesModel", "to_responses_input", "to_responses_tools"]
+__all__ = ["OpenAIResponsesModel"]
 
 ToolSearch = Literal["server", "client"]
 
@@ -151,6 +151,13 @@ def _call_output(message: ToolMessage) -> str | list[dict[str, Any]]:
     return items
 
 
+def _search_answer(message: ToolMessage) -> str:
+    """What a client tool search that loaded nothing answered (a skill that forbids what it found, say), as
+    the text that follows its empty output."""
+    prefix = "[tool error] " if message.result.is_error else ""
+    return f"The tool search loaded no tool. {SEARCH_TOOL_NAME} answered: {prefix}{result_text(message.result)}"
+
+
 def _search_call_id(block: Mapping[str, Any]) -> str | None:
     """The id a client tool search is answered under, or None for any other item."""
     if block.get("type") != "tool_search_call" or block.get("execution") != "client":
@@ -253,6 +260,8 @@ def to_responses_input(
                         "tools": _namespaces(tools, defer=False),
                     }
                 )
+                if not tools:  # an output has no room for text: what the search said, and why, follows it
+                    items.append({"type": "message", "role": "developer", "content": _search_answer(message)})
             else:
                 items.append(
                     {"type": "function_call_output", "call_id": message.call.id, "output": _call_output(message)}

@@ -5,10 +5,7 @@ from __future__ import annotations
 from ..._exceptions import UnknownFormat
 from ..._public import publish
 from ._base import SchemaFormat as SchemaFormat
-from .anthropic import AnthropicFormat
-from .gemini import GeminiFormat
-from .mcp import MCPFormat
-from .openai import OpenAIFormat, OpenAIResponsesFormat
+from ._providers import AnthropicFormat, GeminiFormat, MCPFormat, OpenAIFormat, OpenAIResponsesFormat
 
 __all__ = [
     "FORMATS",
