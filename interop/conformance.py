@@ -100,8 +100,17 @@ def server_side(
     config.write_text(
         json.dumps(
             {
+                # The suite's server adds tools after its first listing to test list changes: accepted as they
+                # come (pinTools), not held for the user's review as a server's new tools are by default.
                 "tools": {
-                    "mcpServers": {"conformance": {"url": upstream_url, "internalOnly": False, "protocol": protocol}}
+                    "mcpServers": {
+                        "conformance": {
+                            "url": upstream_url,
+                            "internalOnly": False,
+                            "protocol": protocol,
+                            "pinTools": "accept",
+                        }
+                    }
                 },
                 "agents": {"default": {"permissions": {"level": "execute"}}},
                 "serve": {"prefixNames": False},

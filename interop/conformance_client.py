@@ -30,10 +30,11 @@ from client_plan import Surface, run_plan
 from mcp import MCPError
 from mcp.shared.auth import AuthorizationCodeResult
 
-from toolsift import SkillError, Toolbox
+from toolsift import SkillError
 from toolsift.config import HttpServer, parse_config
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
+from toolsift.toolbox import Toolbox
 
 
 async def accept_defaults(server: str, params: types.ElicitRequestParams) -> types.ElicitResult:

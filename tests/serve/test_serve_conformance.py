@@ -168,7 +168,7 @@ async def test_gateway_passes_every_2026_scenario_its_server_passes(
         config = write_project(
             tmp_path / "project",
             serve={"gateway": True, "prefixNames": False},
-            servers={"conformance": {**server, "internalOnly": False}},
+            servers={"conformance": {**server, "internalOnly": False, "pinTools": "accept"}},  # adds tools on purpose
         )
         gateway_url, _ = await stack.enter_async_context(served_http(config))
         gateway = await run_suite(

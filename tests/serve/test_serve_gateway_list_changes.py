@@ -20,7 +20,8 @@ FIXTURE_2026 = Path(__file__).resolve().parents[2] / "interop" / "fixture_2026.p
 
 
 def gateway_of(tmp_path: Path, upstream: str) -> Path:
-    server = {"url": upstream, "internalOnly": False}
+    # The fixture adds a tool after its first listing on purpose: accepted as it comes, not held (pinTools).
+    server = {"url": upstream, "internalOnly": False, "pinTools": "accept"}
     return write_project(tmp_path, serve={"gateway": True, "prefixNames": False}, servers={"conformance": server})
 
 

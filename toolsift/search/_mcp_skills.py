@@ -33,7 +33,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, final
+from typing import Any, final
 
 import mcp.types as types
 import yaml
@@ -45,32 +45,13 @@ from .._skill_files import SKILLS_EXTENSION
 from ..config import SkillGrants
 from ..skills import Skill
 from ..skills._internal import SkillVariable, parse_skill_text
-from ._served_skill_files import ServedSkillFiles, VerificationError, front_matter, is_size
+from ._served_skill_files import ServedSkillFiles, SkillsSession, VerificationError, front_matter, is_size
 
 __all__ = ["McpServedSkill", "ServedSkillFiles", "SkillsSession", "grant_in_force", "served_skills"]
 
 logger = logging.getLogger("toolsift.search")
 
 _MAX_PAGES = 100
-
-
-class SkillsSession(Protocol):
-    """What a served skill needs of an MCP session (``McpSession`` fits)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def declares(self, extension: str) -> bool | None:
-        """Whether the server declares ``extension`` (None: the connection's era cannot say)."""
-        ...
-
-    async def extension_request(self, extension: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Send an extension's request; the raw result."""
-        ...
-
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        """Read one resource."""
-        ...
 
 
 @final

@@ -12,7 +12,7 @@ import base64
 import json
 import posixpath
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, final
+from typing import Any, Protocol, final
 
 import frontmatter
 import mcp.types as types
@@ -20,10 +20,26 @@ import mcp.types as types
 from .._exceptions import PolicyDenied, SkillError
 from .._skill_files import SKILL_FILE_TOOL, sha256_digest
 
-if TYPE_CHECKING:
-    from ._mcp_skills import SkillsSession
+__all__ = ["ServedSkillFiles", "SkillsSession", "VerificationError", "front_matter", "is_size"]
 
-__all__ = ["ServedSkillFiles", "VerificationError", "front_matter", "is_size"]
+
+class SkillsSession(Protocol):
+    """What a served skill needs of an MCP session (``McpSession`` fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def declares(self, extension: str) -> bool | None:
+        """Whether the server declares ``extension`` (None: the connection's era cannot say)."""
+        ...
+
+    async def extension_request(self, extension: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Send an extension's request; the raw result."""
+        ...
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """Read one resource."""
+        ...
 
 
 class VerificationError(SkillError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
@@ -50,7 +50,7 @@ from ._approval import ClientApprover
 from ._cache_hints import CacheHints
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._endpoints import Endpoint, EndpointKey, EndpointNotFound, Endpoints, LegacyClient
-from ._list_changes import UpstreamListAnnouncer
+from ._list_changes import ListKind, UpstreamListAnnouncer
 from ._meta import (
     META_TOOL,
     META_TOOL_NAME,
@@ -229,17 +229,8 @@ class ToolsiftServer:
         )
         main = self.endpoints.get(EndpointKey())
         self.tools, self._permissions = main.tools, main.permissions
-        self._listen = ListenHandler(bus := InMemorySubscriptionBus())
-        self.announcer = ToolListAnnouncer(bus, self._signature)
         self.proxy: GatewayProxy | None = None
-        self.upstream_lists = UpstreamListAnnouncer(
-            bus,
-            self.announcer.tracked,
-            {
-                "prompts": lambda: self.proxy.prompt_signature() if self.proxy else (),
-                "resources": lambda: self.proxy.resource_signature() if self.proxy else (),
-            },
-        )
+        self._listen, self.announcer, self.upstream_lists = self._announcers(InMemorySubscriptionBus())
         security = request_state_security()
         # Tasks of upstream servers: their ids are sealed with the same key, so any replica routes them.
         self.tasks = TaskRoutes(security.codec, self.sessions, self._task_result) if self.sessions is not None else None
@@ -249,6 +240,18 @@ class ToolsiftServer:
 
     def __repr__(self) -> str:
         return f"ToolsiftServer(profile={self.profile.name!r}, settings={self.settings!r})"
+
+    def _announcers(
+        self, bus: InMemorySubscriptionBus
+    ) -> tuple[ListenHandler, ToolListAnnouncer, UpstreamListAnnouncer]:
+        """Who tells subscribed clients of list changes: the listen streams, the tools, upstream prompts and resources
+        (compared by what they look like now, to tell a change from a repeat)."""
+        announcer = ToolListAnnouncer(bus, self._signature)
+        signatures: dict[ListKind, Callable[[], Hashable]] = {
+            "prompts": lambda: self.proxy.prompt_signature() if self.proxy else (),
+            "resources": lambda: self.proxy.resource_signature() if self.proxy else (),
+        }
+        return ListenHandler(bus), announcer, UpstreamListAnnouncer(bus, announcer.tracked, signatures)
 
     # -- what is served ------------------------------------------------------------------------
 
