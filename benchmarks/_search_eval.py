@@ -42,8 +42,8 @@ from toolsift.config import StdioServer
 from toolsift.mcp_sessions._wrapper import tool_spec
 from toolsift.registry import ToolContext, ToolRegistry, ToolResult, ToolSpec
 from toolsift.search._bm25 import Bm25Backend, SearchBackend
-from toolsift.search._hybrid import HybridBackend
-from toolsift.search._semantic import SemanticBackend, load_local_embedder
+from toolsift.search._hybrid import bm25_and
+from toolsift.search._semantic import SERVER_SHARE, SemanticBackend, load_local_embedder
 
 BACKENDS = ("bm25", "semantic", "hybrid")
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -168,7 +168,7 @@ def plain_bm25s(registry: ToolRegistry) -> Callable[[str], Ranking]:
 
 
 def backends(only: Sequence[str] = BACKENDS) -> dict[str, Callable[[], SearchBackend]]:
-    """Each backend of ``only`` available here; the semantic ones share one model and one embedding cache.
+    """Each backend of ``only`` available here; the semantic ones share one model (hybrid's mixes in servers' texts).
 
     The model is loaded only when ``only`` names a semantic backend; without it those are skipped, saying why.
     """
@@ -176,12 +176,14 @@ def backends(only: Sequence[str] = BACKENDS) -> dict[str, Callable[[], SearchBac
     if not {"semantic", "hybrid"} & set(only):
         return available
     try:
-        semantic = SemanticBackend(load_local_embedder())
+        embedder = load_local_embedder()
     except ConfigError as exc:
         print(f"  semantic and hybrid backends: not measured ({exc})")
         return available
     if "semantic" in only:
+        semantic = SemanticBackend(embedder)
         available["semantic"] = lambda: semantic
     if "hybrid" in only:
-        available["hybrid"] = lambda: HybridBackend(Bm25Backend(), semantic)
+        mixed = SemanticBackend(embedder, server_share=SERVER_SHARE)
+        available["hybrid"] = lambda: bm25_and(mixed)
     return available

@@ -116,8 +116,8 @@ from toolsift.search import (  # noqa: E402
     semantic_available,
 )
 from toolsift.search._bm25 import Bm25Backend, Ranker  # noqa: E402
-from toolsift.search._hybrid import HybridBackend  # noqa: E402
-from toolsift.search._semantic import SemanticBackend, load_local_embedder  # noqa: E402
+from toolsift.search._hybrid import bm25_and  # noqa: E402
+from toolsift.search._semantic import SERVER_SHARE, SemanticBackend, load_local_embedder  # noqa: E402
 from toolsift.skills import SkillsLoader  # noqa: E402
 
 SERVERS = 29
@@ -252,11 +252,11 @@ def semantic_scale(registry: ToolRegistry, queries: Iterator[str]) -> dict[str, 
         return {}
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
-        backend = SemanticBackend(load_local_embedder(), cache_folder=Path(folder))
-        index = SearchIndex(registry, backend=HybridBackend(Bm25Backend(), backend))
+        backend = SemanticBackend(load_local_embedder(), cache_folder=Path(folder), server_share=SERVER_SHARE)
+        index = SearchIndex(registry, backend=bm25_and(backend))
         index.refresh()
         embed_s = time.perf_counter() - started
-        restarted = SemanticBackend(load_local_embedder(), cache_folder=Path(folder))
+        restarted = SemanticBackend(load_local_embedder(), cache_folder=Path(folder), server_share=SERVER_SHARE)
         started = time.perf_counter()
         SearchIndex(registry, backend=restarted).refresh()
         restart_s = time.perf_counter() - started
@@ -521,15 +521,15 @@ def embedding() -> dict[str, Any]:
     old_wall, old_cpu = time.perf_counter() - wall, time.process_time() - cpu
     scale = len(documents) / len(sample)
     with tempfile.TemporaryDirectory() as cache:
-        semantic = SemanticBackend(embed, cache_folder=Path(cache))
-        index = SearchIndex(registry, backend=HybridBackend(Bm25Backend(), semantic))
+        semantic = SemanticBackend(embed, cache_folder=Path(cache), server_share=SERVER_SHARE)
+        index = SearchIndex(registry, backend=bm25_and(semantic))
         cold_load = os.getloadavg()[0]
         wall, cpu = time.perf_counter(), time.process_time()
         index.refresh()
         cold_wall, cold_cpu = time.perf_counter() - wall, time.process_time() - cpu
-        restarted = SemanticBackend(embed, cache_folder=Path(cache))
+        restarted = SemanticBackend(embed, cache_folder=Path(cache), server_share=SERVER_SHARE)
         started = time.perf_counter()
-        SearchIndex(registry, backend=HybridBackend(Bm25Backend(), restarted)).refresh()
+        SearchIndex(registry, backend=bm25_and(restarted)).refresh()
         restart_s = time.perf_counter() - started
         queries = [q.text for q in load_queries()]
         cycle = iter(queries * 20)

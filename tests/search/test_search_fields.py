@@ -17,6 +17,7 @@ from toolsift.search._bm25 import Bm25Backend
 from toolsift.search._documents import tool_document, without_mentions
 from toolsift.search._fielded import FieldedIndex
 from toolsift.search._query import expand
+from toolsift.search._server_prior import SERVER_PRIOR
 from toolsift.search._tokens import name_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -112,7 +113,8 @@ def test_scores_are_scaled_by_the_share_of_the_query_a_tool_meets() -> None:
     # report meets "system"; tune "optimize", "caches" and, by its parameter's name, "system"; clear two of three.
     assert raw[3] == 0 and all(raw[:3] > 0)
     met = np.array([1, 3, 2, 0]) / 3
-    assert np.allclose(Bm25Backend().build(documents).scores(query), raw * np.sqrt(met))
+    # One server meets the whole query, so every tool gains the same server prior.
+    assert np.allclose(Bm25Backend().build(documents).scores(query), raw * np.sqrt(met) * (1 + SERVER_PRIOR))
 
 
 def test_a_description_naming_a_sibling_tool_does_not_rank_for_that_name() -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 from local_tools import RecordingTool
 from test_search_index import HashingEmbedder
@@ -15,6 +18,7 @@ from toolsift._names import SEARCH_TOOL_NAME
 from toolsift.registry import Permissions, ToolRegistry, TurnScope
 from toolsift.search import SearchIndex, SearchToolsTool
 from toolsift.search._bm25 import Bm25Backend
+from toolsift.search._documents import SearchDocument
 from toolsift.search._hybrid import HybridBackend
 from toolsift.search._internal import format_ranking
 from toolsift.search._semantic import SemanticBackend
@@ -98,9 +102,36 @@ def test_hybrid_backend_fuses_lexical_and_embedding_rankings() -> None:
     assert HybridBackend(Bm25Backend()).build([]).scores("x").shape == (0,)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"k": 0}, "k=0"), ({"depth": 0}, "depth=0")])
-def test_hybrid_backend_rejects_bad_parameters(kwargs: dict[str, int], message: str) -> None:
-    with pytest.raises(ValueError, match=f"need at least one backend, k >= 1 and depth >= 1.*{message}"):
-        HybridBackend(Bm25Backend(), **kwargs)
+@pytest.mark.parametrize("weights", [(1.0,), (1.0, 0.0), (1.0, -0.5), (1.0, 1.0, 1.0)])
+def test_hybrid_backend_rejects_weights_not_one_positive_per_backend(weights: tuple[float, ...]) -> None:
+    with pytest.raises(ValueError, match=r"one positive weight for each, got 2 backend\(s\) and weights"):
+        HybridBackend(Bm25Backend(), Bm25Backend(), weights=weights)
     with pytest.raises(ValueError, match="got 0 backend"):
         HybridBackend()
+
+
+class _Fixed:
+    """A backend whose ranker gives the same scores to every query."""
+
+    name = "fixed"
+
+    def __init__(self, scores: list[float]) -> None:
+        self._scores = np.array(scores, dtype=np.float32)
+
+    def build(self, documents: Sequence[SearchDocument]) -> _Fixed:
+        return self
+
+    def scores(self, query: str) -> npt.NDArray[np.float32]:
+        return self._scores
+
+
+def test_hybrid_keeps_how_far_ahead_each_ranking_puts_its_first() -> None:
+    # Lexical: the first document far ahead; embedding: the second barely ahead of the first.
+    lexical, embedding = _Fixed([9.0, 1.0, 0.0]), _Fixed([0.50, 0.52, 0.10])
+    fused = HybridBackend(lexical, embedding).build([]).scores("q")
+    assert fused.argmax() == 0  # a rank fusion would tie the two: each is first once and second once
+    assert fused == pytest.approx([1.0 + 0.50 / 0.52, 1.0 / 9.0 + 1.0, 0.10 / 0.52], rel=1e-5)
+    weighted = HybridBackend(lexical, embedding, weights=(0.01, 0.99)).build([]).scores("q")
+    assert weighted.argmax() == 1
+    # A ranking that finds nothing (all zero) adds nothing.
+    assert HybridBackend(_Fixed([0.0, 0.0]), _Fixed([2.0, 1.0])).build([]).scores("q") == pytest.approx([1.0, 0.5])

@@ -18,7 +18,8 @@ from toolsift.registry import ToolRegistry, ToolSpec
 from toolsift.search import SearchIndex, _documents, _minilm, _semantic, semantic_available
 from toolsift.search._documents import tool_document
 from toolsift.search._hybrid import HybridBackend
-from toolsift.search._semantic import SemanticBackend, load_local_embedder
+from toolsift.search._offline import index_tools
+from toolsift.search._semantic import SERVER_SHARE, SemanticBackend, load_local_embedder
 
 LOCAL_MODEL = pytest.mark.skipif(not semantic_available(), reason=f"needs {_semantic.INSTALL_HINT}")
 
@@ -255,3 +256,54 @@ def test_hybrid_fuses_bm25_with_embeddings_kept_on_disk(tmp_path: Path) -> None:
     index = SearchIndex(registry, backend=HybridBackend(SemanticBackend(embedder, cache_folder=tmp_path)))
     assert index.search("store")[0].document.name == "kv__tool0"
     assert (tmp_path / "all-MiniLM-L6-v2.npz").is_file()
+
+
+def test_a_need_naming_the_service_finds_that_servers_tool_by_its_embedded_server_text() -> None:
+    def search_tool(parameter: str) -> dict[str, Any]:
+        schema = {"type": "object", "properties": {parameter: {"type": "string"}}}
+        return {"name": "search_code", "description": "Search code.", "inputSchema": schema}
+
+    about = {
+        "hub": "Repositories, issues and pull requests on GitHub.",
+        "lab": "Projects and merge requests on GitLab.",
+    }
+    embedder = HashingEmbedder()
+    index = index_tools(
+        {"hub": [search_tool("repo")], "lab": [search_tool("project")]},
+        descriptions=about,
+        backend=SemanticBackend(embedder, server_share=SERVER_SHARE),
+    )
+    assert [hit.document.name for hit in index.search("search code of my GitHub repositories")] == [
+        "hub__search_code",
+        "lab__search_code",
+    ]
+    assert index.search("search code of my GitLab projects")[0].document.name == "lab__search_code"
+    # Each server's text is embedded once, beside each tool's own.
+    assert embedder.embedded.count("hub. Repositories, issues and pull requests on GitHub.") == 1
+    assert [document.context for document in index.documents] == ["hub. " + about["hub"], "lab. " + about["lab"]]
+
+
+def test_where_a_tool_is_does_not_make_it_a_strong_match() -> None:
+    about = {"hub": "Everything about GitHub repositories."}
+    index = index_tools(
+        {"hub": [{"name": "ping", "description": "Ping.", "inputSchema": {"type": "object"}}]},
+        descriptions=about,
+        backend=SemanticBackend(HashingEmbedder(), server_share=SERVER_SHARE),
+    )
+    (hit,) = index.search("everything about github repositories")
+    assert hit.weak  # only its server's text matches: strength is the tool's own cosine
+    assert hit.score > 0
+
+
+def test_without_a_server_share_no_server_text_is_embedded_and_a_bad_share_is_refused() -> None:
+    embedder = HashingEmbedder()
+    index = index_tools(
+        {"hub": [{"name": "ping", "description": "Ping.", "inputSchema": {"type": "object"}}]},
+        descriptions={"hub": "GitHub."},
+        backend=SemanticBackend(embedder),
+    )
+    index.refresh()
+    assert embedder.embedded == ["ping. Ping"]
+    for share in (-0.1, 1.5):
+        with pytest.raises(ValueError, match=f"server_share must lie in 0..1, got {share}"):
+            SemanticBackend(embedder, server_share=share)

@@ -16,7 +16,7 @@ class SearchConfig(ConfigModel):
 
     Attributes:
         backend: ``bm25`` (fielded BM25, the default), ``semantic`` (local sentence
-            embeddings) or ``hybrid`` (both, by reciprocal rank fusion); the last two
+            embeddings) or ``hybrid`` (both, their scores scaled and added); the last two
             need the ``semantic`` extra and its model (the error names the commands)
             and keep embeddings in ``$XDG_CACHE_HOME/toolsift``.
         auto_unlock: How many of the best callable hits a search unlocks by itself;

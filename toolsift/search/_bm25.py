@@ -11,7 +11,9 @@ score is therefore scaled by the square root of the share of the query's words
 (its concepts: a word with its variants) that the tool meets in its name,
 summary, description or parameters (a word met only in what its server says of
 itself counts half), as Lucene's classic coordination factor did: a tool
-meeting two words of three keeps 82 % of its score, one of three 58 %.
+meeting two words of three keeps 82 % of its score, one of three 58 %. A tool
+whose server's tools together meet more of the query is then raised (see
+``_server_prior``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy.typing as npt
 from ._documents import SearchDocument
 from ._fielded import DEFAULT_WEIGHTS, FieldedIndex, FieldedScorer, FieldWeights
 from ._query import expand
+from ._server_prior import ServerGroups, rarity
 
 __all__ = ["BM25_WEAK_BELOW", "Bm25Backend", "JudgingRanker", "Ranker", "Scores", "SearchBackend"]
 
@@ -77,16 +80,19 @@ class SearchBackend(Protocol):
 class _Bm25Ranker:
     weak_below = BM25_WEAK_BELOW
 
-    def __init__(self, scorer: FieldedScorer) -> None:
+    def __init__(self, scorer: FieldedScorer, servers: ServerGroups) -> None:
         self._scorer = scorer
+        self._servers = servers
 
     def scores(self, query: str) -> Scores:
+        """BM25, scaled by the share of the query's concepts met and raised by the server's (see ``_server_prior``)."""
         scorer = self._scorer
         read = expand(query, scorer.vocabulary, scorer.stems)
         scores = scorer.scores(read.weights)
         if len(read.concepts) > 1:
-            met = np.sum([scorer.meeting(concept) for concept in read.concepts], axis=0, dtype=np.float32)
-            scores *= np.sqrt(met / len(read.concepts))
+            met = [scorer.meeting(concept) for concept in read.concepts]
+            scores *= np.sqrt(np.sum(met, axis=0, dtype=np.float32) / len(read.concepts))
+            scores *= self._servers.boost(met, rarity(met, scorer.size))
         return scores
 
     def strength(self, query: str) -> Scores:
@@ -100,8 +106,8 @@ class _Bm25Ranker:
         if not read.concepts or not scorer.size:
             return np.zeros(scorer.size, dtype=np.float32)
         met = [scorer.meeting(concept) for concept in read.concepts]
-        rarity = np.log1p(scorer.size / np.maximum(1, [np.count_nonzero(m) for m in met])).astype(np.float32)
-        return np.asarray(np.tensordot(rarity, np.stack(met), axes=1) / rarity.sum(), dtype=np.float32)
+        weights = rarity(met, scorer.size)
+        return np.asarray(np.tensordot(weights, np.stack(met), axes=1) / weights.sum(), dtype=np.float32)
 
 
 class Bm25Backend:
@@ -124,4 +130,4 @@ class Bm25Backend:
 
     def build(self, documents: Sequence[SearchDocument]) -> Ranker:
         """A ranker over ``documents``; term ids of documents seen by the last build are reused."""
-        return _Bm25Ranker(self._index.build(documents))
+        return _Bm25Ranker(self._index.build(documents), ServerGroups([doc.server for doc in documents]))

@@ -23,6 +23,7 @@ __all__ = [
     "mentions",
     "one_line",
     "quoted",
+    "server_text",
     "skill_document",
     "tool_document",
 ]
@@ -37,6 +38,7 @@ ECHO_LIMIT = 80
 TEXT_FORM = 2
 EMBED_SUMMARY = 100
 EMBED_PARAMETERS = 8
+EMBED_SERVER = 200
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -73,6 +75,9 @@ class SearchDocument:
             its server, same input schema); search shows such tools as one hit.
         local_name: The tool's name on its server (``memory_store`` for
             ``claude-flow__memory_store``); the skill name for a skill.
+        context: Plain text of where the tool is, for embedding backends: its server's
+            name and the head of what the server says of itself (see :func:`server_text`);
+            empty for a document of no server.
     """
 
     kind: DocumentKind
@@ -83,6 +88,7 @@ class SearchDocument:
     text: str
     identity: str
     local_name: str
+    context: str = ""
 
 
 @lru_cache(maxsize=16_384)
@@ -173,6 +179,17 @@ def embedding_text(name: str, title: str, description: str, parameters: Sequence
     return f"{head}. {summary}".rstrip(". ") + (f" Parameters: {listed}" if listed else "")
 
 
+def server_text(server: str, about: str) -> str:
+    """What a server is embedded by: its name in words and the head of the first sentence it says of itself.
+
+    One text per server, whatever its number of tools: a task names the service
+    ("on GitHub", "in my Notion workspace") more often than the tool.
+    """
+    words = " ".join(server.replace("_", " ").replace("-", " ").split())
+    summary = one_line(about, EMBED_SERVER)
+    return f"{words}. {summary}" if summary else words
+
+
 @lru_cache(maxsize=16_384)
 def _tool_fields(name: str, title: str, description: str, parameters: str) -> dict[str, tuple[str, ...]]:
     # The same tool on thirty servers is read once (callers copy the dict).
@@ -205,9 +222,9 @@ def tool_document(spec: ToolSpec, *, siblings: Collection[str] = (), about: str 
         "server": terms_of(f"{server or ''} {about}"),
     }
     text = embedding_text(remote, spec.title or "", spec.description, names)
-    return SearchDocument(
-        "tool", spec.name, server, summary, fields, text, tool_identity(remote, spec.input_schema), remote
-    )
+    context = server_text(server, about) if server else ""
+    identity = tool_identity(remote, spec.input_schema)
+    return SearchDocument("tool", spec.name, server, summary, fields, text, identity, remote, context)
 
 
 def skill_document(skill: IndexedSkill, *, server: str | None = None) -> SearchDocument:

@@ -36,8 +36,8 @@ from ..registry._internal import RegistryChange
 from ._bm25 import Bm25Backend, SearchBackend
 from ._documents import DocumentKind, IndexedSkill, SearchDocument
 from ._hits import SearchHit, check_limit, ranked
-from ._hybrid import HybridBackend
-from ._semantic import SemanticBackend, load_local_embedder
+from ._hybrid import bm25_and
+from ._semantic import SERVER_SHARE, SemanticBackend, load_local_embedder
 from ._snapshot import BuildInputs, Snapshot, SnapshotBuilder, unknown_server
 
 __all__ = ["BACKENDS", "BackendName", "SearchHit", "SearchIndex", "SkillProvider", "server_descriptions"]
@@ -87,7 +87,9 @@ def backend_named(name: BackendName | SearchBackend) -> SearchBackend:
     if name == "semantic":
         return SemanticBackend(load_local_embedder(), cache_folder=user_cache_folder())
     if name == "hybrid":
-        return HybridBackend(Bm25Backend(), SemanticBackend(load_local_embedder(), cache_folder=user_cache_folder()))
+        return bm25_and(
+            SemanticBackend(load_local_embedder(), cache_folder=user_cache_folder(), server_share=SERVER_SHARE)
+        )
     raise ConfigError(f"unknown search backend {name!r}; available: {', '.join(BACKENDS)}", field="backend")
 
 
