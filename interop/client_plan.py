@@ -29,6 +29,13 @@ SCENARIOS_2026 = (
     "json-schema-ref-no-deref",
     "json-schema-2020-12-preservation",
 )
+# The Skills extension's (SEP-2640) client scenarios: a host takes a server's skills (conformance_client.py).
+SKILLS_CLIENT = (
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+)
 # Arguments of the tools the scenarios name; a tool not named here is called without arguments.
 ARGUMENTS: dict[str, dict[str, Any]] = {
     "add_numbers": {"a": 5, "b": 3},

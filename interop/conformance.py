@@ -19,7 +19,7 @@ Install the suite once (it runs offline afterwards)::
 Run::
 
     python interop/conformance.py            # server and client (0.1.16)
-    python interop/conformance.py server     # or: client, server-2026, client-2026
+    python interop/conformance.py server     # or: client, server-2026, client-2026, skills-client, skills-server
 """
 
 from __future__ import annotations
@@ -33,12 +33,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from client_plan import SCENARIOS_2026
+from client_plan import SCENARIOS_2026, SKILLS_CLIENT
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ROOT / ".interop" / "node_modules"
 MODULES_2026 = ROOT / ".interop2" / "node_modules"  # the 0.2.0 alphas, beside 0.1.16
 START_SECONDS = 60
+# The suite gives a client under test 30 s per scenario; a scenario set starts dozens of clients at once, and on a
+# shared machine a Python client's start-up alone can take most of that. Time is not what these scenarios check.
+CLIENT_TIMEOUT = ("--timeout", "120000")
 
 
 def suite(modules: Path = MODULES) -> Path:
@@ -97,8 +100,17 @@ def server_side(
     config.write_text(
         json.dumps(
             {
+                # The suite's server adds tools after its first listing to test list changes: accepted as they
+                # come (pinTools), not held for the user's review as a server's new tools are by default.
                 "tools": {
-                    "mcpServers": {"conformance": {"url": upstream_url, "internalOnly": False, "protocol": protocol}}
+                    "mcpServers": {
+                        "conformance": {
+                            "url": upstream_url,
+                            "internalOnly": False,
+                            "protocol": protocol,
+                            "pinTools": "accept",
+                        }
+                    }
                 },
                 "agents": {"default": {"permissions": {"level": "execute"}}},
                 "serve": {"prefixNames": False},
@@ -164,8 +176,11 @@ def server_side_2026(tmp: Path) -> None:
 def client_side_2026(tmp: Path) -> None:
     """The 2026-07-28 client scenarios, through toolsift.mcp_sessions and through the bare SDK, side by side.
 
-    The authorization scenarios run for toolsift only (the SDK client signs in
-    only with an OAuth provider an application wires up).
+    toolsift runs the whole requirement set: the 32 scored scenarios, the one added
+    after the release, and the authorization extensions (client credentials,
+    enterprise-managed authorization, DPoP and its nonces, workload identity
+    federation). The authorization scenarios run for toolsift only (the SDK client
+    signs in only with an OAuth provider an application wires up).
     """
     for title, script, selection in (
         ("toolsift.mcp_sessions as the client", "conformance_client.py", ("--requirements", "2026-07-28")),
@@ -175,12 +190,52 @@ def client_side_2026(tmp: Path) -> None:
         scenarios = [selection] if selection else [("--scenario", name) for name in SCENARIOS_2026]
         for chosen in scenarios:
             command = f"{sys.executable} {ROOT / 'interop' / script}"
+            arguments = ("--command", command, *chosen, *CLIENT_TIMEOUT, "-o", str(out))
             subprocess.run(
-                [node(MODULES_2026), str(suite(MODULES_2026)), "client", "--command", command, *chosen, "-o", str(out)],
+                [node(MODULES_2026), str(suite(MODULES_2026)), "client", *arguments],
                 capture_output=True,
                 check=False,
             )
         report(title, tally(out))
+
+
+# The Skills extension's (SEP-2640) server scenarios: extensions, run by name.
+SKILLS_SERVER = ("sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest")
+
+
+def skills_client(tmp: Path) -> None:
+    """The Skills extension's client scenarios: a Toolbox takes the server's skills (see conformance_client)."""
+    command = f"{sys.executable} {ROOT / 'interop' / 'conformance_client.py'}"
+    out = tmp / "skills-client"
+    for scenario in SKILLS_CLIENT:
+        chosen = ("--scenario", scenario, *CLIENT_TIMEOUT, "-o", str(out))
+        subprocess.run(
+            [node(MODULES_2026), str(suite(MODULES_2026)), "client", "--command", command, *chosen],
+            capture_output=True,
+            check=False,
+        )
+    report("toolsift as a host of served skills", tally(out))
+
+
+def skills_server(tmp: Path) -> None:
+    """The Skills extension's server scenarios against ``toolsift serve`` of ``examples/skills``."""
+    config = tmp / "toolsift.json"
+    config.write_text(json.dumps({"skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False}}))
+    command = [sys.executable, "-m", "toolsift", "-c", str(config), "serve", "-t", "http", "-p", "0"]
+    served, url = start([*command, "--ready-file", str(tmp / "serve.url")], tmp / "serve.url", tmp / "serve.log")
+    out = tmp / "skills-server"
+    try:
+        for scenario in SKILLS_SERVER:
+            chosen = ("--scenario", scenario, "-o", str(out))
+            subprocess.run(
+                [node(MODULES_2026), str(suite(MODULES_2026)), "server", "--url", url, *chosen],
+                capture_output=True,
+                check=False,
+            )
+    finally:
+        served.terminate()
+        served.wait()
+    report("toolsift serve of examples/skills", tally(out))
 
 
 SIDES = {
@@ -188,6 +243,8 @@ SIDES = {
     "client": client_side,
     "server-2026": server_side_2026,
     "client-2026": client_side_2026,
+    "skills-client": skills_client,
+    "skills-server": skills_server,
 }
 
 

@@ -30,9 +30,11 @@ from client_plan import Surface, run_plan
 from mcp import MCPError
 from mcp.shared.auth import AuthorizationCodeResult
 
-from toolsift.config import HttpServer
+from toolsift import SkillError
+from toolsift.config import HttpServer, parse_config
 from toolsift.mcp_sessions import ClientCallbacks, McpSession, SessionOptions
 from toolsift.mcp_sessions._internal import SessionState
+from toolsift.toolbox import Toolbox
 
 
 async def accept_defaults(server: str, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -66,11 +68,38 @@ async def sign_in_headless(server: str, url: str, redirect_uri: str) -> Authoriz
     )
 
 
-def auth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | None:
+async def authorization_server(url: str) -> str:
+    """The authorization server the MCP server names in its protected resource metadata (RFC 9728).
+
+    Enterprise-managed authorization takes the authorization server as configuration, never from the
+    server; the suite does not hand it over, so this driver reads it as an administrator would.
+    """
+    parts = urlsplit(url)
+    metadata = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    async with httpx2.AsyncClient() as http:
+        servers: list[str] = (await http.get(metadata)).raise_for_status().json()["authorization_servers"]
+    return servers[0]
+
+
+async def auth_settings(scenario: str, url: str, context: dict[str, Any]) -> dict[str, Any] | None:
     """The server's ``auth`` block for an authorization scenario, from what the suite hands over."""
     if not scenario.startswith("auth/"):
         return None
     client = {"clientId": context["client_id"]} if "client_id" in context else {}
+    if "valid_jwt" in context:  # workload identity federation: the platform's JWT is the grant
+        return {"grant": "jwt_bearer", "assertion": context["valid_jwt"]}
+    if "idp_id_token" in context:  # enterprise-managed authorization (SEP-990)
+        return {
+            "grant": "identity_assertion",
+            **client,
+            "clientSecret": context["client_secret"],
+            "issuer": await authorization_server(url),
+            "identityProvider": {
+                "tokenEndpoint": context["idp_token_endpoint"],
+                "clientId": context["idp_client_id"],
+                "idToken": context["idp_id_token"],
+            },
+        }
     if "private_key_pem" in context:
         return {
             "grant": "client_credentials",
@@ -84,9 +113,40 @@ def auth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | No
     return {"clientMetadataUrl": CLIENT_METADATA_URL, **client, **secret}
 
 
+async def use_served_skills(scenario: str, url: str) -> int:
+    """The Skills extension's client scenarios, as a host: a Toolbox takes the server's skills.
+
+    Taking them reads no file. Except in the no-prefetch scenario, the first skill is then used as
+    ``/use`` uses one: its ``SKILL.md`` is fetched and checked against the listing (size, digest,
+    front matter) and, once it passes, its bundled files are read as the model would read them. A
+    file that fails a check stops the use there, and the scenario's tampered file is reported.
+    """
+    config = parse_config({"tools": {"mcpServers": {"conformance": {"url": url}}}, "skills": {"userSkills": False}})
+    async with Toolbox(config) as box:
+        skills = box.served_skills.skills
+        if not skills:
+            print(f"{scenario}: the server's skills were not taken", file=sys.stderr)
+            return 1
+        if scenario == "sep-2640-client-no-prefetch":
+            return 0
+        skill = skills[0]
+        try:
+            await skill.render()
+            for name in skill.files.names():
+                await skill.files.read(name)
+        except SkillError as exc:
+            print(f"{scenario}: {exc}", file=sys.stderr)
+            return 1
+    return 0
+
+
 async def run(scenario: str, url: str, context: dict[str, Any]) -> int:
+    if scenario.startswith("sep-2640-client-"):
+        return await use_served_skills(scenario, url)
     callbacks = ClientCallbacks(sampling=sample, elicitation=accept_defaults, sign_in=sign_in_headless)
-    settings = {"url": url, "auth": auth_settings(scenario, context)}
+    # The harness allows a client 120 s (interop/conformance.py): connecting, sign-in included, may take most of it
+    # when the suite starts dozens of clients at once on a shared machine.
+    settings = {"url": url, "auth": await auth_settings(scenario, url, context), "timeout": 110}
     config = HttpServer.model_validate(settings).with_name("conformance")
     async with McpSession(config, options=SessionOptions(callbacks=callbacks)) as session:
         if session.state is not SessionState.READY:

@@ -32,6 +32,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.prompts import Prompt
 from mcp.shared.exceptions import MCPError
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
@@ -183,6 +184,50 @@ def test_input_required_result_capabilities(ctx: Context) -> str | types.InputRe
 
 
 CONTEXT_SCHEMA = {"context": {"type": "string"}}
+
+
+@mcp.tool()
+async def test_logging_tool(ctx: Context) -> str:
+    """Log at info while running: a 2026-07-28 client gets the lines only when its request asked for a level."""
+    await ctx.info("test_logging_tool ran")
+    return "logged"
+
+
+# The suite's hooks for list changes on subscriptions/listen streams: each call adds the changing tool
+# (or prompt) when it is absent and removes it when it is there, so every call changes the list.
+CHANGING = "test_changing"
+
+
+def _changing_tool() -> str:
+    """A tool that comes and goes with each test_trigger_tool_change."""
+    return "still here"
+
+
+def _changing_prompt() -> str:
+    """A prompt that comes and goes with each test_trigger_prompt_change."""
+    return "still here"
+
+
+@mcp.tool()
+async def test_trigger_tool_change(ctx: Context) -> str:
+    """Add or remove the tool test_changing, and announce that the tool list changed."""
+    if any(tool.name == CHANGING for tool in await mcp.list_tools()):
+        mcp.remove_tool(CHANGING)
+    else:
+        mcp.add_tool(_changing_tool, name=CHANGING)
+    await ctx.notify_tools_changed()
+    return "the tool list changed"
+
+
+@mcp.tool()
+async def test_trigger_prompt_change(ctx: Context) -> str:
+    """Add or remove the prompt test_changing, and announce that the prompt list changed."""
+    if any(prompt.name == CHANGING for prompt in await mcp.list_prompts()):
+        mcp.remove_prompt(CHANGING)
+    else:
+        mcp.add_prompt(Prompt.from_function(_changing_prompt, name=CHANGING))
+    await ctx.notify_prompts_changed()
+    return "the prompt list changed"
 
 
 @mcp.prompt()

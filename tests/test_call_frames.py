@@ -25,9 +25,9 @@ from mcp import Client
 from serve_project import general_server, served_http, text, write_project
 
 import toolsift
-from toolsift import Toolbox
 from toolsift.agent import Conversation, ToolCall
 from toolsift.serve._server import ToolsiftServer
+from toolsift.toolbox import Toolbox
 
 PACKAGE = str(Path(toolsift.__file__).resolve().parent)
 SDK_CALLS = {"call_tool", "send_raw_request"}

@@ -9,6 +9,7 @@ answer; it does not declare ``directoryRead``.
 Flags that make it break the draft's promises, to see a host refuse a skill:
 
     --stale-digest        list a wrong digest for git-workflow's SKILL.md
+    --wrong-size          list a wrong size for git-workflow's SKILL.md
     --frontmatter-lies    list a description that git-workflow's SKILL.md does not have
     --no-resources        list the billing refunds skill without its ``resources``
 
@@ -78,12 +79,17 @@ def build(args: argparse.Namespace) -> Server[Any]:
         front = dict(SKILLS[path][0])
         if args.frontmatter_lies and path == "git-workflow":
             front["description"] = "Something the file does not say."
-        listed = {uri: digest(text) for uri, text in files(path).items()}
+        listed = {uri: (digest(text), len(text.encode())) for uri, text in files(path).items()}
+        first = "skill://git-workflow/SKILL.md"
         if args.stale_digest and path == "git-workflow":
-            listed["skill://git-workflow/SKILL.md"] = digest("an older version")
+            listed[first] = (digest("an older version"), listed[first][1])
+        if args.wrong_size and path == "git-workflow":
+            listed[first] = (listed[first][0], listed[first][1] + 1)
         found: dict[str, Any] = {"uri": f"skill://{path}/SKILL.md", "frontmatter": front}
         if not (args.no_resources and path == "acme/billing/refunds"):
-            found["resources"] = [{"uri": uri, "digest": value} for uri, value in listed.items()]
+            found["resources"] = [
+                {"uri": uri, "digest": hashed, "size": size} for uri, (hashed, size) in listed.items()
+            ]
         return found
 
     async def list_skills(ctx: ServerRequestContext[Any], params: CursorParams) -> dict[str, Any]:
@@ -130,6 +136,7 @@ async def serve(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stale-digest", action="store_true")
+    parser.add_argument("--wrong-size", action="store_true")
     parser.add_argument("--frontmatter-lies", action="store_true")
     parser.add_argument("--no-resources", action="store_true")
     anyio.run(serve, parser.parse_args())

@@ -328,7 +328,7 @@ def test_gemini_oauth_block_maps_its_redirect_and_names_what_it_cannot_use(tmp_p
     }
     assert "http://127.0.0.1:<redirectPort>/callback" in warnings["mcpServers.elsewhere.oauth.redirectUri"][1]
     assert (
-        "'audiences' has no meaning in toolsift's auth (clientId,"
+        "'audiences' has no meaning in toolsift's auth (assertion, assertionFile, clientId,"
         in warnings["mcpServers.elsewhere.oauth.audiences"][1]
     )
     assert "OAuth settings are not read" in warnings["mcpServers.google.authProviderType"][1]

@@ -19,6 +19,7 @@ from servers import example_module
 from toolsift.agent import AssistantMessage, ToolCall
 from toolsift.config import SkillGrants, parse_config
 from toolsift.search._internal import McpServedSkill
+from toolsift.search._served_skill_files import VerificationError
 from toolsift.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -147,31 +148,67 @@ async def test_skills_sharing_a_name_on_one_server_are_told_apart_by_their_path(
         assert billing.skill.description == "Refund a billing error."
 
 
+LIES = ("stale_digest", "wrong_size", "frontmatter_lies", "no_resources")
+
+
+def lying_box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str) -> Toolbox:
+    """The skills server with one of its lies, run here: the lie is the point, not its process."""
+    lies = {name: flag == "--" + name.replace("_", "-") for name in LIES}
+    in_memory_everywhere(monkeypatch, {"shop": example_module(str(SKILLS_SERVER)).build(argparse.Namespace(**lies))})
+    return skills_server_box(tmp_path, flag)
+
+
+async def test_a_served_skill_listed_without_resources_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="toolsift.search"):
+        async with lying_box(tmp_path, monkeypatch, "--no-resources") as box:
+            uris = [skill.uri for skill in box.served_skills.skills]
+    left_out = "skill://acme/billing/refunds/SKILL.md"
+    assert left_out not in uris and len(uris) == 2  # the others are kept
+    assert f"MCP server 'shop': skill {left_out!r} is not used: " in caplog.text
+    assert "lists no 'resources'" in caplog.text
+
+
 @pytest.mark.parametrize(
-    ("flag", "left_out", "why"),
+    ("flag", "why"),
     [
-        ("--stale-digest", "skill://git-workflow/SKILL.md", "the skill changed since it was listed"),
-        ("--frontmatter-lies", "skill://git-workflow/SKILL.md", "front matter differs from the listing's"),
-        ("--no-resources", "skill://acme/billing/refunds/SKILL.md", "lists no 'resources'"),
+        ("--stale-digest", "the skill changed since it was listed"),
+        ("--wrong-size", r"SKILL.md of \d+ bytes, but listed \d+"),
+        ("--frontmatter-lies", "front matter differs from the listing's"),
     ],
 )
-async def test_a_served_skill_that_breaks_its_listings_promise_is_left_out(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-    flag: str,
-    left_out: str,
-    why: str,
+async def test_a_served_skill_that_breaks_its_listings_promise_is_refused_when_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str, why: str
 ) -> None:
-    # The server's lies are the point, not its process (the test above runs it as a child): it runs here.
-    lies = {
-        name: flag == "--" + name.replace("_", "-") for name in ("stale_digest", "frontmatter_lies", "no_resources")
-    }
-    in_memory_everywhere(monkeypatch, {"shop": example_module(str(SKILLS_SERVER)).build(argparse.Namespace(**lies))})
-    with caplog.at_level(logging.WARNING, logger="toolsift.search"):
-        async with skills_server_box(tmp_path, flag) as box:
-            uris = [skill.uri for skill in box.served_skills.skills]
-    assert left_out not in uris
-    assert len(uris) == 2  # the others are kept
-    assert f"MCP server 'shop': skill {left_out!r} is not used: " in caplog.text
-    assert why in caplog.text
+    async with lying_box(tmp_path, monkeypatch, flag) as box:
+        # Listing reads no file, so the lie shows only when the skill is used, and then nothing of it is.
+        skill = box.catalog.get("shop/git-workflow")
+        assert isinstance(skill, McpServedSkill)
+        with pytest.raises(VerificationError, match=why):
+            await skill.render()
+        with pytest.raises(VerificationError, match=why):  # and it stays refused
+            await skill.load()
+        assert skill.body == ""
+
+
+async def test_listing_served_skills_reads_none_of_their_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[str] = []
+    server = example_module(str(SKILLS_SERVER)).build(argparse.Namespace(**dict.fromkeys(LIES, False)))
+    read = server.get_request_handler("resources/read")
+    assert read is not None
+
+    async def counted(ctx: Any, params: Any) -> Any:
+        reads.append(str(params.uri))
+        return await read.handler(ctx, params)
+
+    server.add_request_handler("resources/read", read.params_type, counted)
+    in_memory_everywhere(monkeypatch, {"shop": server})
+    async with skills_server_box(tmp_path) as box:
+        skill = box.catalog.get("shop/git-workflow")
+        assert isinstance(skill, McpServedSkill)
+        assert skill.usage() == "/use shop/git-workflow" and skill.requested_tools == ("read_file",)
+        assert reads == []
+        body = await skill.render()
+        assert reads == ["skill://git-workflow/SKILL.md"]
+        assert "Name branches as `reference/branches.md` says" in body

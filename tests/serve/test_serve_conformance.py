@@ -28,7 +28,7 @@ from serve_project import served_http, write_project
 from servers import EXAMPLES, http_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "interop"))
-from client_plan import SCENARIOS_2026
+from client_plan import SCENARIOS_2026, SKILLS_CLIENT
 
 pytestmark = pytest.mark.interop
 
@@ -168,7 +168,7 @@ async def test_gateway_passes_every_2026_scenario_its_server_passes(
         config = write_project(
             tmp_path / "project",
             serve={"gateway": True, "prefixNames": False},
-            servers={"conformance": {**server, "internalOnly": False}},
+            servers={"conformance": {**server, "internalOnly": False, "pinTools": "accept"}},  # adds tools on purpose
         )
         gateway_url, _ = await stack.enter_async_context(served_http(config))
         gateway = await run_suite(
@@ -216,16 +216,48 @@ async def test_the_session_layer_passes_the_client_scenario(tmp_path: Path, scen
 CLIENT_SCENARIOS_2026 = SCENARIOS_2026
 
 
+# The authorization extensions the 2026-07-28 run reports beside them (not scored by the suite): client
+# credentials, enterprise-managed authorization (SEP-990), DPoP-bound tokens and nonces (SEP-1932), and
+# workload identity federation. The suite runs an extension only when forced; at the 2026-07-28 wire, as in
+# the requirement set's run.
+AUTH_EXTENSIONS_2026 = (
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+)
+
+
 @needs_suite_2026
-@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS_2026)
+@pytest.mark.parametrize("scenario", [*CLIENT_SCENARIOS_2026, *AUTH_EXTENSIONS_2026, *SKILLS_CLIENT])
 async def test_the_session_layer_passes_the_2026_client_scenario(tmp_path: Path, scenario: str) -> None:
     assert NODE_2026 is not None
-    out = tmp_path / scenario
+    out = tmp_path / scenario.replace("/", "-")
     command = f"{sys.executable} {CLIENT}"
+    wire = ("--spec-version", "2026-07-28", "--force") if scenario in AUTH_EXTENSIONS_2026 else ()
     await anyio.run_process(
-        [NODE_2026, str(SUITE_2026), "client", "--command", command, "--scenario", scenario, "-o", str(out)],
+        [NODE_2026, str(SUITE_2026), "client", "--command", command, "--scenario", scenario, *wire, "-o", str(out)],
         check=False,
     )
     checks = [c for file in out.rglob("checks.json") for c in json.loads(file.read_text())]
     assert checks, f"{scenario}: no results"
     assert [f"{c['id']}: {c.get('errorMessage')}" for c in checks if c["status"] in ("FAILURE", "ERROR")] == []
+
+
+# The Skills extension's server scenarios, against toolsift serve of the example skills (add-up has a scripts/
+# folder, so directory reads reach a subfolder).
+SKILLS_SERVER = ("sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest")
+
+
+@needs_suite_2026
+async def test_serve_passes_every_skills_extension_scenario(tmp_path: Path) -> None:
+    config = tmp_path / "toolsift.json"
+    config.write_text(json.dumps({"skills": {"paths": [str(ROOT / "examples" / "skills")], "userSkills": False}}))
+    failures: dict[str, list[str]] = {}
+    async with served_http(config) as (url, _):
+        for scenario in SKILLS_SERVER:
+            selection = ("--scenario", scenario)
+            failures |= await run_suite(url, tmp_path / scenario, *selection, node=NODE_2026, suite=SUITE_2026)
+    assert failures == {scenario: [] for scenario in SKILLS_SERVER}

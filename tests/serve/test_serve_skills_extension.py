@@ -55,21 +55,28 @@ async def test_serve_skills_extension_lists_gets_and_reads_skills(config: Path, 
         notes = entries["skill://release-notes/SKILL.md"]
         assert notes["frontmatter"]["name"] == "release-notes"
         assert notes["frontmatter"]["variables"]["audience"]["default"] == "users"
+        skill_md = skills / "release-notes" / "SKILL.md"
+        sections = skills / "release-notes" / "reference" / "sections.md"
         assert notes["resources"] == [
-            {"uri": "skill://release-notes/SKILL.md", "digest": digest(skills / "release-notes" / "SKILL.md")},
+            {"uri": "skill://release-notes/SKILL.md", "digest": digest(skill_md), "size": skill_md.stat().st_size},
             {
                 "uri": "skill://release-notes/reference/sections.md",
-                "digest": digest(skills / "release-notes" / "reference" / "sections.md"),
+                "digest": digest(sections),
+                "size": sections.stat().st_size,
             },
         ]
 
         got = await ask(client, "skills/get", uri="skill://release-notes/SKILL.md")
         assert got["skill"] == notes
+        # Both results are cacheable at 2026-07-28 (SEP-2549); the handshake era knows no cache hints.
+        hints = {"ttlMs": 0, "cacheScope": "public"} if mode == "auto" else {}
+        for answer in (listed, got):
+            assert {key: answer[key] for key in ("ttlMs", "cacheScope") if key in answer} == hints
 
         root = await ask(client, "resources/directory/read", uri="skill://release-notes")
-        assert [(r["name"], r["mimeType"]) for r in root["resources"]] == [
-            ("SKILL.md", "text/markdown"),
-            ("reference", "inode/directory"),
+        assert [(r["name"], r["mimeType"], r.get("size")) for r in root["resources"]] == [
+            ("SKILL.md", "text/markdown", skill_md.stat().st_size),
+            ("reference", "inode/directory", None),
         ]
         sub = await ask(client, "resources/directory/read", uri="skill://release-notes/reference")
         assert [r["uri"] for r in sub["resources"]] == ["skill://release-notes/reference/sections.md"]
@@ -81,6 +88,8 @@ async def test_serve_skills_extension_lists_gets_and_reads_skills(config: Path, 
         assert content.mime_type == "text/markdown"
 
         listed_resources = [str(r.uri) for r in (await client.list_resources()).resources]
+        sizes = {str(r.uri): r.size for r in (await client.list_resources()).resources}
+        assert sizes["skill://release-notes/reference/sections.md"] == sections.stat().st_size
         # Serving resources makes clients ask for templates too: none, rather than "method not found".
         assert (await client.list_resource_templates()).resource_templates == []
         assert "skill://release-notes/reference/sections.md" in listed_resources
@@ -143,3 +152,20 @@ async def test_serve_skills_extension_never_serves_a_hard_link_to_what_configure
             with pytest.raises(MCPError, match=f"skill 'release-notes' has no file 'reference/{name}'"):
                 await client.read_resource(uri)
     assert "skill://release-notes/reference/sections.md" in uris
+
+
+async def test_serve_skills_extension_reads_the_example_skills_scripts_folder(tmp_path: Path) -> None:
+    config = write_project(tmp_path)
+    shutil.copytree(EXAMPLES.parent / "skills" / "add-up", tmp_path / "skills" / "add-up")
+    server = build_server(config)
+    async with server, Client(server.sdk) as client:
+        root = await ask(client, "resources/directory/read", uri="skill://add-up")
+        assert ("skill://add-up/scripts", "inode/directory") in [(r["uri"], r["mimeType"]) for r in root["resources"]]
+        scripts = await ask(client, "resources/directory/read", uri="skill://add-up/scripts")
+        script = tmp_path / "skills" / "add-up" / "scripts" / "sum.py"
+        assert [(r["uri"], r["size"]) for r in scripts["resources"]] == [
+            ("skill://add-up/scripts/sum.py", script.stat().st_size)
+        ]
+        read = await client.read_resource("skill://add-up/scripts/sum.py")
+        content = read.contents[0]
+        assert isinstance(content, types.TextResourceContents) and content.text == script.read_text()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,13 @@ def test_example_variables_use_both_arities(examples: dict[str, Skill]) -> None:
     assert list(examples["release-notes"].variables) == ["version", "audience"]
     assert examples["release-notes"].variables["audience"].default == "users"
     assert examples["flow-memory"].variables == {}
+
+
+def test_add_up_script_adds_every_number_and_names_a_word_that_is_not_one() -> None:
+    script = EXAMPLES / "add-up" / "scripts" / "sum.py"
+    added = subprocess.run([sys.executable, str(script), "2", "3", "4.5"], capture_output=True, text=True, check=True)
+    assert added.stdout == "9.5\n"
+    piped = subprocess.run([sys.executable, str(script)], input="1\n2\n", capture_output=True, text=True, check=True)
+    assert piped.stdout == "3\n"
+    refused = subprocess.run([sys.executable, str(script), "1", "two"], capture_output=True, text=True, check=False)
+    assert refused.returncode == 1 and "item 2 is not a number: 'two'" in refused.stderr

@@ -91,7 +91,9 @@ class ResolvedHttp:
         transport: ``http`` (Streamable HTTP) or ``sse``.
         url: The endpoint.
         headers: HTTP headers.
-        auth_secrets: ``auth.clientSecret``, ``auth.privateKey`` and a referenced ``auth.clientId``, resolved.
+        auth_secrets: ``auth.clientSecret``, ``auth.privateKey``, ``auth.assertion``, the identity
+            provider's ``clientSecret`` and ``idToken``, and a referenced ``auth.clientId``, resolved
+            (keyed by their path under ``auth``).
         redacted: Fields (``url``, ``headers.KEY``...) whose value came from a reference,
             unless every reference took the default written beside it (the file shows all of it).
     """
@@ -144,7 +146,14 @@ class _Resolver:
     def auth_secrets(self, auth: OAuthConfig | None) -> dict[str, str]:
         if auth is None:
             return {}
-        given = {"clientSecret": auth.client_secret, "privateKey": auth.private_key}
+        provider = auth.identity_provider
+        given = {
+            "clientSecret": auth.client_secret,
+            "privateKey": auth.private_key,
+            "assertion": auth.assertion,
+            "identityProvider.clientSecret": provider.client_secret if provider else None,
+            "identityProvider.idToken": provider.id_token if provider else None,
+        }
         if auth.client_id is not None and (has_references(auth.client_id) or is_secret_reference(auth.client_id)):
             given["clientId"] = auth.client_id  # a literal client ID is public, and used as written
         return {name: self.value(raw, f"auth.{name}") for name, raw in given.items() if raw is not None}

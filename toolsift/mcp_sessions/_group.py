@@ -343,8 +343,8 @@ class McpSessionGroup(TaskGroupResource, Mapping[str, McpSession]):
         # A replacement abandoned before it served has no record: nothing waits to hear of it.
         slot = self._slots.get(event.session.name)
         held = slot.held(event.session) if slot is not None else None
-        if slot is None or held is None:
-            return
+        if slot is None or held is None or event.kind in ("prompts", "resources"):
+            return  # a relisted prompt or resource list changes nothing the group holds
         if event.kind == "tools":
             if event.state is SessionState.READY:
                 if slot.starting is held:

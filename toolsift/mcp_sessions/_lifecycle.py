@@ -20,7 +20,7 @@ __all__ = ["EventKind", "Lifecycle"]
 
 E = TypeVar("E")
 #: What changed: the state (``state``), or the tool list (``tools``).
-EventKind = Literal["state", "tools"]
+EventKind = Literal["state", "tools", "prompts", "resources"]
 
 logger = logging.getLogger("toolsift.mcp_sessions")
 

@@ -39,7 +39,9 @@ from .._folders import user_folder
 from ..config import HttpServer, ServerConfig
 from ..config._internal import OAuthConfig
 from ._callbacks import SignInHandler
+from ._dpop import DPoPAuth
 from ._endpoint import Endpoint, HttpEndpoint
+from ._oauth_grants import identity_assertion_flow, workload_jwt_flow
 
 __all__ = ["FileTokenStorage", "oauth_provider", "sign_in_flow", "token_file"]
 
@@ -126,6 +128,14 @@ class FileTokenStorage:
         data = {**self._read(), "tokens": tokens.model_dump(mode="json", exclude_none=True), "savedAt": time.time()}
         self._replace(data)
 
+    def dpop_state(self) -> dict[str, str]:
+        """The DPoP key (PEM) and the digest of the token bound to it, as :class:`DPoPAuth` saved them."""
+        state = self._read().get("dpop")
+        return {str(k): str(v) for k, v in state.items()} if isinstance(state, dict) else {}
+
+    def set_dpop_state(self, state: dict[str, str]) -> None:
+        self._write("dpop", state)
+
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         client = self._read().get("client")
         return OAuthClientInformationFull.model_validate(client) if client else self._preregistered
@@ -145,36 +155,59 @@ def sign_in_flow(config: ServerConfig, endpoint: Endpoint, sign_in: SignInHandle
 def oauth_provider(
     config: HttpServer, auth: OAuthConfig, url: str, secrets: dict[str, str], sign_in: SignInHandler | None
 ) -> httpx2.Auth:
-    """The SDK auth flow for ``config``, signing in as its ``auth`` says.
+    """The SDK auth flow for ``config``, signing in as its ``auth`` says, with DPoP where it binds tokens.
 
     Args:
         config: The server; its name and its URL as written key the token file.
         auth: Its ``auth`` block.
         url: Its URL, resolved: the resource the tokens are for.
-        secrets: Its resolved ``clientId`` / ``clientSecret`` / ``privateKey``.
+        secrets: Its resolved ``auth`` secrets (``clientId``, ``clientSecret``, ``privateKey``, ...).
         sign_in: Who has a person sign in (authorization code grant); None fails with :class:`SignInRequired`.
     """
+    store = FileTokenStorage(token_file(config))
+    flow: httpx2.Auth
+    match auth.grant:
+        case "client_credentials":
+            flow = _client_credentials(auth, url, secrets, store)
+        case "jwt_bearer":
+            flow = workload_jwt_flow(auth, url, secrets, store, config.base_dir)
+        case "identity_assertion":
+            flow = identity_assertion_flow(auth, url, secrets, store)
+        case "authorization_code":
+            flow = _authorization_code(config, auth, url, secrets, sign_in)
+    return flow if auth.dpop is False else DPoPAuth(flow, store, always=auth.dpop is True)
+
+
+def _client_credentials(
+    auth: OAuthConfig, url: str, secrets: dict[str, str], store: FileTokenStorage
+) -> OAuthClientProvider:
     scope = " ".join(auth.scopes) or None
     secret, key = secrets.get("clientSecret"), secrets.get("privateKey")
     client_id = secrets.get("clientId", auth.client_id)
-    if auth.grant == "client_credentials":
-        assert client_id is not None
-        store = FileTokenStorage(token_file(config))
-        if key is not None:
-            signer = SignedJWTParameters(
-                issuer=client_id, subject=client_id, signing_key=key, signing_algorithm=auth.signing_algorithm
-            )
-            return PrivateKeyJWTOAuthProvider(url, store, client_id, signer.create_assertion_provider(), scope=scope)
-        assert secret is not None
-        post = auth.token_endpoint_auth_method == "client_secret_post"
-        return ClientCredentialsOAuthProvider(
-            url,
-            store,
-            client_id,
-            secret,
-            scope=scope,
-            token_endpoint_auth_method="client_secret_post" if post else "client_secret_basic",
+    assert client_id is not None
+    if key is not None:
+        signer = SignedJWTParameters(
+            issuer=client_id, subject=client_id, signing_key=key, signing_algorithm=auth.signing_algorithm
         )
+        return PrivateKeyJWTOAuthProvider(url, store, client_id, signer.create_assertion_provider(), scope=scope)
+    assert secret is not None
+    post = auth.token_endpoint_auth_method == "client_secret_post"
+    return ClientCredentialsOAuthProvider(
+        url,
+        store,
+        client_id,
+        secret,
+        scope=scope,
+        token_endpoint_auth_method="client_secret_post" if post else "client_secret_basic",
+    )
+
+
+def _authorization_code(
+    config: HttpServer, auth: OAuthConfig, url: str, secrets: dict[str, str], sign_in: SignInHandler | None
+) -> OAuthClientProvider:
+    scope = " ".join(auth.scopes) or None
+    secret = secrets.get("clientSecret")
+    client_id = secrets.get("clientId", auth.client_id)
     redirect_uri = f"http://127.0.0.1:{auth.redirect_port}/callback"
     metadata = OAuthClientMetadata(
         client_name=CLIENT_NAME,

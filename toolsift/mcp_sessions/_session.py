@@ -70,8 +70,9 @@ class SessionEvent:
 
     Attributes:
         session: The session the event is about.
-        kind: ``state`` (the state changed) or ``tools`` (the tool list changed and,
-            when the session has a registry, was swapped in).
+        kind: ``state`` (the state changed), ``tools`` (the tool list changed and,
+            when the session has a registry, was swapped in), or ``prompts`` /
+            ``resources`` (the server announced that list changed and it was listed again).
         state: The state after the event.
         reason: Why the session is not ready, when it is not.
         tools: Canonical names of the session's tools after the event.

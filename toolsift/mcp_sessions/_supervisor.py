@@ -257,9 +257,14 @@ class Supervisor:
         if "prompts" in kinds:
             catalog = replace(catalog, prompts=tuple(await list_prompts(client, name)))
         self.catalog = catalog
-        if "tools" in kinds and client is self.client:
+        if client is not self.client:
+            return
+        if "tools" in kinds:
             self._on_tools(catalog.tools)
             logger.info("MCP server %r changed its tools; it lists %d now", name, len(catalog.tools))
+        for kind in ("prompts", "resources"):
+            if kind in kinds:
+                self._life.emit(kind)
 
     def _connection_lost(self, events: ConnectionEvents) -> None:
         """Fail calls fast from the moment a loss is known, before the owner task gets to run."""

@@ -41,6 +41,7 @@ from mcp.types import ErrorData, JSONRPCError
 from ._endpoint import Endpoint, HttpEndpoint, StdioEndpoint
 from ._http_limit import limit_responses
 from ._http_status import explain_http_errors
+from ._result_kind import ResultKinds
 from ._stderr import StderrBuffer
 from ._stdio import stdio_transport
 
@@ -85,9 +86,15 @@ class ConnectionWatcher(Protocol):
 class WatchedReadStream:
     """A read stream that reports end-of-stream and odd messages, passing everything on."""
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], watcher: ConnectionWatcher) -> None:
+    def __init__(
+        self,
+        inner: ReadStream[SessionMessage | Exception],
+        watcher: ConnectionWatcher,
+        kinds: ResultKinds | None = None,
+    ) -> None:
         self._inner = inner
         self._watcher = watcher
+        self._kinds = kinds or ResultKinds()
 
     @property
     def last_context(self) -> object:
@@ -104,6 +111,8 @@ class WatchedReadStream:
             self._watcher.unparsable_message(item)
         elif isinstance(item.message, JSONRPCError) and item.message.id is None:
             self._watcher.orphan_error(item.message.error)
+        else:
+            self._kinds.received(item)
         return item
 
     def __aiter__(self) -> Self:
@@ -136,12 +145,37 @@ class _WatchedTransport:
 
     async def __aenter__(self) -> Streams:
         read, write = await self._inner.__aenter__()
-        return WatchedReadStream(read, self._watcher), write
+        kinds = ResultKinds()
+        return WatchedReadStream(read, self._watcher, kinds), _NotedWriteStream(write, kinds)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
     ) -> bool | None:
         return await self._inner.__aexit__(exc_type, exc_val, exc_tb)
+
+
+class _NotedWriteStream:
+    """A write stream that shows each message to :class:`ResultKinds` before sending it."""
+
+    def __init__(self, inner: WriteStream[SessionMessage], kinds: ResultKinds) -> None:
+        self._inner = inner
+        self._kinds = kinds
+
+    async def send(self, item: SessionMessage, /) -> None:
+        self._kinds.sent(item)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
+        await self.aclose()
+        return None
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,15 @@ can neither shadow a local one nor another server's.
 
 What the draft asks of a host, and how it is met here:
 
-- Every file read is checked against the listing's SHA-256 digest, and a file
-  the listing does not name is refused; ``SKILL.md`` is read that way when the
-  skill is taken, and its front matter must equal the listing's. A skill that
-  fails either check, or that lists no ``resources`` (nothing to bind an
-  approval to), is left out with a warning.
+- Listing reads no file: what ``/use`` and the search index show of a skill
+  (name, description, arguments, ``allowed-tools``) comes from the front matter
+  the listing carries. A skill that lists no ``resources`` (nothing to bind an
+  approval to) is left out with a warning.
+- A file is read only when the skill is used (``SKILL.md`` when it is
+  activated, the others through ``read_skill_file``), and each read is checked
+  against the listing's size and SHA-256 digest; a file the listing does not
+  name is refused. The front matter of the ``SKILL.md`` read must equal the
+  listing's. A skill that fails a check is not used.
 - The body enters the model's context tagged with its origin server and
   fenced as untrusted content.
 - ``allowed-tools`` is ignored (the skill grants nothing and limits nothing)
@@ -25,124 +29,29 @@ What the draft asks of a host, and how it is met here:
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
-import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, final
+from typing import Any, final
 
-import frontmatter
 import mcp.types as types
+import yaml
 from mcp import MCPError
 
-from .._exceptions import ConfigError, PolicyDenied, SkillError
+from .._exceptions import ConfigError, SkillError
 from .._fence import neutralise_markers
-from .._skill_files import SKILL_FILE_TOOL, SKILLS_EXTENSION, sha256_digest
+from .._skill_files import SKILLS_EXTENSION
 from ..config import SkillGrants
 from ..skills import Skill
 from ..skills._internal import SkillVariable, parse_skill_text
+from ._served_skill_files import ServedSkillFiles, SkillsSession, VerificationError, front_matter, is_size
 
 __all__ = ["McpServedSkill", "ServedSkillFiles", "SkillsSession", "grant_in_force", "served_skills"]
 
 logger = logging.getLogger("toolsift.search")
 
 _MAX_PAGES = 100
-
-
-class SkillsSession(Protocol):
-    """What a served skill needs of an MCP session (``McpSession`` fits)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def declares(self, extension: str) -> bool | None:
-        """Whether the server declares ``extension`` (None: the connection's era cannot say)."""
-        ...
-
-    async def extension_request(self, extension: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Send an extension's request; the raw result."""
-        ...
-
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        """Read one resource."""
-        ...
-
-
-class VerificationError(SkillError):
-    """Raised when a served skill's file is not what its listing promised (digest, front matter, unlisted)."""
-
-
-@final
-class ServedSkillFiles:
-    """The files of a skill that arrived over MCP: read from its origin server, each checked against its digest.
-
-    Args:
-        session: The origin server's session.
-        uri: The skill's ``SKILL.md`` URI.
-        resources: Every file the listing names: URI -> digest.
-    """
-
-    def __init__(self, session: SkillsSession, uri: str, resources: Mapping[str, str]) -> None:
-        self._session = session
-        self._root = uri.removesuffix("/SKILL.md")
-        self._resources = dict(resources)
-        self.where = f"MCP server {session.name!r} at {self._root}"
-
-    def names(self) -> list[str]:
-        """The files the listing names, relative to the skill's root."""
-        prefix = f"{self._root}/"
-        return sorted(uri.removeprefix(prefix) for uri in self._resources if uri.startswith(prefix))
-
-    def uri_of(self, path: str) -> str:
-        """The URI of the skill's file ``path``, resolved against the skill's root.
-
-        Raises:
-            PolicyDenied: ``path`` is not a relative path inside the skill.
-        """
-        if not isinstance(path, str) or not path or "\0" in path:
-            raise PolicyDenied("skill-folder", f"expected a path inside the skill, got {path!r}", tool=SKILL_FILE_TOOL)
-        normal = posixpath.normpath(path)
-        if normal.startswith(("/", "..")) or "://" in path:
-            raise PolicyDenied(
-                "skill-folder",
-                f"the path {path!r} leaves the skill at {self._root}; {SKILL_FILE_TOOL} reads only the files "
-                "of the active skill",
-                tool=SKILL_FILE_TOOL,
-            )
-        return f"{self._root}/{normal}"
-
-    async def read(self, path: str) -> bytes:
-        """The bytes of ``path``, read from the origin server and checked against the listing.
-
-        Raises:
-            PolicyDenied: ``path`` leaves the skill.
-            FileNotFoundError: The listing names no such file.
-            VerificationError: The server sent something other than what its listing promised.
-        """
-        uri = self.uri_of(path)
-        digest = self._resources.get(uri)
-        if digest is None:
-            raise FileNotFoundError(path)
-        result = await self._session.read_resource(uri)
-        data = _content_bytes(result, uri)
-        if sha256_digest(data) != digest:
-            raise VerificationError(
-                f"MCP server {self._session.name!r} sent {uri} with digest {sha256_digest(data)}, but listed "
-                f"{digest}; the skill changed since it was listed and is not used until it is taken again"
-            )
-        return data
-
-
-def _content_bytes(result: types.ReadResourceResult, uri: str) -> bytes:
-    for content in result.contents:
-        if isinstance(content, types.TextResourceContents):
-            return content.text.encode("utf-8")
-        if isinstance(content, types.BlobResourceContents):
-            return base64.b64decode(content.blob)
-    raise VerificationError(f"{uri}: the server returned no content")
 
 
 @final
@@ -154,9 +63,11 @@ class McpServedSkill:
         name: ``<server>/<skill>``.
         server: The configured server name.
         uri: The skill's ``SKILL.md`` URI on the server.
-        skill: The skill as its ``SKILL.md`` reads (its own ``allowed_tools`` is the grant it asks for).
+        skill: The skill as the listing's front matter describes it, without a body (its own
+            ``allowed_tools`` is the grant it asks for); :meth:`load` reads the whole of it.
         files: Its files, read from the server and checked.
         approved: Whether the user approved its ``allowed-tools`` for exactly this content.
+        listed: The front matter as the listing gave it, which the ``SKILL.md`` read must match.
     """
 
     name: str
@@ -168,6 +79,8 @@ class McpServedSkill:
     approved: bool = False
     path: Path | None = None
     user_invocable: bool = True
+    listed: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    _loaded: list[Skill] = field(default_factory=list, repr=False)  # the SKILL.md read, once it was
 
     @property
     def description(self) -> str:
@@ -211,8 +124,22 @@ class McpServedSkill:
 
     @property
     def body(self) -> str:
-        """The body, for the search index."""
-        return self.skill.body
+        """The body once the skill was used ('' before: listing reads no file), for the search index."""
+        return self._loaded[0].body if self._loaded else self.skill.body
+
+    async def load(self) -> Skill:
+        """The skill as its ``SKILL.md`` reads, fetched from its server the first time the skill is used.
+
+        Raises:
+            VerificationError: The file is not what the listing promised (size, digest, front matter).
+            SkillParseError: The file is not a skill.
+        """
+        if not self._loaded:
+            text = (await self.files.read("SKILL.md")).decode("utf-8")
+            if front_matter(text) != self.listed:
+                raise VerificationError(f"{self.uri}: its SKILL.md front matter differs from the listing's")
+            self._loaded.append(parse_skill_text(text, self.skill.path))
+        return self._loaded[0]
 
     def usage(self) -> str:
         """``/use <server>/<skill> ...``."""
@@ -223,8 +150,9 @@ class McpServedSkill:
 
         Raises:
             SkillRenderError: The body failed to render.
+            VerificationError: Its ``SKILL.md``, read now, is not what the listing promised.
         """
-        body = neutralise_markers(await self.skill.render(variables))
+        body = neutralise_markers(await (await self.load()).render(variables))
         asked = self.requested_tools
         grant = ""
         if asked and not self.approved:
@@ -295,18 +223,16 @@ async def _taken(session: SkillsSession, entry: Mapping[str, Any], grants: Skill
         raise ValueError("the entry has no SKILL.md 'uri' or no 'frontmatter'")
     if not isinstance(listed, list):
         raise VerificationError("the entry lists no 'resources', so no approval could be bound to its content")
-    resources = {
-        item["uri"]: item["digest"]
-        for item in listed
-        if isinstance(item, dict) and isinstance(item.get("uri"), str) and isinstance(item.get("digest"), str)
-    }
-    files = ServedSkillFiles(session, uri, resources)
-    text = (await files.read("SKILL.md")).decode("utf-8")
-    if json.loads(json.dumps(frontmatter.loads(text).metadata, default=str)) != written:
-        raise VerificationError("its SKILL.md front matter differs from the listing's")
-    skill = parse_skill_text(text, Path(uri.removesuffix("/SKILL.md").rsplit("/", 1)[-1]) / "SKILL.md")
+    entries = [item for item in listed if isinstance(item, dict) and isinstance(item.get("uri"), str)]
+    resources = {item["uri"]: item["digest"] for item in entries if isinstance(item.get("digest"), str)}
+    sizes = {item["uri"]: item["size"] for item in entries if is_size(item.get("size"))}
+    files = ServedSkillFiles(session, uri, resources, sizes)
+    # No file is read until the skill is used: the listing's front matter says all a listing shows.
+    described = "---\n" + yaml.safe_dump(written, sort_keys=False, allow_unicode=True) + "---\n"
+    skill = parse_skill_text(described, Path(uri.removesuffix("/SKILL.md").rsplit("/", 1)[-1]) / "SKILL.md")
     approved = grant_in_force(grants, session.name, uri, resources, skill.allowed_tools)
-    return McpServedSkill(f"{session.name}/{skill.name}", session.name, uri, skill, files, resources, approved)
+    name = f"{session.name}/{skill.name}"
+    return McpServedSkill(name, session.name, uri, skill, files, resources, approved, listed=dict(written))
 
 
 def grant_in_force(

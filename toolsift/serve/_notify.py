@@ -65,6 +65,10 @@ class ToolListAnnouncer:
         """Handshake-era connections currently tracked."""
         return len(self._sessions)
 
+    def tracked(self) -> list[ServerSession]:
+        """The handshake-era connections currently tracked, to tell of other lists' changes too."""
+        return list(self._sessions.values())
+
     async def track(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Server middleware: remember each handshake-era connection once it is initialized."""
         result = await call_next(ctx)

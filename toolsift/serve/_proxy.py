@@ -100,6 +100,18 @@ class GatewayProxy:
     def _proxied(self) -> list[McpSession]:
         return [self._sessions[name] for name in self._servers() if name in self._sessions]
 
+    def prompt_signature(self) -> tuple[str, ...]:
+        """What differs whenever the served prompt list does (names and definitions)."""
+        return tuple(f"{name}={prompt.model_dump_json()}" for name, (_, prompt) in self._prompts().items())
+
+    def resource_signature(self) -> tuple[str, ...]:
+        """What differs whenever the served resource or template list does."""
+        return tuple(
+            item.model_dump_json()
+            for session in self._proxied()
+            for item in (*session.catalog.resources, *session.catalog.resource_templates)
+        )
+
     # -- prompts -----------------------------------------------------------------------------
 
     def _prompts(self) -> dict[str, tuple[McpSession, types.Prompt]]:

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 
 import mcp.types as types
 from mcp import MCPError
+from mcp.server.connection import allowed_log_levels
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.shared.message import ServerMessageMetadata
@@ -61,10 +62,15 @@ _LEVELS: tuple[types.LoggingLevel, ...] = (
 
 @dataclass(frozen=True, eq=False)
 class _Call:
-    """One downstream call being served: its session proxy and request id."""
+    """One downstream call being served: its session proxy, request id, and the log levels its request asked for.
+
+    At 2026-07-28 a request gets log messages only when its ``_meta`` names a level (and then that level
+    and above); a handshake-era one gets every level, filtered by its ``logging/setLevel``.
+    """
 
     session: ServerSession
     request_id: types.RequestId | None
+    log_levels: frozenset[types.LoggingLevel] = frozenset(_LEVELS)
 
     @property
     def client(self) -> object:
@@ -106,7 +112,7 @@ class ClientRelay:
     @contextmanager
     def calling(self, server: str, ctx: ServerRequestContext[Any]) -> Iterator[None]:
         """Mark a downstream call of ``server``'s tool as running while the block runs."""
-        call = _Call(ctx.session, ctx.request_id)
+        call = _Call(ctx.session, ctx.request_id, allowed_log_levels(ctx.protocol_version, ctx.meta))
         calls = self._calls.setdefault(server, [])
         calls.append(call)
         token = self._current.set(call)
@@ -206,6 +212,8 @@ class ClientRelay:
         notification = types.LoggingMessageNotification(params=params)
         call = self._target(server)
         if not isinstance(call, types.ErrorData):
+            if params.level not in call.log_levels:
+                return  # the call's request asked for no log messages at this level
             with suppress(Exception):  # a client gone mid-call loses its log line, nothing else
                 await call.session.send_notification(notification, related_request_id=call.request_id)
             return

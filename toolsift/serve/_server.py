@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
@@ -47,8 +47,10 @@ from ..registry import CallRecord, Permissions, ToolRegistry, ToolResult, ToolSp
 from ..search import Discovery, SearchIndex
 from ..skills import Skill, SkillsReloaded
 from ._approval import ClientApprover
+from ._cache_hints import CacheHints
 from ._catalog import RESERVED_NAMESPACES, ServedTools, ToolSource
 from ._endpoints import Endpoint, EndpointKey, EndpointNotFound, Endpoints, LegacyClient
+from ._list_changes import ListKind, UpstreamListAnnouncer
 from ._meta import (
     META_TOOL,
     META_TOOL_NAME,
@@ -227,8 +229,8 @@ class ToolsiftServer:
         )
         main = self.endpoints.get(EndpointKey())
         self.tools, self._permissions = main.tools, main.permissions
-        self._listen = ListenHandler(bus := InMemorySubscriptionBus())
-        self.announcer = ToolListAnnouncer(bus, self._signature)
+        self.proxy: GatewayProxy | None = None
+        self._listen, self.announcer, self.upstream_lists = self._announcers(InMemorySubscriptionBus())
         security = request_state_security()
         # Tasks of upstream servers: their ids are sealed with the same key, so any replica routes them.
         self.tasks = TaskRoutes(security.codec, self.sessions, self._task_result) if self.sessions is not None else None
@@ -238,6 +240,18 @@ class ToolsiftServer:
 
     def __repr__(self) -> str:
         return f"ToolsiftServer(profile={self.profile.name!r}, settings={self.settings!r})"
+
+    def _announcers(
+        self, bus: InMemorySubscriptionBus
+    ) -> tuple[ListenHandler, ToolListAnnouncer, UpstreamListAnnouncer]:
+        """Who tells subscribed clients of list changes: the listen streams, the tools, upstream prompts and resources
+        (compared by what they look like now, to tell a change from a repeat)."""
+        announcer = ToolListAnnouncer(bus, self._signature)
+        signatures: dict[ListKind, Callable[[], Hashable]] = {
+            "prompts": lambda: self.proxy.prompt_signature() if self.proxy else (),
+            "resources": lambda: self.proxy.resource_signature() if self.proxy else (),
+        }
+        return ListenHandler(bus), announcer, UpstreamListAnnouncer(bus, announcer.tracked, signatures)
 
     # -- what is served ------------------------------------------------------------------------
 
@@ -250,6 +264,7 @@ class ToolsiftServer:
             SkillPublisher(self._served_skills, self.parts.skill_files).install(sdk)
         # requestState is sealed and bound to its call: an approval answer counts only for the question asked.
         sdk.middleware.append(RequestStateBoundary(security, default_audience="toolsift"))
+        sdk.middleware.append(CacheHints(guarded=self.settings.token is not None))
         asks = bool(self._permissions.ask or self._permissions.ask_destructive)
         if self.shared is not None and asks and not os.environ.get(ENV_STATE_KEY):
             logger.warning(
@@ -265,7 +280,9 @@ class ToolsiftServer:
     def _bare_sdk_server(self) -> SdkServer:
         handlers: dict[str, Any] = {}
         if self.sessions is not None:
-            proxy = GatewayProxy(self.sessions, self._proxied_servers, self.relay, prefix=self.settings.prefix_names)
+            self.proxy = proxy = GatewayProxy(
+                self.sessions, self._proxied_servers, self.relay, prefix=self.settings.prefix_names
+            )
             handlers = dict(
                 on_list_resources=proxy.list_resources,
                 on_list_resource_templates=proxy.list_resource_templates,
@@ -741,6 +758,7 @@ class ToolsiftServer:
             await group.start(self.announcer.run)
             if self.sessions is not None:
                 await self.sessions.start_lazy(self._gateway_named())
+                await group.start(self.upstream_lists.run, self.sessions)
             # Log the served profile's permission globs that match no tool, once the catalogue is listed.
             self.parts.warn_unmatched_globs(
                 agents=[self.profile.name],

@@ -1,8 +1,8 @@
 """The MCP Skills extension (``io.modelcontextprotocol/skills``, SEP-2640 draft) on the serving side.
 
 Every served skill on disk is published as the draft has it: each file of its
-folder is a resource ``skill://<name>/<path>``; ``skills/list`` enumerates the
-skills (one page) with their front matter verbatim and a SHA-256 digest per
+folder is a resource ``skill://<name>/<path>`` with its size; ``skills/list`` enumerates the
+skills (one page) with their front matter verbatim and a SHA-256 digest and size per
 file; ``skills/get`` answers for one ``SKILL.md`` URI; ``resources/directory/read``
 lists a folder's direct children (``directoryRead: true``); ``resources/read``
 and ``resources/list`` serve and list the files beside whatever else the server
@@ -52,6 +52,11 @@ def _mime(path: str) -> str:
         if path.endswith(suffix):
             return mime
     return mimetypes.guess_type(path)[0] or "application/octet-stream"
+
+
+async def _sizes(files: FolderFiles, paths: Sequence[str]) -> dict[str, int]:
+    """The size in bytes of each of a skill's files (what its digest covers), read off the disk in a worker thread."""
+    return await anyio.to_thread.run_sync(lambda: {path: files.resolve(path).stat().st_size for path in paths})
 
 
 async def _no_templates(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams) -> Any:
@@ -136,7 +141,7 @@ class SkillPublisher:
             resources = []
             for path in files.names():
                 data = files.resolve(path).read_bytes()
-                resources.append({"uri": skill_uri(name, path), "digest": sha256_digest(data)})
+                resources.append({"uri": skill_uri(name, path), "digest": sha256_digest(data), "size": len(data)})
             text = files.resolve("SKILL.md").read_text(encoding="utf-8")
             # YAML may hold dates; JSON carries them as text.
             written = json.loads(json.dumps(frontmatter.loads(text).metadata, default=str))
@@ -169,11 +174,13 @@ class SkillPublisher:
             if name.startswith(prefix):
                 child, _, rest = name.removeprefix(prefix).partition("/")
                 children[child] = children.get(child, False) or bool(rest)
+        sizes = await _sizes(published.files, [prefix + child for child, folder in children.items() if not folder])
         resources = [
             types.Resource(
                 uri=skill_uri(published.skill.name, prefix + child),
                 name=child,
                 mime_type=DIRECTORY_MIME if folder else _mime(child),
+                size=None if folder else sizes[prefix + child],
             ).model_dump(by_alias=True, exclude_none=True)
             for child, folder in sorted(children.items())
         ]
@@ -217,9 +224,10 @@ class SkillPublisher:
                     name=published.skill.name if path == "SKILL.md" else path,
                     description=published.skill.description if path == "SKILL.md" else None,
                     mime_type=_mime(path),
+                    size=size,
                 )
                 for name, published in self._published().items()
-                for path in published.files.names()
+                for path, size in (await _sizes(published.files, published.files.names())).items()
             ]
             return page.model_copy(update={"resources": [*own, *page.resources]})
 
