@@ -9,10 +9,10 @@ from typing import Any
 
 from _provider import Request, count_tokens
 
-from toolsift.toolbox import Toolbox
 from toolsift.agent import Usage
 from toolsift.agent._compact import compact_declaration  # what the agent loop sends the model
 from toolsift.registry import TurnScope
+from toolsift.toolbox import Toolbox
 
 __all__ = ["Figures", "Ran", "print_compaction", "print_row"]
 
