@@ -100,7 +100,11 @@ async def _tolerant(server: str, what: str, listing: Awaitable[list[T]]) -> list
     try:
         return await listing
     except MCPError as exc:
-        logger.warning(
+        # A server that advertises a list it never implemented (method not found) does so at every start and
+        # loses nothing: said once at INFO. A listing that failed otherwise is a fault worth a warning.
+        level = logging.INFO if exc.code == types.METHOD_NOT_FOUND else logging.WARNING
+        logger.log(
+            level,
             "MCP server %r advertises %s but listing them failed (JSON-RPC error %d: %s); treating the list as empty",
             server,
             what,
