@@ -4,27 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_cli import SERVERS, run
 
-from toolsift.cli._app import state
 from toolsift.config import load_config
 
 GENERAL = str(SERVERS / "general.py")
 
 
 @pytest.fixture(autouse=True)
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("TOOLSIFT_CONFIG", raising=False)
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    yield folder
-    state.config = None  # the CLI's global state outlives one in-process run
+def project(empty_project: Path) -> Path:
+    return empty_project
 
 
 @pytest.mark.usefixtures("general_in_process")

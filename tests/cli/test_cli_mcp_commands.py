@@ -9,14 +9,12 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from test_cli import SERVERS, run
 
 from toolsift._folders import find_config, user_config_path
-from toolsift.cli._app import state
 from toolsift.config import load_config
 from toolsift.config._internal import resolve_server
 from toolsift.toolbox import Toolbox
@@ -25,14 +23,8 @@ GENERAL = str(SERVERS / "general.py")
 
 
 @pytest.fixture(autouse=True)
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv("TOOLSIFT_CONFIG", raising=False)
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    yield folder
-    state.config = None  # the CLI's global state outlives one in-process run
+def project(empty_project: Path) -> Path:
+    return empty_project
 
 
 async def test_an_added_stdio_server_loads_and_answers(capsys: pytest.CaptureFixture[str], project: Path) -> None:
